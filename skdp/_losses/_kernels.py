@@ -1,0 +1,201 @@
+"""numba kernels of the per-row losses, written as functions of the margin.
+
+A model has ``K`` outputs (``K = 1`` for binary logistic and Huber, ``K = n_classes`` for
+multinomial logistic) and coefficients ``W`` of shape ``(d, K)``; the margins of all rows
+are ``Z = X W`` (computed by BLAS in the solvers).  The kernels here do the per-row work on
+``Z``.  Each loss is dispatched by an integer id so that cached kernels never take Python
+functions as arguments (that defeats numba's cache).
+
+Losses (``y`` is the encoded target, ``param`` the loss's scalar parameter):
+
+* ``LOGISTIC`` (K = 1, y in {-1, +1}):  l(z) = log(1 + exp(-y z)),
+  l'(z) = -y sigmoid(-y z),  l''(z) = sigmoid(z) sigmoid(-z) <= 1/4.
+* ``MULTINOMIAL`` (K >= 2, y in {0..K-1}): l(z) = logsumexp(z) - z_y,
+  dl/dz = p - e_y with p = softmax(z); Hessian diag(p) - p p^T.
+* ``HUBER`` (K = 1, real y, threshold h = param > 0): r = z - y,
+  l = r^2/2 if |r| <= h else h(|r| - h/2);  l' = clip(r, -h, h);  l'' = 1{|r| <= h}.
+
+The row passes are split into ``N_CHUNKS`` fixed chunks run with ``prange``; reductions
+add the chunk results in a fixed order, so results are bitwise identical whatever the
+number of threads.  Within a chunk, gradient sums are accumulated in blocks of ``BLOCK``
+rows, which bounds their rounding error by ``(BLOCK + n/BLOCK + N_CHUNKS) u sum|terms|``
+(used by the certified solver, see ``skdp._solvers._objective``).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+LOGISTIC = 0
+MULTINOMIAL = 1
+HUBER = 2
+
+N_CHUNKS = 16
+BLOCK = 4096
+
+
+@njit(cache=True)
+def _logistic_row(z, y):
+    """(loss, dloss/dz) of log(1 + exp(-y z)), stable for any finite z."""
+    t = -y * z
+    e = np.exp(-abs(t))
+    if t > 0.0:
+        return t + np.log1p(e), -y / (1.0 + e)
+    return np.log1p(e), -y * e / (1.0 + e)
+
+
+@njit(cache=True)
+def _huber_row(z, y, h):
+    r = z - y
+    if r > h:
+        return h * (r - 0.5 * h), h
+    if r < -h:
+        return h * (-r - 0.5 * h), -h
+    return 0.5 * r * r, r
+
+
+@njit(cache=True)
+def _multinomial_row(z, label, g):
+    """loss = logsumexp(z) - z_label; writes softmax(z) - e_label into g."""
+    K = z.shape[0]
+    zmax = z[0]
+    for k in range(1, K):
+        if z[k] > zmax:
+            zmax = z[k]
+    s = 0.0
+    for k in range(K):
+        g[k] = np.exp(z[k] - zmax)
+        s += g[k]
+    for k in range(K):
+        g[k] /= s
+    g[label] -= 1.0
+    return zmax + np.log(s) - z[label]
+
+
+@njit(cache=True)
+def _row_derivatives(Z, y, loss_id, param, G):
+    """Serial pass: G[i] = dl(Z[i], y[i])/dz; returns sum_i l(Z[i], y[i])."""
+    acc = 0.0
+    for i in range(Z.shape[0]):
+        if loss_id == LOGISTIC:
+            v, g = _logistic_row(Z[i, 0], y[i])
+            G[i, 0] = g
+        elif loss_id == HUBER:
+            v, g = _huber_row(Z[i, 0], y[i], param)
+            G[i, 0] = g
+        else:
+            v = _multinomial_row(Z[i], int(y[i]), G[i])
+        acc += v
+    return acc
+
+
+@njit(cache=True, parallel=True)
+def margin_derivatives(Z, y, loss_id, param, G):
+    """Per-row loss derivatives: G[i] = dl(Z[i], y[i])/dz.  Returns sum_i l(Z[i], y[i])."""
+    n, K = Z.shape
+    n_chunks = max(1, min(N_CHUNKS, n))
+    partial = np.zeros(n_chunks)
+    for c in prange(n_chunks):
+        start = c * n // n_chunks
+        stop = (c + 1) * n // n_chunks
+        partial[c] = _row_derivatives(Z[start:stop], y[start:stop], loss_id, param,
+                                      G[start:stop])
+    total = 0.0
+    for c in range(n_chunks):
+        total += partial[c]
+    return total
+
+
+@njit(cache=True, parallel=True)
+def margin_curvatures(z, y, loss_id, param, out):
+    """out[i] = l''(z[i]) for the scalar-margin losses (K = 1); used in tests and
+    Hessian-vector products."""
+    n = z.shape[0]
+    for i in prange(n):
+        if loss_id == LOGISTIC:
+            e = np.exp(-abs(z[i]))
+            out[i] = e / ((1.0 + e) * (1.0 + e))
+        else:
+            r = z[i] - y[i]
+            out[i] = 1.0 if -param <= r <= param else 0.0
+
+
+
+@njit(cache=True)
+def _dot_row(X, i, W, k):
+    """x_i . W[:, k] with four accumulators (no fastmath needed for ILP)."""
+    d = X.shape[1]
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
+    j = 0
+    while j + 4 <= d:
+        a0 += X[i, j] * W[j, k]
+        a1 += X[i, j + 1] * W[j + 1, k]
+        a2 += X[i, j + 2] * W[j + 2, k]
+        a3 += X[i, j + 3] * W[j + 3, k]
+        j += 4
+    while j < d:
+        a0 += X[i, j] * W[j, k]
+        j += 1
+    return (a0 + a1) + (a2 + a3)
+
+
+@njit(cache=True, parallel=True)
+def objective_value_grad(X, y, W, loss_id, param, alpha, grad):
+    """F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2)||W||_F^2 and its gradient, in one pass.
+
+    Writes dF/dW into ``grad`` (shape (d, K)) and returns F(W).  Chunks of rows run in
+    parallel; each sums its rows in blocks of ``BLOCK`` into the chunk total; the chunk
+    totals are added in a fixed order.
+    """
+    n, d = X.shape
+    K = W.shape[1]
+    n_chunks = max(1, min(N_CHUNKS, n))
+    chunk_grad = np.zeros((n_chunks, d, K))
+    chunk_val = np.zeros(n_chunks)
+    for c in prange(n_chunks):
+        start = c * n // n_chunks
+        stop = (c + 1) * n // n_chunks
+        z = np.empty((1, K))
+        g = np.empty((1, K))
+        yy = np.empty(1)
+        block = np.zeros((d, K))
+        total = chunk_grad[c]
+        val = 0.0
+        for b0 in range(start, stop, BLOCK):
+            b1 = min(b0 + BLOCK, stop)
+            for i in range(b0, b1):
+                for k in range(K):
+                    z[0, k] = _dot_row(X, i, W, k)
+                yy[0] = y[i]
+                val += _row_derivatives(z, yy, loss_id, param, g)
+                if K == 1:
+                    g0 = g[0, 0]
+                    for j in range(d):
+                        block[j, 0] += X[i, j] * g0
+                else:
+                    for j in range(d):
+                        xij = X[i, j]
+                        for k in range(K):
+                            block[j, k] += xij * g[0, k]
+            for j in range(d):
+                for k in range(K):
+                    total[j, k] += block[j, k]
+                    block[j, k] = 0.0
+        chunk_val[c] = val
+    value = 0.0
+    for j in range(d):
+        for k in range(K):
+            grad[j, k] = 0.0
+    for c in range(n_chunks):
+        value += chunk_val[c]
+        for j in range(d):
+            for k in range(K):
+                grad[j, k] += chunk_grad[c, j, k]
+    sq = 0.0
+    for j in range(d):
+        for k in range(K):
+            grad[j, k] = grad[j, k] / n + alpha * W[j, k]
+            sq += W[j, k] * W[j, k]
+    return value / n + 0.5 * alpha * sq

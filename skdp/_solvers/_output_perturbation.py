@@ -1,0 +1,232 @@
+r"""Output perturbation (Zhang, Zheng, Mou & Wang, IJCAI 2017, Algorithm 1).
+
+Release ``w_priv = w(S) + z`` where ``w(S)`` is a *deterministic* approximate minimiser of
+
+    F(w) = (1/n) sum_i l(x_i w, y_i) + (mu/2) ||w||^2,      mu = alpha,
+
+computed on rows clipped to ``||x_i|| <= C = data_norm`` (intercept column included), and
+``z`` is Gaussian noise (``delta > 0``) or norm-Laplace noise (``delta = 0``) calibrated to
+the replace-one L2 sensitivity ``Delta = sup ||w(S) - w(S')||``.  Notation: ``L`` and
+``beta_l`` are the Lipschitz and smoothness constants of the *unregularised* per-row loss
+(see :mod:`skdp._losses`), ``p`` the number of released coordinates, ``n`` public.
+
+Sensitivities (replace-one neighbours, DESIGN.md §4.1)
+------------------------------------------------------
+**Tight, mu > 0 (default).**  Let ``w_hat``, ``w_hat'`` minimise ``F``, ``F'`` on neighbours
+differing in row ``n``.  Both are mu-strongly convex and
+``F' = F + (l_n' - l_n)/n``; from the optimality of ``w_hat'`` and strong convexity of ``F``,
+``mu ||w_hat - w_hat'||^2 <= <grad F(w_hat') - grad F(w_hat), w_hat' - w_hat>
+= <(grad l_n(w_hat') - grad l_n'(w_hat'))/n, w_hat' - w_hat> <= (2L/n) ||w_hat' - w_hat||``,
+so ``||w_hat - w_hat'|| <= 2L/(n mu)``.  The solver returns a point certified to satisfy
+``||w(S) - w_hat(S)|| <= tau`` (:func:`~skdp._solvers._optimizers.certified_minimize`:
+``||grad F(w)|| <= mu tau`` with a rigorous floating-point allowance, or a contraction
+argument for its gradient-descent fallback), hence
+
+    Delta = 2L/(n mu) + 2 tau,     tau = CERTIFICATE_SLACK * L/(n mu)  (Delta = 2.02 L/(n mu)).
+
+This is the bound of DESIGN.md §4.4 in the limit ``T -> infinity`` plus 1 %; it holds for
+any path the optimiser takes, so its iteration count may depend on the data (it is a
+timing side channel only, like every fit time, and is reported in ``n_gradient_evals_``).
+
+**Tight, mu = 0.**  Plain GD from 0, ``eta = 1/beta_l``, exactly ``T`` steps.  The shared
+part of the update is non-expansive (``eta <= 2/beta_l``) and the replaced row moves the
+iterate by at most ``2 eta L/n`` per step, so ``Delta_T = 2 eta L T/n``.
+
+**Paper (Lemma 3), mu > 0.**  ``beta = beta_l + mu``, ``eta = 1/(mu + beta)``,
+``D = min(L/mu, sqrt(2 f0/mu))`` (public bound on ``||w_hat||`` for every dataset,
+``f0 = sup l(0; xi)``), ``L_paper = L + 2 mu D`` (Lipschitz constant of the regularised loss
+on the ball ``||w|| <= 2D`` that GD is projected onto), ``Delta = 5 L_paper (mu + beta)/(n mu beta)``.
+**Paper (Lemma 2), mu = 0.**  ``eta = 1/beta_l``, ``Delta = 3 L T eta / n``.
+
+Iteration counts (public)
+-------------------------
+Paper mode, mu > 0: ``T = ceil((mu+beta)^2/(2 mu beta) ln(max(1, 10 D^2/E||z||^2)))``
+(spec §3), capped by ``max_iter``.  mu = 0 (both modes): the minimiser of the explicit
+bound of Theorem 3, ``T* = ceil((2 beta^2 D^2 n^2 / (p c^2 k^2 L^2))^(1/3))`` with ``k = 3``
+(paper) or ``2`` (tight), ``c^2 = E||z||^2/(p Delta^2)`` and ``D = max_coef_norm`` (required),
+capped by ``max_iter``.
+
+Noise
+-----
+``delta > 0``: tight: the analytic Gaussian mechanism (Balle & Wang 2018), exact;
+paper: ``sigma = Delta sqrt(2 ln(2/delta))/epsilon`` (the paper's density), checked
+against the analytic criterion.  ``delta = 0``: norm-Laplace with scale ``Delta/epsilon``.
+"""
+
+import math
+
+import numpy as np
+
+from ..accounting import (
+    calibrate_gaussian_sigma,
+    gaussian_delta,
+    gaussian_event,
+    get_epsilon,
+    pure_dp_event,
+)
+from .._mechanisms import clip_and_augment, gaussian_noise, norm_laplace_noise
+from ._objective import Objective
+from ._optimizers import certified_minimize, gradient_descent
+from ._result import SolverResult
+
+CERTIFICATE_SLACK = 0.01
+PAPER_T_KAPPA = 10.0
+LBFGS_MAX_ITER = 10_000
+
+
+def _noise_ratio_sq(epsilon, delta, calibration, p):
+    """``c^2 = E||z||^2 / (p Delta^2)``, which does not depend on Delta."""
+    if delta == 0.0:
+        return (p + 1.0) / epsilon**2
+    if calibration == "paper":
+        return 2.0 * math.log(2.0 / delta) / epsilon**2
+    return (calibrate_gaussian_sigma(epsilon, delta, 1.0)) ** 2
+
+
+def _iterations_convex(*, beta, L, n, p, epsilon, delta, calibration, max_coef_norm, max_iter):
+    """T* of Theorem 3's explicit bound (mu = 0)."""
+    if max_coef_norm is None:
+        raise ValueError(
+            "alpha=0 needs a public bound max_coef_norm on the norm of the minimiser to fix "
+            "the number of gradient steps (the sensitivity grows with it); set "
+            "max_coef_norm, or use alpha > 0"
+        )
+    k = 3.0 if calibration == "paper" else 2.0
+    c2 = _noise_ratio_sq(epsilon, delta, calibration, p)
+    T = math.ceil((2.0 * beta**2 * max_coef_norm**2 * n**2 / (p * c2 * k**2 * L**2)) ** (1 / 3))
+    return int(min(max(T, 1), max_iter))
+
+
+def solve_output_perturbation(
+    X,
+    y,
+    loss,
+    *,
+    epsilon,
+    delta,
+    alpha,
+    data_norm,
+    n_outputs=1,
+    fit_intercept=True,
+    intercept_scaling=1.0,
+    y_bound=None,
+    calibration="tight",
+    max_iter=10_000,
+    max_coef_norm=None,
+    rng,
+):
+    """Private minimiser of the regularised risk by output perturbation.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64, finite
+        Raw features; rows are clipped here (every path goes through the clip).
+    y : ndarray of shape (n,), float64
+        Encoded targets (±1 for logistic, class index for multinomial, real for Huber,
+        already clipped to ``y_bound`` if one is given).
+    loss : loss spec (:mod:`skdp._losses`)
+    epsilon, delta : float
+        Privacy target; ``delta = 0`` selects pure ε-DP (norm-Laplace noise).
+    alpha : float
+        L2 strength ``mu >= 0``.
+    data_norm : float
+        Public bound on ``||[x, intercept_scaling]||_2``, enforced by clipping.
+    n_outputs : int
+        Columns of the coefficient matrix (1, or the number of classes).
+    calibration : {"tight", "paper"}
+    max_iter : int
+        Cap on gradient steps (GD paths) and on L-BFGS iterations.
+    max_coef_norm : float or None
+        Public bound on ``||w_hat||`` (required when ``alpha == 0``).
+    rng : numpy.random.Generator
+        Source of the noise.
+
+    Returns
+    -------
+    SolverResult
+    """
+    n = X.shape[0]
+    Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
+    p_in = Xc.shape[1]
+    p = p_in * n_outputs
+    mu = float(alpha)
+    L = loss.lipschitz(data_norm)
+    beta_l = loss.smoothness(data_norm)
+    f0 = loss.sup_loss_at_zero(y_bound)
+    objective = Objective(Xc, y, loss, mu, n_outputs, data_norm)
+    details = {"lipschitz": L, "smoothness": beta_l, "calibration": calibration}
+
+    # --- sensitivity and the noise-free minimiser (all constants public) --------------
+    if mu > 0.0:
+        D = min(L / mu, math.sqrt(2.0 * f0 / mu)) if math.isfinite(f0) else L / mu
+        details["coef_bound"] = D
+        if calibration == "tight":
+            tau = CERTIFICATE_SLACK * L / (n * mu)
+            sensitivity = 2.0 * L / (n * mu) + 2.0 * tau
+            W, info = certified_minimize(
+                objective, mu, tau, beta_l, D, min(max_iter, LBFGS_MAX_ITER)
+            )
+            details.update(info, tau=tau)
+            n_iter = info["n_iter"]
+        else:
+            if n < 2:
+                raise ValueError("calibration='paper' (Lemma 3) needs n >= 2")
+            beta = beta_l + mu
+            step = 1.0 / (mu + beta)
+            L_paper = L + 2.0 * mu * D
+            sensitivity = 5.0 * L_paper * (mu + beta) / (n * mu * beta)
+            c2 = _noise_ratio_sq(epsilon, delta, calibration, p)
+            noise_sq = p * c2 * sensitivity**2
+            T = math.ceil(
+                (mu + beta) ** 2 / (2.0 * mu * beta)
+                * math.log(max(1.0, PAPER_T_KAPPA * D**2 / noise_sq))
+            )
+            n_iter = int(min(max(T, 1), max_iter))
+            W = gradient_descent(objective, step, n_iter, radius=2.0 * D)
+            details.update(step=step, lipschitz_paper=L_paper)
+    else:
+        step = 1.0 / beta_l
+        n_iter = _iterations_convex(
+            beta=beta_l, L=L, n=n, p=p, epsilon=epsilon, delta=delta,
+            calibration=calibration, max_coef_norm=max_coef_norm, max_iter=max_iter,
+        )
+        k = 3.0 if calibration == "paper" else 2.0
+        sensitivity = k * L * n_iter * step / n
+        W = gradient_descent(objective, step, n_iter)
+        details.update(step=step)
+
+    # --- noise, calibrated after every quantity it depends on is final ----------------
+    if delta == 0.0:
+        noise_scale = sensitivity / epsilon
+        dp_event = pure_dp_event(epsilon)
+        noise = norm_laplace_noise(rng, W.shape, noise_scale)
+    else:
+        if calibration == "paper":
+            noise_scale = sensitivity * math.sqrt(2.0 * math.log(2.0 / delta)) / epsilon
+            if gaussian_delta(epsilon, sensitivity / noise_scale) > delta:
+                raise ValueError(
+                    "the paper's Gaussian noise does not give the requested (epsilon, delta); "
+                    "use calibration='tight'"
+                )
+        else:
+            noise_scale = calibrate_gaussian_sigma(epsilon, delta, sensitivity)
+        dp_event = gaussian_event(noise_scale, sensitivity)
+        noise = gaussian_noise(rng, W.shape, noise_scale)
+    W_priv = W + noise
+
+    if fit_intercept:
+        coef, intercept = W_priv[:-1], W_priv[-1] * intercept_scaling
+    else:
+        coef, intercept = W_priv, np.zeros(n_outputs)
+    details["epsilon_spent"] = get_epsilon(dp_event, delta)
+    return SolverResult(
+        coef=np.ascontiguousarray(coef),
+        intercept=np.asarray(intercept, dtype=float).reshape(n_outputs),
+        n_iter=int(n_iter),
+        n_gradient_evals=int(objective.n_evals),
+        noise_scale=float(noise_scale),
+        sensitivity=float(sensitivity),
+        dp_event=dp_event,
+        data_norm=float(data_norm),
+        details=details,
+    )

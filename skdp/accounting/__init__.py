@@ -1,0 +1,34 @@
+"""Privacy accounting: events, epsilon/delta computation and noise calibration.
+
+skdp describes every release by a dp-accounting ``DpEvent`` built in one place
+(:mod:`skdp.accounting._events`) under **replace-one** neighbours, and computes epsilon with
+the tightest exact method for the event (closed-form Gaussian-DP composition, closed-form
+pure DP, else dp-accounting's PLD accountant).
+
+>>> from skdp.accounting import calibrate_gaussian_sigma, gaussian_event, get_epsilon
+>>> sigma = calibrate_gaussian_sigma(epsilon=1.0, delta=1e-6, sensitivity=0.01)
+>>> get_epsilon(gaussian_event(sigma, 0.01), delta=1e-6) <= 1.0
+True
+"""
+
+from ._accountant import get_delta, get_epsilon
+from ._events import NEIGHBORING_RELATION, compose, gaussian_event, pure_dp_event
+from ._gaussian import (
+    calibrate_gaussian_sigma,
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_mu_for,
+)
+
+__all__ = [
+    "NEIGHBORING_RELATION",
+    "calibrate_gaussian_sigma",
+    "compose",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gaussian_event",
+    "gaussian_mu_for",
+    "get_delta",
+    "get_epsilon",
+    "pure_dp_event",
+]

@@ -1,0 +1,88 @@
+"""The one place where skdp maps a mechanism to a dp-accounting ``DpEvent``.
+
+Convention (pinned by ``tests/accounting/test_events.py`` against closed forms):
+
+* Neighbouring relation: **replace one row** (``NeighboringRelation.REPLACE_ONE``), ``n``
+  public.  Every event skdp builds is read under this relation and nothing else.
+* ``GaussianDpEvent(z)`` means: each record's contribution is bounded by ``C`` in L2 and the
+  noise has standard deviation ``z * C``.  Replacing a record moves the output by up to
+  ``2 C``.  So a release with *replace-one* L2 sensitivity ``Delta`` and noise ``sigma`` is
+  ``GaussianDpEvent(2 * sigma / Delta)`` -- its GDP parameter is ``mu = Delta / sigma = 2/z``.
+  This is dp-accounting's PLD convention under REPLACE_ONE (ε = 10.0 at z = 1, δ = 1e-5).
+  dp-accounting's RDP accountant under REPLACE_ONE reads the same event as if the replace
+  sensitivity were ``C`` (half as much), so skdp never hands its events to the RDP accountant.
+* A pure ε-DP release (norm-Laplace) is recorded as the binary randomized-response event
+  with the same ε, ``RandomizedResponseDpEvent(2/(1 + e^ε), 2)``: its privacy-loss pair
+  dominates every ε-DP mechanism (Kairouz, Oh & Viswanathan 2015), so composing it is exact
+  in the worst case and never optimistic.
+"""
+
+import math
+
+import dp_accounting
+
+__all__ = ["NEIGHBORING_RELATION", "gaussian_event", "pure_dp_event", "compose"]
+
+NEIGHBORING_RELATION = dp_accounting.NeighboringRelation.REPLACE_ONE
+
+
+def gaussian_event(noise_std, sensitivity):
+    """Event of ``q(S) + N(0, noise_std^2 I)`` where ``q`` has replace-one L2 sensitivity.
+
+    Parameters
+    ----------
+    noise_std : float
+        Standard deviation of the Gaussian noise per coordinate.
+    sensitivity : float
+        ``sup ||q(S) - q(S')||_2`` over datasets differing in one replaced row.
+
+    Returns
+    -------
+    event : dp_accounting.GaussianDpEvent
+        ``GaussianDpEvent(2 * noise_std / sensitivity)`` (see the module docstring).
+
+    Examples
+    --------
+    >>> from skdp.accounting import gaussian_event
+    >>> gaussian_event(2.0, 1.0).noise_multiplier
+    4.0
+    """
+    if not (noise_std > 0.0 and sensitivity > 0.0):
+        raise ValueError("noise_std and sensitivity must be > 0")
+    return dp_accounting.GaussianDpEvent(2.0 * float(noise_std) / float(sensitivity))
+
+
+def pure_dp_event(epsilon):
+    """Event of a pure ``epsilon``-DP release (dominating randomized-response pair).
+
+    Examples
+    --------
+    >>> from skdp.accounting import pure_dp_event, get_epsilon
+    >>> round(get_epsilon(pure_dp_event(0.5), delta=0.0), 12)
+    0.5
+    """
+    if not epsilon > 0.0:
+        raise ValueError("epsilon must be > 0")
+    return dp_accounting.RandomizedResponseDpEvent(
+        noise_parameter=2.0 / (1.0 + math.exp(epsilon)), num_buckets=2
+    )
+
+
+def compose(*events):
+    """Sequential composition of events (flattening nested compositions).
+
+    Examples
+    --------
+    >>> from skdp.accounting import compose, gaussian_event
+    >>> len(compose(gaussian_event(1.0, 1.0), gaussian_event(2.0, 1.0)).events)
+    2
+    """
+    flat = []
+    for ev in events:
+        if isinstance(ev, dp_accounting.ComposedDpEvent):
+            flat.extend(ev.events)
+        elif isinstance(ev, (list, tuple)):
+            flat.extend(compose(*ev).events)
+        else:
+            flat.append(ev)
+    return dp_accounting.ComposedDpEvent(flat)

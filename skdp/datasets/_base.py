@@ -1,0 +1,316 @@
+"""Data-home resolution and checksummed access to dataset files.
+
+Every dataset file that :mod:`skdp.datasets` reads is described by a
+:class:`RemoteFileMetadata` record that holds its folder, its UCI file name, its
+SHA-256 and, when the file can be recreated from the official UCI archive, the
+archive URL and the archive member. :func:`_fetch_files` is the single entry
+point the loaders use: it resolves the path of each file under ``data_home``,
+downloads missing files when asked to, and verifies the SHA-256 of every file
+*before* it is parsed.
+
+Downloads go through :func:`_fetch_url`, the only function of the package that
+touches the network; the test-suite replaces it with a local fake.
+"""
+
+# Authors: skdp developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "DATA_HOME_ENV_VAR",
+    "ChecksumError",
+    "DatasetNotFoundError",
+    "RemoteFileMetadata",
+    "get_data_home",
+]
+
+#: Environment variable that sets the data home when no ``data_home`` is given.
+DATA_HOME_ENV_VAR = "SKDP_DATA"
+
+_CHUNK = 1 << 20
+
+
+class ChecksumError(OSError):
+    """A dataset file's SHA-256 differs from the published one.
+
+    Raised before any parsing, both for files already on disk and for freshly
+    downloaded files (which are then not written). The message names the file,
+    the expected and the actual SHA-256.
+    """
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """A dataset file is absent from the data home and was not downloaded.
+
+    The message names the missing path, the :envvar:`SKDP_DATA` environment
+    variable and how to obtain the file.
+    """
+
+
+@dataclass(frozen=True)
+class RemoteFileMetadata:
+    """Where a dataset file lives locally and how it can be recreated.
+
+    Parameters
+    ----------
+    folder : str
+        Sub-folder of the data home, e.g. ``"bank"``.
+    filename : str
+        File name inside ``folder``; the name used by the UCI distribution.
+    sha256 : str
+        Lower-case hex SHA-256 of the file as skdp expects it.
+    url : str or None
+        Official UCI archive (zip) that contains the file, or None when the
+        file cannot be recreated byte-for-byte from the archive.
+    members : tuple of str
+        Path of the file inside the archive. More than one entry means nested
+        archives: ``("bank.zip", "bank-full.csv")`` reads ``bank.zip`` from the
+        outer archive and then ``bank-full.csv`` from it. A member that is not
+        found under its exact path is looked up by base name.
+    transform : {None, "lf_newlines"}
+        Lossless normalisation applied to the extracted bytes before the
+        checksum is verified: ``"lf_newlines"`` turns CRLF and CR line ends
+        into LF and makes the file end with one LF.
+    landing_page : str
+        Human-readable UCI page of the dataset.
+    no_download_reason : str or None
+        Why ``url`` is None; shown in the error when a download is requested.
+    """
+
+    folder: str
+    filename: str
+    sha256: str
+    url: str | None
+    members: tuple = ()
+    transform: str | None = None
+    landing_page: str = ""
+    no_download_reason: str | None = None
+
+
+def _default_cache_dir() -> Path:
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "skdp"
+
+
+def get_data_home(data_home=None) -> Path:
+    """Return the folder that holds the skdp dataset files.
+
+    The folder is, in order of precedence:
+
+    1. the ``data_home`` argument;
+    2. the environment variable ``SKDP_DATA``;
+    3. ``$XDG_CACHE_HOME/skdp`` if ``XDG_CACHE_HOME`` is set, else
+       ``~/.cache/skdp``.
+
+    Dataset files live at ``<data_home>/<folder>/<UCI file name>``, e.g.
+    ``<data_home>/bank/bank-full.csv``. The folder is not created here; it is
+    created only when a file is downloaded.
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        Explicit data home. ``~`` is expanded.
+
+    Returns
+    -------
+    data_home : pathlib.Path
+        The resolved data home (absolute).
+
+    Examples
+    --------
+    >>> from skdp.datasets import get_data_home
+    >>> str(get_data_home("/tmp/skdp_data"))
+    '/tmp/skdp_data'
+    """
+    if data_home is None:
+        env = os.environ.get(DATA_HOME_ENV_VAR)
+        data_home = Path(env) if env else _default_cache_dir()
+    return Path(os.fspath(data_home)).expanduser().absolute()
+
+
+def _sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _verify_checksum(path: Path, meta: RemoteFileMetadata) -> None:
+    actual = _sha256(path)
+    if actual != meta.sha256:
+        raise ChecksumError(
+            f"Checksum mismatch for dataset file {path}: expected SHA-256 "
+            f"{meta.sha256}, got {actual}. The file is corrupted or is not the "
+            f"expected version of '{meta.filename}'. Delete it and obtain a "
+            f"verified copy (download_if_missing=True where supported, or the "
+            f"UCI page {meta.landing_page})."
+        )
+
+
+def _missing_message(path: Path, data_home: Path, meta: RemoteFileMetadata) -> str:
+    if meta.url is not None:
+        how = (
+            f"pass download_if_missing=True to download {meta.url} (the official "
+            f"UCI archive; the extracted file is SHA-256 verified), or download "
+            f"it yourself from {meta.landing_page} and place '{meta.filename}' "
+            f"at the path above"
+        )
+    else:
+        how = (
+            f"this file cannot be downloaded automatically: "
+            f"{meta.no_download_reason} Place a copy with SHA-256 {meta.sha256} "
+            f"at the path above"
+        )
+    return (
+        f"Dataset file not found: {path}. Dataset files are looked up under "
+        f"data_home (the argument), else the {DATA_HOME_ENV_VAR} environment "
+        f"variable, else {_default_cache_dir()}; the resolved data_home is "
+        f"{data_home}. To obtain the file, {how}."
+    )
+
+
+def _fetch_url(url: str, dest: Path, *, timeout: float = 60.0) -> None:
+    """Download ``url`` into the file ``dest`` (the only network access).
+
+    Raises
+    ------
+    OSError
+        On any network or HTTP error; the message names the URL.
+    """
+    if not url.startswith("https://"):
+        raise ValueError(f"Refusing to download from a non-https URL: {url}")
+    request = urllib.request.Request(url, headers={"User-Agent": "skdp-datasets"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            with open(dest, "wb") as out:
+                shutil.copyfileobj(response, out, _CHUNK)
+    except (urllib.error.URLError, TimeoutError) as exc:
+        raise OSError(f"Could not download {url}: {exc}") from exc
+
+
+def _find_member(archive: zipfile.ZipFile, name: str) -> str:
+    names = archive.namelist()
+    if name in names:
+        return name
+    matches = [n for n in names if not n.endswith("/") and n.rsplit("/", 1)[-1] == name]
+    if len(matches) == 1:
+        return matches[0]
+    raise OSError(
+        f"Archive member '{name}' not found (or ambiguous) in the downloaded "
+        f"archive; members are {names}."
+    )
+
+
+def _read_member(archive_path: Path, members) -> bytes:
+    with zipfile.ZipFile(archive_path) as outer:
+        data = outer.read(_find_member(outer, members[0]))
+    for member in members[1:]:
+        with zipfile.ZipFile(io.BytesIO(data)) as inner:
+            data = inner.read(_find_member(inner, member))
+    return data
+
+
+def _apply_transform(data: bytes, transform) -> bytes:
+    if transform is None:
+        return data
+    if transform == "lf_newlines":
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        return data.rstrip(b"\n") + b"\n"
+    raise ValueError(f"Unknown transform {transform!r}")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def _download(metas, data_home: Path) -> None:
+    """Download and extract the files ``metas`` that share one archive URL."""
+    url = metas[0].url
+    folder = data_home / metas[0].folder
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, archive = tempfile.mkstemp(dir=folder, prefix=".download.", suffix=".zip.part")
+    os.close(fd)
+    archive = Path(archive)
+    try:
+        _fetch_url(url, archive)
+        for meta in metas:
+            data = _apply_transform(_read_member(archive, meta.members), meta.transform)
+            actual = hashlib.sha256(data).hexdigest()
+            if actual != meta.sha256:
+                raise ChecksumError(
+                    f"Checksum mismatch for '{meta.filename}' extracted from "
+                    f"{url}: expected SHA-256 {meta.sha256}, got {actual}. The "
+                    f"file was not written. The download may be corrupted, or "
+                    f"UCI may have changed the archive."
+                )
+            _atomic_write(folder / meta.filename, data)
+    finally:
+        if archive.exists():
+            archive.unlink()
+
+
+def _fetch_files(metas, *, data_home=None, download_if_missing=False):
+    """Return verified local paths for ``metas``, downloading if allowed.
+
+    Parameters
+    ----------
+    metas : sequence of RemoteFileMetadata
+    data_home : str or path-like, default=None
+        See :func:`get_data_home`.
+    download_if_missing : bool, default=False
+        Download missing files from their UCI archive (one download per
+        archive). Files that cannot be recreated raise
+        :class:`DatasetNotFoundError`.
+
+    Returns
+    -------
+    paths : list of pathlib.Path
+        Paths of the files, in the order of ``metas``; each file's SHA-256
+        has been verified.
+    """
+    home = get_data_home(data_home)
+    paths = [home / m.folder / m.filename for m in metas]
+    missing = [m for m, p in zip(metas, paths) if not p.is_file()]
+    if missing:
+        if not download_if_missing:
+            meta = missing[0]
+            raise DatasetNotFoundError(
+                _missing_message(home / meta.folder / meta.filename, home, meta)
+            )
+        for meta in missing:
+            if meta.url is None:
+                raise DatasetNotFoundError(
+                    _missing_message(home / meta.folder / meta.filename, home, meta)
+                )
+        by_url = {}
+        for meta in missing:
+            by_url.setdefault(meta.url, []).append(meta)
+        for group in by_url.values():
+            _download(group, home)
+    for meta, path in zip(metas, paths):
+        _verify_checksum(path, meta)
+    return paths

@@ -1,0 +1,156 @@
+"""What the DP linear estimators share: parameters, validation, privacy attributes."""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._mechanisms import max_row_norm
+from .._solvers import SOLVERS
+from ..accounting import get_delta, get_epsilon
+from ..exceptions import PrivacyLeakWarning
+
+_PRIVACY_DOC = """\
+    Privacy
+    -------
+    Neighbouring datasets differ by **replacing one row** of ``(X, y)``; ``n`` is public.
+    The released model (``coef_``, ``intercept_``) is ``(epsilon_, delta_)``-DP provided
+    ``data_norm`` is given: every row ``[x, intercept_scaling]`` is clipped to that norm
+    before any computation, so the bound holds for any input.  With ``data_norm=None`` the
+    bound is read from the data, a :class:`~skdp.exceptions.PrivacyLeakWarning` is issued
+    and ``privacy_guaranteed_`` is False.  The class labels seen in ``y`` (``classes_``) are
+    treated as public.  Not protected: fit time and ``n_gradient_evals_`` (they may depend
+    on the data), and the exact floating-point bits of the noise (the samplers are not
+    hardened against floating-point attacks, Mironov 2012).  A fixed ``random_state``
+    reuses the same noise: two fits on different data with the same seed reveal the
+    difference of their noise-free models -- use it for tests only.
+"""
+
+
+def _check_random_state(random_state):
+    """A ``numpy.random.Generator`` from an int, None, Generator or RandomState."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    return np.random.default_rng(random_state)
+
+
+class BaseDPLinear(BaseEstimator):
+    """Shared machinery of the DP linear models (not public)."""
+
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "delta": [Interval(numbers.Real, 0, 1, closed="left")],
+        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
+        "solver": [StrOptions(set(SOLVERS))],
+        "calibration": [StrOptions({"tight", "paper"})],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_coef_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
+    }
+
+    def _check_privacy_params(self, n_samples):
+        """Checks that ``_parameter_constraints`` cannot express; run before any noise."""
+        if not math.isfinite(self.epsilon):
+            raise ValueError(f"epsilon must be finite, got {self.epsilon!r}")
+        if self.data_norm is not None and not math.isfinite(self.data_norm):
+            raise ValueError(f"data_norm must be finite, got {self.data_norm!r}")
+        if n_samples < 2:
+            raise ValueError(
+                f"a DP fit needs at least 2 samples; got n_samples = {n_samples} (1 sample)"
+            )
+        if self.delta > 0 and self.delta >= 1.0 / n_samples:
+            warnings.warn(
+                f"delta={self.delta:g} >= 1/n_samples={1.0 / n_samples:g}: such a delta allows "
+                "releasing a whole row with probability delta; use delta << 1/n",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def _resolve_data_norm(self, X):
+        """The public row bound, or (with a warning) one read from the data."""
+        if self.data_norm is not None:
+            if self.fit_intercept and not self.intercept_scaling < self.data_norm:
+                raise ValueError(
+                    f"data_norm={self.data_norm} must exceed intercept_scaling="
+                    f"{self.intercept_scaling}: the intercept column counts towards the "
+                    "row-norm bound"
+                )
+            return float(self.data_norm), True
+        warnings.warn(
+            "data_norm is None: the row-norm bound is read from the private data, which "
+            "breaks the differential-privacy guarantee (privacy_guaranteed_ = False). "
+            "Pass a public data_norm.",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        norm = max_row_norm(X, self.fit_intercept, self.intercept_scaling)
+        if self.fit_intercept:
+            norm = max(norm, self.intercept_scaling * (1.0 + 1e-6))
+        return max(norm, np.finfo(float).tiny), False
+
+    def _run_solver(self, X, y, loss, *, n_outputs, y_bound=None):
+        """Run the solver and return a dict of the fitted attributes (not yet set)."""
+        data_norm, guaranteed = self._resolve_data_norm(X)
+        rng = _check_random_state(self.random_state)
+        result = SOLVERS[self.solver](
+            X,
+            y,
+            loss,
+            epsilon=float(self.epsilon),
+            delta=float(self.delta),
+            alpha=float(self.alpha),
+            data_norm=data_norm,
+            n_outputs=n_outputs,
+            fit_intercept=self.fit_intercept,
+            intercept_scaling=float(self.intercept_scaling),
+            y_bound=y_bound,
+            calibration=self.calibration,
+            max_iter=self.max_iter,
+            max_coef_norm=self.max_coef_norm,
+            rng=rng,
+        )
+        if self.verbose:
+            print(f"[{type(self).__name__}] {result.details}")
+        epsilon_spent = get_epsilon(result.dp_event, float(self.delta))
+        if epsilon_spent > self.epsilon and get_delta(result.dp_event, self.epsilon) <= self.delta:
+            # Both values are valid guarantees; the accountant's bisection may land a hair
+            # above the target the noise was calibrated for.
+            epsilon_spent = float(self.epsilon)
+        return {
+            "epsilon_": float(epsilon_spent),
+            "delta_": float(self.delta),
+            "dp_event_": result.dp_event,
+            "noise_scale_": result.noise_scale,
+            "sensitivity_": result.sensitivity,
+            "data_norm_": result.data_norm,
+            "privacy_guaranteed_": guaranteed,
+            "n_gradient_evals_": result.n_gradient_evals,
+            "n_iter_": result.n_iter,
+        }, result
+
+    def _set_fitted(self, attrs):
+        for name, value in attrs.items():
+            setattr(self, name, value)
+
+    def _linear_predict(self, X):
+        check_is_fitted(self)
+        from sklearn.utils.validation import validate_data
+
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X @ self.coef_.T + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.non_deterministic = False
+        return tags

@@ -1,0 +1,173 @@
+"""Differentially private Huber (and, later, absolute-loss) regression."""
+
+import numbers
+
+import numpy as np
+from sklearn.base import RegressorMixin, _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._losses import HuberLoss
+from ._base import _PRIVACY_DOC, BaseDPLinear
+
+
+class DPHuberRegressor(RegressorMixin, BaseDPLinear):
+    __doc__ = (
+        r"""Huber regression with a differentially private fit.
+
+    Minimises
+
+    .. math:: F(w) = \frac1n \sum_i h(x_i^\top w - y_i) + \frac{\alpha}{2}\|w\|^2,
+       \quad h(r) = \begin{cases} r^2/2 & |r| \le \kappa \\
+       \kappa(|r| - \kappa/2) & \text{otherwise}\end{cases}
+
+    with ``kappa = huber_threshold``, on rows clipped to
+    ``||[x_i, intercept_scaling]|| <= data_norm = C``.  Its gradient in ``w`` is bounded by
+    ``L = kappa C`` *whatever the target* (the derivative of ``h`` is clipped to
+    ``[-kappa, kappa]``), so no bound on ``y`` is needed for privacy; ``beta = C^2``.
+    Unlike scikit-learn's ``HuberRegressor`` no scale is co-estimated: scale the target
+    (publicly) so that residuals of order ``huber_threshold`` are "normal".
+
+    Solvers and calibration as in :class:`DPLogisticRegression`: by default the noise-free
+    minimiser is certified within ``tau = 0.01 L/(n alpha)`` and released with the
+    analytic Gaussian mechanism at sensitivity ``2L/(n alpha) + 2 tau``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+    delta : float, default=1e-6
+        0 gives pure epsilon-DP (norm-Laplace noise).
+    huber_threshold : float, default=1.0
+        Threshold ``kappa > 0`` between the quadratic and linear parts.
+        (``0``, the absolute loss, needs a nonsmooth solver not available yet.)
+    data_norm : float or None, default=None
+        Public bound on each row's norm including the intercept column.
+    y_bound : float or None, default=None
+        Optional public bound on ``|y|``; targets are clipped to it.  Not needed for the
+        guarantee; in ``calibration="paper"`` it tightens the public bound on
+        ``||w_hat||`` (``sqrt(2 h(y_bound)/alpha)``).
+    alpha : float, default=0.01
+    fit_intercept : bool, default=True
+    intercept_scaling : float, default=1.0
+    solver : {"output_perturbation"}, default="output_perturbation"
+    calibration : {"tight", "paper"}, default="tight"
+    max_iter : int, default=10000
+    max_coef_norm : float or None, default=None
+        Required when ``alpha = 0``.
+    random_state : int, Generator, RandomState or None, default=None
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    epsilon_, delta_, dp_event_, noise_scale_, sensitivity_, data_norm_ : see
+        :class:`DPLogisticRegression`
+    privacy_guaranteed_ : bool
+    n_gradient_evals_ : int
+    n_iter_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray
+        Defined when X has string feature names.
+
+"""
+        + _PRIVACY_DOC
+        + """
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from skdp import DPHuberRegressor
+    >>> X, y = load_diabetes(return_X_y=True)   # features already scaled, ||x|| <= 0.5
+    >>> reg = DPHuberRegressor(epsilon=1.0, data_norm=1.2, huber_threshold=1.0,
+    ...                        random_state=0).fit(X, y / 100)
+    >>> reg.epsilon_ <= 1.0, reg.coef_.shape
+    (True, (10,))
+    """
+    )
+
+    _parameter_constraints: dict = {
+        **BaseDPLinear._parameter_constraints,
+        "huber_threshold": [Interval(numbers.Real, 0, None, closed="left")],
+        "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=1e-6,
+        *,
+        huber_threshold=1.0,
+        data_norm=None,
+        y_bound=None,
+        alpha=0.01,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+        solver="output_perturbation",
+        calibration="tight",
+        max_iter=10_000,
+        max_coef_norm=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.huber_threshold = huber_threshold
+        self.data_norm = data_norm
+        self.y_bound = y_bound
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.solver = solver
+        self.calibration = calibration
+        self.max_iter = max_iter
+        self.max_coef_norm = max_coef_norm
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the private model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : None
+            Not supported (weights change the sensitivity); anything else raises.
+
+        Returns
+        -------
+        self
+        """
+        if sample_weight is not None:
+            raise ValueError(
+                "sample_weight is not supported: per-sample weights change the sensitivity "
+                "of the fit and void the privacy guarantee"
+            )
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+        self._check_privacy_params(X.shape[0])
+        if self.huber_threshold == 0:
+            raise ValueError(
+                "huber_threshold=0 (absolute loss) is nonsmooth: solver="
+                f"{self.solver!r} needs a smooth loss; use huber_threshold > 0"
+            )
+        y = np.asarray(y, dtype=np.float64)
+        if self.y_bound is not None:
+            y = np.clip(y, -self.y_bound, self.y_bound)
+        loss = HuberLoss(huber_threshold=float(self.huber_threshold))
+        attrs, result = self._run_solver(X, y, loss, n_outputs=1, y_bound=self.y_bound)
+        attrs["coef_"] = np.ascontiguousarray(result.coef[:, 0])
+        attrs["intercept_"] = float(result.intercept[0])
+        self._set_fitted(attrs)
+        return self
+
+    def predict(self, X):
+        """Predicted targets ``X @ coef_ + intercept_``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X @ self.coef_ + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True
+        return tags
