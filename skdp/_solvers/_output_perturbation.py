@@ -68,6 +68,7 @@ from .._mechanisms import clip_and_augment, gaussian_noise, norm_laplace_noise
 from ._objective import Objective
 from ._optimizers import certified_minimize, gradient_descent
 from ._result import SolverResult
+from ._threads import solver_threads
 
 CERTIFICATE_SLACK = 0.01
 PAPER_T_KAPPA = 10.0
@@ -97,7 +98,46 @@ def _iterations_convex(*, beta, L, n, p, epsilon, delta, calibration, max_coef_n
     return int(min(max(T, 1), max_iter))
 
 
-def solve_output_perturbation(
+def solve_output_perturbation(X, y, loss, **kwargs):
+    """Private minimiser of the regularised risk by output perturbation.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64, finite
+        Raw features; rows are clipped here (every path goes through the clip).
+    y : ndarray of shape (n,), float64
+        Encoded targets (±1 for logistic, class index for multinomial, real for Huber,
+        already clipped to ``y_bound`` if one is given).
+    loss : loss spec (:mod:`skdp._losses`)
+    epsilon, delta : float
+        Privacy target; ``delta = 0`` selects pure ε-DP (norm-Laplace noise).
+    alpha : float
+        L2 strength ``mu >= 0``.
+    data_norm : float
+        Public bound on ``||[x, intercept_scaling]||_2``, enforced by clipping.
+    n_outputs : int, default=1
+        Columns of the coefficient matrix (1, or the number of classes).
+    fit_intercept : bool, default=True
+    intercept_scaling : float, default=1.0
+    y_bound : float or None
+        Public target bound (tightens the public bound on ``||w_hat||`` for Huber).
+    calibration : {"tight", "paper"}, default="tight"
+    max_iter : int, default=10000
+        Cap on gradient steps (GD paths) and on L-BFGS iterations.
+    max_coef_norm : float or None
+        Public bound on ``||w_hat||`` (required when ``alpha == 0``).
+    rng : numpy.random.Generator
+        Source of the noise.
+
+    Returns
+    -------
+    SolverResult
+    """
+    with solver_threads(X.shape[0], X.shape[1] + 1):
+        return _solve(X, y, loss, **kwargs)
+
+
+def _solve(
     X,
     y,
     loss,
@@ -115,36 +155,6 @@ def solve_output_perturbation(
     max_coef_norm=None,
     rng,
 ):
-    """Private minimiser of the regularised risk by output perturbation.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d), float64, finite
-        Raw features; rows are clipped here (every path goes through the clip).
-    y : ndarray of shape (n,), float64
-        Encoded targets (±1 for logistic, class index for multinomial, real for Huber,
-        already clipped to ``y_bound`` if one is given).
-    loss : loss spec (:mod:`skdp._losses`)
-    epsilon, delta : float
-        Privacy target; ``delta = 0`` selects pure ε-DP (norm-Laplace noise).
-    alpha : float
-        L2 strength ``mu >= 0``.
-    data_norm : float
-        Public bound on ``||[x, intercept_scaling]||_2``, enforced by clipping.
-    n_outputs : int
-        Columns of the coefficient matrix (1, or the number of classes).
-    calibration : {"tight", "paper"}
-    max_iter : int
-        Cap on gradient steps (GD paths) and on L-BFGS iterations.
-    max_coef_norm : float or None
-        Public bound on ``||w_hat||`` (required when ``alpha == 0``).
-    rng : numpy.random.Generator
-        Source of the noise.
-
-    Returns
-    -------
-    SolverResult
-    """
     n = X.shape[0]
     Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
     p_in = Xc.shape[1]

@@ -1,0 +1,43 @@
+"""Row clipping: the public bound holds for any finite input, intercept included."""
+
+import numpy as np
+import pytest
+
+from skdp._mechanisms import clip_and_augment, max_row_norm
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_clipped_rows_never_exceed_the_bound(fit_intercept):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 6)) * rng.choice([1e-3, 1, 1e3, 1e150, 1e300], size=(500, 1))
+    X[0] = 0.0
+    X[1, :] = 1.7976931348623157e308  # largest finite double: norm overflows naively
+    out = clip_and_augment(X, 2.0, fit_intercept, 0.5)
+    norms = np.sqrt(np.sum((out / 2.0) ** 2, axis=1)) * 2.0
+    assert np.all(np.isfinite(out))
+    assert np.all(norms <= 2.0)
+    if fit_intercept:
+        assert out.shape == (500, 7) and np.all(out[:, -1] == 0.5)
+    # rows inside the ball are untouched, rows outside keep their direction
+    with np.errstate(over="ignore"):
+        inside = np.linalg.norm(X, axis=1) < 1.0
+    np.testing.assert_array_equal(out[inside, :6], X[inside])
+    big = 4
+    cos = out[big, :6] @ X[big] / (np.linalg.norm(out[big, :6]) * np.linalg.norm(X[big]))
+    assert cos == pytest.approx(1.0)
+
+
+def test_intercept_counts_towards_the_bound():
+    X = np.array([[3.0, 4.0]])
+    out = clip_and_augment(X, 5.0, True, 3.0)
+    assert np.linalg.norm(out[0]) <= 5.0
+    assert out[0, 2] == 3.0
+    np.testing.assert_allclose(out[0, :2], [3.0 * 4 / 5, 4.0 * 4 / 5], rtol=1e-11)
+    with pytest.raises(ValueError, match="intercept_scaling"):
+        clip_and_augment(X, 1.0, True, 1.0)
+
+
+def test_max_row_norm_reads_the_augmented_rows():
+    X = np.array([[3.0, 4.0], [0.0, 1.0]])
+    assert max_row_norm(X, False, 1.0) == pytest.approx(5.0)
+    assert max_row_norm(X, True, 1.0) == pytest.approx(np.sqrt(26.0))

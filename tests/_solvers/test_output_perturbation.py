@@ -1,0 +1,288 @@
+"""Output perturbation: sensitivity on adversarial neighbours, convergence, enforcement."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.linear_model import LogisticRegression
+
+import skdp._solvers._output_perturbation as op
+from skdp._losses import HuberLoss, LogisticLoss, MultinomialLoss
+from skdp._mechanisms import clip_and_augment
+from skdp._solvers import solve_output_perturbation
+from skdp._solvers._objective import Objective
+from skdp._solvers._optimizers import certified_minimize
+
+
+@pytest.fixture
+def noiseless(monkeypatch):
+    """Run the solver with its noise replaced by zeros (test-only switch)."""
+    monkeypatch.setattr(op, "gaussian_noise", lambda rng, shape, sigma: np.zeros(shape))
+    monkeypatch.setattr(op, "norm_laplace_noise", lambda rng, shape, scale: np.zeros(shape))
+
+    def solve(X, y, loss, **kw):
+        kw.setdefault("epsilon", 1.0)
+        kw.setdefault("delta", 1e-6)
+        kw.setdefault("rng", np.random.default_rng(0))
+        res = solve_output_perturbation(X, y, loss, **kw)
+        W = np.vstack([res.coef, res.intercept[None, :] / kw.get("intercept_scaling", 1.0)]) \
+            if kw.get("fit_intercept", True) else res.coef
+        return W, res
+
+    return solve
+
+
+def _random_problem(rng):
+    n = int(rng.integers(5, 200))
+    d = int(rng.integers(1, 10))
+    C = float(rng.choice([0.5, 1.0, 3.0]))
+    kind = rng.choice(["logistic", "huber", "multinomial"])
+    X = rng.normal(size=(n, d)) * rng.choice([0.1, 1.0, 10.0])
+    if kind == "logistic":
+        loss, K = LogisticLoss(), 1
+        y = rng.choice([-1.0, 1.0], size=n)
+    elif kind == "huber":
+        loss, K = HuberLoss(float(rng.choice([0.1, 1.0, 5.0]))), 1
+        y = rng.normal(scale=rng.choice([0.1, 10.0]), size=n)
+    else:
+        K = int(rng.integers(3, 5))
+        loss = MultinomialLoss(K)
+        y = rng.integers(0, K, size=n).astype(float)
+    return X, y, loss, K, C, n, d
+
+
+def _neighbour(rng, X, y, loss, K, C):
+    """Replace row 0 by an adversarial or a random row."""
+    X2, y2 = X.copy(), y.copy()
+    mode = rng.choice(["adversarial", "random"])
+    if mode == "adversarial":
+        u = rng.normal(size=X.shape[1])
+        X[0] = 10 * C * u / np.linalg.norm(u)  # beyond the bound: clipping must hold
+        X2[0] = -X[0]
+        if K == 1 and loss.loss_id == 2:
+            y[0], y2[0] = 1e6, -1e6  # far outside the Huber zone
+        elif K == 1:
+            y[0], y2[0] = 1.0, -1.0
+        else:
+            y[0], y2[0] = 0.0, float(K - 1)
+    else:
+        X2[0] = rng.normal(size=X.shape[1]) * 5
+        y2[0] = y[rng.integers(len(y))]
+    return X, y, X2, y2
+
+
+@pytest.mark.parametrize("calibration", ["tight", "paper"])
+def test_empirical_sensitivity_never_exceeds_the_bound(noiseless, calibration):
+    """>= 120 random problems (n, d, mu, loss, intercept, T varied), one row replaced by an
+    adversarial or random row: the noise-free outputs differ by at most the Delta used."""
+    rng = np.random.default_rng(11 if calibration == "tight" else 12)
+    worst = 0.0
+    for _ in range(120):
+        X, y, loss, K, C, n, d = _random_problem(rng)
+        X, y, X2, y2 = _neighbour(rng, X, y, loss, K, C)
+        alpha = float(rng.choice([0.0, 0.01, 0.1, 1.0]))
+        fit_intercept = bool(rng.integers(2))
+        kw = dict(
+            alpha=alpha, data_norm=C, n_outputs=K, fit_intercept=fit_intercept,
+            intercept_scaling=0.3 * C, calibration=calibration,
+            max_iter=int(rng.integers(1, 300)), max_coef_norm=float(rng.choice([0.5, 5.0])),
+        )
+        W1, r1 = noiseless(X, y, loss, **kw)
+        W2, r2 = noiseless(X2, y2, loss, **kw)
+        assert r1.sensitivity == r2.sensitivity
+        gap = np.linalg.norm(W1 - W2)
+        assert gap <= r1.sensitivity * (1 + 1e-9), (kw, gap, r1.sensitivity)
+        worst = max(worst, gap / r1.sensitivity)
+    assert worst > 0.2  # the adversarial rows do move the output
+
+
+def test_tight_bound_is_attained_within_factor_3(noiseless):
+    """Huber, far-outlier row flipped, other rows carry no signal: the gap reaches the bound
+    2L/(n mu) (the certificate slack makes the ratio 1/1.01)."""
+    n, C, h, mu = 20, 2.0, 1.0, 0.5
+    X = np.zeros((n, 3))
+    y = np.zeros(n)
+    X[0] = [C, 0, 0]
+    y[0] = 1e3
+    X2, y2 = X.copy(), y.copy()
+    y2[0] = -1e3
+    kw = dict(alpha=mu, data_norm=C, fit_intercept=False)
+    W1, r = noiseless(X, y, HuberLoss(h), **kw)
+    W2, _ = noiseless(X2, y2, HuberLoss(h), **kw)
+    ratio = np.linalg.norm(W1 - W2) / r.sensitivity
+    assert 1 / 3 <= ratio <= 1.0
+    assert ratio == pytest.approx(1 / 1.01, rel=1e-6)
+    # logistic with a flipped label at the norm bound also comes within a factor 3
+    y = np.ones(n)
+    y2 = y.copy()
+    y2[0] = -1.0
+    W1, r = noiseless(X, y, LogisticLoss(), alpha=0.5, data_norm=C, fit_intercept=False)
+    W2, _ = noiseless(X, y2, LogisticLoss(), alpha=0.5, data_norm=C, fit_intercept=False)
+    assert np.linalg.norm(W1 - W2) / r.sensitivity >= 1 / 3
+
+
+def test_sensitivity_formulas():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 4))
+    y = np.sign(rng.normal(size=100))
+    kw = dict(epsilon=1.0, delta=1e-6, data_norm=2.0, rng=np.random.default_rng(0))
+    L = 2.0
+    r = solve_output_perturbation(X, y, LogisticLoss(), alpha=0.1, **kw)
+    assert r.sensitivity == pytest.approx(2.02 * L / (100 * 0.1))
+    r = solve_output_perturbation(X, y, LogisticLoss(), alpha=0.0, max_coef_norm=3.0,
+                                  max_iter=50, **kw)
+    eta = 1 / (L**2 / 4)
+    assert r.sensitivity == pytest.approx(2 * eta * L * r.n_iter / 100)
+    r = solve_output_perturbation(X, y, LogisticLoss(), alpha=0.1, calibration="paper", **kw)
+    mu, beta = 0.1, L**2 / 4 + 0.1
+    D = min(L / mu, math.sqrt(2 * math.log(2) / mu))
+    Lp = L + 2 * mu * D
+    assert r.sensitivity == pytest.approx(5 * Lp * (mu + beta) / (100 * mu * beta))
+    r = solve_output_perturbation(X, y, LogisticLoss(), alpha=0.0, max_coef_norm=3.0,
+                                  calibration="paper", max_iter=50, **kw)
+    assert r.sensitivity == pytest.approx(3 * eta * L * r.n_iter / 100)
+
+
+def test_paper_example_of_the_spec():
+    """Spec §5: logistic, C = 1, mu = 0.1: D = 3.72, L = 1.745, Delta ~ 112/n (paper) vs
+    ~20/n (tight)."""
+    X = np.full((1000, 1), 0.1)
+    y = np.ones(1000)
+    kw = dict(epsilon=1.0, delta=1e-6, data_norm=1.0, fit_intercept=False,
+              rng=np.random.default_rng(0), alpha=0.1)
+    paper = solve_output_perturbation(X, y, LogisticLoss(), calibration="paper", **kw)
+    tight = solve_output_perturbation(X, y, LogisticLoss(), **kw)
+    assert paper.details["coef_bound"] == pytest.approx(3.72, abs=0.01)
+    assert paper.details["lipschitz_paper"] == pytest.approx(1.745, abs=0.001)
+    assert paper.sensitivity * 1000 == pytest.approx(112, abs=1)
+    assert tight.sensitivity * 1000 == pytest.approx(20.2, abs=0.1)
+
+
+@pytest.mark.parametrize("K", [1, 3])
+def test_noiseless_limit_equals_sklearn(noiseless, K):
+    """Same objective (mean loss + mu/2 ||w||^2 <-> C = 1/(n mu), intercept regularised as a
+    constant column): coefficients agree to 1e-6."""
+    rng = np.random.default_rng(K)
+    n, d, mu, C = 300, 5, 0.05, 3.0
+    X = rng.normal(size=(n, d))
+    labels = rng.integers(0, max(K, 2), size=n)
+    Xc = clip_and_augment(X, C, True, 1.0)
+    ref = LogisticRegression(C=1 / (n * mu), fit_intercept=False, tol=1e-12,
+                             max_iter=10_000).fit(Xc, labels)
+    if K == 1:
+        W, _ = noiseless(X, np.where(labels == 1, 1.0, -1.0), LogisticLoss(), alpha=mu,
+                         data_norm=C)
+        np.testing.assert_allclose(W[:, 0], ref.coef_[0], atol=1e-6)
+    else:
+        W, _ = noiseless(X, labels.astype(float), MultinomialLoss(K), alpha=mu, data_norm=C,
+                         n_outputs=K)
+        # softmax is invariant to a common shift; the L2 penalty pins it: compare directly
+        np.testing.assert_allclose(W.T, ref.coef_, atol=1e-6)
+
+
+def test_noiseless_huber_equals_scipy(noiseless):
+    rng = np.random.default_rng(4)
+    n, d, mu, C, h = 400, 6, 0.02, 4.0, 0.8
+    X = rng.normal(size=(n, d))
+    y = X @ rng.normal(size=d) + rng.standard_cauchy(size=n)
+    Xc = clip_and_augment(X, C, True, 1.0)
+
+    def f(w):
+        r = Xc @ w - y
+        a = np.abs(r)
+        val = np.where(a <= h, 0.5 * r**2, h * (a - 0.5 * h)).mean() + 0.5 * mu * w @ w
+        return val, Xc.T @ np.clip(r, -h, h) / n + mu * w
+
+    ref = minimize(f, np.zeros(d + 1), jac=True, method="L-BFGS-B",
+                   options={"gtol": 1e-13, "ftol": 0, "maxiter": 10_000}).x
+    W, _ = noiseless(X, y, HuberLoss(h), alpha=mu, data_norm=C)
+    np.testing.assert_allclose(W[:, 0], ref, atol=1e-6)
+
+
+def test_gd_fallback_still_within_tau():
+    """If L-BFGS cannot certify (here: 1 iteration allowed), the contraction fallback must
+    still land within tau of the minimiser."""
+    rng = np.random.default_rng(5)
+    X = clip_and_augment(rng.normal(size=(200, 3)), 2.0, True, 1.0)
+    y = np.sign(rng.normal(size=200))
+    obj = Objective(X, y, LogisticLoss(), 0.3, 1, 2.0)
+    tau = 1e-4
+    W, info = certified_minimize(obj, 0.3, tau, 1.0, 2.0 / 0.3, max_iter=1)
+    assert info["inner_solver"] == "gd_fallback"
+    W_star, info2 = certified_minimize(obj, 0.3, 1e-9, 1.0, 2.0 / 0.3, max_iter=1000)
+    assert info2["inner_solver"] == "lbfgs"
+    assert np.linalg.norm(W - W_star) <= tau + 1e-9
+
+
+def test_rounding_allowance_covers_the_actual_error():
+    """The allowance of the certificate exceeds the gradient's real rounding error (exact
+    reference with math.fsum over the rows), with room to spare."""
+    rng = np.random.default_rng(6)
+    n, d = 20_000, 4
+    X = clip_and_augment(rng.normal(size=(n, d)) * 3, 2.0, True, 1.0)
+    y = np.sign(rng.normal(size=n))
+    W = rng.normal(size=(d + 1, 1))
+    obj = Objective(X, y, LogisticLoss(), 0.1, 1, 2.0)
+    _, grad = obj.value_grad(W)
+    z = (X @ W)[:, 0]
+    g = -y / (1 + np.exp(y * z))
+    exact = np.array([math.fsum(X[:, j] * g) / n for j in range(d + 1)]) + 0.1 * W[:, 0]
+    err = np.linalg.norm(grad[:, 0] - exact)
+    assert err <= obj.rounding_allowance(W)
+    assert obj.rounding_allowance(W) < 1e-10
+
+
+def test_noise_is_drawn_after_everything_it_depends_on(monkeypatch):
+    """The noise scale used equals the one computed from the *final* sensitivity."""
+    seen = {}
+
+    def spy(rng, shape, sigma):
+        seen["sigma"] = sigma
+        return np.zeros(shape)
+
+    monkeypatch.setattr(op, "gaussian_noise", spy)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    y = np.sign(rng.normal(size=50))
+    r = solve_output_perturbation(X, y, LogisticLoss(), epsilon=0.5, delta=1e-6, alpha=0.0,
+                                  data_norm=1.0, max_coef_norm=2.0, max_iter=40,
+                                  fit_intercept=False, rng=rng)
+    assert seen["sigma"] == r.noise_scale
+    from skdp.accounting import calibrate_gaussian_sigma
+
+    assert r.noise_scale == pytest.approx(calibrate_gaussian_sigma(0.5, 1e-6, r.sensitivity))
+
+
+def test_paper_mode_refuses_a_sigma_that_is_not_private():
+    X = np.ones((10, 1))
+    y = np.ones(10)
+    with pytest.raises(ValueError, match="paper"):
+        solve_output_perturbation(X, y, LogisticLoss(), epsilon=60.0, delta=0.5, alpha=0.1,
+                                  data_norm=2.0, calibration="paper",
+                                  rng=np.random.default_rng(0))
+
+
+def test_alpha_zero_needs_max_coef_norm():
+    with pytest.raises(ValueError, match="max_coef_norm"):
+        solve_output_perturbation(np.ones((10, 1)), np.ones(10), LogisticLoss(), epsilon=1.0,
+                                  delta=1e-6, alpha=0.0, data_norm=2.0,
+                                  rng=np.random.default_rng(0))
+
+
+def test_utility_excess_risk_bounded_by_smoothness_times_noise():
+    """Spec §8.6: E F(w + z) - F(w) <= (beta/2) E||z||^2 (+ 4 SE) over 2000 noise draws."""
+    rng = np.random.default_rng(7)
+    n, d, C, mu = 500, 3, 1.5, 0.1
+    X = rng.normal(size=(n, d))
+    y = np.sign(X[:, 0] + 0.3 * rng.normal(size=n))
+    Xc = clip_and_augment(X, C, True, 1.0)
+    obj = Objective(Xc, y, LogisticLoss(), mu, 1, C)
+    W, _ = certified_minimize(obj, mu, 1e-8, C**2 / 4, C / mu, 1000)
+    F0 = obj.value_grad(W)[0]
+    sigma = 0.3
+    diffs = np.array([obj.value_grad(W + sigma * rng.normal(size=W.shape))[0] - F0
+                      for _ in range(2000)])
+    beta = C**2 / 4 + mu
+    bound = beta / 2 * (d + 1) * sigma**2
+    assert diffs.mean() <= bound + 4 * diffs.std() / np.sqrt(2000)

@@ -1,0 +1,96 @@
+"""Pin skdp's mechanism -> event convention against closed forms (DESIGN.md §3).
+
+If dp-accounting ever changed what ``GaussianDpEvent(z)`` means under REPLACE_ONE, or if
+skdp's mapping drifted, these tests fail instead of the noise silently halving.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from dp_accounting import NeighboringRelation
+from dp_accounting.pld import PLDAccountant
+
+from skdp.accounting import (
+    NEIGHBORING_RELATION,
+    calibrate_gaussian_sigma,
+    compose,
+    gaussian_epsilon,
+    gaussian_event,
+    get_delta,
+    get_epsilon,
+    pure_dp_event,
+)
+from skdp.exceptions import UnsupportedDpEventError
+
+
+def _pld_epsilon(event, delta):
+    acc = PLDAccountant(NeighboringRelation.REPLACE_ONE)
+    acc.compose(event)
+    return acc.get_epsilon(delta)
+
+
+def test_relation_is_replace_one():
+    assert NEIGHBORING_RELATION == NeighboringRelation.REPLACE_ONE
+
+
+def test_design_md_measurement():
+    """DESIGN.md §3: z = 1 under REPLACE_ONE PLD is eps = 10.0 at delta = 1e-5."""
+    ev = gaussian_event(noise_std=1.0, sensitivity=2.0)
+    assert ev.noise_multiplier == 1.0
+    assert _pld_epsilon(ev, 1e-5) == pytest.approx(10.0, abs=0.01)
+    assert get_epsilon(ev, 1e-5) == pytest.approx(10.0, abs=0.01)
+
+
+@pytest.mark.parametrize("sensitivity", [0.01, 1.0, 7.0])
+@pytest.mark.parametrize("eps", [0.1, 1.0, 4.0])
+def test_gaussian_event_matches_balle_wang_and_pld(sensitivity, eps):
+    """A release calibrated by the analytic Gaussian mechanism for (eps, delta) is reported
+    as eps by the closed form, and by dp-accounting's PLD independently (to its
+    discretisation): the event carries exactly the sensitivity the noise was made for."""
+    delta = 1e-6
+    sigma = calibrate_gaussian_sigma(eps, delta, sensitivity)
+    ev = gaussian_event(sigma, sensitivity)
+    assert get_epsilon(ev, delta) == pytest.approx(eps, rel=1e-9)
+    assert _pld_epsilon(ev, delta) == pytest.approx(eps, rel=2e-3, abs=2e-3)
+    # halving the sensitivity used for the event would be caught here
+    assert get_epsilon(gaussian_event(sigma, sensitivity / 2), delta) < 0.7 * eps
+
+
+def test_composition_of_gaussians_is_gdp():
+    evs = [gaussian_event(s, 1.0) for s in (2.0, 3.0, 5.0)]
+    mu = math.sqrt(sum((1.0 / s) ** 2 for s in (2.0, 3.0, 5.0)))
+    total = compose(*evs)
+    assert get_epsilon(total, 1e-6) == pytest.approx(gaussian_epsilon(1e-6, mu), rel=1e-12)
+    assert get_epsilon(total, 1e-6) == pytest.approx(_pld_epsilon(total, 1e-6), rel=2e-3)
+    nested = compose(compose(evs[0], evs[1]), [evs[2]])
+    assert len(nested.events) == 3
+
+
+def test_pure_dp_event():
+    ev = pure_dp_event(0.7)
+    assert get_epsilon(ev, 0.0) == pytest.approx(0.7, rel=1e-12)
+    assert get_epsilon(ev, 1e-6) <= 0.7
+    assert get_epsilon(compose(ev, ev, ev), 0.0) == pytest.approx(2.1, rel=1e-12)
+    # basic composition is not optimal at delta > 0: PLD must do no worse
+    assert get_epsilon(compose(*[ev] * 10), 1e-5) < 7.0
+    assert get_delta(ev, 0.7) == 0.0
+    assert get_delta(ev, 0.0) == pytest.approx((math.exp(0.7) - 1) / (math.exp(0.7) + 1))
+
+
+def test_mixed_and_degenerate_events():
+    g = gaussian_event(3.0, 1.0)
+    mixed = compose(g, pure_dp_event(0.5))
+    assert get_epsilon(mixed, 0.0) == math.inf
+    e = get_epsilon(mixed, 1e-5)
+    assert get_epsilon(g, 1e-5) < e < get_epsilon(g, 1e-5) + 0.5 + 1e-3
+    import dp_accounting
+
+    assert get_epsilon(dp_accounting.NoOpDpEvent(), 1e-6) == 0.0
+    assert get_epsilon(dp_accounting.NonPrivateDpEvent(), 1e-6) == math.inf
+    with pytest.raises(UnsupportedDpEventError):
+        get_epsilon(dp_accounting.LaplaceDpEvent(1.0), 1e-6)
+    with pytest.raises(ValueError):
+        get_epsilon(g, 1.0)
+    with pytest.raises(ValueError):
+        gaussian_event(0.0, 1.0)
