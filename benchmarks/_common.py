@@ -194,6 +194,40 @@ class CpuLoad:
         }
 
 
+def wait_for_quiet(max_wait_s, threshold=0.25, window_s=2.0):
+    """Sleep in ``window_s`` windows until other processes use <= ``threshold`` cores
+    (or ``max_wait_s`` has passed).  Returns what was observed."""
+    t0 = time.perf_counter()
+    samples = []
+    while True:
+        probe = CpuLoad()
+        time.sleep(window_s)
+        ext = probe.stop()["external_cores"]
+        samples.append(ext)
+        waited = time.perf_counter() - t0
+        if not ext > threshold or waited >= max_wait_s:  # NaN (no /proc/stat) -> go
+            return {"quiet": not ext > threshold, "waited_s": waited, "samples": samples,
+                    "threshold_cores": threshold}
+
+
+@contextmanager
+def threads(setting):
+    """``"default"``: leave numba/BLAS/OpenMP as configured; an int: limit all to it."""
+    if setting == "default":
+        yield
+        return
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    previous = numba.get_num_threads()
+    numba.set_num_threads(int(setting))
+    try:
+        with threadpool_limits(limits=int(setting)):
+            yield
+    finally:
+        numba.set_num_threads(previous)
+
+
 # --------------------------------------------------------------------------- timing
 def timed(fn, *args, **kwargs):
     """``(seconds, result)`` of one call (``perf_counter`` wall time)."""
@@ -255,9 +289,11 @@ def traced_peak():
 
 
 # ------------------------------------------------------------------------ processes
-def run_python(code=None, args=(), env=None, timeout=600):
-    """Run a fresh interpreter (same executable and environment) and return stdout."""
-    cmd = [sys.executable]
+def run_python(code=None, args=(), env=None, timeout=600, interpreter_args=(),
+               return_stderr=False):
+    """Run a fresh interpreter (same executable and environment) and return stdout
+    (and stderr if asked)."""
+    cmd = [sys.executable, *interpreter_args]
     cmd += ["-c", code] if code is not None else []
     cmd += list(args)
     full_env = dict(os.environ)
@@ -267,7 +303,26 @@ def run_python(code=None, args=(), env=None, timeout=600):
                           cwd=str(REPO_ROOT))
     if proc.returncode != 0:
         raise RuntimeError(f"subprocess failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
-    return proc.stdout
+    return (proc.stdout, proc.stderr) if return_stderr else proc.stdout
+
+
+def import_times(statement, packages):
+    """Cumulative import time (s) of ``packages`` (where each is first imported) while a
+    fresh interpreter runs ``statement``, from ``python -X importtime``."""
+    _, err = run_python(statement, interpreter_args=("-X", "importtime"), return_stderr=True)
+    found = {}
+    for line in err.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        parts = line[len("import time:"):].split("|")
+        try:
+            cumulative_us = int(parts[1])
+        except ValueError:  # the header line
+            continue
+        name = parts[2].strip()
+        if name in packages and name not in found:
+            found[name] = cumulative_us * 1e-6
+    return found
 
 
 def last_json_line(text):

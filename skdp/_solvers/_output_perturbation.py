@@ -27,6 +27,9 @@ argument for its gradient-descent fallback), hence
 This is the bound of DESIGN.md §4.4 in the limit ``T -> infinity`` plus 1 %; it holds for
 any path the optimiser takes, so its iteration count may depend on the data (it is a
 timing side channel only, like every fit time, and is reported in ``n_gradient_evals_``).
+The optimiser stops at the first point certified within ``min(tau, 0.01 sigma)`` of
+``w_hat`` (``sigma`` the noise scale, calibrated beforehand from public quantities): more
+precision would be invisible under the noise.
 
 **Tight, mu = 0.**  Plain GD from 0, ``eta = 1/beta_l``, exactly ``T`` steps.  The shared
 part of the update is non-expansive (``eta <= 2/beta_l``) and the replaced row moves the
@@ -57,13 +60,7 @@ import math
 
 import numpy as np
 
-from ..accounting import (
-    calibrate_gaussian_sigma,
-    gaussian_delta,
-    gaussian_event,
-    get_epsilon,
-    pure_dp_event,
-)
+from ..accounting import calibrate_gaussian_sigma, gaussian_delta, gaussian_event, pure_dp_event
 from .._mechanisms import clip_and_augment, gaussian_noise, norm_laplace_noise
 from ._objective import Objective
 from ._optimizers import certified_minimize, gradient_descent
@@ -73,6 +70,7 @@ from ._threads import solver_threads
 CERTIFICATE_SLACK = 0.01
 PAPER_T_KAPPA = 10.0
 LBFGS_MAX_ITER = 10_000
+STOP_NOISE_FRACTION = 0.01
 
 
 def _noise_ratio_sq(epsilon, delta, calibration, p):
@@ -156,79 +154,90 @@ def _solve(
     rng,
 ):
     n = X.shape[0]
-    Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
-    p_in = Xc.shape[1]
-    p = p_in * n_outputs
+    p = (X.shape[1] + int(bool(fit_intercept))) * n_outputs
     mu = float(alpha)
     L = loss.lipschitz(data_norm)
     beta_l = loss.smoothness(data_norm)
-    f0 = loss.sup_loss_at_zero(y_bound)
-    objective = Objective(Xc, y, loss, mu, n_outputs, data_norm)
     details = {"lipschitz": L, "smoothness": beta_l, "calibration": calibration}
 
-    # --- sensitivity and the noise-free minimiser (all constants public) --------------
+    # 1. Plan from public quantities only: method, step, iterations, sensitivity.
     if mu > 0.0:
+        f0 = loss.sup_loss_at_zero(y_bound)
         D = min(L / mu, math.sqrt(2.0 * f0 / mu)) if math.isfinite(f0) else L / mu
         details["coef_bound"] = D
         if calibration == "tight":
+            method = "certified"
             tau = CERTIFICATE_SLACK * L / (n * mu)
             sensitivity = 2.0 * L / (n * mu) + 2.0 * tau
-            W, info = certified_minimize(
-                objective, mu, tau, beta_l, D, min(max_iter, LBFGS_MAX_ITER)
-            )
-            details.update(info, tau=tau)
-            n_iter = info["n_iter"]
+            details["tau"] = tau
         else:
             if n < 2:
                 raise ValueError("calibration='paper' (Lemma 3) needs n >= 2")
+            method = "projected_gd"
             beta = beta_l + mu
             step = 1.0 / (mu + beta)
             L_paper = L + 2.0 * mu * D
             sensitivity = 5.0 * L_paper * (mu + beta) / (n * mu * beta)
-            c2 = _noise_ratio_sq(epsilon, delta, calibration, p)
-            noise_sq = p * c2 * sensitivity**2
+            noise_sq = p * _noise_ratio_sq(epsilon, delta, calibration, p) * sensitivity**2
             T = math.ceil(
                 (mu + beta) ** 2 / (2.0 * mu * beta)
                 * math.log(max(1.0, PAPER_T_KAPPA * D**2 / noise_sq))
             )
             n_iter = int(min(max(T, 1), max_iter))
-            W = gradient_descent(objective, step, n_iter, radius=2.0 * D)
             details.update(step=step, lipschitz_paper=L_paper)
     else:
+        method = "gd"
         step = 1.0 / beta_l
         n_iter = _iterations_convex(
             beta=beta_l, L=L, n=n, p=p, epsilon=epsilon, delta=delta,
             calibration=calibration, max_coef_norm=max_coef_norm, max_iter=max_iter,
         )
-        k = 3.0 if calibration == "paper" else 2.0
-        sensitivity = k * L * n_iter * step / n
-        W = gradient_descent(objective, step, n_iter)
+        sensitivity = (3.0 if calibration == "paper" else 2.0) * L * n_iter * step / n
         details.update(step=step)
 
-    # --- noise, calibrated after every quantity it depends on is final ----------------
+    # 2. Calibrate the noise before the data is touched.
     if delta == 0.0:
         noise_scale = sensitivity / epsilon
         dp_event = pure_dp_event(epsilon)
+    elif calibration == "paper":
+        noise_scale = sensitivity * math.sqrt(2.0 * math.log(2.0 / delta)) / epsilon
+        if gaussian_delta(epsilon, sensitivity / noise_scale) > delta:
+            raise ValueError(
+                "the paper's Gaussian noise does not give the requested (epsilon, delta); "
+                "use calibration='tight'"
+            )
+        dp_event = gaussian_event(noise_scale, sensitivity)
+    else:
+        noise_scale = calibrate_gaussian_sigma(epsilon, delta, sensitivity)
+        dp_event = gaussian_event(noise_scale, sensitivity)
+
+    # 3. The noise-free solution, on clipped rows only.
+    Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
+    objective = Objective(Xc, y, loss, mu, n_outputs, data_norm)
+    if method == "certified":
+        # Stop as soon as ||w - w_hat|| is certified below tau and below 1 % of the noise
+        # per coordinate: further precision is invisible under the noise (utility only).
+        tau_stop = min(tau, STOP_NOISE_FRACTION * noise_scale)
+        W, info = certified_minimize(
+            objective, mu, tau, beta_l, D, min(max_iter, LBFGS_MAX_ITER), tau_stop=tau_stop
+        )
+        details.update(info)
+        n_iter = info["n_iter"]
+    elif method == "projected_gd":
+        W = gradient_descent(objective, step, n_iter, radius=2.0 * D)
+    else:
+        W = gradient_descent(objective, step, n_iter)
+
+    # 4. Release.
+    if delta == 0.0:
         noise = norm_laplace_noise(rng, W.shape, noise_scale)
     else:
-        if calibration == "paper":
-            noise_scale = sensitivity * math.sqrt(2.0 * math.log(2.0 / delta)) / epsilon
-            if gaussian_delta(epsilon, sensitivity / noise_scale) > delta:
-                raise ValueError(
-                    "the paper's Gaussian noise does not give the requested (epsilon, delta); "
-                    "use calibration='tight'"
-                )
-        else:
-            noise_scale = calibrate_gaussian_sigma(epsilon, delta, sensitivity)
-        dp_event = gaussian_event(noise_scale, sensitivity)
         noise = gaussian_noise(rng, W.shape, noise_scale)
     W_priv = W + noise
-
     if fit_intercept:
         coef, intercept = W_priv[:-1], W_priv[-1] * intercept_scaling
     else:
         coef, intercept = W_priv, np.zeros(n_outputs)
-    details["epsilon_spent"] = get_epsilon(dp_event, delta)
     return SolverResult(
         coef=np.ascontiguousarray(coef),
         intercept=np.asarray(intercept, dtype=float).reshape(n_outputs),
