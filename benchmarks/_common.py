@@ -116,8 +116,23 @@ def machine_info():
         ],
         "env": {k: os.environ.get(k) for k in THREAD_ENV_VARS},
         "loadavg_at_start": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "git": git_state(),
     }
     return info
+
+
+def git_state():
+    """Commit of the working tree and the files under skdp/ that differ from it."""
+    def git(*args):
+        try:
+            return subprocess.run(["git", *args], capture_output=True, text=True,
+                                  cwd=str(REPO_ROOT), timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    return {"commit": git("rev-parse", "--short", "HEAD") or None,
+            "skdp_changes": [ln for ln in git("status", "--porcelain", "--", "skdp").splitlines()
+                             if ln.strip()]}
 
 
 def machine_info_markdown(info, load):
@@ -137,6 +152,10 @@ def machine_info_markdown(info, load):
         f"- threads: numba {info['numba_num_threads']} ({info['numba_threading_layer']} "
         f"layer); BLAS: {blas}",
         f"- numba cache dir: {info['numba_cache_dir']}",
+        f"- skdp source: git commit {info['git']['commit']}"
+        + (f" plus {len(info['git']['skdp_changes'])} uncommitted change(s) under skdp/: "
+           + ", ".join(f"`{c}`" for c in info["git"]["skdp_changes"][:10])
+           if info["git"]["skdp_changes"] else ", no uncommitted changes under skdp/"),
         f"- thread/data environment variables: {env}",
     ]
     if load is not None:

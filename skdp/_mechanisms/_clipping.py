@@ -20,7 +20,17 @@ SAFETY = 1.0 - 1e-12
 
 @njit(cache=True)
 def _row_norm(X, i):
+    """||X[i]||_2 without spurious overflow or underflow.
+
+    The plain sum of squares is used when it is a normal finite number (the usual case,
+    one pass); otherwise the row is rescaled by its largest entry first.
+    """
     d = X.shape[1]
+    s = 0.0
+    for j in range(d):
+        s += X[i, j] * X[i, j]
+    if s < np.inf and (s > 1e-280 or s == 0.0):
+        return np.sqrt(s)
     m = 0.0
     for j in range(d):
         a = abs(X[i, j])
@@ -28,9 +38,10 @@ def _row_norm(X, i):
             m = a
     if m == 0.0:
         return 0.0
+    inv = 1.0 / m
     s = 0.0
     for j in range(d):
-        t = X[i, j] / m
+        t = X[i, j] * inv
         s += t * t
     return m * np.sqrt(s)
 

@@ -31,6 +31,14 @@ _PRIVACY_DOC = """\
 """
 
 
+def _refuse_sample_weight(sample_weight):
+    if sample_weight is not None:
+        raise ValueError(
+            "sample_weight is not supported: per-sample weights change the sensitivity of "
+            "the fit and void the privacy guarantee"
+        )
+
+
 def _check_random_state(random_state):
     """A ``numpy.random.Generator`` from an int, None, Generator or RandomState."""
     if isinstance(random_state, np.random.Generator):

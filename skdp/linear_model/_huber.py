@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._losses import HuberLoss
-from ._base import _PRIVACY_DOC, BaseDPLinear
+from ._base import _PRIVACY_DOC, BaseDPLinear, _refuse_sample_weight
 
 
 class DPHuberRegressor(RegressorMixin, BaseDPLinear):
@@ -139,11 +139,7 @@ class DPHuberRegressor(RegressorMixin, BaseDPLinear):
         -------
         self
         """
-        if sample_weight is not None:
-            raise ValueError(
-                "sample_weight is not supported: per-sample weights change the sensitivity "
-                "of the fit and void the privacy guarantee"
-            )
+        _refuse_sample_weight(sample_weight)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
         self._check_privacy_params(X.shape[0])
         if self.huber_threshold == 0:

@@ -8,7 +8,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._losses import LogisticLoss, MultinomialLoss
-from ._base import _PRIVACY_DOC, BaseDPLinear
+from ._base import _PRIVACY_DOC, BaseDPLinear, _refuse_sample_weight
 
 
 class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear):
@@ -151,11 +151,7 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         -------
         self
         """
-        if sample_weight is not None:
-            raise ValueError(
-                "sample_weight is not supported: per-sample weights change the sensitivity "
-                "of the fit and void the privacy guarantee"
-            )
+        _refuse_sample_weight(sample_weight)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
         self._check_privacy_params(X.shape[0])
