@@ -229,6 +229,25 @@ def wait_for_quiet(max_wait_s, threshold=0.25, window_s=2.0):
                     "threshold_cores": threshold}
 
 
+class QuietGate:
+    """Waits for a quiet machine before each measurement, within a total time budget."""
+
+    def __init__(self, budget_s, threshold=0.25, window_s=1.0):
+        self.budget_s = budget_s
+        self.threshold = threshold
+        self.window_s = window_s
+        self.spent_s = 0.0
+        self.waits = 0
+
+    def wait(self):
+        if self.spent_s >= self.budget_s:
+            return False
+        res = wait_for_quiet(self.budget_s - self.spent_s, self.threshold, self.window_s)
+        self.spent_s += res["waited_s"]
+        self.waits += 1
+        return res["quiet"]
+
+
 @contextmanager
 def threads(setting):
     """``"default"``: leave numba/BLAS/OpenMP as configured; an int: limit all to it."""

@@ -22,4 +22,13 @@ def warm_kernels():
         margin_derivatives(X @ W, yk, loss_id, 1.0, G)
     margin_curvatures(np.zeros(3), y, LOGISTIC, 0.0, np.empty(3))
     clip_rows(X, 1.0, 1.0, np.empty((3, 3)))
+    from skdp import DPHuberRegressor, DPLogisticRegression
+
+    Xs = np.random.default_rng(0).normal(size=(20, 2))
+    ys = np.arange(20) % 2
+    for solver in ("output_perturbation", "dpsgd"):
+        DPLogisticRegression(solver=solver, data_norm=3.0, batch_size=5, random_state=0).fit(Xs, ys)
+        DPHuberRegressor(solver=solver, data_norm=3.0, batch_size=5, random_state=0).fit(Xs, ys)
+        DPLogisticRegression(solver=solver, data_norm=3.0, batch_size=5, random_state=0).fit(
+            Xs, np.arange(20) % 3)
     yield

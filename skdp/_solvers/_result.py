@@ -19,7 +19,8 @@ class SolverResult:
     n_iter : int
         Optimiser iterations.
     n_gradient_evals : int
-        Full-gradient evaluations (each is one pass over the data).
+        Per-example gradient evaluations (a full pass over the data counts ``n``), the
+        unit in which solvers are compared.
     noise_scale : float
         Standard deviation of the Gaussian noise per coordinate, or the scale
         ``Delta/epsilon`` of the norm-Laplace noise when ``delta = 0``.

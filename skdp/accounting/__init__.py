@@ -19,10 +19,12 @@ from ._gaussian import (
     gaussian_epsilon,
     gaussian_mu_for,
 )
+from ._sampled import calibrate_poisson_gaussian, poisson_gaussian_event
 
 __all__ = [
     "NEIGHBORING_RELATION",
     "calibrate_gaussian_sigma",
+    "calibrate_poisson_gaussian",
     "compose",
     "gaussian_delta",
     "gaussian_epsilon",
@@ -30,5 +32,6 @@ __all__ = [
     "gaussian_mu_for",
     "get_delta",
     "get_epsilon",
+    "poisson_gaussian_event",
     "pure_dp_event",
 ]

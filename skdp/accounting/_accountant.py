@@ -14,6 +14,7 @@ Strategy, tightest exact method first (DESIGN.md §3):
    whose convention differs (see :mod:`skdp.accounting._events`).
 """
 
+import functools
 import math
 
 import dp_accounting
@@ -81,6 +82,38 @@ def _pld(event):
     return acc
 
 
+@functools.lru_cache(maxsize=256)
+def _pld_epsilon_cached(event, delta):
+    return float(_pld(event).get_epsilon(delta))
+
+
+@functools.lru_cache(maxsize=256)
+def _pld_delta_cached(event, epsilon):
+    return float(_pld(event).get_delta(epsilon))
+
+
+def _hashable(event):
+    try:
+        hash(event)
+    except TypeError:  # e.g. ComposedDpEvent holds a list
+        return False
+    return True
+
+
+def _pld_epsilon(event, delta):
+    """PLD epsilon, cached when the event is hashable: a fit may report the same event many
+    times (refits in a search, audits) and building a PLD can take a second."""
+    if _hashable(event):
+        return _pld_epsilon_cached(event, delta)
+    return float(_pld(event).get_epsilon(delta))
+
+
+def _pld_delta(event, epsilon):
+    if _hashable(event):
+        return _pld_delta_cached(event, epsilon)
+    return float(_pld(event).get_delta(epsilon))
+
+
 def get_epsilon(event, delta):
     """Smallest epsilon (upper bound, never optimistic) such that ``event`` is (ε, δ)-DP.
 
@@ -123,7 +156,7 @@ def get_epsilon(event, delta):
             return math.inf
     if delta == 0.0 and mu2 > 0.0:
         return math.inf
-    return float(_pld(event).get_epsilon(delta))
+    return _pld_epsilon(event, delta)
 
 
 def get_delta(event, epsilon):
@@ -147,4 +180,4 @@ def get_delta(event, epsilon):
     if not info["other"] and mu2 == 0.0 and len(pure) == 1:
         e = math.exp(pure[0])
         return max(0.0, (e - math.exp(epsilon)) / (1.0 + e))
-    return float(_pld(event).get_delta(epsilon))
+    return _pld_delta(event, epsilon)

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._mechanisms import max_row_norm
-from .._solvers import SOLVERS
+from .._solvers import SOLVER_OPTIONS, SOLVERS
 from ..accounting import get_delta, get_epsilon
 from ..exceptions import PrivacyLeakWarning
 
@@ -62,6 +62,8 @@ class BaseDPLinear(BaseEstimator):
         "calibration": [StrOptions({"tight", "paper"})],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_coef_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_steps": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
     }
@@ -126,6 +128,7 @@ class BaseDPLinear(BaseEstimator):
             max_iter=self.max_iter,
             max_coef_norm=self.max_coef_norm,
             rng=rng,
+            **{name: getattr(self, name) for name in SOLVER_OPTIONS[self.solver]},
         )
         if self.verbose:
             print(f"[{type(self).__name__}] {result.details}")

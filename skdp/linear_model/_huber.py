@@ -49,9 +49,16 @@ class DPHuberRegressor(RegressorMixin, BaseDPLinear):
     alpha : float, default=0.01
     fit_intercept : bool, default=True
     intercept_scaling : float, default=1.0
-    solver : {"output_perturbation"}, default="output_perturbation"
+    solver : {"output_perturbation", "dpsgd"}, default="output_perturbation"
+        ``"dpsgd"``: the private-SGD baseline (Bassily, Smith & Thakurta 2014) with
+        Poisson mini-batches, per-example clipping to ``L`` and noise calibrated by the PLD
+        accountant for the sampling used; needs ``delta > 0``.
     calibration : {"tight", "paper"}, default="tight"
     max_iter : int, default=10000
+    batch_size : int, default=50
+        Expected mini-batch size of ``solver="dpsgd"`` (ignored otherwise).
+    n_steps : int or None, default=None
+        Steps of ``solver="dpsgd"``; default ``ceil(n^2/batch_size^2)`` (ignored otherwise).
     max_coef_norm : float or None, default=None
         Required when ``alpha = 0``.
     random_state : int, Generator, RandomState or None, default=None
@@ -106,6 +113,8 @@ class DPHuberRegressor(RegressorMixin, BaseDPLinear):
         calibration="tight",
         max_iter=10_000,
         max_coef_norm=None,
+        batch_size=50,
+        n_steps=None,
         random_state=None,
         verbose=0,
     ):
@@ -121,6 +130,8 @@ class DPHuberRegressor(RegressorMixin, BaseDPLinear):
         self.calibration = calibration
         self.max_iter = max_iter
         self.max_coef_norm = max_coef_norm
+        self.batch_size = batch_size
+        self.n_steps = n_steps
         self.random_state = random_state
         self.verbose = verbose
 

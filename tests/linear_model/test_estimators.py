@@ -39,6 +39,26 @@ def test_privacy_attributes(cls, calibration, delta):
     X, y = _data(cls)
     est = cls(epsilon=0.7, delta=delta, data_norm=3.0, calibration=calibration,
               random_state=0).fit(X, y)
+    _check_privacy_attributes(est, delta)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_dpsgd_privacy_attributes(cls):
+    X, y = _data(cls, n=500)
+    est = cls(epsilon=0.7, delta=1e-6, data_norm=3.0, solver="dpsgd", batch_size=25,
+              random_state=0).fit(X, y)
+    assert isinstance(est.dp_event_, dp_accounting.SelfComposedDpEvent)
+    assert est.n_iter_ == 400  # ceil(n^2 / m^2)
+    assert est.sensitivity_ == pytest.approx(2 * est.noise_scale_ / est.dp_event_.event.event.noise_multiplier)
+    assert 0.69 <= est.epsilon_ <= 0.7
+    with pytest.raises(ValueError, match="delta"):
+        cls(delta=0.0, data_norm=3.0, solver="dpsgd").fit(X, y)
+    a = cls(data_norm=3.0, solver="dpsgd", batch_size=25, random_state=5).fit(X, y)
+    b = cls(data_norm=3.0, solver="dpsgd", batch_size=25, random_state=5).fit(X, y)
+    assert np.array_equal(a.coef_, b.coef_)
+
+
+def _check_privacy_attributes(est, delta):
     for name in PRIVACY_ATTRS:
         assert hasattr(est, name), name
     assert est.privacy_guaranteed_ is True
@@ -48,7 +68,7 @@ def test_privacy_attributes(cls, calibration, delta):
     assert est.epsilon_ == pytest.approx(get_epsilon(est.dp_event_, delta), abs=1e-9)
     if delta == 0:
         assert isinstance(est.dp_event_, dp_accounting.RandomizedResponseDpEvent)
-        assert est.noise_scale_ == pytest.approx(est.sensitivity_ / 0.7)
+        assert est.noise_scale_ == pytest.approx(est.sensitivity_ / est.epsilon)
     else:
         assert isinstance(est.dp_event_, dp_accounting.GaussianDpEvent)
         assert est.dp_event_.noise_multiplier == pytest.approx(
@@ -139,6 +159,8 @@ BAD_PARAMS = [
     ({"alpha": 0.0}, "max_coef_norm"),
     ({"solver": "sgd"}, "solver"),
     ({"calibration": "loose"}, "calibration"),
+    ({"batch_size": 0}, "batch_size"),
+    ({"n_steps": 0}, "n_steps"),
 ]
 
 

@@ -48,3 +48,11 @@ def test_audit_honest_fit_is_within_claim(kind, calibration):
 def test_audit_catches_quarter_noise(kind, calibration):
     result, _, _ = audit_convex.audit(kind, calibration, N_FITS, True)
     assert result.epsilon_lower_bound > audit_convex.EPSILON, result
+
+
+@pytest.mark.parametrize("kind", ["huber", "logistic"])
+def test_audit_dpsgd(kind):
+    honest = audit_convex.audit_dpsgd(kind, "tight", N_FITS, False)
+    assert honest.epsilon_lower_bound <= audit_convex.EPSILON, honest
+    weak = audit_convex.audit_dpsgd(kind, "tight", N_FITS, True)
+    assert weak.epsilon_lower_bound > audit_convex.EPSILON, weak

@@ -14,6 +14,8 @@ from skdp.exceptions import PrivacyLeakWarning
 ESTIMATORS = [
     DPLogisticRegression(epsilon=1e4, random_state=0),
     DPHuberRegressor(epsilon=1e4, random_state=0),
+    DPLogisticRegression(epsilon=1e4, solver="dpsgd", batch_size=10, random_state=0),
+    DPHuberRegressor(epsilon=1e4, solver="dpsgd", batch_size=10, random_state=0),
 ]
 
 # fit() accepts ``sample_weight`` only to refuse it with an explanation (weights change the

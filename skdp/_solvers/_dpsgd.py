@@ -1,0 +1,348 @@
+r"""Private SGD baseline (Bassily, Smith & Thakurta, FOCS 2014), mini-batch form.
+
+The baseline of the paper's Table 3 (spec ``output_perturbation_gd.md`` §4.1) for the
+convex linear models: losses ``LOGISTIC``, ``MULTINOMIAL``, ``HUBER`` of :mod:`skdp._losses`
+on a coefficient matrix ``W`` of shape ``(p_in, K)`` (``p = p_in K`` coordinates), objective
+
+    F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2) ||W||_F^2.
+
+Notation: ``n`` rows (public), ``m = batch_size`` (expected batch size), ``q = m/n``,
+``T`` steps, ``L = loss.lipschitz(data_norm)`` (bound on ``||grad_W l||_F`` for rows with
+``||x|| <= data_norm``), ``beta_l = loss.smoothness(data_norm)``, ``mu = alpha``.
+
+Algorithm
+---------
+Rows are clipped (and augmented with the intercept column) by
+:func:`~skdp._mechanisms.clip_and_augment`, exactly as in output perturbation; the kernel
+never sees the user's ``X``.  From ``W_0 = 0``, for ``t = 1..T``:
+
+1. **Poisson sampling.**  Every row is included independently with probability ``q``.
+   Implemented in ``O(B)`` expected time per step: draw ``B ~ Binomial(n, q)``, then
+   ``B`` distinct uniform indices.  This is the Poisson law exactly: under Poisson
+   sampling ``P(S) = q^|S| (1-q)^(n-|S|)`` depends on the set ``S`` only through ``|S|``,
+   so ``|S| ~ Binomial(n, q)`` and, given ``|S| = b``, ``S`` is uniform over the
+   b-subsets.  The b indices are the first b distinct values of an i.i.d. uniform
+   sequence (each new value is uniform over those not yet taken; expected draws
+   ``<= 2b`` when ``2b <= n``), or, when ``2b > n``, the first b entries of a partial
+   Fisher-Yates shuffle of a scratch permutation (a uniform b-subset of its *positions*,
+   mapped through the permutation left by earlier steps -- a bijection independent of the
+   fresh draws -- is a uniform b-subset of the rows).  Fresh draws at every step make the
+   batches of different steps independent, and independent of the data.
+2. **Clipped sum.**  ``s_t = sum_{i in S_t} clip_L(grad_W l(x_i W_{t-1}, y_i))`` where
+   ``clip_L(v) = v min(1, L'/||v||_F)``, ``L' = L (1 - 1e-12 - 4(p + 8) u)`` (``u = 2^-53``:
+   the margin absorbs the rounding of the norm and of the scaled product, so the bound
+   holds for the floating-point contribution); a per-example gradient that is not finite
+   contributes zero.  Every contribution has norm ``<= L`` *by construction*, whatever
+   the loss spec claims (a no-op when ``L`` is the true Lipschitz constant).
+3. **Noise.**  ``s_t + N(0, sigma^2 I_p)``, ``sigma = z L`` (``z`` below).
+4. **Step.**  ``g_t = (s_t + noise)/m + alpha W_{t-1}``, divided by the *expected* batch
+   size ``m`` (public) -- not by the realised ``|S_t|``, which is private.  The regulariser
+   gradient is a function of the previous (already private) iterate only, so it costs no
+   privacy and is not clipped.  ``W_t = Pi(W_{t-1} - eta_t g_t)``, ``Pi`` the projection
+   onto the public ball ``||W||_F <= R``.
+5. **Output** the last iterate ``W_T`` (BST14 Algorithm 1 outputs ``theta_{n^2}``; no
+   averaging).  ``coef``/``intercept`` are split as in output perturbation (the intercept
+   is the last row times ``intercept_scaling``).
+
+Ball and steps (public)
+-----------------------
+``R = max_coef_norm`` if given; otherwise, for ``alpha > 0``, ``R = D = min(L/alpha,
+sqrt(2 f0/alpha))`` with ``f0 = loss.sup_loss_at_zero(y_bound)`` -- a bound on
+``||W_hat||`` valid for every dataset (spec §5), so the projection never excludes the
+minimiser.  ``alpha = 0`` requires ``max_coef_norm`` (BST14's convex set ``C``); without
+it the step size has no public scale and a ``ValueError`` is raised.
+
+* ``alpha > 0`` (``alpha``-strongly convex objective): ``eta_t = min(1/(alpha t),
+  1/(beta_l + alpha))`` -- BST14's ``1/(mu t)``, capped at the inverse smoothness of the
+  regularised loss so the first steps cannot overshoot.
+* ``alpha = 0``: ``eta_t = R / (G sqrt(t))``, ``G^2 = L^2 + p sigma^2 / m^2`` (a bound on
+  ``E||g_t||^2``: gradient part ``<= L^2``, noise part ``p (sigma/m)^2``).  BST14 write the
+  diameter ``||C||_2`` (``= 2R``) in the numerator; we use the radius (as the spec's
+  mini-batch form does), a constant factor in the step.
+
+Number of steps: ``T = n_steps`` if given, else ``ceil(n^2/m^2)`` (spec §4.1: keeps
+``q sqrt(T) = 1`` as in BST14's ``n^2`` steps of one row).  ``max_iter`` does **not** cap
+``T`` (it would silently change the privacy calibration and the baseline); it is ignored.
+
+Privacy (replace-one neighbours, DESIGN.md §4)
+----------------------------------------------
+Everything that shapes the run -- ``q``, ``T``, ``m``, ``R``, ``eta_t``, ``L``, ``sigma`` -- is
+computed from public quantities before the data is touched.  Fix neighbours ``S, S'``
+differing in row ``i``.  Step ``t`` is, given the previous iterate, the release of
+``s_t + N(0, sigma^2 I)`` where ``s_t`` is a Poisson-subsampled sum of contributions of norm
+``<= L``: replacing row ``i`` changes its contribution (when sampled) by at most ``2L``,
+the replace-one sensitivity of one step's sum.  This is exactly dp-accounting's
+``PoissonSampledDpEvent(q, GaussianDpEvent(z))`` under ``REPLACE_ONE`` with ``z = sigma/L``
+(noise over the per-record bound; see :mod:`skdp.accounting._sampled`).  The ``T`` steps
+compose adaptively (``W_t`` is a post-processing of ``W_{t-1}`` and the noisy sum), so all
+iterates together are ``SelfComposedDpEvent(..., T)``-private, and ``W_T`` is a
+post-processing of them.  The event is accounted with the PLD accountant (never RDP: under
+``REPLACE_ONE`` it reads ``GaussianDpEvent`` with half the sensitivity).
+
+Noise calibration
+-----------------
+``calibration="tight"`` (default): ``z`` = the smallest multiplier that the PLD accountant
+(:func:`skdp.accounting.calibrate_poisson_gaussian`, the same discretisation as
+:func:`skdp.accounting.get_epsilon`) certifies ``(epsilon, delta)``-DP for the event above.
+
+``calibration="paper"``: BST14's printed noise mapped to the mini-batch form.  BST14
+Algorithm 1 adds ``b_t ~ N(0, sigma_B^2 I)``, ``sigma_B^2 = 32 L^2 n^2 ln(n/delta)
+ln(1/delta)/epsilon^2``, to ``n grad l`` of one row (replace sensitivity ``2nL``), i.e. a
+noise of ``sigma_B/(2nL) = sqrt(8 ln(n/delta) ln(1/delta))/epsilon`` sensitivities per step.
+Their proof only uses this per-step ratio, the sampling rate and the number of steps
+(amplification ``(eps0, delta0) -> (2 q eps0, q delta0)``, advanced composition over ``T``
+steps): with ``q sqrt(T) = 1`` (our default ``T``) the composed epsilon is the same as for
+``q = 1/n``, ``T = n^2``, and the composed delta (``T q delta0 = n delta0 / m``) is smaller.
+Keeping the ratio on the mini-batch sum (sensitivity ``2L``, noise ``z L``) gives
+
+    z_paper = 2 sqrt(8 ln(n/delta) ln(1/delta)) / epsilon
+            = sqrt(32 ln(n/delta) ln(1/delta)) / epsilon.
+
+The spec notes that such printed chains need not close exactly, so the paper noise is
+*certified* by the accountant: if the event with ``z_paper`` is not ``(epsilon, delta)``-DP
+by the PLD accountant a ``ValueError`` is raised.  For the default ``T`` it is certified
+with a wide margin: at ``n = 45211``, ``m = 50``, ``delta = 1e-3`` and epsilon = 0.1 / 0.5 /
+1 / 2, ``z_paper`` = 624 / 125 / 62.4 / 31.2 is 10-14 times the tight ``z`` and the
+accountant certifies epsilon = 0.017 / 0.051 / 0.080 / 0.137.  The reported event is always
+the mechanism actually run.
+
+Reported quantities
+-------------------
+``noise_scale = sigma = z L``: the standard deviation per coordinate of the noise added to
+the **sum** of a batch's clipped gradients (``sigma/m`` on the averaged gradient).
+``sensitivity = 2L``: replace-one sensitivity of one step's clipped sum.
+``n_iter = T``; ``n_gradient_evals`` = total number of per-example gradients computed (the
+sum of the realised batch sizes, about ``T m``; data-independent since the sampling is);
+``details["full_gradient_equivalents"]`` is that divided by ``n``.
+
+``delta = 0`` is refused (the Gaussian mechanism has no pure-DP guarantee), as is
+``n < 2``.  The random numbers (batch sizes, indices, noise) come serially from ``rng``
+inside one numba kernel: the same seed gives bitwise identical coefficients.  The
+floating-point Gaussian sampler is not hardened against Mironov-style attacks.
+"""
+
+import math
+
+import numpy as np
+
+from ..accounting import calibrate_poisson_gaussian, get_epsilon, poisson_gaussian_event
+from .._mechanisms import clip_and_augment
+from ._dpsgd_kernel import dpsgd_loop, row_norms
+from ._result import SolverResult
+from ._threads import solver_threads
+
+__all__ = ["solve_dpsgd"]
+
+UNIT_ROUNDOFF = 2.0**-53
+
+
+def _clip_bound(L, p):
+    """Per-example clipping threshold with a rounding margin (see module docstring)."""
+    return L * (1.0 - 1e-12 - 4.0 * (p + 8) * UNIT_ROUNDOFF)
+
+
+def _paper_multiplier(epsilon, delta, n):
+    """BST14's printed noise as a multiplier of the per-record bound (module docstring)."""
+    return math.sqrt(32.0 * math.log(n / delta) * math.log(1.0 / delta)) / epsilon
+
+
+def _noise_multiplier(epsilon, delta, q, n_steps, n, calibration):
+    """Noise multiplier ``z`` (noise std over the per-example bound L); public only.
+
+    Kept as a module-level function so tests can replace it (e.g. by 0 for noise-free runs).
+    """
+    if calibration == "paper":
+        z = _paper_multiplier(epsilon, delta, n)
+        achieved = get_epsilon(poisson_gaussian_event(q, z, n_steps), delta)
+        if achieved > epsilon:
+            raise ValueError(
+                f"BST14's printed noise (z = {z:.4g}) is not certified ({epsilon}, {delta})-DP "
+                f"by the accountant for {n_steps} steps at sampling rate {q:.4g} "
+                f"(epsilon = {achieved:.4g}); use calibration='tight' or fewer steps"
+            )
+        return z
+    return calibrate_poisson_gaussian(epsilon, delta, q, n_steps)
+
+
+def solve_dpsgd(X, y, loss, **kwargs):
+    """Private SGD (BST14 baseline, mini-batch form with Poisson sampling).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64, finite
+        Raw features; rows are clipped here (every path goes through the clip).
+    y : ndarray of shape (n,), float64
+        Encoded targets (±1 for logistic, class index for multinomial, real for Huber).
+    loss : loss spec (:mod:`skdp._losses`)
+    epsilon, delta : float
+        Privacy target; ``delta`` must be in (0, 1).
+    alpha : float
+        L2 strength ``mu >= 0``.
+    data_norm : float
+        Public bound on ``||[x, intercept_scaling]||_2``, enforced by clipping.
+    n_outputs : int, default=1
+    fit_intercept : bool, default=True
+    intercept_scaling : float, default=1.0
+    y_bound : float or None
+        Public target bound (tightens the public ball radius for Huber).
+    calibration : {"tight", "paper"}, default="tight"
+    max_iter : int, default=10000
+        Ignored: the number of steps is ``n_steps`` (it fixes the privacy calibration and
+        is never capped silently).
+    max_coef_norm : float or None
+        Radius of the public ball the iterates are projected onto (required when
+        ``alpha == 0``; default for ``alpha > 0``: ``min(L/alpha, sqrt(2 f0/alpha))``).
+    rng : numpy.random.Generator
+        Source of the batches and the noise.
+    batch_size : int, default=50
+        Expected batch size ``m``; sampling rate ``q = m/n``.
+    n_steps : int or None
+        Number of steps ``T``; default ``ceil(n^2/m^2)``.
+
+    Returns
+    -------
+    SolverResult
+    """
+    with solver_threads(X.shape[0], X.shape[1] + 1):
+        return _solve(X, y, loss, **kwargs)
+
+
+def _solve(
+    X,
+    y,
+    loss,
+    *,
+    epsilon,
+    delta,
+    alpha,
+    data_norm,
+    n_outputs=1,
+    fit_intercept=True,
+    intercept_scaling=1.0,
+    y_bound=None,
+    calibration="tight",
+    max_iter=10_000,
+    max_coef_norm=None,
+    rng,
+    batch_size=50,
+    n_steps=None,
+):
+    n = X.shape[0]
+    p_in = X.shape[1] + int(bool(fit_intercept))
+    K = int(n_outputs)
+    p = p_in * K
+    mu = float(alpha)
+    epsilon = float(epsilon)
+    delta = float(delta)
+
+    # 0. Validate (public quantities only).
+    if n < 2:
+        raise ValueError(f"solver='dpsgd' needs at least 2 samples, got n={n}")
+    if delta == 0.0:
+        raise ValueError(
+            "solver='dpsgd' adds Gaussian noise and needs delta > 0 (it has no pure "
+            "epsilon-DP guarantee); use delta > 0 or solver='output_perturbation'"
+        )
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    if not (epsilon > 0.0 and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
+    if calibration not in ("tight", "paper"):
+        raise ValueError(f"calibration must be 'tight' or 'paper', got {calibration!r}")
+    if mu < 0.0 or not math.isfinite(mu):
+        raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}")
+    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)):
+        raise ValueError(f"batch_size must be an integer, got {batch_size!r}")
+    batch_size = int(batch_size)
+    if not 1 <= batch_size <= n:
+        raise ValueError(f"batch_size must be in [1, n_samples={n}], got {batch_size}")
+    if n_steps is None:
+        T = math.ceil(n * n / (batch_size * batch_size))
+    else:
+        if isinstance(n_steps, (bool, np.bool_)) or not isinstance(n_steps, (int, np.integer)):
+            raise ValueError(f"n_steps must be a positive integer or None, got {n_steps!r}")
+        T = int(n_steps)
+        if T < 1:
+            raise ValueError(f"n_steps must be >= 1, got {n_steps!r}")
+    q = batch_size / n
+    L = float(loss.lipschitz(data_norm))
+    beta_l = float(loss.smoothness(data_norm))
+    if not (L > 0.0 and math.isfinite(L)):
+        raise ValueError(
+            f"solver='dpsgd' needs a finite positive Lipschitz constant, got {L!r} "
+            "(huber_threshold=0 is not supported)"
+        )
+
+    # 1. Public ball and step schedule.
+    if max_coef_norm is not None:
+        R = float(max_coef_norm)
+        if not (R > 0.0 and math.isfinite(R)):
+            raise ValueError(f"max_coef_norm must be finite and > 0, got {max_coef_norm!r}")
+    elif mu > 0.0:
+        f0 = float(loss.sup_loss_at_zero(y_bound))
+        R = min(L / mu, math.sqrt(2.0 * f0 / mu)) if math.isfinite(f0) else L / mu
+    else:
+        raise ValueError(
+            "solver='dpsgd' with alpha=0 needs a public bound max_coef_norm (the radius of "
+            "the convex set the iterates are projected onto, which fixes the step size "
+            "R/(G sqrt(t))); set max_coef_norm, or use alpha > 0"
+        )
+
+    # 2. Noise, before the data is touched.
+    z = float(_noise_multiplier(epsilon, delta, q, T, n, calibration))
+    sigma = z * L
+    if mu > 0.0:
+        step_coef, step_power_half, step_cap = 1.0 / mu, False, 1.0 / (beta_l + mu)
+    else:
+        G = math.sqrt(L * L + p * sigma * sigma / (batch_size * batch_size))
+        step_coef, step_power_half, step_cap = R / G, True, math.inf
+    clip = _clip_bound(L, p)
+    dp_event = poisson_gaussian_event(q, z, T)
+    details = {
+        "lipschitz": L,
+        "smoothness": beta_l,
+        "calibration": calibration,
+        "sampling_rate": q,
+        "batch_size": batch_size,
+        "noise_multiplier": z,
+        "n_steps": T,
+        "coef_bound": R,
+        "clip_bound": clip,
+        "step_schedule": ("min(1/(alpha t), 1/(beta + alpha))" if mu > 0.0
+                          else "R / (G sqrt(t))"),
+        "step_coef": step_coef,
+        "step_cap": step_cap,
+        "max_iter_ignored": int(max_iter),
+    }
+
+    # 3. The run, on clipped rows only.
+    Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
+    yc = np.ascontiguousarray(y, dtype=np.float64)
+    xnorm = np.empty(n)
+    row_norms(Xc, xnorm)
+    W = np.zeros((p_in, K))
+    total, dropped, _ = dpsgd_loop(
+        Xc, yc, int(loss.loss_id), float(loss.param), clip, xnorm, W, T, q,
+        float(batch_size), sigma, mu, step_coef, step_power_half, step_cap, R, rng,
+    )
+    # ``dropped`` counts non-finite per-example gradients: a private quantity, so it is
+    # deliberately not reported.
+    del dropped
+    details["full_gradient_equivalents"] = total / n
+
+    # 4. Release the last iterate.
+    if fit_intercept:
+        coef, intercept = W[:-1], W[-1] * intercept_scaling
+    else:
+        coef, intercept = W, np.zeros(K)
+    return SolverResult(
+        coef=np.ascontiguousarray(coef),
+        intercept=np.asarray(intercept, dtype=float).reshape(K),
+        n_iter=int(T),
+        n_gradient_evals=int(total),
+        noise_scale=float(sigma),
+        sensitivity=float(2.0 * L),
+        dp_event=dp_event,
+        data_norm=float(data_norm),
+        details=details,
+    )
