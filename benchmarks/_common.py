@@ -239,8 +239,12 @@ class QuietGate:
         self.spent_s = 0.0
         self.waits = 0
 
+    @property
+    def exhausted(self):
+        return self.spent_s >= self.budget_s
+
     def wait(self):
-        if self.spent_s >= self.budget_s:
+        if self.exhausted:
             return False
         res = wait_for_quiet(self.budget_s - self.spent_s, self.threshold, self.window_s)
         self.spent_s += res["waited_s"]

@@ -37,6 +37,7 @@ class Objective:
         self.n, self.d = X.shape
         self.shape = (self.d, self.n_outputs)
         self.n_evals = 0
+        self.extra_example_gradients = 0  # e.g. spent on a warm start elsewhere
 
     def value_grad(self, W):
         """Return ``(F(W), grad F(W))`` with ``W`` of shape ``(d, K)``."""
@@ -47,6 +48,11 @@ class Objective:
             self.X, self.y, W, self.loss.loss_id, self.loss.param, self.alpha, grad
         )
         return float(value), grad
+
+    @property
+    def n_example_gradients(self):
+        """Per-example gradients computed so far (``n`` per evaluation, plus extras)."""
+        return self.n_evals * self.n + self.extra_example_gradients
 
     def value_grad_flat(self, w):
         """The same on a flat vector (for scipy)."""

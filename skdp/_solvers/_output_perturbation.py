@@ -242,7 +242,7 @@ def _solve(
         coef=np.ascontiguousarray(coef),
         intercept=np.asarray(intercept, dtype=float).reshape(n_outputs),
         n_iter=int(n_iter),
-        n_gradient_evals=int(objective.n_evals) * n,
+        n_gradient_evals=int(objective.n_example_gradients),
         noise_scale=float(noise_scale),
         sensitivity=float(sensitivity),
         dp_event=dp_event,

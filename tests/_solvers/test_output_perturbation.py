@@ -287,3 +287,26 @@ def test_utility_excess_risk_bounded_by_smoothness_times_noise():
     beta = C**2 / 4 + mu
     bound = beta / 2 * (d + 1) * sigma**2
     assert diffs.mean() <= bound + 4 * diffs.std() / np.sqrt(2000)
+
+
+def test_warm_start_path_is_certified(monkeypatch):
+    """Large designs start L-BFGS from a subsample solution; the certificate still holds and
+    the warm start's gradients are counted."""
+    import skdp._solvers._optimizers as opt
+
+    monkeypatch.setattr(opt, "WARM_START_MIN_ROWS", 20_000)
+    monkeypatch.setattr(opt, "WARM_START_ROWS", 2_000)
+    rng = np.random.default_rng(8)
+    n = 40_000
+    X = clip_and_augment(rng.normal(size=(n, 4)), 2.0, True, 1.0)
+    y = np.sign(X[:, 0] + rng.normal(size=n))
+    mu = 0.01
+    tau = 0.01 * 2.0 / (n * mu)
+    obj = Objective(X, y, LogisticLoss(), mu, 1, 2.0)
+    W, info = certified_minimize(obj, mu, tau, 1.0, 2.0 / mu, 1000)
+    assert info["inner_solver"] == "lbfgs"
+    assert obj.extra_example_gradients > 0
+    assert obj.n_example_gradients == obj.n_evals * n + obj.extra_example_gradients
+    W_star, _ = certified_minimize(Objective(X, y, LogisticLoss(), mu, 1, 2.0), mu, tau / 100,
+                                   1.0, 2.0 / mu, 1000)
+    assert np.linalg.norm(W - W_star) <= tau * 1.01
