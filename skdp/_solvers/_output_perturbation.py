@@ -61,6 +61,7 @@ import math
 import numpy as np
 
 from ..accounting import calibrate_gaussian_sigma, gaussian_delta, gaussian_event, pure_dp_event
+from .._losses import HUBER
 from .._mechanisms import clip_and_augment, gaussian_noise, norm_laplace_noise
 from ._objective import Objective
 from ._optimizers import certified_minimize, gradient_descent
@@ -211,8 +212,10 @@ def _solve(
         noise_scale = calibrate_gaussian_sigma(epsilon, delta, sensitivity)
         dp_event = gaussian_event(noise_scale, sensitivity)
 
-    # 3. The noise-free solution, on clipped rows only.
+    # 3. The noise-free solution, on clipped rows (and targets: D above assumes them).
     Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
+    if y_bound is not None and loss.loss_id == HUBER:
+        y = np.clip(y, -y_bound, y_bound)
     objective = Objective(Xc, y, loss, mu, n_outputs, data_norm)
     if method == "certified":
         # Stop as soon as ||w - w_hat|| is certified below tau and below 1 % of the noise
