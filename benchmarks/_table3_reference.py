@@ -19,7 +19,6 @@ path (plus the F_0 decrease over the last decade as its uncertainty), and the no
 first path point whose ``F_0`` is within ``1e-6`` of that infimum as "``||w_hat||``".
 """
 
-import math
 
 import numpy as np
 from scipy.optimize import minimize
