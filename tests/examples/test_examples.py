@@ -20,5 +20,7 @@ def test_example_runs(path, monkeypatch):
     import matplotlib.pyplot as plt
 
     monkeypatch.setattr(plt, "show", lambda *a, **k: None)
-    runpy.run_path(str(path), run_name="__main__")
+    namespace = runpy.run_path(str(path), run_name="__main__")
+    assert plt.get_fignums(), f"{path.name} drew no figure"
+    assert namespace  # the script ran to its end and defined its names
     plt.close("all")
