@@ -105,6 +105,15 @@ def audit_dpsgd(kind, calibration, n_fits, under_noised):
     return epsilon_lower_bound(s0, s1, delta=DELTA, random_state=0)
 
 
+def _row(cells, honest, weak, start):
+    """One markdown row: the given cells, both lower bounds, pass mark and elapsed time."""
+    ok = honest.epsilon_lower_bound <= EPSILON < weak.epsilon_lower_bound
+    return "| " + " | ".join([
+        *cells, f"{honest.epsilon_lower_bound:.3f}", f"{weak.epsilon_lower_bound:.3f}",
+        "✓" if ok else "✗", f"{time.perf_counter() - start:.0f}",
+    ]) + " |"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--fits", type=int, default=100_000)
@@ -127,12 +136,7 @@ def main():
             start = time.perf_counter()
             honest, gap, sens = audit(kind, calibration, n_fits, False)
             weak, _, _ = audit(kind, calibration, n_fits, True)
-            ok = honest.epsilon_lower_bound <= EPSILON < weak.epsilon_lower_bound
-            lines.append(
-                f"| {kind} | {calibration} | {gap / sens:.3f} | {honest.epsilon_lower_bound:.3f} "
-                f"| {weak.epsilon_lower_bound:.3f} | {'✓' if ok else '✗'} "
-                f"| {time.perf_counter() - start:.0f} |"
-            )
+            lines.append(_row([kind, calibration, f"{gap / sens:.3f}"], honest, weak, start))
             print(lines[-1], flush=True)
     lines += [
         "",
@@ -147,12 +151,7 @@ def main():
         start = time.perf_counter()
         honest = audit_dpsgd(kind, "tight", n_fits, False)
         weak = audit_dpsgd(kind, "tight", n_fits, True)
-        ok = honest.epsilon_lower_bound <= EPSILON < weak.epsilon_lower_bound
-        lines.append(
-            f"| {kind} | tight | {honest.epsilon_lower_bound:.3f} | "
-            f"{weak.epsilon_lower_bound:.3f} | {'✓' if ok else '✗'} "
-            f"| {time.perf_counter() - start:.0f} |"
-        )
+        lines.append(_row([kind, "tight"], honest, weak, start))
         print(lines[-1], flush=True)
     lines += ["", "Reproduce: `python benchmarks/audit_convex.py" +
               (" --quick`" if args.quick else f" --fits {n_fits}`")]

@@ -24,7 +24,8 @@ class Objective:
     loss : loss spec from :mod:`skdp._losses`
     alpha : float, L2 strength
     n_outputs : int, number of columns K of W
-    data_norm : float, the public row bound (for the rounding allowance)
+    data_norm : float, the public row bound (stored as ``row_bound``, for the rounding
+        allowance)
     """
 
     def __init__(self, X, y, loss, alpha, n_outputs, data_norm):
@@ -33,7 +34,7 @@ class Objective:
         self.loss = loss
         self.alpha = float(alpha)
         self.n_outputs = int(n_outputs)
-        self.data_norm = float(data_norm)
+        self.row_bound = float(data_norm)
         self.n, self.d = X.shape
         self.shape = (self.d, self.n_outputs)
         self.n_evals = 0
@@ -80,7 +81,7 @@ class Objective:
         second-order terms gives the bound returned.
         """
         u = UNIT_ROUNDOFF
-        C = self.data_norm
+        C = self.row_bound
         K = self.n_outputs
         g_max = max(1.0, self.loss.lipschitz(1.0) / (np.sqrt(2.0) if K > 1 else 1.0))
         w_norm = float(np.linalg.norm(W))

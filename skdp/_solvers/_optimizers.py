@@ -41,11 +41,11 @@ def _warm_start(objective, max_iter):
     k = objective.n // WARM_START_ROWS
     sub = type(objective)(
         np.ascontiguousarray(objective.X[::k]), np.ascontiguousarray(objective.y[::k]),
-        objective.loss, objective.alpha, objective.n_outputs, objective.data_norm,
+        objective.loss, objective.alpha, objective.n_outputs, objective.row_bound,
     )
     res = minimize(sub.value_grad_flat, np.zeros(objective.shape[0] * objective.shape[1]),
                    jac=True, method="L-BFGS-B",
-                   options={"maxiter": int(max_iter), "gtol": 1e-7 * objective.data_norm})
+                   options={"maxiter": int(max_iter), "gtol": 1e-7 * objective.row_bound})
     objective.extra_example_gradients += sub.n_example_gradients
     return res.x
 
