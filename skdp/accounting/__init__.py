@@ -13,6 +13,7 @@ True
 
 from ._accountant import get_delta, get_epsilon
 from ._events import NEIGHBORING_RELATION, compose, gaussian_event, pure_dp_event
+from ._fitted import fitted_dp_event, fitted_privacy_guaranteed
 from ._gaussian import (
     calibrate_gaussian_sigma,
     gaussian_delta,
@@ -26,6 +27,8 @@ __all__ = [
     "calibrate_gaussian_sigma",
     "calibrate_poisson_gaussian",
     "compose",
+    "fitted_dp_event",
+    "fitted_privacy_guaranteed",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_event",

@@ -1,0 +1,115 @@
+"""Read the privacy of a fitted estimator or pipeline.
+
+A fitted skdp estimator carries ``dp_event_`` (what its ``fit`` released) and
+``privacy_guaranteed_`` (whether every bound that shaped the noise was public).  A
+scikit-learn ``Pipeline`` of such steps released the composition of its steps' events: each
+step's ``fit`` reads the private rows once (through the previous steps' *already private*
+output), so the pipeline's guarantee is the sequential composition of its steps' events.
+
+A step that learned from the data *without* a DP mechanism (a plain ``StandardScaler``, a
+``PCA``...) voids the guarantee of everything after it.  Only steps that provably learn
+nothing from the data values are accepted without an event (``"passthrough"``, ``None`` and a
+short allow-list of stateless transformers); anything else makes :func:`fitted_dp_event` raise.
+"""
+
+from sklearn.pipeline import Pipeline
+
+from ._events import compose
+
+__all__ = ["fitted_dp_event", "fitted_privacy_guaranteed"]
+
+# Transformers whose fitted state depends only on the *shape* of X (public), never on its
+# values.  FunctionTransformer is accepted only with inverse checks off and no fitted state.
+_STATELESS = frozenset(
+    {"FunctionTransformer", "PolynomialFeatures", "Normalizer", "Binarizer"}
+)
+
+
+def _steps(estimator):
+    if isinstance(estimator, Pipeline):
+        for _, step in estimator.steps:
+            yield from _steps(step)
+    else:
+        yield estimator
+
+
+def _is_data_free(step):
+    if step is None or (isinstance(step, str) and step == "passthrough"):
+        return True
+    return type(step).__name__ in _STATELESS and type(step).__module__.startswith(
+        "sklearn."
+    )
+
+
+def fitted_dp_event(estimator):
+    """The dp-accounting event released by fitting ``estimator`` (estimator or Pipeline).
+
+    Parameters
+    ----------
+    estimator : fitted skdp estimator or sklearn.pipeline.Pipeline
+        For a pipeline every step must either carry ``dp_event_`` or be data-free
+        (``"passthrough"``, ``None``, ``FunctionTransformer``, ``PolynomialFeatures``,
+        ``Normalizer``, ``Binarizer``).
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+        The step's own event, or ``ComposedDpEvent`` of the steps' events in order (replace-one
+        neighbours, see :mod:`skdp.accounting._events`).
+
+    Raises
+    ------
+    TypeError
+        If a step learned from the data without a DP mechanism, or the estimator is not fitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import PolynomialFeatures
+    >>> from skdp import DPLogisticRegression
+    >>> from skdp.accounting import fitted_dp_event, get_epsilon
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (200, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> pipe = make_pipeline(PolynomialFeatures(2), DPLogisticRegression(
+    ...     data_norm=3.0, random_state=0)).fit(X, y)
+    >>> get_epsilon(fitted_dp_event(pipe), delta=1e-6) <= 1.0
+    True
+    """
+    events = []
+    for step in _steps(estimator):
+        event = getattr(step, "dp_event_", None)
+        if event is not None:
+            events.append(event)
+        elif not _is_data_free(step):
+            raise TypeError(
+                f"{type(step).__name__} has no dp_event_: either it is not fitted or it "
+                "learned from the data without differential privacy, which voids the "
+                "guarantee of the whole pipeline. Use a DP transformer (e.g. "
+                "skdp.preprocessing.DPStandardScaler) or a data-free one."
+            )
+    if not events:
+        raise TypeError("the estimator released nothing: no step carries a dp_event_")
+    return events[0] if len(events) == 1 else compose(*events)
+
+
+def fitted_privacy_guaranteed(estimator):
+    """Whether every DP step of a fitted estimator/pipeline ran on public bounds only.
+
+    ``False`` as soon as one step has ``privacy_guaranteed_ = False`` (a bound was read
+    from the data) or a step learned from the data without DP.
+
+    Examples
+    --------
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from skdp.accounting import fitted_privacy_guaranteed
+    >>> fitted_privacy_guaranteed(StandardScaler().fit([[0.0], [1.0]]))
+    False
+    """
+    for step in _steps(estimator):
+        if getattr(step, "dp_event_", None) is not None:
+            if not getattr(step, "privacy_guaranteed_", False):
+                return False
+        elif not _is_data_free(step):
+            return False
+    return True
