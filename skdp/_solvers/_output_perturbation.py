@@ -45,9 +45,10 @@ Iteration counts (public)
 -------------------------
 Paper mode, mu > 0: ``T = ceil((mu+beta)^2/(2 mu beta) ln(max(1, 10 D^2/E||z||^2)))``
 (spec §3), capped by ``max_iter``.  mu = 0 (both modes): the minimiser of the explicit
-bound of Theorem 3, ``T* = ceil((2 beta^2 D^2 n^2 / (p c^2 k^2 L^2))^(1/3))`` with ``k = 3``
-(paper) or ``2`` (tight), ``c^2 = E||z||^2/(p Delta^2)`` and ``D = max_coef_norm`` (required),
-capped by ``max_iter``.
+bound of Theorem 3, ``T* = ceil((2 beta^2 D^2 n^2 / (p c^2 k^2 L^2))^(1/3))`` with the
+paper's constants ``k = 3``, ``c^2 = 2 ln(2/delta)/epsilon^2`` (``(p+1)/epsilon^2`` when
+``delta = 0``) in both modes -- tight mode then adds less noise to the same iterate -- and
+``D = max_coef_norm`` (required), capped by ``max_iter``.
 
 Noise
 -----
@@ -84,15 +85,27 @@ def _noise_ratio_sq(epsilon, delta, calibration, p):
 
 
 def _iterations_convex(*, beta, L, n, p, epsilon, delta, calibration, max_coef_norm, max_iter):
-    """T* of Theorem 3's explicit bound (mu = 0)."""
+    """Number of GD steps at mu = 0: T* of Theorem 3's explicit bound, paper constants.
+
+    ``T* = ceil((2 beta^2 D^2 n^2 / (p c^2 k^2 L^2))^(1/3))`` minimises the bound
+    ``2 beta D^2 / T + (beta/2) p c^2 (k L T / (beta n))^2`` with the paper's constants
+    ``k = 3`` (Lemma 2) and ``c^2 = 2 ln(2/delta)/epsilon^2`` (its Gaussian), for *both*
+    calibrations.  ``calibration="tight"`` then releases the same ``w_T`` with the tight
+    ``Delta = 2 L T eta / n`` and the analytic-Gaussian sigma, i.e. strictly less noise than
+    paper mode on the same iterate -- never worse.  (Minimising the bound with the tight
+    constants instead gives a ~1.3-2.2x larger T: the bound's optimisation term
+    ``2 beta D^2/T`` is pessimistic by orders of magnitude on real data, so those extra steps
+    bought little and their larger Delta cost more; measured in benchmarks/table3.py.)
+    T depends on public quantities only.
+    """
     if max_coef_norm is None:
         raise ValueError(
             "alpha=0 needs a public bound max_coef_norm on the norm of the minimiser to fix "
             "the number of gradient steps (the sensitivity grows with it); set "
             "max_coef_norm, or use alpha > 0"
         )
-    k = 3.0 if calibration == "paper" else 2.0
-    c2 = _noise_ratio_sq(epsilon, delta, calibration, p)
+    k = 3.0
+    c2 = _noise_ratio_sq(epsilon, delta, "paper", p)
     T = math.ceil((2.0 * beta**2 * max_coef_norm**2 * n**2 / (p * c2 * k**2 * L**2)) ** (1 / 3))
     return int(min(max(T, 1), max_iter))
 
