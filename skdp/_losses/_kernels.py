@@ -14,6 +14,17 @@ Losses (``y`` is the encoded target, ``param`` the loss's scalar parameter):
   dl/dz = p - e_y with p = softmax(z); Hessian diag(p) - p p^T.
 * ``HUBER`` (K = 1, real y, threshold h = param > 0): r = z - y,
   l = r^2/2 if |r| <= h else h(|r| - h/2);  l' = clip(r, -h, h);  l'' = 1{|r| <= h}.
+* Nonconvex robust losses (K = 1, real y, scale c = param > 0), r = z - y, u = r/c:
+
+  - ``TUKEY`` (biweight): l = (c^2/6)(1 - (1 - u^2)^3) for |u| <= 1, else c^2/6;
+    l' = r (1 - u^2)^2,  l'' = (1 - u^2)(1 - 5u^2),  l''' = (20u^3 - 12u)/c  (0 for |u| > 1).
+  - ``WELSCH``: l = (c^2/2)(1 - e^{-u^2});  l' = r e^{-u^2},  l'' = (1 - 2u^2) e^{-u^2},
+    l''' = (4u^3 - 6u) e^{-u^2}/c.
+  - ``CAUCHY``: l = (c^2/2) ln(1 + u^2);  l' = r/(1 + u^2),  l'' = (1 - u^2)/(1 + u^2)^2,
+    l''' = (2u^3 - 6u)/(c (1 + u^2)^3).
+
+  ``_robust_row`` returns all four; the constants the proofs need (sup|l'|, sup|l''|,
+  sup|l'''|) are derived in :mod:`skdp._losses`.
 
 The row passes are split into ``N_CHUNKS`` fixed chunks run with ``prange``; reductions
 add the chunk results in a fixed order, so results are bitwise identical whatever the
@@ -28,6 +39,9 @@ from numba import njit, prange
 LOGISTIC = 0
 MULTINOMIAL = 1
 HUBER = 2
+TUKEY = 3
+WELSCH = 4
+CAUCHY = 5
 
 N_CHUNKS = 16
 BLOCK = 4096
@@ -51,6 +65,37 @@ def _huber_row(z, y, h):
     if r < -h:
         return h * (-r - 0.5 * h), -h
     return 0.5 * r * r, r
+
+
+@njit(cache=True)
+def _robust_row(r, loss_id, c):
+    """(l, l', l'', l''') of the nonconvex robust loss ``loss_id`` at residual r, scale c.
+
+    Finite for every finite ``r``: huge residuals give the limits (first and second
+    derivatives 0 for Tukey and Welsch, the asymptotic forms for Cauchy), never NaN.
+    """
+    u = r / c
+    if loss_id == TUKEY:
+        if abs(u) >= 1.0:
+            return c * c / 6.0, 0.0, 0.0, 0.0
+        s = 1.0 - u * u
+        return ((c * c / 6.0) * (1.0 - s * s * s), r * s * s, s * (1.0 - 5.0 * u * u),
+                (20.0 * u * u * u - 12.0 * u) / c)
+    if loss_id == WELSCH:
+        u2 = u * u
+        if u2 > 700.0:
+            # e^{-u^2} < 1e-304: return the limits instead of subnormal numbers (which make
+            # every later product orders of magnitude slower); |error| < 1e-290.
+            return 0.5 * c * c, 0.0, 0.0, 0.0
+        e = np.exp(-u2)
+        return 0.5 * c * c * (1.0 - e), r * e, (1.0 - 2.0 * u2) * e, (4.0 * u2 - 6.0) * u * e / c
+    # CAUCHY
+    if abs(u) > 1e150:
+        return c * c * np.log(abs(u)), c / u, -1.0 / (u * u), 2.0 / (c * u * u * u)
+    u2 = u * u
+    q = 1.0 + u2
+    return (0.5 * c * c * np.log1p(u2), r / q, (1.0 - u2) / (q * q),
+            (2.0 * u2 - 6.0) * u / (c * q * q * q))
 
 
 @njit(cache=True)
@@ -81,6 +126,9 @@ def _row_derivatives(Z, y, loss_id, param, G):
             G[i, 0] = g
         elif loss_id == HUBER:
             v, g = _huber_row(Z[i, 0], y[i], param)
+            G[i, 0] = g
+        elif loss_id >= TUKEY:
+            v, g, _, _ = _robust_row(Z[i, 0] - y[i], loss_id, param)
             G[i, 0] = g
         else:
             v = _multinomial_row(Z[i], int(y[i]), G[i])
@@ -114,10 +162,22 @@ def margin_curvatures(z, y, loss_id, param, out):
         if loss_id == LOGISTIC:
             e = np.exp(-abs(z[i]))
             out[i] = e / ((1.0 + e) * (1.0 + e))
+        elif loss_id >= TUKEY:
+            out[i] = _robust_row(z[i] - y[i], loss_id, param)[2]
         else:
             r = z[i] - y[i]
             out[i] = 1.0 if -param <= r <= param else 0.0
 
+
+@njit(cache=True)
+def robust_derivatives(r, loss_id, param, out):
+    """out[i, :] = value and first three derivatives at r[i] (nonconvex robust losses)."""
+    for i in range(r.shape[0]):
+        v, d1, d2, d3 = _robust_row(r[i], loss_id, param)
+        out[i, 0] = v
+        out[i, 1] = d1
+        out[i, 2] = d2
+        out[i, 3] = d3
 
 
 @njit(cache=True)

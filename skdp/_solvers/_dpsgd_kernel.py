@@ -20,10 +20,12 @@ from numba import njit
 from .._losses._kernels import (
     HUBER,
     LOGISTIC,
+    TUKEY,
     _dot_row,
     _huber_row,
     _logistic_row,
     _multinomial_row,
+    _robust_row,
 )
 from .._mechanisms._clipping import _row_norm
 
@@ -115,6 +117,8 @@ def _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z
             g[0] = _logistic_row(z[0], yi)[1]
         elif loss_id == HUBER:
             g[0] = _huber_row(z[0], yi, param)[1]
+        elif loss_id >= TUKEY:  # nonconvex robust losses (TUKEY, WELSCH, CAUCHY)
+            g[0] = _robust_row(z[0] - yi, loss_id, param)[1]
         else:
             # guard the write g[label] -= 1: only a valid class index is used
             if not (yi >= 0.0 and yi < K and yi == np.floor(yi)):

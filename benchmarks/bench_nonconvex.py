@@ -1,0 +1,252 @@
+"""Private robust regression with a nonconvex loss: spider vs dpsgd vs non-private Huber.
+
+Writes ``benchmarks/results/nonconvex.md`` (and ``.json``).  For each setting the Welsch
+objective ``F`` (scale ``c``) is evaluated at each method's output on fresh data from the
+same distribution (outliers included: the population objective), giving ``||grad F||`` and
+``lambda_min(hess F)`` (second-order stationarity), the RMSE on *clean* test targets and the
+coefficient error where the truth is known, the fit time (kernels warmed first, never timed)
+and the per-example gradient evaluations.
+
+Settings: synthetic robust regression (rows ``x ~ N(0, I/d)`` clipped to the unit ball,
+``y = x.w* + 0.3 + 0.1 N(0, 1)``, ``||w*|| = 1``, 20 % of the targets replaced by
+``U(5, 10)``), ``d in {10, 50}``, ``n in {1e5, 1e6}`` (``--quick``: 1e5 only, plus the
+``n = 1e6, d = 50`` timing point); UCI wine quality and bike sharing (the shared data
+files, min-max features with ``||x|| <= 1``, target on a public scale) with 10 % of the
+training targets replaced by gross outliers.  ``epsilon in {0.5, 1, 2, 8}``,
+``delta = min(1e-6, n^-1.1)``.
+
+Methods (same loss, same ``data_norm``, same ``(epsilon, delta)``):
+
+* ``spider`` -- ``DPNonconvexRegressor(solver="spider")``, tight calibration, private
+  output selection (10 % held out);
+* ``dpsgd`` -- ``DPNonconvexRegressor(solver="dpsgd")``: Poisson mini-batches of 1000, 5
+  epochs, PLD-calibrated, ``alpha = 1e-3`` (steps ``min(1/(alpha t), 1/(beta + alpha))``,
+  projection on the public ball ``||w|| <= sqrt(2 sup l / alpha)``; its ``alpha = 0`` rule
+  ``R/(G sqrt t)`` overshoots into the flat outlier region of the loss);
+* ``huber`` -- scikit-learn ``HuberRegressor`` (not private), on at most 1e5 rows.
+
+A spider fit that the public data rule refuses (too few rows for any useful accuracy at
+that epsilon) is reported as such with the ``n`` it would need.
+
+Run: ``python benchmarks/bench_nonconvex.py [--quick]`` (``SKDP_DATA`` or ../shared/data).
+"""
+
+import argparse
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import data_home, log, machine_info, md_table, write_results  # noqa: E402
+
+from skdp import DPNonconvexRegressor  # noqa: E402
+from skdp._losses import WelschLoss, robust_derivatives  # noqa: E402
+
+EPSILONS = (0.5, 1.0, 2.0, 8.0)
+LOSS_SCALE = 0.5
+# dpsgd's step rule: with alpha > 0, eta_t = min(1/(alpha t), 1/(beta + alpha)) (capped at
+# the inverse smoothness) and projection on the public ball ||w|| <= sqrt(2 f0 / alpha);
+# with alpha = 0 its convex rule R/(G sqrt t) overshoots into the flat outlier region.
+DPSGD_ALPHA = 1e-3
+N_EVAL = 200_000
+
+
+def _synthetic(n, d, seed):
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=d)
+    w /= np.linalg.norm(w)
+
+    def draw(m, outliers=True):
+        X = rng.normal(size=(m, d)) / math.sqrt(d)
+        X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+        y_clean = X @ w + 0.3 + 0.1 * rng.normal(size=m)
+        y = y_clean.copy()
+        if outliers:
+            bad = rng.random(m) < 0.2
+            y[bad] = rng.uniform(5, 10, bad.sum())
+        return X, y, y_clean
+
+    X, y, _ = draw(n)
+    Xe, ye, _ = draw(N_EVAL)
+    Xt, _, yt = draw(50_000)
+    return dict(X=X, y=y, X_eval=Xe, y_eval=ye, X_test=Xt, y_test=yt, w=w, b=0.3,
+                data_norm=math.sqrt(2.0))
+
+
+def _uci(name, seed):
+    from sklearn.model_selection import train_test_split
+
+    from skdp.datasets import load_bike_sharing, load_wine_quality
+
+    if name == "wine":
+        bunch = load_wine_quality(data_home=data_home())
+        y = bunch.target / 10.0  # quality in [0, 10] -> [0, 1] (public scale)
+    else:
+        bunch = load_bike_sharing(data_home=data_home())
+        y = bunch.target / 1000.0  # rentals in thousands (public scale)
+    X = np.asarray(bunch.data, dtype=float)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, random_state=seed)
+    rng = np.random.default_rng(seed)
+    y_bad = y_tr.copy()
+    bad = rng.random(len(y_tr)) < 0.1
+    y_bad[bad] = rng.uniform(3, 6, bad.sum())
+    return dict(X=X_tr, y=y_bad, X_eval=X_tr, y_eval=y_bad, X_test=X_te, y_test=y_te,
+                w=None, b=None, data_norm=math.sqrt(2.0))
+
+
+def _stationarity(coef, intercept, X, y):
+    """||grad F|| and lambda_min(hess F) of the Welsch objective in (w, b) on (X, y)."""
+    A = np.c_[X, np.ones(len(y))]
+    w = np.r_[coef, intercept]
+    D = np.empty((len(y), 4))
+    robust_derivatives(np.ascontiguousarray(A @ w - y), WelschLoss().loss_id, LOSS_SCALE, D)
+    grad = A.T @ D[:, 1] / len(y)
+    H = (A.T * D[:, 2]) @ A / len(y)
+    return float(np.linalg.norm(grad)), float(np.linalg.eigvalsh(H)[0])
+
+
+def _methods(eps, delta, n, norm):
+    return {
+        "spider": lambda: DPNonconvexRegressor(
+            epsilon=eps, delta=delta, data_norm=norm, loss="welsch", loss_scale=LOSS_SCALE,
+            random_state=0),
+        "dpsgd": lambda: DPNonconvexRegressor(
+            epsilon=eps, delta=delta, data_norm=norm, loss="welsch", loss_scale=LOSS_SCALE,
+            solver="dpsgd", batch_size=1000, n_steps=max(1, 5 * n // 1000), alpha=DPSGD_ALPHA,
+            random_state=0),
+    }
+
+
+def _evaluate(name, data, eps_list, rows, raw):
+    from sklearn.linear_model import HuberRegressor
+
+    n, d = data["X"].shape
+    delta = min(1e-6, n ** -1.1)
+
+    def record(method, eps, model, fit_s, evals, note=""):
+        gn, lam = _stationarity(model.coef_, model.intercept_, data["X_eval"], data["y_eval"])
+        pred = data["X_test"] @ model.coef_ + model.intercept_
+        rmse = float(np.sqrt(np.mean((pred - data["y_test"]) ** 2)))
+        werr = (float(np.linalg.norm(model.coef_ - data["w"])) if data["w"] is not None
+                else float("nan"))
+        rows.append([name, f"{n:.0e}", str(d), f"{eps:g}" if eps else "-", method,
+                     f"{gn:.2e}", f"{lam:.2e}", f"{rmse:.3f}",
+                     f"{werr:.3f}" if werr == werr else "-", f"{fit_s:.2f}",
+                     f"{evals / n:.2f}" if evals else "-", note])
+        raw.append(dict(setting=name, n=n, d=d, epsilon=eps, method=method, grad_norm=gn,
+                        lambda_min=lam, rmse=rmse, coef_err=werr, fit_s=fit_s,
+                        grad_evals=evals, note=note))
+        log(" | ".join(rows[-1]))
+
+    m = min(n, 100_000)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hub = HuberRegressor(max_iter=500).fit(data["X"][:m], data["y"][:m])
+    record("huber (not private)", None, hub, time.perf_counter() - start, 0,
+           f"{m:.0e} rows" if m < n else "")
+    for eps in eps_list:
+        for method, make in _methods(eps, delta, n, data["data_norm"]).items():
+            model = make()
+            start = time.perf_counter()
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    model.fit(data["X"], data["y"])
+            except ValueError as exc:
+                if "needs at least n" not in str(exc):
+                    raise
+                need = str(exc).split("n = ")[1].split(" ")[0]
+                rows.append([name, f"{n:.0e}", str(d), f"{eps:g}", method, "-", "-", "-", "-",
+                             "-", "-", f"refused: needs n >= {need}"])
+                raw.append(dict(setting=name, n=n, d=d, epsilon=eps, method=method,
+                                refused_needs_n=int(need)))
+                log(" | ".join(rows[-1]))
+                continue
+            fit_s = time.perf_counter() - start
+            note = ""
+            if any("vacuous" in str(w.message) for w in caught):
+                note = "vacuous gamma"
+            if method == "spider":
+                note = (note + f" gamma={model.gamma_:.3g}, {model.n_escapes_} esc").strip()
+            record(method, eps, model, fit_s, model.n_gradient_evals_, note)
+
+
+def _warm():
+    data = _synthetic(20_000, 3, 99)
+    for make in _methods(8.0, 1e-6, 20_000, data["data_norm"]).values():
+        make().fit(data["X"], data["y"])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true",
+                        help="n = 1e5 for the synthetic sets, plus the 1e6 x 50 timing point")
+    args = parser.parse_args()
+    _warm()
+    rows, raw = [], []
+    sizes = [(100_000, 10), (100_000, 50), (1_000_000, 50)]
+    if not args.quick:
+        sizes.insert(2, (1_000_000, 10))
+    for n, d in sizes:
+        _evaluate(f"synthetic d={d}", _synthetic(n, d, 0), EPSILONS, rows, raw)
+    for name in ("wine", "bike"):
+        _evaluate(f"{name} +10% outliers", _uci(name, 0), EPSILONS, rows, raw)
+
+    headers = ["setting", "n", "d", "eps", "method", "‖∇F‖", "λ_min(∇²F)", "test RMSE",
+               "‖w − w*‖", "fit s", "grad evals / n", "note"]
+    ours = {}
+    for r in raw:
+        if "grad_norm" in r and r["epsilon"]:
+            ours[(r["setting"], r["n"], r["epsilon"], r["method"])] = r
+    wins = wins_sosp = wins_rmse = total = 0
+    for (s_, n_, e_, m_), r in ours.items():
+        other = ours.get((s_, n_, e_, "dpsgd"))
+        if m_ == "spider" and other is not None:
+            total += 1
+            wins += r["grad_norm"] < other["grad_norm"]
+            # second-order measure: max(||grad F||, sqrt(c) (-lambda_min)_+) -- small only at
+            # an approximate SOSP (a flat region far from the data has a tiny gradient but
+            # negative curvature)
+            def sosp(q):
+                return max(q["grad_norm"], math.sqrt(LOSS_SCALE) * max(0.0, -q["lambda_min"]))
+            wins_sosp += sosp(r) < sosp(other)
+            wins_rmse += r["rmse"] < other["rmse"]
+    big = [r for r in raw if r.get("n") == 1_000_000 and r.get("d") == 50
+           and r.get("method") == "spider" and "fit_s" in r]
+    lines = [
+        "# Nonconvex robust regression: private SpiderBoost vs DP-SGD",
+        "",
+        __doc__.split("\n\n", 1)[1].split("Run:")[0].strip(),
+        "",
+        f"**Targets.** spider reaches a smaller ‖∇F‖ than dpsgd in {wins} of {total} "
+        "settings where both ran (target: most); a smaller second-order measure "
+        f"max(‖∇F‖, √c·(−λ_min)₊) in {wins_sosp} of {total}; a smaller clean "
+        f"test RMSE in {wins_rmse} of {total}.  spider fit time at n = 1e6, d = 50: "
+        + ", ".join(f"{r['fit_s']:.2f} s (eps={r['epsilon']:g})" for r in big)
+        + " (target < 30 s).",
+        "",
+        f"**Reading.** Multi-pass DP-SGD ({5} epochs) beats the single-pass private "
+        f"SpiderBoost on ‖∇F‖ in {total - wins} of {total} settings here: at these n the "
+        "paper's advantage is asymptotic (spec §8 expects this) and spider's constants "
+        "(spec §7.3) are conservative -- its output's ‖∇F‖ is far below its target accuracy "
+        "gamma_.  On wine and bike (5-13k training rows) the public data rule refuses spider "
+        "at small epsilon or flags the fit as vacuous.",
+        "",
+        md_table(headers, rows),
+        "",
+        "## Machine",
+        "",
+        "```",
+        *(f"{k}: {v}" for k, v in machine_info().items()),
+        "```",
+    ]
+    write_results("nonconvex", "\n".join(lines) + "\n", raw)
+
+
+if __name__ == "__main__":
+    main()
