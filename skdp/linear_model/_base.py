@@ -1,4 +1,25 @@
-"""What the DP linear estimators share: parameters, validation, privacy attributes."""
+"""What the DP linear estimators share: parameters, validation, privacy attributes.
+
+Privacy ledger hook
+-------------------
+Every estimator built on :class:`BaseDPLinear` takes ``privacy_ledger``
+(:class:`skdp.accounting.PrivacyLedger` or None).  :meth:`BaseDPLinear._run_solver`
+
+1. computes the *planned* event of the fit from public quantities only
+   (:func:`planned_dp_event`: ``epsilon``, ``delta``, ``calibration``, ``n`` and the solver's
+   public options -- never the data) and reserves it in the ledger, which raises
+   :class:`~skdp.exceptions.BudgetExceededError` before the solver touches the data;
+2. runs the solver;
+3. commits the event the solver actually returned (checked again, atomically) before the
+   fitted attributes are set, so a refused fit releases nothing.
+
+A solver without an entry in ``PLANNERS`` (a new solver added by subclassing) still works
+under a ledger: step 1 only checks that the store is reachable and the budget check
+happens at step 3 -- after the computation, still before the release (see
+:mod:`skdp.accounting._ledger`).  Register a planner to get the early check.  A fit with
+``data_norm=None`` reads its bound from the data: it is planned and recorded as
+``NonPrivateDpEvent`` (infinite epsilon), i.e. refused under any finite budget.
+"""
 
 import math
 import numbers
@@ -12,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._mechanisms import max_row_norm
 from .._solvers import SOLVER_OPTIONS, SOLVERS
 from ..accounting import get_delta, get_epsilon
+from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from ..exceptions import PrivacyLeakWarning
 
 _PRIVACY_DOC = """\
@@ -48,6 +70,58 @@ def _check_random_state(random_state):
     return np.random.default_rng(random_state)
 
 
+def _plan_output_perturbation(est, n_samples):
+    """Event of :func:`~skdp._solvers.solve_output_perturbation`: its noise over its
+    sensitivity depends on ``(epsilon, delta, calibration)`` only (module docstring there)."""
+    from ..accounting import calibrate_gaussian_sigma, gaussian_event, pure_dp_event
+
+    epsilon, delta = float(est.epsilon), float(est.delta)
+    if delta == 0.0:
+        return pure_dp_event(epsilon)
+    if est.calibration == "paper":
+        return gaussian_event(math.sqrt(2.0 * math.log(2.0 / delta)) / epsilon, 1.0)
+    return gaussian_event(calibrate_gaussian_sigma(epsilon, delta, 1.0), 1.0)
+
+
+def _plan_dpsgd(est, n_samples):
+    """Event of :func:`~skdp._solvers.solve_dpsgd`: T Poisson-sampled Gaussian steps."""
+    from .._solvers import _dpsgd
+    from ..accounting import poisson_gaussian_event
+
+    m = int(est.batch_size)
+    T = math.ceil(n_samples * n_samples / (m * m)) if est.n_steps is None else int(est.n_steps)
+    q = m / n_samples
+    z = _dpsgd._noise_multiplier(
+        float(est.epsilon), float(est.delta), q, T, n_samples, est.calibration
+    )
+    return poisson_gaussian_event(q, z, T)
+
+
+#: solver name -> f(estimator, n_samples) returning the event the fit will release,
+#: computed from public quantities only.
+PLANNERS = {"output_perturbation": _plan_output_perturbation, "dpsgd": _plan_dpsgd}
+
+
+def planned_dp_event(estimator, n_samples):
+    """The event a fit of ``estimator`` on ``n_samples`` rows will release, or None.
+
+    ``NonPrivateDpEvent`` when a bound is read from the data (``data_norm=None``); None
+    when the solver has no planner or its parameters are invalid (the solver then raises
+    its own error, and a ledger checks the budget at commit time).
+    """
+    import dp_accounting
+
+    if getattr(estimator, "data_norm", 0.0) is None:
+        return dp_accounting.NonPrivateDpEvent()
+    planner = PLANNERS.get(getattr(estimator, "solver", None))
+    if planner is None:
+        return None
+    try:
+        return planner(estimator, int(n_samples))
+    except (ValueError, TypeError, ZeroDivisionError, OverflowError):
+        return None
+
+
 class BaseDPLinear(BaseEstimator):
     """Shared machinery of the DP linear models (not public)."""
 
@@ -66,6 +140,7 @@ class BaseDPLinear(BaseEstimator):
         "n_steps": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
+        "privacy_ledger": [PrivacyLedger, None],
     }
 
     def _check_privacy_params(self, n_samples):
@@ -109,7 +184,27 @@ class BaseDPLinear(BaseEstimator):
         return max(norm, np.finfo(float).tiny), False
 
     def _run_solver(self, X, y, loss, *, n_outputs, y_bound=None):
-        """Run the solver and return a dict of the fitted attributes (not yet set)."""
+        """Run the solver and return a dict of the fitted attributes (not yet set).
+
+        Under a ``privacy_ledger`` the planned event is reserved before anything reads the
+        data and the actual one committed before returning (module docstring).
+        """
+        import dp_accounting
+
+        with ledger_reservation(
+            getattr(self, "privacy_ledger", None),
+            planned_dp_event(self, X.shape[0]),
+            type(self).__name__,
+        ) as reservation:
+            attrs, result = self._run_solver_unrecorded(X, y, loss, n_outputs, y_bound)
+            reservation.commit(
+                attrs["dp_event_"]
+                if attrs["privacy_guaranteed_"]
+                else dp_accounting.NonPrivateDpEvent()
+            )
+        return attrs, result
+
+    def _run_solver_unrecorded(self, X, y, loss, n_outputs, y_bound):
         data_norm, guaranteed = self._resolve_data_norm(X)
         rng = _check_random_state(self.random_state)
         result = SOLVERS[self.solver](

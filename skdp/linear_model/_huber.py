@@ -35,8 +35,10 @@ class DPHuberRegressor(RegressorMixin, BaseDPLinear):
     Parameters
     ----------
     epsilon : float, default=1.0
+        Privacy parameter epsilon > 0.
     delta : float, default=1e-6
-        0 gives pure epsilon-DP (norm-Laplace noise).
+        Privacy parameter delta in [0, 1); 0 gives pure epsilon-DP (norm-Laplace noise).
+        Should be << 1/n.
     huber_threshold : float, default=1.0
         Threshold ``kappa > 0`` between the quadratic and linear parts.
         (``0``, the absolute loss, needs a nonsmooth solver not available yet.)
@@ -47,14 +49,21 @@ class DPHuberRegressor(RegressorMixin, BaseDPLinear):
         guarantee; in ``calibration="paper"`` it tightens the public bound on
         ``||w_hat||`` (``sqrt(2 h(y_bound)/alpha)``).
     alpha : float, default=0.01
+        L2 regularisation strength (of the mean loss); larger means less noise.
     fit_intercept : bool, default=True
+        Fit an intercept, as a regularised constant feature ``intercept_scaling`` that is
+        clipped together with the row.
     intercept_scaling : float, default=1.0
+        Value of the constant column appended for the intercept (must be < data_norm).
     solver : {"output_perturbation", "dpsgd"}, default="output_perturbation"
         ``"dpsgd"``: the private-SGD baseline (Bassily, Smith & Thakurta 2014) with
         Poisson mini-batches, per-example clipping to ``L`` and noise calibrated by the PLD
         accountant for the sampling used; needs ``delta > 0``.
     calibration : {"tight", "paper"}, default="tight"
+        ``"tight"``: the least noise an exact accounting of the mechanism run proves
+        sufficient; ``"paper"``: the paper's printed sensitivities and noise.
     max_iter : int, default=10000
+        Cap on optimiser iterations (public).
     batch_size : int, default=50
         Expected mini-batch size of ``solver="dpsgd"`` (ignored otherwise).
     n_steps : int or None, default=None
@@ -62,18 +71,31 @@ class DPHuberRegressor(RegressorMixin, BaseDPLinear):
     max_coef_norm : float or None, default=None
         Required when ``alpha = 0``.
     random_state : int, Generator, RandomState or None, default=None
+        Seeds the noise.  Leave None in production.
     verbose : int, default=0
+        Print the solver's diagnostics after the fit when > 0.
+    privacy_ledger : :class:`~skdp.accounting.PrivacyLedger` or None, default=None
+        Ledger that accounts this fit: the planned event is reserved (and the fit
+        refused with ``BudgetExceededError`` if it would overspend) before the data
+        is read, and the released event is recorded.  Survives ``clone``, pickling,
+        joblib and Dask workers.
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
+        Private coefficients.
     intercept_ : float
+        Private intercept (0 when ``fit_intercept=False``).
     epsilon_, delta_, dp_event_, noise_scale_, sensitivity_, data_norm_ : see
         :class:`DPLogisticRegression`
     privacy_guaranteed_ : bool
+        False iff a bound was read from the data (``data_norm=None``).
     n_gradient_evals_ : int
+        Per-example gradients computed (not protected: may depend on the data).
     n_iter_ : int
+        Optimiser iterations (``solver="dpsgd"``: noisy steps).
     n_features_in_ : int
+        Number of features seen during ``fit``.
     feature_names_in_ : ndarray
         Defined when X has string feature names.
 
@@ -117,6 +139,7 @@ class DPHuberRegressor(RegressorMixin, BaseDPLinear):
         n_steps=None,
         random_state=None,
         verbose=0,
+        privacy_ledger=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -134,6 +157,7 @@ class DPHuberRegressor(RegressorMixin, BaseDPLinear):
         self.n_steps = n_steps
         self.random_state = random_state
         self.verbose = verbose
+        self.privacy_ledger = privacy_ledger
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -169,7 +193,20 @@ class DPHuberRegressor(RegressorMixin, BaseDPLinear):
         return self
 
     def predict(self, X):
-        """Predicted targets ``X @ coef_ + intercept_``."""
+        """Predicted targets ``X @ coef_ + intercept_``.
+
+        Post-processing of the private coefficients: costs no privacy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return X @ self.coef_ + self.intercept_

@@ -46,6 +46,8 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
     alpha : float, default=0.01
         L2 regularisation strength (of the mean loss); larger means less noise.
     fit_intercept : bool, default=True
+        Fit an intercept, as a regularised constant feature ``intercept_scaling`` that is
+        clipped together with the row.
     intercept_scaling : float, default=1.0
         Value of the constant column appended for the intercept (must be < data_norm).
     classes : array-like or None, default=None
@@ -55,6 +57,8 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         Poisson mini-batches, per-example clipping to ``L`` and noise calibrated by the PLD
         accountant for the sampling used; needs ``delta > 0``.
     calibration : {"tight", "paper"}, default="tight"
+        ``"tight"``: the least noise an exact accounting of the mechanism run proves
+        sufficient; ``"paper"``: the paper's printed sensitivities and noise.
     max_iter : int, default=10000
         Cap on optimiser iterations (public).
     batch_size : int, default=50
@@ -66,15 +70,25 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
     random_state : int, Generator, RandomState or None, default=None
         Seeds the noise.  Leave None in production.
     verbose : int, default=0
+        Print the solver's diagnostics after the fit when > 0.
+    privacy_ledger : :class:`~skdp.accounting.PrivacyLedger` or None, default=None
+        Ledger that accounts this fit: the planned event is reserved (and the fit
+        refused with ``BudgetExceededError`` if it would overspend) before the data
+        is read, and the released event is recorded.  Survives ``clone``, pickling,
+        joblib and Dask workers.
 
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Private coefficients (one row for two classes).
     intercept_ : ndarray of shape (1,) or (n_classes,)
+        Private intercept (0 when ``fit_intercept=False``).
     classes_ : ndarray of shape (n_classes,)
+        Class labels (``classes`` if given, else the labels seen in ``y``).
     epsilon_ : float
         Epsilon this fit actually has at ``delta_`` (<= ``epsilon``).
     delta_ : float
+        Delta of the guarantee (the requested ``delta``).
     dp_event_ : dp_accounting.DpEvent
         Description of the release, composable with :func:`skdp.accounting.compose`.
     noise_scale_ : float
@@ -84,9 +98,13 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
     data_norm_ : float
         Row-norm bound enforced.
     privacy_guaranteed_ : bool
+        False iff a bound was read from the data (``data_norm=None``).
     n_gradient_evals_ : int
+        Per-example gradients computed (not protected: may depend on the data).
     n_iter_ : int
+        Optimiser iterations (``solver="dpsgd"``: noisy steps).
     n_features_in_ : int
+        Number of features seen during ``fit``.
     feature_names_in_ : ndarray
         Defined when X has string feature names.
 
@@ -130,6 +148,7 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         n_steps=None,
         random_state=None,
         verbose=0,
+        privacy_ledger=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -146,6 +165,7 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         self.n_steps = n_steps
         self.random_state = random_state
         self.verbose = verbose
+        self.privacy_ledger = privacy_ledger
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -194,7 +214,20 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         return self
 
     def predict_proba(self, X):
-        """Class probabilities (sigmoid for two classes, softmax otherwise)."""
+        """Class probabilities (sigmoid for two classes, softmax otherwise).
+
+        Post-processing of the private coefficients: costs no privacy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score (not clipped: prediction does not touch the training data).
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class in the order of ``classes_``.
+        """
         check_is_fitted(self)
         scores = self.decision_function(X)
         if scores.ndim == 1:
@@ -203,7 +236,18 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         return softmax(scores, axis=1)
 
     def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`."""
+        """Log of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probability of each class in the order of ``classes_``.
+        """
         return np.log(self.predict_proba(X))
 
     def __sklearn_tags__(self):

@@ -1,0 +1,1006 @@
+r"""A privacy ledger: the total budget spent by every DP fit made under it.
+
+:class:`PrivacyLedger` collects the ``dp_event_`` of every fit of an estimator whose
+``privacy_ledger`` parameter is the ledger -- including the fits that scikit-learn's own
+``GridSearchCV``, ``cross_val_score`` and ``Pipeline`` make and throw away -- reports their
+composition (``epsilon_spent``, ``remaining``, ``summary``) and refuses, with
+:class:`~skdp.exceptions.BudgetExceededError`, a fit that would take the total over budget
+*before* that fit reads the data.
+
+Design
+------
+**Shared store, not process state.**  A search clones its estimator (``clone`` deep-copies
+every parameter), and with ``n_jobs > 1`` or a Dask cluster runs the clones in other
+processes, which receive a pickled copy.  A ledger that kept its entries in the Python
+object (or in a thread-local or module global) would see none of those fits.  So the entries
+live in a small SQLite database (``ledger.sqlite``) created by the ledger -- by default in a
+fresh private temporary directory (``tempfile.mkdtemp``, mode 0700), deleted when the
+ledger that created it is garbage collected or :meth:`PrivacyLedger.close` d -- and the
+Python object is only a *handle* ``(path, ledger id, inode of the file, budget)``:
+
+* ``copy.copy`` / ``copy.deepcopy`` (hence ``sklearn.base.clone``) return the ledger itself;
+* pickling (joblib's loky workers, Dask workers, ``pickle.dumps``) transmits the handle
+  (``__reduce__``), and the copy writes to the same file.
+
+**Refuse rather than under-count.**  Before every operation a handle checks that the file
+at its path exists, is the *same file* (inode) and carries the ledger's random id.  A worker
+on another machine without the file, a copy of the store file, or a store deleted by its
+owner all raise :class:`LedgerUnreachableError` -- before the fit touches the data.  (A store
+on a network file system shared by all workers passes the check; SQLite's file locks are
+then only as reliable as the file system's.)
+
+**Atomic budget check: reserve, then commit.**  Every write runs in one SQLite
+``BEGIN IMMEDIATE`` transaction (an exclusive write lock across processes), so "read the
+entries, compose them with the new event, compare with the budget, append" is atomic:
+two parallel fits cannot both pass the check and together overspend.  A fit
+
+1. *reserves* its planned event before touching the data (the event of every skdp
+   mechanism is a function of public quantities only, DESIGN.md §4.3, so it is known in
+   advance); the reservation counts against the budget from then on, so a parallel fit
+   sees it;
+2. runs;
+3. *commits* the event it actually released (normally identical to the planned one) --
+   again checked atomically -- and only then sets its fitted attributes (the release).
+   If the actual event would overspend (it differs from the plan), the fit raises
+   :class:`~skdp.exceptions.BudgetExceededError` *without* releasing anything and the
+   reservation is dropped.  A fit that fails with an exception released nothing and drops
+   its reservation.  A process that dies between 1 and 3 leaves its reservation in the
+   store: it keeps counting (shown as ``reserved`` in :meth:`PrivacyLedger.summary`) --
+   the safe side, since the ledger cannot know whether anything left that process.
+
+For a solver whose event cannot be planned (none in skdp today; a planner per solver lives
+in :mod:`skdp.linear_model._base`), step 1 is skipped and the check happens at step 3:
+still atomic and still before the release, so the guarantee is the same, but the refused
+fit has already spent its computing time.  Whether a check fails depends only on events,
+i.e. on public quantities, so refusing (at 1 or 3) reveals nothing about the data.
+
+**Composition.**  The total is the sequential composition (:func:`skdp.accounting.compose`)
+of every reserved and committed event, read under replace-one neighbours by
+:func:`skdp.accounting.get_epsilon` (exact closed forms, else the PLD accountant).
+Treating each fit as touching every row is conservative for cross-validation folds (a row
+is in only some training folds).  Events are composed in a canonical order (sorted by their
+serialisation), so serial, joblib and Dask runs of the same search report bit-identical
+totals.  Events are stored as JSON (type name and fields of dp-accounting's event classes,
+reconstructed from that package only -- no pickle is ever loaded from the store).
+
+**What a ledger cannot see.**  It counts the *fits* of estimators that carry it.  It cannot
+see computations made by other code on the private data: a plain ``StandardScaler`` before
+the DP estimator, or the validation scores that ``GridSearchCV`` computes on held-out
+private rows to choose ``best_params_`` (``cv_results_`` is not DP).  :meth:`attach` puts the
+ledger on every DP estimator inside a meta-estimator and detects these paths: it refuses
+(``TypeError``) non-DP steps that learn from the data and warns
+(:class:`~skdp.exceptions.PrivacyLeakWarning`) for meta-estimators, like the searches, that
+compute on the private data themselves.  A fit whose bounds are read from the data
+(``privacy_guaranteed_ = False``) is recorded as a ``NonPrivateDpEvent`` (infinite epsilon):
+with a finite budget it is refused before it runs.
+"""
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import socket
+import sqlite3
+import tempfile
+import time
+import urllib.parse
+import uuid
+import warnings
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import attr
+import dp_accounting
+
+from ..exceptions import BudgetExceededError, PrivacyLeakWarning
+from ._accountant import get_delta, get_epsilon
+from ._events import compose
+
+__all__ = ["PrivacyLedger", "LedgerEntry", "LedgerUnreachableError"]
+
+STORE_NAME = "ledger.sqlite"
+#: Seconds a process waits for the store's write lock before giving up (a budget check of
+#: PLD-accounted events can hold it for a few seconds).
+LOCK_TIMEOUT = 600.0
+SCHEMA_VERSION = "1"
+
+_ACTIVE = ("reserved", "committed")
+
+
+class LedgerUnreachableError(RuntimeError):
+    """The ledger's store cannot be reached from this process: the fit is refused.
+
+    Raised before the data is touched when the store file is missing (a worker on another
+    machine, or a store already closed by its owner), is a different file than the one the
+    ledger created (a copy), or belongs to another ledger.
+
+    Examples
+    --------
+    >>> import pickle
+    >>> from skdp.accounting import LedgerUnreachableError, PrivacyLedger
+    >>> ledger = PrivacyLedger(epsilon=1.0)
+    >>> copy = pickle.loads(pickle.dumps(ledger))   # e.g. sent to a worker
+    >>> ledger.close()                                # the store is gone
+    >>> try:
+    ...     copy.epsilon_spent()
+    ... except LedgerUnreachableError:
+    ...     print("refused")
+    refused
+    """
+
+
+# --------------------------------------------------------------------------------------
+# Event (de)serialisation: JSON of dp-accounting's attrs classes, no pickle.
+# --------------------------------------------------------------------------------------
+
+
+def _to_jsonable(obj):
+    if isinstance(obj, dp_accounting.DpEvent):
+        cls = type(obj)
+        if not attr.has(cls) or getattr(dp_accounting, cls.__name__, None) is not cls:
+            raise TypeError(f"cannot record {obj!r}: not a dp_accounting event class")
+        return {
+            "__event__": type(obj).__name__,
+            **{f.name: _to_jsonable(getattr(obj, f.name)) for f in attr.fields(type(obj))},
+        }
+    if isinstance(obj, (list, tuple)):
+        return [_to_jsonable(v) for v in obj]
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
+        return _to_jsonable(obj.item())
+    raise TypeError(f"cannot record an event field of type {type(obj).__name__}: {obj!r}")
+
+
+def _from_jsonable(obj):
+    if isinstance(obj, dict):
+        name = obj["__event__"]
+        cls = getattr(dp_accounting, name, None)
+        if not (isinstance(cls, type) and issubclass(cls, dp_accounting.DpEvent)):
+            raise ValueError(f"unknown event type in the ledger store: {name!r}")
+        return cls(**{k: _from_jsonable(v) for k, v in obj.items() if k != "__event__"})
+    if isinstance(obj, list):
+        return [_from_jsonable(v) for v in obj]
+    return obj
+
+
+def event_to_json(event):
+    """Serialise a dp-accounting event to a canonical JSON string."""
+    return json.dumps(_to_jsonable(event), sort_keys=True, allow_nan=True)
+
+
+def event_from_json(text):
+    """Inverse of :func:`event_to_json`."""
+    return _from_jsonable(json.loads(text))
+
+
+def _canonical_total(event_texts):
+    """Composition of serialised events in a canonical (sorted) order."""
+    texts = sorted(event_texts)
+    if not texts:
+        return dp_accounting.NoOpDpEvent()
+    return compose(*[event_from_json(t) for t in texts])
+
+
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One release recorded in a :class:`PrivacyLedger`.
+
+    Attributes
+    ----------
+    index : int
+        Position in the store (increasing with the time of the reservation).
+    status : {"reserved", "committed"}
+        ``"reserved"``: planned and counted, not (yet) committed -- a fit in flight, or one
+        whose process died.  ``"committed"``: released.
+    source : str
+        What made the release (e.g. the estimator's class name).
+    event : dp_accounting.DpEvent
+        The event (planned, for a reservation).
+    time : float
+        Unix time of the last write.
+    host : str
+        Host name of the process that wrote it.
+    pid : int
+        Process id of the process that wrote it.
+
+    Examples
+    --------
+    >>> from skdp.accounting import PrivacyLedger, gaussian_event
+    >>> with PrivacyLedger() as ledger:
+    ...     ledger.record(gaussian_event(1.0, 0.5), source="demo")
+    ...     entry = ledger.entries()[0]
+    >>> entry.status, entry.source, entry.event.noise_multiplier
+    ('committed', 'demo', 4.0)
+    """
+
+    index: int
+    status: str
+    source: str
+    event: Any
+    time: float
+    host: str
+    pid: int
+
+
+class Reservation:
+    """Budget reserved for one release; see :meth:`PrivacyLedger.reserve`.
+
+    Parameters
+    ----------
+    ledger : PrivacyLedger
+        The ledger that made the reservation.
+    entry_id : int or None
+        Row of the reservation in the store (None when nothing was planned).
+    source : str
+        What makes the release.
+
+    Examples
+    --------
+    >>> from skdp.accounting import PrivacyLedger, gaussian_event
+    >>> with PrivacyLedger(epsilon=5.0, delta=1e-5) as ledger:
+    ...     with ledger.reserve(gaussian_event(1.0, 1.0), source="demo") as ticket:
+    ...         released = 42.0          # ... the DP computation runs here ...
+    ...         ticket.commit(gaussian_event(1.0, 1.0))
+    ...     print(len(ledger), round(ledger.epsilon_spent(), 2))
+    1 4.38
+    """
+
+    def __init__(self, ledger, entry_id, source):
+        self.ledger = ledger
+        self.entry_id = entry_id
+        self.source = source
+        self.state = "reserved"
+
+    def commit(self, event):
+        """Record ``event`` as released (atomically re-checking the budget).
+
+        Parameters
+        ----------
+        event : dp_accounting.DpEvent
+            What was actually released.
+
+        Raises
+        ------
+        BudgetExceededError
+            If ``event`` would take the total over budget (only possible when it differs
+            from the planned one); the reservation is then dropped and the caller must not
+            release anything.
+        """
+        if self.state != "reserved":
+            raise RuntimeError(f"reservation already {self.state}")
+        try:
+            self.ledger._commit(self, event)
+        except BudgetExceededError:
+            self.state = "refused"
+            raise
+        self.state = "committed"
+
+    def cancel(self):
+        """Drop the reservation: nothing was released."""
+        if self.state == "reserved":
+            self.ledger._cancel(self)
+            self.state = "cancelled"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            self.cancel()
+            return False
+        if self.state == "reserved":
+            # Leave the reservation counted (safe side) and flag the programming error.
+            raise RuntimeError(
+                "a ledger reservation was left without commit(event) or cancel(); it stays "
+                "counted against the budget"
+            )
+        return False
+
+
+class _NullReservation:
+    """Stand-in when no ledger is set."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def commit(self, event):
+        pass
+
+    def cancel(self):
+        pass
+
+
+def ledger_reservation(ledger, planned_event, source):
+    """``ledger.reserve(planned_event, source)``, or a no-op when ``ledger`` is None."""
+    if ledger is None:
+        return _NullReservation()
+    if not isinstance(ledger, PrivacyLedger):
+        raise TypeError(f"privacy_ledger must be a PrivacyLedger or None, got {ledger!r}")
+    return ledger.reserve(planned_event, source=source)
+
+
+def _rebuild(path, ledger_id, inode, epsilon, delta):
+    obj = PrivacyLedger.__new__(PrivacyLedger)
+    obj._init_handle(path, ledger_id, inode, epsilon, delta, owner_dir=None)
+    return obj
+
+
+def _check_budget(epsilon, delta):
+    if epsilon is not None:
+        epsilon = float(epsilon)
+        if not (epsilon > 0.0 and math.isfinite(epsilon)):
+            raise ValueError(f"epsilon budget must be finite and > 0 (or None), got {epsilon!r}")
+    delta = float(delta)
+    if not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    return epsilon, delta
+
+
+class PrivacyLedger:
+    """Total privacy budget spent by every DP fit made under it, across processes.
+
+    Pass the ledger as the ``privacy_ledger`` parameter of skdp estimators (or call
+    :meth:`attach` on a pipeline or search): every fit reserves its event before touching
+    the data, raises :class:`~skdp.exceptions.BudgetExceededError` if the composition of
+    all events so far with its own would exceed ``(epsilon, delta)``, and commits the event
+    it released.  Fits inside ``clone``, ``GridSearchCV``, ``cross_val_score``,
+    ``Pipeline``, joblib worker processes and Dask workers all write to the same store
+    (design: :mod:`skdp.accounting._ledger`).
+
+    The total is the sequential composition of the events,
+
+    .. math:: \\varepsilon_{\\rm spent}(\\delta) = \\min\\{\\varepsilon :
+       \\mathcal{M}_1 \\circ \\dots \\circ \\mathcal{M}_k \\text{ is }
+       (\\varepsilon, \\delta)\\text{-DP}\\},
+
+    computed by :func:`skdp.accounting.get_epsilon` under replace-one neighbours (exact
+    Gaussian-DP composition for Gaussian releases, the PLD accountant otherwise).
+
+    Parameters
+    ----------
+    epsilon : float or None, default=None
+        Budget: the total must stay ``(epsilon, delta)``-DP.  ``None``: no limit, the ledger
+        only records.
+    delta : float, default=1e-6
+        Delta of the budget, and the delta at which :meth:`epsilon_spent` reports.
+    path : str or path-like or None, default=None
+        Where to create the store (a new SQLite file).  ``None``: a fresh private
+        temporary directory, deleted with the ledger.  A given path is kept (reopen it
+        with :meth:`open`) and must not exist yet.
+
+    Attributes
+    ----------
+    epsilon : float or None
+        The epsilon budget.
+    delta : float
+        The delta of the budget.
+    path : str
+        Absolute path of the store.
+    ledger_id : str
+        Random identifier written in the store and checked by every copy.
+
+    See Also
+    --------
+    skdp.accounting.fitted_dp_event : the event of one fitted estimator or pipeline.
+
+    Notes
+    -----
+    A fit with ``privacy_guaranteed_ = False`` (bounds read from the data) is recorded as
+    ``NonPrivateDpEvent``: infinite epsilon.  Validation scores computed by a plain
+    ``GridSearchCV`` or ``cross_val_score`` on held-out private rows are *not* fits and are
+    not counted (:meth:`attach` warns about them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from skdp import DPLogisticRegression
+    >>> from skdp.accounting import PrivacyLedger
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (300, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> ledger = PrivacyLedger(epsilon=3.0, delta=1e-6)
+    >>> search = GridSearchCV(DPLogisticRegression(epsilon=0.5, data_norm=2.0,
+    ...     random_state=0, privacy_ledger=ledger), {"alpha": [0.01, 0.1]}, cv=2)
+    >>> search = search.fit(X, y)       # 2 x 2 fold fits + 1 refit, all recorded
+    >>> len(ledger), round(ledger.epsilon_spent(), 2), round(ledger.remaining, 2)
+    (5, 1.19, 1.81)
+    >>> ledger.close()
+    """
+
+    def __init__(self, epsilon=None, delta=1e-6, *, path=None):
+        epsilon, delta = _check_budget(epsilon, delta)
+        owner_dir = None
+        if path is None:
+            owner_dir = tempfile.mkdtemp(prefix="skdp-ledger-")
+            path = os.path.join(owner_dir, STORE_NAME)
+        else:
+            path = os.path.abspath(os.fspath(path))
+            if os.path.exists(path):
+                raise FileExistsError(
+                    f"{path} exists; reopen an existing ledger with PrivacyLedger.open(path)"
+                )
+        ledger_id = uuid.uuid4().hex
+        con = sqlite3.connect(path, timeout=LOCK_TIMEOUT, isolation_level=None)
+        try:
+            con.execute("PRAGMA journal_mode=DELETE")
+            con.execute("BEGIN IMMEDIATE")
+            con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            con.execute(
+                "CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, status TEXT NOT "
+                "NULL, source TEXT NOT NULL, event TEXT NOT NULL, time REAL NOT NULL, host "
+                "TEXT NOT NULL, pid INTEGER NOT NULL)"
+            )
+            meta = {
+                "ledger_id": ledger_id,
+                "epsilon": json.dumps(epsilon),
+                "delta": json.dumps(delta),
+                "schema": SCHEMA_VERSION,
+                "created_host": socket.gethostname(),
+                "created_time": repr(time.time()),
+            }
+            con.executemany("INSERT INTO meta VALUES (?, ?)", list(meta.items()))
+            con.execute("COMMIT")
+        finally:
+            con.close()
+        inode = os.stat(path).st_ino
+        self._init_handle(path, ledger_id, inode, epsilon, delta, owner_dir=owner_dir)
+
+    def _init_handle(self, path, ledger_id, inode, epsilon, delta, owner_dir):
+        self._path = path
+        self._id = ledger_id
+        self._inode = inode
+        self._epsilon = epsilon
+        self._delta = delta
+        self._finalizer = (
+            weakref.finalize(self, shutil.rmtree, owner_dir, True) if owner_dir else None
+        )
+
+    @classmethod
+    def open(cls, path):
+        """Reopen the ledger stored at ``path`` (budget and entries are read from it).
+
+        Parameters
+        ----------
+        path : str or path-like
+            A store created by ``PrivacyLedger(..., path=path)``.
+
+        Returns
+        -------
+        ledger : PrivacyLedger
+            A handle on the same store (it never deletes the file).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from skdp.accounting import PrivacyLedger, gaussian_event
+        >>> path = os.path.join(tempfile.mkdtemp(), "study.sqlite")
+        >>> PrivacyLedger(epsilon=2.0, path=path).record(gaussian_event(4.0, 1.0))
+        >>> again = PrivacyLedger.open(path)
+        >>> again.epsilon, len(again)
+        (2.0, 1)
+        """
+        path = os.path.abspath(os.fspath(path))
+        if not os.path.isfile(path):
+            raise FileNotFoundError(path)
+        con = sqlite3.connect(
+            f"file:{urllib.parse.quote(path)}?mode=rw", uri=True, timeout=LOCK_TIMEOUT
+        )
+        try:
+            meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"{path} is not a PrivacyLedger store: {exc}") from exc
+        finally:
+            con.close()
+        if meta.get("schema") != SCHEMA_VERSION or "ledger_id" not in meta:
+            raise ValueError(f"{path} is not a PrivacyLedger store (schema {SCHEMA_VERSION})")
+        return _rebuild(
+            path,
+            meta["ledger_id"],
+            os.stat(path).st_ino,
+            json.loads(meta["epsilon"]),
+            json.loads(meta["delta"]),
+        )
+
+    # -- identity: copies are handles on the same store ---------------------------------
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (_rebuild, (self._path, self._id, self._inode, self._epsilon, self._delta))
+
+    def __eq__(self, other):
+        return isinstance(other, PrivacyLedger) and other._id == self._id
+
+    def __hash__(self):
+        return hash(self._id)
+
+    def __repr__(self):
+        return (
+            f"PrivacyLedger(epsilon={self._epsilon!r}, delta={self._delta!r}, "
+            f"path={self._path!r})"
+        )
+
+    @property
+    def epsilon(self):
+        """The epsilon budget (None: unlimited)."""
+        return self._epsilon
+
+    @property
+    def delta(self):
+        """The delta of the budget."""
+        return self._delta
+
+    @property
+    def path(self):
+        """Absolute path of the SQLite store."""
+        return self._path
+
+    @property
+    def ledger_id(self):
+        """Random identifier of the ledger, checked by every copy."""
+        return self._id
+
+    def close(self):
+        """Delete the temporary store if this handle created it (else do nothing).
+
+        Copies of the ledger (in workers, or pickled) then refuse to record
+        (:class:`LedgerUnreachableError`).
+        """
+        if self._finalizer is not None:
+            self._finalizer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    # -- store access --------------------------------------------------------------------
+
+    def _unreachable(self, why):
+        return LedgerUnreachableError(
+            f"the privacy ledger's store {self._path} is not reachable from this process "
+            f"(host {socket.gethostname()}, pid {os.getpid()}): {why}. The fit is refused "
+            "rather than left unaccounted; run the workers where the store's file system is "
+            "mounted (same machine or a shared file system), or without the ledger."
+        )
+
+    def _connect(self):
+        try:
+            st = os.stat(self._path)
+        except OSError as exc:
+            raise self._unreachable(f"{type(exc).__name__}: {exc}") from None
+        if st.st_ino != self._inode:
+            raise self._unreachable("the file there is not the ledger's store (a copy?)")
+        try:
+            con = sqlite3.connect(
+                f"file:{urllib.parse.quote(self._path)}?mode=rw",
+                uri=True,
+                timeout=LOCK_TIMEOUT,
+                isolation_level=None,
+            )
+            row = con.execute("SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()
+        except sqlite3.Error as exc:
+            raise self._unreachable(f"cannot read it ({exc})") from None
+        if row is None or row[0] != self._id:
+            con.close()
+            raise self._unreachable("it belongs to another ledger")
+        return con
+
+    @contextlib.contextmanager
+    def _write(self):
+        con = self._connect()
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+        finally:
+            con.close()
+
+    def _read(self, status=_ACTIVE):
+        con = self._connect()
+        try:
+            marks = ",".join("?" * len(status))
+            return con.execute(
+                f"SELECT id, status, source, event, time, host, pid FROM entries "
+                f"WHERE status IN ({marks}) ORDER BY id",
+                status,
+            ).fetchall()
+        finally:
+            con.close()
+
+    @staticmethod
+    def _active_texts(con, exclude=None):
+        rows = con.execute(
+            "SELECT id, event FROM entries WHERE status IN ('reserved', 'committed')"
+        ).fetchall()
+        return [text for i, text in rows if i != exclude]
+
+    def _exceeds(self, event_texts):
+        """(over budget?, epsilon of the composition at the budget delta)."""
+        if self._epsilon is None:  # recording only: no need to account now
+            return False, math.nan
+        total = _canonical_total(event_texts)
+        eps = get_epsilon(total, self._delta)
+        if eps <= self._epsilon:
+            return False, eps
+        # Both are valid guarantees; get_epsilon's bisection may land a hair above.
+        return get_delta(total, self._epsilon) > self._delta, eps
+
+    def _refusal(self, source, eps, event):
+        own = get_epsilon(event, self._delta)
+        what = (
+            "a fit whose bounds are read from the data is not differentially private"
+            if math.isinf(own)
+            else f"this release alone costs epsilon = {own:.4g}"
+        )
+        return BudgetExceededError(
+            f"{source}: the privacy budget (epsilon={self._epsilon:g}, delta={self._delta:g}) "
+            f"would be exceeded: with this release the total is epsilon = {eps:.4g} at "
+            f"delta = {self._delta:g} ({what}; spent so far: "
+            f"{self.epsilon_spent():.4g}). Nothing was released."
+        )
+
+    def _insert(self, con, status, source, text):
+        cur = con.execute(
+            "INSERT INTO entries (status, source, event, time, host, pid) VALUES "
+            "(?, ?, ?, ?, ?, ?)",
+            (status, source, text, time.time(), socket.gethostname(), os.getpid()),
+        )
+        return cur.lastrowid
+
+    # -- spending ------------------------------------------------------------------------
+
+    def reserve(self, planned_event=None, *, source="release"):
+        """Reserve budget for a release before it runs (atomic check-and-append).
+
+        Parameters
+        ----------
+        planned_event : dp_accounting.DpEvent or None, default=None
+            The event the release will have, computed from public quantities.  ``None``:
+            unknown in advance; the budget is then checked only at
+            :meth:`Reservation.commit`, still before anything is released.
+        source : str, default="release"
+            Label shown in :meth:`summary`.
+
+        Returns
+        -------
+        reservation : Reservation
+            Use it as a context manager and call ``commit(actual_event)`` after the
+            computation and before releasing its output; an exception cancels it.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the planned event would take the total over budget.
+        LedgerUnreachableError
+            If the store cannot be reached from this process.
+        """
+        source = str(source)
+        if planned_event is None:
+            self._connect().close()  # refuse now if the store is unreachable
+            return Reservation(self, None, source)
+        text = event_to_json(planned_event)
+        with self._write() as con:
+            over, eps = self._exceeds(self._active_texts(con) + [text])
+            if not over:
+                entry_id = self._insert(con, "reserved", source, text)
+        if over:  # nothing was written
+            raise self._refusal(source, eps, planned_event)
+        return Reservation(self, entry_id, source)
+
+    def _commit(self, reservation, event):
+        text = event_to_json(event)
+        with self._write() as con:
+            if reservation.entry_id is not None:
+                row = con.execute(
+                    "SELECT status FROM entries WHERE id = ?", (reservation.entry_id,)
+                ).fetchone()
+                if row is None or row[0] != "reserved":
+                    raise RuntimeError("the reservation is no longer in the ledger's store")
+            over, eps = self._exceeds(
+                self._active_texts(con, exclude=reservation.entry_id) + [text]
+            )
+            if over:  # drop the reservation (committed below), then refuse
+                if reservation.entry_id is not None:
+                    con.execute("DELETE FROM entries WHERE id = ?", (reservation.entry_id,))
+            elif reservation.entry_id is None:
+                reservation.entry_id = self._insert(con, "committed", reservation.source, text)
+            else:
+                con.execute(
+                    "UPDATE entries SET status = 'committed', event = ?, time = ?, host = ?, "
+                    "pid = ? WHERE id = ?",
+                    (text, time.time(), socket.gethostname(), os.getpid(), reservation.entry_id),
+                )
+        if over:
+            raise self._refusal(reservation.source, eps, event)
+
+    def _cancel(self, reservation):
+        if reservation.entry_id is None:
+            return
+        with self._write() as con:
+            con.execute(
+                "DELETE FROM entries WHERE id = ? AND status = 'reserved'",
+                (reservation.entry_id,),
+            )
+
+    def record(self, event, *, source="release"):
+        """Record a release made outside an skdp estimator (checked against the budget).
+
+        Parameters
+        ----------
+        event : dp_accounting.DpEvent
+            What was released (replace-one convention of :mod:`skdp.accounting._events`).
+        source : str, default="release"
+            Label shown in :meth:`summary`.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the event would take the total over budget (nothing is recorded).
+
+        Examples
+        --------
+        >>> from skdp.accounting import PrivacyLedger, gaussian_event
+        >>> with PrivacyLedger(epsilon=1.0, delta=1e-6) as ledger:
+        ...     ledger.record(gaussian_event(8.0, 1.0))
+        ...     round(ledger.epsilon_spent(), 3)
+        0.504
+        """
+        with self.reserve(event, source=source) as ticket:
+            ticket.commit(event)
+
+    def would_exceed(self, event):
+        """Whether recording ``event`` now would exceed the budget (nothing is written).
+
+        Parameters
+        ----------
+        event : dp_accounting.DpEvent
+            A candidate release.
+
+        Returns
+        -------
+        exceeded : bool
+            False when the ledger has no epsilon budget.
+
+        Examples
+        --------
+        >>> from skdp.accounting import PrivacyLedger, gaussian_event
+        >>> with PrivacyLedger(epsilon=1.0) as ledger:
+        ...     ledger.would_exceed(gaussian_event(8.0, 1.0)), ledger.would_exceed(
+        ...         gaussian_event(1.0, 1.0))
+        (False, True)
+        """
+        con = self._connect()
+        try:
+            return self._exceeds(self._active_texts(con) + [event_to_json(event)])[0]
+        finally:
+            con.close()
+
+    # -- reporting -----------------------------------------------------------------------
+
+    def entries(self):
+        """The recorded releases (reserved and committed), in order.
+
+        Returns
+        -------
+        entries : list of LedgerEntry
+            One per release.
+        """
+        return [
+            LedgerEntry(i, status, source, event_from_json(text), t, host, pid)
+            for i, status, source, text, t, host, pid in self._read()
+        ]
+
+    def __len__(self):
+        return len(self._read())
+
+    @property
+    def dp_event(self):
+        """Composition (canonical order) of every recorded event: the total release."""
+        return _canonical_total([row[3] for row in self._read()])
+
+    def epsilon_spent(self, delta=None):
+        """Epsilon of the composition of every recorded event.
+
+        Parameters
+        ----------
+        delta : float or None, default=None
+            Delta at which epsilon is computed; default: the budget's ``delta``.
+
+        Returns
+        -------
+        epsilon : float
+            0 for an empty ledger; ``inf`` if a non-private fit was recorded.
+        """
+        return float(get_epsilon(self.dp_event, self._delta if delta is None else delta))
+
+    def delta_spent(self, epsilon=None):
+        """Delta of the composition of every recorded event at ``epsilon``.
+
+        Parameters
+        ----------
+        epsilon : float or None, default=None
+            Default: the budget's epsilon (required when the ledger has no budget).
+
+        Returns
+        -------
+        delta : float
+            Smallest delta such that the total is ``(epsilon, delta)``-DP.
+        """
+        if epsilon is None:
+            if self._epsilon is None:
+                raise ValueError("the ledger has no epsilon budget: pass epsilon")
+            epsilon = self._epsilon
+        return float(get_delta(self.dp_event, epsilon))
+
+    @property
+    def remaining(self):
+        """Epsilon left at the budget's delta: ``max(0, epsilon - epsilon_spent())``.
+
+        ``inf`` when the ledger has no budget.
+        """
+        if self._epsilon is None:
+            return math.inf
+        return max(0.0, self._epsilon - self.epsilon_spent())
+
+    def summary(self):
+        """A readable account: one line per release, the composed total and what is left.
+
+        Returns
+        -------
+        text : str
+            Multi-line report.
+
+        Examples
+        --------
+        >>> from skdp.accounting import PrivacyLedger, gaussian_event
+        >>> with PrivacyLedger(epsilon=2.0, delta=1e-6) as ledger:
+        ...     ledger.record(gaussian_event(8.0, 1.0), source="DPStandardScaler")
+        ...     ledger.record(gaussian_event(8.0, 1.0), source="DPLogisticRegression")
+        ...     print(ledger.summary().splitlines()[-1])
+        total: epsilon = 0.7305 at delta = 1e-06 over 2 releases (0 reserved); remaining 1.269
+        """
+        rows = self._read()
+        budget = (
+            "no budget" if self._epsilon is None
+            else f"budget epsilon = {self._epsilon:g} at delta = {self._delta:g}"
+        )
+        lines = [f"PrivacyLedger {self._path} ({budget})",
+                 f"{'#':>4}  {'status':<9}  {'epsilon alone':>13}  source"]
+        for k, (_, status, source, text, *_rest) in enumerate(rows, 1):
+            eps = get_epsilon(event_from_json(text), self._delta)
+            lines.append(f"{k:>4}  {status:<9}  {eps:>13.4g}  {source}")
+        spent = float(get_epsilon(_canonical_total([r[3] for r in rows]), self._delta))
+        n_res = sum(r[1] == "reserved" for r in rows)
+        tail = "" if self._epsilon is None else f"; remaining {max(0.0, self._epsilon - spent):.4g}"
+        lines.append(
+            f"total: epsilon = {spent:.4g} at delta = {self._delta:g} over {len(rows)} "
+            f"releases ({n_res} reserved){tail}"
+        )
+        return "\n".join(lines)
+
+    # -- attaching to estimators ---------------------------------------------------------
+
+    def attach(self, estimator):
+        """Set this ledger on every DP estimator inside ``estimator`` and check coverage.
+
+        Sets every parameter named ``privacy_ledger`` (at any depth: pipeline steps, the
+        estimator of a search, ...).  Refuses paths the ledger cannot account: a step that
+        learns from the data without DP (e.g. ``sklearn.preprocessing.StandardScaler``)
+        raises ``TypeError``; a meta-estimator that itself computes on the private data
+        (``GridSearchCV``'s validation scores and choice of ``best_params_``, stacking...)
+        gets a :class:`~skdp.exceptions.PrivacyLeakWarning`: its fits are counted, its own
+        computation is not.
+
+        Parameters
+        ----------
+        estimator : estimator
+            An skdp estimator, a ``Pipeline``, a search, ... (modified in place).
+
+        Returns
+        -------
+        estimator : estimator
+            The same object, for chaining.
+
+        Examples
+        --------
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from skdp import DPLogisticRegression
+        >>> from skdp.accounting import PrivacyLedger
+        >>> from skdp.preprocessing import DPStandardScaler
+        >>> ledger = PrivacyLedger(epsilon=2.0)
+        >>> pipe = ledger.attach(make_pipeline(
+        ...     DPStandardScaler(feature_bounds=(-1, 1)), DPLogisticRegression(data_norm=3.0)))
+        >>> pipe[0].privacy_ledger is ledger, pipe[1].privacy_ledger is ledger
+        (True, True)
+        >>> ledger.close()
+        """
+        _check_coverage(estimator, type(estimator).__name__)
+        params = estimator.get_params(deep=True)
+        keys = [k for k in params if k == "privacy_ledger" or k.endswith("__privacy_ledger")]
+        if not keys:
+            raise TypeError(
+                f"{type(estimator).__name__} contains no estimator with a privacy_ledger "
+                "parameter: there is nothing for the ledger to account"
+            )
+        # Shallowest first, so a nested estimator replaced by set_params is handled.
+        for key in sorted(keys, key=lambda k: k.count("__")):
+            estimator.set_params(**{key: self})
+        return estimator
+
+
+def _check_coverage(est, where):
+    from sklearn.model_selection._search import BaseSearchCV
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    from ._fitted import _is_data_free
+
+    if _is_data_free(est) or (isinstance(est, str) and est == "drop"):
+        return
+    if isinstance(est, Pipeline):
+        for name, step in est.steps:
+            _check_coverage(step, f"{where}[{name}]")
+        return
+    if isinstance(est, FeatureUnion):
+        for name, trans in est.transformer_list:
+            _check_coverage(trans, f"{where}[{name}]")
+        return
+    if hasattr(est, "transformers") and hasattr(est, "remainder"):  # ColumnTransformer
+        for name, trans, _ in list(est.transformers) + [("remainder", est.remainder, None)]:
+            _check_coverage(trans, f"{where}[{name}]")
+        return
+    if not hasattr(est, "get_params"):
+        raise TypeError(f"{where}: {est!r} is not an estimator")
+    params = est.get_params(deep=False)
+    if "privacy_ledger" in params:
+        return
+    if type(est).__module__.startswith("skdp.model_selection"):
+        raise TypeError(
+            f"{where}: {type(est).__name__} accounts its whole procedure itself (its "
+            "dp_event_) and refuses per-fit ledgers on its candidates; after fitting it, "
+            "record its event with ledger.record(search.dp_event_, source=...)"
+        )
+    nested = {k: v for k, v in params.items() if hasattr(v, "fit") and hasattr(v, "get_params")}
+    if nested:
+        if not type(est).__module__.startswith("skdp."):
+            detail = (
+                "the validation scores in cv_results_ and the choice of best_params_ are "
+                "computed on held-out private rows without DP"
+                if isinstance(est, BaseSearchCV)
+                else f"whatever {type(est).__name__} computes from the private data itself"
+            )
+            warnings.warn(
+                f"{where}: the ledger counts the fits of the DP estimators inside "
+                f"{type(est).__name__}, not its own use of the data: {detail}. Use "
+                "skdp.model_selection for private model selection.",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+        for k, v in nested.items():
+            _check_coverage(v, f"{where}.{k}")
+        return
+    raise TypeError(
+        f"{where}: {type(est).__name__} learns from the data without differential privacy "
+        "and has no privacy_ledger parameter, so the ledger cannot account it (it voids the "
+        "guarantee of everything fitted after it). Use a DP transformer such as "
+        "skdp.preprocessing.DPStandardScaler or a data-free one."
+    )

@@ -1,0 +1,16 @@
+"""Differentially private transformers for pipelines.
+
+A transformer that learns from the data (a mean, a scale...) must itself be DP, or it voids
+the guarantee of every step fitted after it.  :class:`DPStandardScaler` releases its means
+and variances with the Gaussian mechanism and records a ``dp_event_``, so that
+``make_pipeline(DPStandardScaler(...), DPLogisticRegression(...))`` has an end-to-end
+guarantee (:func:`skdp.accounting.fitted_dp_event` composes the steps).
+
+>>> from skdp.preprocessing import DPStandardScaler
+>>> DPStandardScaler(epsilon=0.5, feature_bounds=(0.0, 1.0)).epsilon
+0.5
+"""
+
+from ._scaler import DPStandardScaler
+
+__all__ = ["DPStandardScaler"]

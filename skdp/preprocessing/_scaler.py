@@ -1,0 +1,461 @@
+r"""Differentially private standardisation (``DPStandardScaler``).
+
+Mechanism
+---------
+Public per-feature bounds ``a_j < b_j`` (``feature_bounds``); centre ``c_j = (a_j + b_j)/2``
+and half-width ``r_j = (b_j - a_j)/2``.  Every value is clipped, ``x_ij <- min(max(x_ij,
+a_j), b_j)``, and shifted, ``u_ij = x_ij - c_j`` in ``[-r_j, r_j]`` (bounds enforced, never
+read from the data).  The statistics are the per-feature first and second moments of the
+shifted values,
+
+.. math:: m_j = \frac1n \sum_i u_{ij}, \qquad s_j = \frac1n \sum_i u_{ij}^2 ,
+
+released *jointly* with independent Gaussian noise:
+
+.. math:: M_j = m_j + \sigma^M_j \xi_j, \quad S_j = s_j + \sigma^S_j \zeta_j, \qquad
+   \sigma^M_j = \kappa \frac{2 r_j}{n \sqrt{w}}, \quad
+   \sigma^S_j = \kappa \frac{r_j^2}{n \sqrt{1 - w}},
+
+``w = mean_share`` in (0, 1).  Everything else is post-processing: ``mean_ = c + clip(M,
+-r, r)`` and ``var_ = clip(S - M^2, floor_j, r_j^2)`` with the positive floor
+``floor_j = min(max(sigma^S_j, (1e-3 r_j)^2), r_j^2)`` (a variance below the noise level of
+``S`` is not distinguishable from it; ``r_j^2`` is the largest variance of a variable in
+``[-r_j, r_j]``); ``scale_ = sqrt(var_)``.
+
+Sensitivity (replace-one, DESIGN.md §4.1)
+-----------------------------------------
+Divide every released coordinate by its noise standard deviation: the release becomes
+``q(S) + N(0, I_{2d})`` with ``q = (m_j/sigma^M_j, s_j/sigma^S_j)_j``.  Replacing row ``i``
+changes, in feature ``j``, ``m_j`` by ``(u - u')/n`` and ``s_j`` by ``(u^2 - u'^2)/n =
+(u - u')(u + u')/n`` where ``u, u' in [-r_j, r_j]``.  Write ``u - u' = x r_j``; then
+``|u + u'| <= (2 - x) r_j`` (``|s| + |t| <= 2r`` is the image of the box under
+``(s, t) = (u - u', u + u')``), with equality at ``u = r_j``, ``u' = (1 - x) r_j``.  So
+feature ``j`` contributes at most
+
+.. math:: \max_{0 \le x \le 2} \frac{x^2 r_j^2}{n^2 (\sigma^M_j)^2}
+          + \frac{x^2 (2-x)^2 r_j^4}{n^2 (\sigma^S_j)^2}
+   = \frac{1}{\kappa^2} \max_{0 \le x \le 2} g_w(x), \qquad
+   g_w(x) = \frac{w x^2}{4} + (1 - w) x^2 (2 - x)^2,
+
+to the squared L2 change, the same for every feature (the noise is proportional to each
+feature's range), and the row may pick its worst ``x`` in every feature independently, so
+the replace-one L2 sensitivity of ``q`` is exactly
+
+.. math:: \Delta = \sqrt{d\, h(w)} / \kappa, \qquad h(w) = \max_{[0, 2]} g_w .
+
+``g_w'(x) = x (w/2 + 4 (1 - w)(2 - x)(1 - x))`` vanishes inside ``(0, 2)`` at
+``x_\pm = (3 \pm \sqrt{1 - w / (2(1 - w))})/2`` when ``w <= 2/3`` (``x_-`` a local maximum,
+``x_+`` a local minimum), so ``h(w) = max(g_w(2), g_w(x_-)) = max(w, g_w(x_-))``
+(``h(w) = w`` for ``w > 2/3``).  ``h(w) <= 1`` (``g_w(x) <= w + (1 - w)`` since
+``x(2 - x) <= 1``): the joint release is never noisier than two separate releases with the
+sensitivities ``2 ||r||/n`` (means) and ``||r^2||/n`` (second moments) that a naive split
+would use (at the default ``w = 1/2``, ``h = 0.6431``: 1.25x less noise).
+
+Calibration (``delta > 0``): ``mu = gaussian_mu_for(epsilon, delta)`` (analytic Gaussian,
+exact) and ``kappa = sqrt(d h(w) (1 + 1e-9)) / mu``, so ``Delta <= mu``: the release is
+``mu``-GDP, hence ``(epsilon, delta)``-DP, and its event is ``gaussian_event(1, mu)``.
+``mean_share`` is the share of ``mu^2`` the means would get in that naive split (the
+rest goes to the second moments).  ``with_std=False`` releases the means only
+(``w = 1``: ``h = 1``, ``sigma^M_j = kappa 2 r_j/n``).  ``delta = 0`` (pure DP) is not
+available and raises.
+"""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..accounting import gaussian_event, gaussian_mu_for, get_delta, get_epsilon
+from ..accounting._ledger import PrivacyLedger, ledger_reservation
+from ..exceptions import PrivacyLeakWarning
+
+__all__ = ["DPStandardScaler", "moment_sensitivity_factor"]
+
+#: Relative safety margin on ``h(w)`` (absorbs the rounding of the closed form).
+H_MARGIN = 1e-9
+#: Relative lower bound on the released standard deviation (``scale_ >= 1e-3 r``).
+SCALE_FLOOR = 1e-3
+
+
+def moment_sensitivity_factor(mean_share):
+    """``h(w) = max_{0 <= x <= 2} w x^2/4 + (1 - w) x^2 (2 - x)^2`` (module docstring).
+
+    Parameters
+    ----------
+    mean_share : float in (0, 1]
+        ``w``; ``1`` means "means only".
+
+    Returns
+    -------
+    h : float
+        In ``(0, 1]``.
+
+    Examples
+    --------
+    >>> from skdp.preprocessing._scaler import moment_sensitivity_factor
+    >>> round(moment_sensitivity_factor(0.5), 4), moment_sensitivity_factor(1.0)
+    (0.6431, 1.0)
+    """
+    w = float(mean_share)
+    if not 0.0 < w <= 1.0:
+        raise ValueError(f"mean_share must be in (0, 1], got {mean_share!r}")
+
+    def g(x):
+        return w * x * x / 4.0 + (1.0 - w) * x * x * (2.0 - x) ** 2
+
+    h = g(2.0)  # = w
+    if w < 1.0:
+        disc = 1.0 - w / (2.0 * (1.0 - w))
+        if disc >= 0.0:
+            h = max(h, g((3.0 - math.sqrt(disc)) / 2.0))
+    return h
+
+
+def _check_random_state(random_state):
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    return np.random.default_rng(random_state)
+
+
+class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    r"""Standardise features with differentially private means and variances.
+
+    Clips every feature to public bounds, releases the per-feature means and second
+    moments with the Gaussian mechanism (one joint release, calibrated exactly to
+    ``(epsilon, delta)``), and standardises ``(x - mean_) / scale_`` like
+    :class:`sklearn.preprocessing.StandardScaler`.  Put it in front of a DP estimator: the
+    pipeline's guarantee is the composition of both steps
+    (:func:`skdp.accounting.fitted_dp_event`).
+
+    With ``c = (a + b)/2``, ``r = (b - a)/2`` the centre and half-width of each feature's
+    bounds and ``u = clip(x, a, b) - c``, the release is
+
+    .. math:: M_j = \bar u_j + \sigma^M_j \xi_j, \quad S_j = \overline{u^2}_j
+       + \sigma^S_j \zeta_j, \quad \sigma^M_j = \kappa\frac{2r_j}{n\sqrt w},\quad
+       \sigma^S_j = \kappa\frac{r_j^2}{n\sqrt{1-w}},
+
+    whose replace-one sensitivity in noise units is exactly ``sqrt(d h(w))/kappa``
+    (derivation in :mod:`skdp.preprocessing._scaler`), and ``kappa`` makes it
+    ``mu``-GDP with ``mu = gaussian_mu_for(epsilon, delta)``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy parameter epsilon > 0.
+    delta : float, default=1e-6
+        Privacy parameter delta in (0, 1); should be << 1/n.  (0, pure DP, is not
+        available: a clear error.)
+    feature_bounds : tuple (lower, upper), array-like of shape (2, n_features) or None
+        Public bounds of each feature; ``lower`` and ``upper`` are scalars or arrays of
+        length ``n_features`` with ``lower < upper``.  Values are clipped to them.
+        ``None`` reads them from the data (not private: warns, ``privacy_guaranteed_ =
+        False``).
+    with_mean : bool, default=True
+        Centre the data (subtract ``mean_``) in :meth:`transform`.
+    with_std : bool, default=True
+        Scale the data to unit variance in :meth:`transform`.  ``False`` releases the
+        means only (the whole budget goes to them).
+    mean_share : float, default=0.5
+        Share ``w`` in (0, 1) of the Gaussian-DP budget ``mu^2`` given to the means (the
+        rest to the second moments), as in a naive split; the joint sensitivity then lowers
+        both noises.  Ignored when ``with_std=False``.
+    clip : bool, default=True
+        Clip the data to the bounds in :meth:`transform` too (as the fit did).
+    random_state : int, Generator, RandomState or None, default=None
+        Seeds the noise.  Leave None in production.
+    privacy_ledger : :class:`~skdp.accounting.PrivacyLedger` or None, default=None
+        Ledger that accounts this fit (the event is reserved before the data is read).
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,)
+        Private means (clipped to the bounds).
+    var_ : ndarray of shape (n_features,) or None
+        Private variances, clamped to ``[min(max(sigma^S_j, (1e-3 r_j)^2), r_j^2), r_j^2]``;
+        None when
+        ``with_std=False``.
+    scale_ : ndarray of shape (n_features,) or None
+        ``sqrt(var_)``; None when ``with_std=False``.
+    feature_bounds_ : ndarray of shape (2, n_features)
+        Bounds enforced (lower, upper).
+    n_samples_seen_ : int
+        Number of rows (public).
+    epsilon_ : float
+        Epsilon this fit has at ``delta_`` (<= ``epsilon``).
+    delta_ : float
+        Delta of the guarantee.
+    dp_event_ : dp_accounting.DpEvent
+        ``gaussian_event(1, mu)``: the joint release in noise units.
+    noise_scale_ : float
+        1.0: the noise standard deviation of the release in noise units.
+    sensitivity_ : float
+        Replace-one L2 sensitivity of the release in noise units (``mu``).
+    mean_noise_std_ : ndarray of shape (n_features,)
+        ``sigma^M``: noise standard deviation on each mean, in data units.
+    moment_noise_std_ : ndarray of shape (n_features,) or None
+        ``sigma^S``: noise standard deviation on each second moment.
+    privacy_guaranteed_ : bool
+        False iff the bounds were read from the data.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray
+        Defined when X has string feature names.
+
+    See Also
+    --------
+    sklearn.preprocessing.StandardScaler : the non-private version.
+
+    Notes
+    -----
+    Neighbouring datasets differ by replacing one row; ``n`` is public.  The floating-point
+    Gaussian sampler is not hardened against Mironov-style attacks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.preprocessing import DPStandardScaler
+    >>> X = np.random.default_rng(0).uniform(0, 10, size=(5000, 2))
+    >>> scaler = DPStandardScaler(epsilon=1.0, feature_bounds=(0, 10), random_state=0)
+    >>> Z = scaler.fit_transform(X)
+    >>> np.round(scaler.mean_, 1), np.round(scaler.scale_, 1), scaler.epsilon_ <= 1.0
+    (array([5., 5.]), array([2.9, 2.9]), True)
+    """
+
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "delta": [Interval(numbers.Real, 0, 1, closed="left")],
+        "feature_bounds": ["array-like", None],
+        "with_mean": ["boolean"],
+        "with_std": ["boolean"],
+        "mean_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "clip": ["boolean"],
+        "random_state": ["random_state", np.random.Generator],
+        "privacy_ledger": [PrivacyLedger, None],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=1e-6,
+        *,
+        feature_bounds=None,
+        with_mean=True,
+        with_std=True,
+        mean_share=0.5,
+        clip=True,
+        random_state=None,
+        privacy_ledger=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.feature_bounds = feature_bounds
+        self.with_mean = with_mean
+        self.with_std = with_std
+        self.mean_share = mean_share
+        self.clip = clip
+        self.random_state = random_state
+        self.privacy_ledger = privacy_ledger
+
+    def _check_params(self, n_samples):
+        if not math.isfinite(self.epsilon):
+            raise ValueError(f"epsilon must be finite, got {self.epsilon!r}")
+        if self.delta == 0:
+            raise ValueError(
+                "DPStandardScaler uses the Gaussian mechanism and needs delta > 0 "
+                "(pure epsilon-DP is not available)"
+            )
+        if not (self.with_mean or self.with_std):
+            raise ValueError(
+                "with_mean=False and with_std=False release nothing; use 'passthrough'"
+            )
+        if n_samples < 2:
+            raise ValueError(
+                f"a DP fit needs at least 2 samples; got n_samples = {n_samples} (1 sample)"
+            )
+        if self.delta >= 1.0 / n_samples:
+            warnings.warn(
+                f"delta={self.delta:g} >= 1/n_samples={1.0 / n_samples:g}: such a delta allows "
+                "releasing a whole row with probability delta; use delta << 1/n",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def _public_bounds(self, n_features):
+        """(lower, upper) arrays from ``feature_bounds``; never looks at the data."""
+        fb = self.feature_bounds
+        try:
+            if isinstance(fb, np.ndarray):
+                if fb.ndim != 2 or fb.shape[0] != 2:
+                    raise ValueError
+                lower, upper = fb[0], fb[1]
+            else:
+                lower, upper = fb
+            lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (n_features,))
+            upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (n_features,))
+        except (ValueError, TypeError):
+            raise ValueError(
+                "feature_bounds must be a pair (lower, upper) of scalars or arrays of length "
+                f"n_features={n_features}, or an array of shape (2, n_features); got {fb!r}"
+            ) from None
+        if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+            raise ValueError("feature_bounds must be finite")
+        if not np.all(lower < upper):
+            bad = np.flatnonzero(~(lower < upper))
+            raise ValueError(f"feature_bounds need lower < upper; violated for features {bad}")
+        return lower.copy(), upper.copy()
+
+    def _planned_event(self):
+        import dp_accounting
+
+        if self.feature_bounds is None:
+            return dp_accounting.NonPrivateDpEvent()
+        mu = gaussian_mu_for(float(self.epsilon), float(self.delta))
+        return gaussian_event(1.0, mu)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Release the private means and variances.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DPStandardScaler
+            Fitted scaler.
+        """
+        X = validate_data(self, X, dtype=np.float64)
+        n, d = X.shape
+        self._check_params(n)
+        if self.feature_bounds is not None:
+            lower, upper = self._public_bounds(d)  # before anything reads X
+        import dp_accounting
+
+        with ledger_reservation(
+            self.privacy_ledger, self._planned_event(), type(self).__name__
+        ) as reservation:
+            guaranteed = self.feature_bounds is not None
+            if not guaranteed:
+                warnings.warn(
+                    "feature_bounds is None: the bounds are read from the private data, "
+                    "which breaks the differential-privacy guarantee "
+                    "(privacy_guaranteed_ = False). Pass public feature_bounds.",
+                    PrivacyLeakWarning,
+                    stacklevel=2,
+                )
+                lower, upper = X.min(axis=0), X.max(axis=0)
+                flat = ~(lower < upper)
+                lower = np.where(flat, lower - 0.5, lower)
+                upper = np.where(flat, upper + 0.5, upper)
+            attrs = self._release(X, lower, upper)
+            attrs["privacy_guaranteed_"] = guaranteed
+            reservation.commit(
+                attrs["dp_event_"] if guaranteed else dp_accounting.NonPrivateDpEvent()
+            )
+        for name, value in attrs.items():
+            setattr(self, name, value)
+        return self
+
+    def _release(self, X, lower, upper):
+        """The Gaussian mechanism of the module docstring; returns the fitted attributes."""
+        n, d = X.shape
+        epsilon, delta = float(self.epsilon), float(self.delta)
+        # 1. Calibrate from public quantities (epsilon, delta, n, d, bounds, mean_share).
+        centre = (lower + upper) / 2.0
+        radius = (upper - lower) / 2.0
+        w = float(self.mean_share) if self.with_std else 1.0
+        mu = gaussian_mu_for(epsilon, delta)
+        kappa = math.sqrt(d * moment_sensitivity_factor(w) * (1.0 + H_MARGIN)) / mu
+        sigma_m = kappa * 2.0 * radius / (n * math.sqrt(w))
+        sigma_s = kappa * radius**2 / (n * math.sqrt(1.0 - w)) if self.with_std else None
+        # 2. Statistics of the clipped, centred data.
+        U = np.clip(X, lower, upper) - centre
+        m = U.mean(axis=0)
+        # 3. Noise, drawn serially: means first, then second moments.
+        rng = _check_random_state(self.random_state)
+        M = m + sigma_m * rng.standard_normal(d)
+        M = np.clip(M, -radius, radius)
+        attrs = {"mean_": centre + M, "var_": None, "scale_": None}
+        if self.with_std:
+            s = np.einsum("ij,ij->j", U, U) / n
+            S = s + sigma_s * rng.standard_normal(d)
+            floor = np.minimum(np.maximum(sigma_s, (SCALE_FLOOR * radius) ** 2), radius**2)
+            var = np.clip(S - M * M, floor, radius**2)
+            attrs["var_"] = var
+            attrs["scale_"] = np.sqrt(var)
+        event = gaussian_event(1.0, mu)
+        eps = get_epsilon(event, delta)
+        if eps > epsilon and get_delta(event, epsilon) <= delta:
+            eps = epsilon
+        attrs.update(
+            feature_bounds_=np.vstack([lower, upper]),
+            n_samples_seen_=int(n),
+            epsilon_=float(eps),
+            delta_=delta,
+            dp_event_=event,
+            noise_scale_=1.0,
+            sensitivity_=float(mu),
+            mean_noise_std_=sigma_m,
+            moment_noise_std_=sigma_s,
+        )
+        return attrs
+
+    def transform(self, X):
+        """Standardise ``X`` with the private statistics (post-processing: no privacy cost).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data to transform (clipped to ``feature_bounds_`` first when ``clip=True``).
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features)
+            ``(x - mean_) / scale_`` (each part only when enabled).
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64, copy=True)
+        if self.clip:
+            X = np.clip(X, self.feature_bounds_[0], self.feature_bounds_[1])
+        if self.with_mean:
+            X -= self.mean_
+        if self.with_std:
+            X /= self.scale_
+        return X
+
+    def inverse_transform(self, X):
+        """Undo the standardisation (not the clipping).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Standardised data.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            ``x * scale_ + mean_`` (each part only when enabled).
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64, copy=True)
+        if self.with_std:
+            X *= self.scale_
+        if self.with_mean:
+            X += self.mean_
+        return X
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.non_deterministic = False
+        return tags
