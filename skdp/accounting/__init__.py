@@ -14,6 +14,7 @@ True
 from ._accountant import get_delta, get_epsilon
 from ._events import NEIGHBORING_RELATION, compose, gaussian_event, pure_dp_event
 from ._fitted import fitted_dp_event, fitted_privacy_guaranteed
+from ._ledger import LedgerEntry, LedgerUnreachableError, PrivacyLedger
 from ._gaussian import (
     calibrate_gaussian_sigma,
     gaussian_delta,
@@ -21,9 +22,13 @@ from ._gaussian import (
     gaussian_mu_for,
 )
 from ._sampled import calibrate_poisson_gaussian, poisson_gaussian_event
+from ._rdp import rdp_delta, rdp_epsilon, repeat_and_select_event, to_rdp_event
 
 __all__ = [
     "NEIGHBORING_RELATION",
+    "LedgerEntry",
+    "LedgerUnreachableError",
+    "PrivacyLedger",
     "calibrate_gaussian_sigma",
     "calibrate_poisson_gaussian",
     "compose",
@@ -37,4 +42,8 @@ __all__ = [
     "get_epsilon",
     "poisson_gaussian_event",
     "pure_dp_event",
+    "rdp_delta",
+    "rdp_epsilon",
+    "repeat_and_select_event",
+    "to_rdp_event",
 ]

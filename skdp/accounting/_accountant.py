@@ -114,6 +114,17 @@ def _pld_delta(event, epsilon):
     return float(_pld(event).get_delta(epsilon))
 
 
+def _has_repeat_and_select(event):
+    """Whether ``event`` contains a RepeatAndSelectDpEvent (accounted by RDP only)."""
+    if isinstance(event, dp_accounting.dp_event.RepeatAndSelectDpEvent):
+        return True
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return any(_has_repeat_and_select(e) for e in event.events)
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return _has_repeat_and_select(event.event)
+    return False
+
+
 def get_epsilon(event, delta):
     """Smallest epsilon (upper bound, never optimistic) such that ``event`` is (ε, δ)-DP.
 
@@ -138,6 +149,12 @@ def get_epsilon(event, delta):
     delta = float(delta)
     if not 0.0 <= delta < 1.0:
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    if _has_repeat_and_select(event):
+        # Private selection (Papernot & Steinke 2022) is accounted in RDP, through the
+        # replace-one translation of skdp.accounting._rdp (refuses what it cannot translate).
+        from ._rdp import rdp_epsilon
+
+        return rdp_epsilon(event, delta)
     info = _analyse(event)
     if info["nonprivate"]:
         return math.inf
@@ -162,6 +179,22 @@ def get_epsilon(event, delta):
 def get_delta(event, epsilon):
     """Smallest delta (upper bound) such that ``event`` is (epsilon, δ)-DP.
 
+    The same methods as :func:`get_epsilon`, tightest exact first: the Gaussian-DP closed
+    form, the randomized-response closed form for a single pure release, else
+    dp-accounting's PLD accountant under replace-one neighbours.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        An event built by skdp (see :mod:`skdp.accounting._events` for the convention).
+    epsilon : float
+        Target epsilon, >= 0.
+
+    Returns
+    -------
+    delta : float
+        In [0, 1]; 1 for a ``NonPrivateDpEvent``.
+
     Examples
     --------
     >>> from skdp.accounting import get_delta, gaussian_event
@@ -171,6 +204,10 @@ def get_delta(event, epsilon):
     epsilon = float(epsilon)
     if not epsilon >= 0.0:
         raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
+    if _has_repeat_and_select(event):
+        from ._rdp import rdp_delta
+
+        return rdp_delta(event, epsilon)
     info = _analyse(event)
     if info["nonprivate"]:
         return 1.0

@@ -1,0 +1,350 @@
+"""Machinery shared by the private search and the private cross-validation (private).
+
+* which steps of a candidate are DP mechanisms, and how the search sets their budget;
+* the event a candidate *will* release, read from a fit on public placeholder data;
+* dominating events (what one row can lose to any of several mechanisms);
+* the truncated negative binomial number of repetitions (Papernot & Steinke 2022);
+* public, data-independent splits; the per-task fit-and-score worker.
+"""
+
+import functools
+import math
+import warnings
+
+import dp_accounting
+import numpy as np
+from sklearn.base import clone, is_classifier
+from sklearn.utils import _safe_indexing
+
+from ..accounting import fitted_dp_event, fitted_privacy_guaranteed, gaussian_epsilon
+from ..accounting._events import compose, pure_dp_event
+
+_SEED_HIGH = 2**31 - 1
+
+
+# --------------------------------------------------------------------------------------
+# DP steps and their budget
+# --------------------------------------------------------------------------------------
+
+
+def dp_step_prefixes(estimator):
+    """Parameter prefixes ("" or "step__") of every object with ``epsilon`` and ``delta``."""
+    params = estimator.get_params(deep=True)
+    prefixes = []
+    for key in params:
+        if key == "epsilon" or key.endswith("__epsilon"):
+            prefix = key[: -len("epsilon")]
+            if prefix + "delta" in params:
+                prefixes.append(prefix)
+    return sorted(prefixes)
+
+
+_OWNED = ("epsilon", "delta", "random_state", "privacy_ledger")
+
+
+def check_grid_keys(candidates, estimator):
+    """Refuse candidates that set the privacy parameters the search owns, and DP steps
+    that report to a :class:`~skdp.accounting.PrivacyLedger`.
+
+    The search accounts its own total (it does not depend on a ledger); a step's ledger
+    would be charged for every run -- a different, non-selection accounting -- and for
+    the public placeholder fits, so it is refused rather than silently bypassed.
+    """
+    prefixes = dp_step_prefixes(estimator)
+    owned = {p + name for p in prefixes for name in _OWNED}
+    for params in candidates:
+        bad = sorted(set(params) & owned)
+        if bad:
+            raise ValueError(
+                f"the parameter grid sets {bad}: a private search sets every DP step's "
+                "epsilon, delta and random_state itself from its total budget (so that the "
+                "total is respected); remove them from the grid"
+            )
+        est = clone(estimator).set_params(**params)
+        for key, value in est.get_params(deep=True).items():
+            if (key == "privacy_ledger" or key.endswith("__privacy_ledger")) and value is not None:
+                raise ValueError(
+                    f"{key} is set: a private search accounts the whole procedure itself "
+                    "(epsilon_, dp_event_) and does not charge per-fit ledgers; leave "
+                    "privacy_ledger=None on the candidates and record the search's "
+                    "dp_event_ yourself"
+                )
+
+
+def step_layout(base, params):
+    """(DP step prefixes, which of them take a random_state) of ``base`` with ``params``."""
+    est = clone(base).set_params(**params)
+    prefixes = dp_step_prefixes(est)
+    all_params = est.get_params(deep=True)
+    return tuple(prefixes), tuple(p + "random_state" in all_params for p in prefixes)
+
+
+def configure(base, params, budget, seeds, layout=None):
+    """A clone of ``base`` with ``params`` and every DP step's budget and seed set.
+
+    ``budget`` is ``("gdp", mu, delta)`` -- each of the ``m`` DP steps gets the (epsilon,
+    delta) of a ``mu / sqrt(m)``-GDP Gaussian mechanism, so that the Gaussian steps compose
+    to exactly ``mu``-GDP -- or ``("pure", epsilon)`` -- each step gets ``epsilon / m`` and
+    ``delta = 0`` (basic composition, exact for pure DP).  ``layout`` is
+    :func:`step_layout` of (base, params), computed once per candidate.
+    """
+    prefixes, has_seed = layout if layout is not None else step_layout(base, params)
+    if not prefixes:
+        raise TypeError(
+            f"{type(base).__name__} has no DP step (no object with epsilon and delta "
+            "parameters): a private search can only run candidates it can account"
+        )
+    m = len(prefixes)
+    update = dict(params)
+    for i, prefix in enumerate(prefixes):
+        if budget[0] == "gdp":
+            _, mu, delta = budget
+            update[prefix + "epsilon"] = _gdp_step_epsilon(delta, mu, m)
+            update[prefix + "delta"] = delta
+        else:
+            update[prefix + "epsilon"] = budget[1] / m
+            update[prefix + "delta"] = 0.0
+        if has_seed[i]:
+            update[prefix + "random_state"] = (
+                int(seeds[i % len(seeds)]) if seeds is not None else None
+            )
+    return clone(base).set_params(**update)
+
+
+@functools.lru_cache(maxsize=256)
+def _gdp_step_epsilon(delta, mu, m):
+    return gaussian_epsilon(delta, mu / math.sqrt(m))
+
+
+def n_dp_steps(base, params):
+    return len(step_layout(base, params)[0])
+
+
+# --------------------------------------------------------------------------------------
+# Events
+# --------------------------------------------------------------------------------------
+
+
+def placeholder_data(X, y, n_rows, classes):
+    """Public data of the right shape: zeros, labels cycling through the public classes."""
+    n_features = X.shape[1] if hasattr(X, "shape") and len(X.shape) > 1 else 1
+    Xd = np.zeros((n_rows, n_features))
+    if hasattr(X, "columns"):
+        import pandas as pd
+
+        Xd = pd.DataFrame(Xd, columns=X.columns)
+    if classes is not None:
+        yd = classes[np.arange(n_rows) % classes.shape[0]]
+    else:
+        yd = np.zeros(n_rows)
+    return Xd, yd
+
+
+def probe(est, X, y, n_rows, classes):
+    """(event, privacy_guaranteed) that ``est`` releases when fitted on ``n_rows`` rows.
+
+    By DESIGN.md §4.3 nothing that shapes the noise depends on the private data, so the
+    event read from a fit on public placeholder data of the same shape is the event the
+    real fit will release; the search checks every real fit against it and stops (before
+    releasing anything) if they differ.
+    """
+    Xd, yd = placeholder_data(X, y, n_rows, classes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = clone(est).fit(Xd, yd)
+    return fitted_dp_event(fitted), fitted_privacy_guaranteed(fitted)
+
+
+def gdp_mu(event):
+    """``mu`` if ``event`` is a composition of Gaussian releases only, else None."""
+    if isinstance(event, dp_accounting.NoOpDpEvent):
+        return 0.0
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        z = event.noise_multiplier
+        return math.inf if z == 0 else 2.0 / z
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts = [gdp_mu(e) for e in event.events]
+        return None if any(p is None for p in parts) else math.sqrt(sum(p * p for p in parts))
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = gdp_mu(event.event)
+        return None if inner is None else math.sqrt(event.count) * inner
+    return None
+
+
+def pure_epsilon(event):
+    """Basic-composition epsilon if ``event`` is made of pure (binary RR) releases only."""
+    if isinstance(event, dp_accounting.NoOpDpEvent):
+        return 0.0
+    if isinstance(event, dp_accounting.RandomizedResponseDpEvent) and event.num_buckets == 2:
+        p = event.noise_parameter
+        return math.inf if p <= 0 else math.log((1.0 - p / 2.0) / (p / 2.0))
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts = [pure_epsilon(e) for e in event.events]
+        return None if any(p is None for p in parts) else sum(parts)
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = pure_epsilon(event.event)
+        return None if inner is None else event.count * inner
+    return None
+
+
+def gaussian_mu_event(mu):
+    """skdp's event of a ``mu``-GDP Gaussian release (``GaussianDpEvent(2/mu)``)."""
+    if mu == 0.0:
+        return dp_accounting.NoOpDpEvent()
+    return dp_accounting.GaussianDpEvent(2.0 / mu)
+
+
+def dominating(events):
+    """An event whose privacy loss bounds that of *each* event (not their composition).
+
+    Used when one row is exposed to exactly one of several mechanisms (a candidate chosen
+    at random with public probabilities, or a row that is either in the training or in the
+    validation part of a public split): the Rényi / hockey-stick divergence of a mixture
+    with public weights is at most the largest one (quasi-convexity).
+
+    * identical events: that event;
+    * all Gaussian compositions: the Gaussian with the largest ``mu`` (the ``mu``-GDP pair is
+      a post-processing of the ``mu'``-GDP pair for ``mu <= mu'``);
+    * all pure: the binary randomized response with the largest epsilon (it dominates every
+      epsilon-DP pair);
+    * otherwise: their composition (always an upper bound, never tight).
+    """
+    unique = []
+    for ev in events:
+        if not any(ev == u for u in unique):
+            unique.append(ev)
+    if len(unique) == 1:
+        return unique[0]
+    mus = [gdp_mu(e) for e in unique]
+    if all(m is not None for m in mus):
+        return gaussian_mu_event(max(mus))
+    epss = [pure_epsilon(e) for e in unique]
+    if all(e is not None for e in epss):
+        top = max(epss)
+        return dp_accounting.NoOpDpEvent() if top == 0 else pure_dp_event(top)
+    return compose(*unique)
+
+
+def self_compose(event, count):
+    if count == 1:
+        return event
+    return dp_accounting.SelfComposedDpEvent(event, int(count))
+
+
+# --------------------------------------------------------------------------------------
+# Truncated negative binomial number of repetitions
+# --------------------------------------------------------------------------------------
+
+
+def tnb_mean(gamma, shape):
+    """E[K] of the truncated negative binomial TNB(shape, gamma) on {1, 2, ...}."""
+    if gamma >= 1.0:
+        return 1.0
+    if shape == 0.0:  # logarithmic
+        return (1.0 - gamma) / (gamma * math.log(1.0 / gamma))
+    return shape * (1.0 - gamma) / (gamma * -math.expm1(shape * math.log(gamma)))
+
+
+def tnb_gamma(mean, shape):
+    """gamma with ``tnb_mean(gamma, shape) <= mean`` (upper end of a tight bracket).
+
+    Returning the upper end makes the real E[K] at most the ``mean`` written in the event
+    and gamma at least the one dp-accounting reconstructs from that mean (it keeps the
+    lower end), so both terms of Papernot & Steinke's bound are read conservatively.
+    """
+    if mean <= 1.0:
+        return 1.0
+    if shape == 1.0:
+        return 1.0 / mean
+    lo, hi = 0.0, 1.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid <= 0.0 or tnb_mean(mid, shape) > mean:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-15:
+            break
+    return hi
+
+
+def draw_repetitions(rng, mean, shape):
+    """K ~ TNB(shape, gamma(mean)) on {1, 2, ...} (0: logarithmic, 1: geometric)."""
+    gamma = tnb_gamma(mean, shape)
+    if gamma >= 1.0:
+        return 1
+    if shape == 1.0:
+        return int(rng.geometric(gamma))
+    if shape == 0.0:
+        return int(rng.logseries(1.0 - gamma))
+    while True:
+        k = int(rng.negative_binomial(shape, gamma))
+        if k >= 1:
+            return k
+
+
+# --------------------------------------------------------------------------------------
+# Splits and the worker
+# --------------------------------------------------------------------------------------
+
+
+def public_splits(n, cv, rng):
+    """Train/validation index pairs that depend only on ``n`` and the public ``rng``.
+
+    ``cv`` float in (0, 1): one holdout split with ``round(cv n)`` validation rows;
+    ``cv`` int >= 2: k folds of a random permutation.  Stratification is refused elsewhere:
+    it would make the split of every row depend on the other rows' labels.
+    """
+    perm = rng.permutation(n)
+    if isinstance(cv, float):
+        n_val = int(round(cv * n))
+        if n_val < 1 or n - n_val < 2:
+            raise ValueError(
+                f"cv={cv} leaves {n_val} validation and {n - n_val} training rows out of "
+                f"{n}; need at least 1 and 2"
+            )
+        return [(np.sort(perm[n_val:]), np.sort(perm[:n_val]))]
+    if cv > n // 2:
+        raise ValueError(f"cv={cv} folds need at least {2 * cv} rows, got {n}")
+    folds = np.array_split(perm, cv)
+    return [
+        (np.sort(np.concatenate([f for j, f in enumerate(folds) if j != i])), np.sort(folds[i]))
+        for i in range(cv)
+    ]
+
+
+def split_data(X, y, splits):
+    """The (X_train, y_train, X_val, y_val) of each split, indexed once."""
+    return [
+        (_safe_indexing(X, tr), _safe_indexing(y, tr), _safe_indexing(X, va),
+         _safe_indexing(y, va))
+        for tr, va in splits
+    ]
+
+
+def fit_and_score(est, parts, scorer, keep_model):
+    """Fit on the training part and return (model or None, sum of clipped scores on the
+    validation part, event, privacy_guaranteed).  The raw sum never leaves the caller
+    unnoised."""
+    X_train, y_train, X_val, y_val = parts
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
+        est.fit(X_train, y_train)
+    total = float(np.sum(scorer.row_values(est, X_val, y_val)))
+    return (
+        est if keep_model else None,
+        total,
+        fitted_dp_event(est),
+        fitted_privacy_guaranteed(est),
+    )
+
+
+def public_classes(estimator, y):
+    """Label set treated as public (as ``classes_`` of skdp's classifiers), or None."""
+    if not is_classifier(estimator):
+        return None
+    return np.unique(np.asarray(y))
+
+
+def draw_seeds(rng, size):
+    return rng.integers(0, _SEED_HIGH, size=size)

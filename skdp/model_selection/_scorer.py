@@ -1,0 +1,189 @@
+r"""Bounded validation scores that can be released with differential privacy.
+
+A private search or cross-validation releases validation scores, so a score must have a
+*public* bound on how much one row can move it.  :class:`PrivateScorer` computes the mean
+of per-row terms clipped to a public interval ``[lower, upper]``:
+
+.. math:: S(\hat w; V) = \frac{1}{m} \sum_{i \in V} \operatorname{clip}(s(\hat w, x_i, y_i),
+   \mathrm{lower}, \mathrm{upper}), \qquad m = |V| \text{ (public)}.
+
+Sensitivity (replace-one).  Fix the model ``w_hat`` (trained on rows outside ``V``, or
+released beforehand by a DP mechanism, see :mod:`skdp.model_selection`).  Replacing one
+row of ``V`` changes one clipped term, by at most ``upper - lower``, and leaves the others
+unchanged, so ``|S(V) - S(V')| <= (upper - lower) / m``.  Non-finite per-row values are
+mapped to the worst value of the interval before clipping, so no input can break the
+bound.  Accuracy is the case ``s = 1[y_pred = y]``, ``[0, 1]``: sensitivity ``1/m``.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.base import is_classifier
+
+__all__ = ["PrivateScorer", "make_private_scorer", "check_private_scoring"]
+
+
+class PrivateScorer:
+    """Mean of clipped per-row scores, with its replace-one sensitivity.
+
+    Parameters
+    ----------
+    row_score : callable
+        ``row_score(y_true, y_pred) -> ndarray of shape (n,)``: one value per row.
+    lower, upper : float
+        Public bounds; per-row values are clipped to ``[lower, upper]``.
+    greater_is_better : bool, default=True
+        If False the score is negated (scikit-learn convention: searches maximise).
+    response_method : str, default="predict"
+        Estimator method that produces ``y_pred``.
+    name : str, optional
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.model_selection import PrivateScorer
+    >>> mae = PrivateScorer(lambda t, p: np.abs(t - p), 0.0, 2.0, greater_is_better=False)
+    >>> mae.sensitivity(100)
+    0.02
+    """
+
+    def __init__(
+        self, row_score, lower, upper, *, greater_is_better=True, response_method="predict",
+        name=None,
+    ):
+        if not callable(row_score):
+            raise TypeError("row_score must be a callable (y_true, y_pred) -> per-row values")
+        lower, upper = float(lower), float(upper)
+        if not (np.isfinite(lower) and np.isfinite(upper) and lower < upper):
+            raise ValueError(f"need finite lower < upper, got [{lower}, {upper}]")
+        self.row_score = row_score
+        self.lower = lower
+        self.upper = upper
+        self.greater_is_better = bool(greater_is_better)
+        self.response_method = response_method
+        self.name = name or getattr(row_score, "__name__", "private_score")
+
+    @property
+    def score_range(self):
+        """``upper - lower``: the most one row can move the sum of the terms."""
+        return self.upper - self.lower
+
+    def sensitivity(self, n_rows):
+        """Replace-one sensitivity of the mean of the clipped terms over ``n_rows`` rows.
+
+        Parameters
+        ----------
+        n_rows : int
+            Number of validation rows (public).
+
+        Returns
+        -------
+        sensitivity : float
+            ``(upper - lower) / n_rows``.
+        """
+        return self.score_range / int(n_rows)
+
+    def row_values(self, estimator, X, y):
+        """Per-row clipped terms, sign-adjusted so that larger is better.
+
+        Parameters
+        ----------
+        estimator : fitted estimator
+            Provides ``response_method``.
+        X : array-like of shape (n_rows, n_features)
+            Validation rows.
+        y : array-like of shape (n_rows,)
+            Their targets.
+
+        Returns
+        -------
+        values : ndarray of shape (n_rows,)
+            ``clip(row_score(y, y_pred), lower, upper)`` (non-finite values mapped to the
+            worst end first), negated if ``greater_is_better`` is False.
+        """
+        y_pred = getattr(estimator, self.response_method)(X)
+        y_true = np.asarray(y)
+        values = np.asarray(self.row_score(y_true, y_pred), dtype=np.float64).ravel()
+        if values.shape[0] != y_true.shape[0]:
+            raise ValueError(
+                f"row_score returned {values.shape[0]} values for {y_true.shape[0]} rows; it "
+                "must return one value per row"
+            )
+        worst = self.lower if self.greater_is_better else self.upper
+        values = np.clip(np.where(np.isfinite(values), values, worst), self.lower, self.upper)
+        return values if self.greater_is_better else -values
+
+    def __repr__(self):
+        return (
+            f"PrivateScorer({self.name}, lower={self.lower}, upper={self.upper}, "
+            f"greater_is_better={self.greater_is_better})"
+        )
+
+
+def _accuracy_rows(y_true, y_pred):
+    return (np.asarray(y_true) == np.asarray(y_pred)).astype(np.float64)
+
+
+def make_private_scorer(row_score, *, lower, upper, greater_is_better=True,
+                        response_method="predict"):
+    """Build a :class:`PrivateScorer` (a bounded, privately releasable validation score).
+
+    Parameters
+    ----------
+    row_score : callable
+        ``row_score(y_true, y_pred) -> per-row values``.
+    lower, upper : float
+        Public clipping bounds of each row's value; the score's replace-one sensitivity on
+        ``m`` validation rows is ``(upper - lower) / m``.
+    greater_is_better : bool, default=True
+    response_method : str, default="predict"
+
+    Returns
+    -------
+    PrivateScorer
+
+    Examples
+    --------
+    Mean absolute error of a regressor, each row's error clipped to 1 (public bound):
+
+    >>> import numpy as np
+    >>> from skdp.model_selection import make_private_scorer
+    >>> scorer = make_private_scorer(lambda t, p: np.abs(t - p), lower=0.0, upper=1.0,
+    ...                              greater_is_better=False)
+    >>> scorer.sensitivity(50)
+    0.02
+    """
+    return PrivateScorer(
+        row_score, lower, upper, greater_is_better=greater_is_better,
+        response_method=response_method,
+    )
+
+
+def check_private_scoring(scoring, estimator):
+    """The :class:`PrivateScorer` for ``scoring`` (None, "accuracy" or a PrivateScorer)."""
+    if isinstance(scoring, PrivateScorer):
+        return scoring
+    if scoring is None:
+        if not is_classifier(estimator):
+            raise ValueError(
+                "scoring=None uses accuracy, which needs a classifier; for a regressor pass "
+                "a bounded scorer, e.g. skdp.model_selection.make_private_scorer("
+                "lambda t, p: abs(t - p), lower=0, upper=B, greater_is_better=False)"
+            )
+        scoring = "accuracy"
+    if isinstance(scoring, str):
+        if scoring == "accuracy":
+            return PrivateScorer(_accuracy_rows, 0.0, 1.0, name="accuracy")
+        raise ValueError(
+            f"scoring={scoring!r} is not a bounded score with a known sensitivity; use "
+            "'accuracy' or skdp.model_selection.make_private_scorer(...)"
+        )
+    if isinstance(scoring, (dict, list, tuple, set)) or isinstance(scoring, numbers.Number):
+        raise ValueError(
+            "private searches release one score per run; multi-metric scoring would cost "
+            "one release per metric and is not supported: pass a single scorer"
+        )
+    raise TypeError(
+        f"scoring must be None, 'accuracy' or a skdp PrivateScorer, got {scoring!r}: a "
+        "scikit-learn scorer has no public sensitivity"
+    )

@@ -1,0 +1,786 @@
+r"""Hyperparameter search whose *whole procedure* is differentially private.
+
+Why plain ``GridSearchCV`` is not private
+-----------------------------------------
+``GridSearchCV(DPLogisticRegression(epsilon=1), grid, cv=5)`` trains ``5 |grid| + 1``
+models, each row in ``4 |grid| + 1`` of them, so the fits alone compose to far more than
+``epsilon = 1``; worse, it compares *exact* validation scores, so the selected
+hyperparameters (and ``cv_results_``) are not private at all.  No estimator-level budget
+can see this: the accountant is lost inside the search.
+
+What the private searches do
+----------------------------
+One *run* (the base mechanism ``Q``):
+
+1. pick a candidate uniformly at random from the (public) candidate list;
+2. fit it with the per-run budget the search set on its DP steps;
+3. release its validation score with noise calibrated to the score's sensitivity
+   (:mod:`skdp.model_selection._scorer`): ``Delta = (upper - lower)/m`` for the mean of
+   ``m`` clipped per-row terms.
+
+The search repeats ``Q`` a random number ``K`` of times and releases **only the best run**
+(its candidate, its noisy score and, without refit, its model), then optionally refits the
+selected candidate on all rows with a fresh budget:
+
+* ``delta > 0`` (default, ``selection="repeat_and_select"``): ``K`` follows a truncated
+  negative binomial distribution with mean ``n_repetitions`` and shape
+  ``repetition_shape`` (1 = geometric, 0 = logarithmic), and the selection is accounted by
+  Papernot & Steinke (ICLR 2022), Theorem 2, in Rényi DP -- dp-accounting's
+  ``RepeatAndSelectDpEvent``, with skdp's events translated for the RDP accountant
+  (:mod:`skdp.accounting._rdp`).
+* ``delta = 0`` (``selection="random_stopping"``): Liu & Talwar (STOC 2019), Algorithm 2
+  without threshold: after each run stop with probability ``gamma = 1/n_repetitions``
+  (``K`` geometric), output the best run.  If ``Q`` is epsilon-DP the procedure is
+  ``3 epsilon``-DP (Liu & Talwar 2019, Theorem 3.4; it is also the ``eta = 1`` case of the
+  pure-DP limit ``(2 + eta) epsilon`` of Papernot & Steinke's Theorem 2, which
+  ``tests/model_selection`` checks against dp-accounting's RDP bound at high order).
+
+Privacy of one run, per row (replace-one, public split):
+
+* holdout (``cv`` a float, default 0.2): a row is *either* in the training part -- the
+  noisy score is then a post-processing of the released model (the validation rows are
+  identical in both datasets, the noise is fresh) -- *or* in the validation part -- the
+  model's distribution is then identical and only the score moves, by ``<= Delta``.  So
+  the run is as private as the *worse* of the fit and the score, not their composition;
+  the search gives both the same budget.
+* ``k``-fold (``cv`` an int): a row is in ``k - 1`` training sets and one validation fold;
+  the run releases one noisy mean of the ``n`` out-of-fold per-row scores (sensitivity
+  ``(upper - lower)/n``), a post-processing of the ``k - 1`` models that saw the row plus
+  one Gaussian release of that row's own term.  Its event is the composition of ``k - 1``
+  fits and one score release (adaptive composition; an upper bound, with no slack from the
+  accountant).
+* A candidate chosen with public probabilities: the divergence of a mixture with public
+  weights is at most the largest one, so the run's event is the *dominating* event of the
+  candidates (:func:`skdp.model_selection._common.dominating`).  The search reads each
+  candidate's event from a fit on public placeholder data of the same shape before
+  touching the private data, and checks every real fit against it.
+
+The budget split (``budget_split_``): every DP step of every candidate gets the same
+per-fit budget -- ``mu``-GDP for ``delta > 0`` (a pipeline with ``m`` DP steps gives each
+``mu/sqrt(m)``), ``epsilon_fit`` for ``delta = 0``; the score gets the same ``mu`` (or
+epsilon); the refit, if any, the same again, so that the selected candidate is refitted
+with the noise it was evaluated with.  ``mu`` is the largest value for which the whole
+procedure (selection, then refit) is ``(epsilon, delta)``-DP by the accountant.
+
+The label set of a classifier (``np.unique(y)``) is treated as public, as by skdp's
+classifiers (``classes_``): the placeholder fits cycle through it.
+
+Not protected: the run time (it reveals ``K`` roughly, which is data-independent but
+must not be published together with the selection), and the floating-point bits of the
+noise.  Never publish the scores of the runs that were not selected: that would be a
+``K``-fold composition, not a selection.
+"""
+
+import functools
+import math
+import numbers
+import time
+import warnings
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
+from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.utils import get_tags
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
+
+from ..accounting import fitted_dp_event, gaussian_epsilon, get_epsilon
+from ..accounting._events import compose, pure_dp_event
+from ..accounting._rdp import rdp_epsilon, repeat_and_select_event
+from ..exceptions import BudgetExceededError
+from ._common import (
+    check_grid_keys,
+    configure,
+    dominating,
+    draw_repetitions,
+    draw_seeds,
+    fit_and_score,
+    gaussian_mu_event,
+    probe,
+    public_classes,
+    public_splits,
+    self_compose,
+    split_data,
+    step_layout,
+)
+from ._scorer import PrivateScorer, check_private_scoring
+
+__all__ = ["DPGridSearchCV", "DPRandomizedSearchCV"]
+
+#: Relative margin under the target epsilon used when planning, so that rounding in the
+#: estimators' own calibration can never push the reported total over the budget.
+PLAN_MARGIN = 1e-6
+
+
+def _score_noise_scale(sensitivity, per_fit):
+    """Noise scale of a score release: Gaussian ``sigma = Delta / mu`` (``mu``-GDP) or
+    Laplace ``b = Delta / epsilon`` (epsilon-DP).  Kept separate from the event so that
+    tests can break it (under-noised variant of the audit)."""
+    return sensitivity / per_fit
+
+
+def _planned_total(mu, delta, mean, shape, k, refit):
+    run = gaussian_mu_event(math.sqrt(k) * mu)  # k = 1: holdout; k-1 fits + 1 score else
+    event = repeat_and_select_event(run, mean, shape)
+    if refit:
+        event = compose(event, gaussian_mu_event(mu))
+    return rdp_epsilon(event, delta)
+
+
+@functools.lru_cache(maxsize=128)
+def plan_gdp(epsilon, delta, mean, shape, k, refit):
+    """Largest per-fit ``mu`` whose planned procedure is (epsilon, delta)-DP by RDP."""
+    target = epsilon * (1.0 - PLAN_MARGIN)
+    lo, hi = 1e-8, 1.0
+    while _planned_total(hi, delta, mean, shape, k, refit) <= target:
+        lo, hi = hi, hi * 4.0
+        if hi > 1e4:
+            return lo
+    if _planned_total(lo, delta, mean, shape, k, refit) > target:
+        raise BudgetExceededError(
+            f"epsilon={epsilon} at delta={delta} is below the fixed cost of selecting among "
+            f"{mean:g} expected runs; raise epsilon or lower n_repetitions"
+        )
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        if _planned_total(mid, delta, mean, shape, k, refit) <= target:
+            lo = mid
+        else:
+            hi = mid
+        if hi / lo - 1.0 < 1e-7:
+            break
+    return lo
+
+
+class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit"])],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "delta": [Interval(numbers.Real, 0, 1, closed="left")],
+        "scoring": [None, StrOptions({"accuracy"}), PrivateScorer],
+        "n_jobs": [numbers.Integral, None],
+        "refit": ["boolean"],
+        "cv": [
+            None,
+            Interval(numbers.Integral, 2, None, closed="left"),
+            Interval(numbers.Real, 0, 1, closed="neither"),
+        ],
+        "n_repetitions": [Interval(numbers.Real, 1, None, closed="left"), None],
+        "repetition_shape": [Interval(numbers.Real, 0, None, closed="left")],
+        "selection": [StrOptions({"auto", "repeat_and_select", "random_stopping"})],
+        "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
+    }
+
+    # ---------------------------------------------------------------- delegation
+    def _check_best(self):
+        check_is_fitted(self, "best_params_")
+        if not hasattr(self, "best_estimator_"):
+            raise AttributeError(
+                "no best_estimator_: refit=False with k-fold cv releases the selection only"
+            )
+        return True
+
+    def _best_has(name):
+        def check(self):
+            self._check_best()
+            return hasattr(self.best_estimator_, name)
+
+        return check
+
+    @available_if(_best_has("predict"))
+    def predict(self, X):
+        """Predict with the selected model (``best_estimator_``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self.best_estimator_.predict(X)
+
+    @available_if(_best_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_best_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities of the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self.best_estimator_.predict_log_proba(X)
+
+    @available_if(_best_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray
+        """
+        return self.best_estimator_.decision_function(X)
+
+    @available_if(_best_has("transform"))
+    def transform(self, X):
+        """Transform with the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_new : ndarray
+        """
+        return self.best_estimator_.transform(X)
+
+    @available_if(_best_has("score"))
+    def score(self, X, y=None):
+        """``best_estimator_.score(X, y)`` -- a plain (non-private) evaluation on the data
+        you pass, e.g. a public test set.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or None
+
+        Returns
+        -------
+        score : float
+        """
+        return self.best_estimator_.score(X, y)
+
+    @property
+    def classes_(self):
+        """Labels of the selected classifier."""
+        self._check_best()
+        return self.best_estimator_.classes_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        sub = get_tags(self.estimator)
+        tags.estimator_type = sub.estimator_type
+        tags.classifier_tags = sub.classifier_tags
+        tags.regressor_tags = sub.regressor_tags
+        tags.non_deterministic = True
+        return tags
+
+    # ---------------------------------------------------------------- fit
+    def _candidates(self, rng):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _resolve_selection(self):
+        delta = float(self.delta)
+        selection = self.selection
+        if selection == "auto":
+            selection = "repeat_and_select" if delta > 0 else "random_stopping"
+        if selection == "repeat_and_select" and delta == 0:
+            raise ValueError(
+                "selection='repeat_and_select' is accounted in Rényi DP and needs delta > 0; "
+                "use delta=0 with selection='random_stopping' (Liu & Talwar) for pure DP"
+            )
+        if selection == "random_stopping":
+            if delta > 0:
+                raise ValueError(
+                    "selection='random_stopping' (Liu & Talwar, pure epsilon-DP) needs "
+                    "delta=0; with delta > 0 use 'repeat_and_select'"
+                )
+            if float(self.repetition_shape) != 1.0:
+                raise ValueError(
+                    "random stopping draws a geometric number of runs: repetition_shape "
+                    f"must be 1, got {self.repetition_shape}"
+                )
+        return selection
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Run the private search.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        from ..linear_model._base import _check_random_state
+
+        if y is None:
+            raise ValueError("a private search needs y (supervised estimators only)")
+        X, y = indexable(X, y)
+        n = _num_samples(X)
+        if n < 4:
+            raise ValueError(f"a private search needs at least 4 samples, got {n}")
+        epsilon, delta = float(self.epsilon), float(self.delta)
+        if not math.isfinite(epsilon):
+            raise ValueError(f"epsilon must be finite, got {self.epsilon!r}")
+        if delta > 0 and delta >= 1.0 / n:
+            warnings.warn(
+                f"delta={delta:g} >= 1/n_samples={1.0 / n:g}: use delta << 1/n",
+                UserWarning,
+                stacklevel=2,
+            )
+        selection = self._resolve_selection()
+        scorer = check_private_scoring(self.scoring, self.estimator)
+        rng = _check_random_state(self.random_state)
+
+        # ---- 1. public plan: candidates, split, budget (nothing private is read) ----
+        candidates = [dict(p) for p in self._candidates(rng)]
+        if not candidates:
+            raise ValueError("the candidate list is empty")
+        check_grid_keys(candidates, self.estimator)
+        cv = 0.2 if self.cv is None else self.cv
+        cv = int(cv) if isinstance(cv, numbers.Integral) else float(cv)
+        kfold = isinstance(cv, int)
+        k = cv if kfold else 1
+        splits = public_splits(n, cv, rng)
+        n_score_rows = n if kfold else splits[0][1].shape[0]
+        score_sensitivity = scorer.sensitivity(n_score_rows)
+        mean = float(self.n_repetitions) if self.n_repetitions is not None else float(
+            len(candidates)
+        )
+        shape = float(self.repetition_shape)
+        refit = bool(self.refit)
+        if selection == "repeat_and_select":
+            per_fit = plan_gdp(epsilon, delta, mean, shape, k, refit)
+            budget = ("gdp", per_fit, delta)
+            score_event = gaussian_mu_event(per_fit)
+        else:
+            per_fit = epsilon * (1.0 - PLAN_MARGIN) / (3.0 * k + (1.0 if refit else 0.0))
+            budget = ("pure", per_fit)
+            score_event = pure_dp_event(per_fit)
+
+        # ---- 2. the events each candidate will release (public placeholder fits) ----
+        classes = public_classes(self.estimator, y)
+        train_sizes = sorted({tr.shape[0] for tr, _ in splits})
+        sizes = sorted(set(train_sizes) | ({n} if refit else set()))
+        layouts = [step_layout(self.estimator, params) for params in candidates]
+        probes = {}
+        for i, params in enumerate(candidates):
+            est = configure(self.estimator, params, budget, None, layouts[i])
+            for size in sizes:
+                probes[i, size] = probe(est, X, y, size, classes)
+        fit_dom = dominating([probes[i, s][0] for i in range(len(candidates)) for s in train_sizes])
+        if kfold:
+            run_event = compose(self_compose(fit_dom, k - 1), score_event)
+        else:
+            run_event = dominating([fit_dom, score_event])
+        if selection == "repeat_and_select":
+            selection_event = repeat_and_select_event(run_event, mean, shape)
+        else:
+            eps_run = get_epsilon(run_event, 0.0)
+            if not math.isfinite(eps_run):
+                raise ValueError(
+                    "random stopping needs pure epsilon-DP candidates; a candidate's "
+                    f"event is {run_event!r}"
+                )
+            selection_event = pure_dp_event(3.0 * eps_run)
+        if refit:
+            refit_event = dominating([probes[i, n][0] for i in range(len(candidates))])
+            total_event = compose(selection_event, refit_event)
+        else:
+            total_event = selection_event
+        if selection == "repeat_and_select":
+            epsilon_spent = rdp_epsilon(total_event, delta)
+        else:
+            epsilon_spent = get_epsilon(total_event, 0.0)
+        if epsilon_spent > epsilon:
+            raise BudgetExceededError(
+                f"the candidates' events compose to epsilon={epsilon_spent:.6g} > "
+                f"epsilon={epsilon} (a DP step does not release a Gaussian/pure mechanism "
+                "at the budget the search set); nothing was fitted on the private data"
+            )
+        guaranteed = all(g for _, g in probes.values())
+
+        # ---- 3. every random draw, serially, before any fit ----
+        if selection == "random_stopping":
+            n_runs = int(rng.geometric(1.0 / mean)) if mean > 1 else 1
+        else:
+            n_runs = draw_repetitions(rng, mean, shape)
+        chosen = rng.integers(0, len(candidates), size=n_runs)
+        m_max = max(len(layout[0]) for layout in layouts)
+        seeds = draw_seeds(rng, (n_runs, len(splits), m_max))
+        unit_noise = (
+            rng.standard_normal(n_runs) if budget[0] == "gdp" else rng.laplace(size=n_runs)
+        )
+        refit_seeds = draw_seeds(rng, m_max)
+
+        # ---- 4. the runs (parallel; results independent of n_jobs) ----
+        keep_model = not refit and not kfold
+        tasks = [
+            (j, s, configure(self.estimator, candidates[chosen[j]], budget, seeds[j, s],
+                             layouts[chosen[j]]))
+            for j in range(n_runs)
+            for s in range(len(splits))
+        ]
+        parts = split_data(X, y, splits)
+        if self.n_jobs in (None, 1):
+            results = [fit_and_score(est, parts[s], scorer, keep_model) for _, s, est in tasks]
+        else:
+            results = Parallel(n_jobs=self.n_jobs, verbose=max(0, int(self.verbose) - 1))(
+                delayed(fit_and_score)(est, parts[s], scorer, keep_model)
+                for _, s, est in tasks
+            )
+        raw = np.zeros(n_runs)
+        models = [None] * n_runs
+        for (j, s, _), (model, total, event, _g) in zip(tasks, results):
+            expected = probes[chosen[j], splits[s][0].shape[0]][0]
+            if event != expected:
+                raise RuntimeError(
+                    f"candidate {candidates[chosen[j]]} released {event!r} on the private "
+                    f"data but {expected!r} on public placeholder data: its noise depends on "
+                    "the data (a privacy bug in the estimator); nothing is released"
+                )
+            raw[j] += total
+            models[j] = model
+        noise_scale = _score_noise_scale(score_sensitivity, budget[1])
+        noisy = raw / n_score_rows + noise_scale * unit_noise
+        del raw
+        best_run = int(np.argmax(noisy))
+        best_index = int(chosen[best_run])
+
+        # ---- 5. refit the selected candidate on all rows (its own budget) ----
+        refit_time = None
+        if refit:
+            est = configure(self.estimator, candidates[best_index], budget, refit_seeds,
+                            layouts[best_index])
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
+                est.fit(X, y)
+            refit_time = time.perf_counter() - t0
+            if fitted_dp_event(est) != probes[best_index, n][0]:
+                raise RuntimeError(
+                    "the refit released a different event on the private data than on "
+                    "placeholder data: its noise depends on the data (privacy bug)"
+                )
+            best_estimator = est
+        elif keep_model:
+            best_estimator = models[best_run]
+        else:
+            best_estimator = None
+
+        # ---- 6. publish ----
+        self.best_index_ = best_index
+        self.best_params_ = candidates[best_index]
+        self.best_score_ = float(noisy[best_run])
+        self.cv_results_ = self._results(candidates, best_index, float(noisy[best_run]))
+        if best_estimator is not None:
+            self.best_estimator_ = best_estimator
+            if hasattr(best_estimator, "n_features_in_"):
+                self.n_features_in_ = best_estimator.n_features_in_
+            if hasattr(best_estimator, "feature_names_in_"):
+                self.feature_names_in_ = best_estimator.feature_names_in_
+        elif hasattr(self, "best_estimator_"):
+            del self.best_estimator_
+        if refit_time is not None:
+            self.refit_time_ = refit_time
+        self.scorer_ = scorer
+        self.n_splits_ = len(splits)
+        self.multimetric_ = False
+        self.epsilon_ = float(epsilon_spent)
+        self.delta_ = delta
+        self.dp_event_ = total_event
+        self.privacy_guaranteed_ = bool(guaranteed)
+        self.budget_split_ = self._budget_split(
+            selection, budget, mean, shape, k, refit, score_sensitivity, noise_scale,
+            selection_event, delta, epsilon_spent,
+        )
+        if self.verbose:
+            print(f"[{type(self).__name__}] {self.budget_split_}")
+        return self
+
+    @staticmethod
+    def _results(candidates, best_index, best_score):
+        n_cand = len(candidates)
+        results = {"params": candidates}
+        keys = sorted({key for p in candidates for key in p})
+        for key in keys:
+            col = np.ma.MaskedArray(np.empty(n_cand, dtype=object), mask=True)
+            for i, p in enumerate(candidates):
+                if key in p:
+                    col[i] = p[key]
+            results[f"param_{key}"] = col
+        mean_score = np.full(n_cand, np.nan)
+        mean_score[best_index] = best_score
+        rank = np.full(n_cand, 2, dtype=np.int32)
+        rank[best_index] = 1
+        selected = np.zeros(n_cand, dtype=bool)
+        selected[best_index] = True
+        results["mean_test_score"] = mean_score
+        results["rank_test_score"] = rank
+        results["selected"] = selected
+        return results
+
+    @staticmethod
+    def _budget_split(selection, budget, mean, shape, k, refit, score_sensitivity,
+                      noise_scale, selection_event, delta, epsilon_spent):
+        split = {
+            "selection": selection,
+            "n_repetitions_mean": mean,
+            "repetition_shape": shape if selection == "repeat_and_select" else 1.0,
+            "cv_folds": k if k > 1 else None,
+            "score_sensitivity": score_sensitivity,
+        }
+        if budget[0] == "gdp":
+            mu = budget[1]
+            split.update(
+                fit_mu=mu,
+                fit_epsilon_at_delta=float(gaussian_epsilon(delta, mu)),
+                score_mu=mu,
+                score_noise_std=noise_scale,
+                epsilon_selection=rdp_epsilon(selection_event, delta),
+                refit_mu=mu if refit else None,
+            )
+        else:
+            split.update(
+                fit_epsilon=budget[1],
+                score_epsilon=budget[1],
+                score_laplace_scale=noise_scale,
+                epsilon_selection=get_epsilon(selection_event, 0.0),
+                refit_epsilon=budget[1] if refit else None,
+            )
+        split["epsilon_total"] = float(epsilon_spent)
+        split["delta_total"] = float(delta)
+        return split
+
+
+_SEARCH_PARAMS_DOC = """\
+    epsilon : float, default=1.0
+        Total privacy budget of the whole procedure (selection, released score and refit).
+    delta : float, default=1e-6
+        Total delta; ``delta > 0`` selects Papernot–Steinke repeat-and-select (Rényi DP),
+        ``delta = 0`` Liu–Talwar random stopping (pure DP, candidates fitted at delta=0).
+    scoring : None, "accuracy" or PrivateScorer, default=None
+        Bounded validation score (None: accuracy, classifiers only).  Released with
+        noise calibrated to its replace-one sensitivity ``(upper - lower)/m``.
+    n_jobs : int or None, default=None
+        Parallel fits (joblib; honours ``joblib.parallel_config``, e.g. the dask backend).
+        Results do not depend on it: every random draw is made serially beforehand.
+    refit : bool, default=True
+        Refit the selected candidate on all rows, with the same per-fit budget as the runs
+        (included in the total).  False: with a holdout split, ``best_estimator_`` is the
+        winning run's model (trained on the training part, no extra cost); with k folds
+        only the selection is released.
+    cv : None, int or float, default=None
+        float in (0, 1): one public random holdout split with that validation fraction;
+        int k >= 2: k public random folds; None: holdout 0.2.  Splits depend only on
+        ``n`` and ``random_state`` (stratification would leak labels).
+    n_repetitions : float or None, default=None
+        Expected number of runs ``E[K]`` (None: the number of candidates).
+    repetition_shape : float, default=1.0
+        Shape ``eta`` of the truncated negative binomial distribution of ``K``
+        (1: geometric, 0: logarithmic -- slightly cheaper in privacy, more spread).
+    selection : {"auto", "repeat_and_select", "random_stopping"}, default="auto"
+    random_state : int, Generator, RandomState or None, default=None
+        Seeds the split, ``K``, the candidates of each run, the fits' seeds and the score
+        noise.  Leave None in production.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    best_index_, best_params_ : int, dict
+        The privately selected candidate.
+    best_score_ : float
+        Its noisy validation score (the only score released).
+    best_estimator_ : estimator
+        The selected model (see ``refit``).
+    cv_results_ : dict
+        ``params`` and ``param_*`` of every candidate (public), ``mean_test_score`` (NaN
+        except for the selected candidate: the other runs' scores are *not* released),
+        ``rank_test_score`` (1 for the selected candidate, 2 otherwise), ``selected``.
+    epsilon_, delta_ : float
+        The guarantee of the whole procedure (``epsilon_ <= epsilon``).
+    dp_event_ : dp_accounting.DpEvent
+        ``RepeatAndSelectDpEvent`` of the run event (skdp convention; account it with
+        :func:`skdp.accounting.rdp_epsilon`), composed with the refit event; for random
+        stopping the pure ``3 epsilon_run`` event composed with the refit.
+    budget_split_ : dict
+        How the total was split: per-fit ``mu`` (or epsilon), score noise, expected runs,
+        epsilon of the selection alone, totals.
+    privacy_guaranteed_ : bool
+        False if a candidate read a bound from the data (e.g. ``data_norm=None``).
+"""
+
+
+class DPGridSearchCV(_BaseDPSearch):
+    __doc__ = (
+        """Private selection over a parameter grid, with the total privacy accounted.
+
+    A random number of runs (mean ``n_repetitions``, default the grid size) each fits a
+    uniformly chosen grid point and releases its noisy validation score; only the best run
+    is released, then the selected point is optionally refitted.  The privacy of the
+    *whole* procedure is reported in ``epsilon_`` / ``delta_`` / ``dp_event_``; see
+    :mod:`skdp.model_selection._search` for the mechanism and its proof, and
+    ``budget_split_`` for how the total was divided.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        Every DP step (objects with ``epsilon`` and ``delta`` parameters) gets its budget
+        and seed from the search; steps that learn from the data without DP are refused.
+    param_grid : dict or list of dicts
+        As in :class:`sklearn.model_selection.GridSearchCV`; must not set ``epsilon``,
+        ``delta`` or ``random_state`` of a DP step.
+"""
+        + _SEARCH_PARAMS_DOC
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import DPLogisticRegression
+    >>> from skdp.model_selection import DPGridSearchCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (400, 2)); y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0),
+    ...                         {"alpha": [0.01, 0.1]}, epsilon=1.0, delta=1e-6,
+    ...                         random_state=0).fit(X, y)
+    >>> search.epsilon_ <= 1.0, search.best_params_["alpha"] in (0.01, 0.1)
+    (True, True)
+    """
+    )
+
+    _parameter_constraints: dict = {
+        **_BaseDPSearch._parameter_constraints,
+        "param_grid": [dict, list],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        param_grid,
+        *,
+        epsilon=1.0,
+        delta=1e-6,
+        scoring=None,
+        n_jobs=None,
+        refit=True,
+        cv=None,
+        n_repetitions=None,
+        repetition_shape=1.0,
+        selection="auto",
+        random_state=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.epsilon = epsilon
+        self.delta = delta
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.refit = refit
+        self.cv = cv
+        self.n_repetitions = n_repetitions
+        self.repetition_shape = repetition_shape
+        self.selection = selection
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _candidates(self, rng):
+        return list(ParameterGrid(self.param_grid))
+
+
+class DPRandomizedSearchCV(_BaseDPSearch):
+    __doc__ = (
+        """Private selection over sampled parameter settings, with the total accounted.
+
+    ``n_iter`` settings are drawn from ``param_distributions`` (public randomness, before
+    the data is touched) and form the candidate list of a private search identical to
+    :class:`DPGridSearchCV`.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+    param_distributions : dict or list of dicts
+        As in :class:`sklearn.model_selection.RandomizedSearchCV`.
+    n_iter : int, default=10
+        Number of settings sampled (the candidate list; ``n_repetitions`` defaults to it).
+"""
+        + _SEARCH_PARAMS_DOC
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.stats import loguniform
+    >>> from skdp import DPLogisticRegression
+    >>> from skdp.model_selection import DPRandomizedSearchCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (400, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> search = DPRandomizedSearchCV(DPLogisticRegression(data_norm=2.0),
+    ...                               {"alpha": loguniform(1e-3, 1.0)}, n_iter=3,
+    ...                               epsilon=1.0, random_state=0).fit(X, y)
+    >>> search.epsilon_ <= 1.0, len(search.cv_results_["params"])
+    (True, 3)
+    """
+    )
+
+    _parameter_constraints: dict = {
+        **_BaseDPSearch._parameter_constraints,
+        "param_distributions": [dict, list],
+        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        param_distributions,
+        *,
+        n_iter=10,
+        epsilon=1.0,
+        delta=1e-6,
+        scoring=None,
+        n_jobs=None,
+        refit=True,
+        cv=None,
+        n_repetitions=None,
+        repetition_shape=1.0,
+        selection="auto",
+        random_state=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.param_distributions = param_distributions
+        self.n_iter = n_iter
+        self.epsilon = epsilon
+        self.delta = delta
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.refit = refit
+        self.cv = cv
+        self.n_repetitions = n_repetitions
+        self.repetition_shape = repetition_shape
+        self.selection = selection
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _candidates(self, rng):
+        seed = int(rng.integers(0, 2**31 - 1))
+        return list(ParameterSampler(self.param_distributions, self.n_iter, random_state=seed))

@@ -1,0 +1,193 @@
+r"""Private k-fold cross-validation with the total cost accounted.
+
+``dp_cross_validate`` fits ``k`` models on public random folds and releases each fold's
+validation score with noise.  Per-row accounting (replace-one, folds public): a row of
+fold ``j`` is in the training set of the ``k - 1`` other folds and in the validation set
+of fold ``j`` only.  The released outputs are
+
+* the ``k - 1`` models that saw the row (each released by its fit mechanism);
+* the model of fold ``j``, whose distribution does not depend on the row;
+* fold ``j``'s noisy score, whose only dependence on the row beyond the (already released)
+  model is that row's own clipped term: sensitivity ``(upper - lower)/|fold j|``;
+* the other folds' noisy scores: post-processing of released models with fresh noise on
+  validation rows that are identical in both datasets.
+
+So the procedure is, for every row, the adaptive composition of ``k - 1`` fits and one
+score release; the reported event is
+``ComposedDpEvent([SelfComposedDpEvent(fit, k - 1), score])`` with ``fit`` the event
+dominating the ``k`` fits (identical for skdp's estimators) and ``score`` the release of
+the smallest fold (largest sensitivity).  This is what adaptive composition gives; it is
+exact for the accountant (Gaussian-DP composition is exact) and an upper bound on the
+mechanism (the worst case for every fold need not be attained by one row at once).  The
+naive count -- ``k`` fits plus ``k`` score releases -- is ``sqrt((2k)/k)`` times larger in
+``mu``: every release counted for every row, which is never the case.
+
+Budget split: ``mu_total`` is the largest GDP parameter that is ``(epsilon, delta)``-DP
+(Balle–Wang), and the ``k - 1`` fits and the score get the same ``mu = mu_total/sqrt(k)``;
+for ``delta = 0`` each gets ``epsilon / k`` (basic composition, exact for pure DP).
+"""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.utils.validation import _num_samples, indexable
+
+from ..accounting import gaussian_mu_for, get_epsilon
+from ..accounting._events import compose, pure_dp_event
+from ..exceptions import BudgetExceededError
+from ._common import (
+    check_grid_keys,
+    configure,
+    dominating,
+    draw_seeds,
+    fit_and_score,
+    gaussian_mu_event,
+    n_dp_steps,
+    public_splits,
+    self_compose,
+    split_data,
+)
+from ._scorer import check_private_scoring
+from ._search import PLAN_MARGIN, _score_noise_scale
+
+__all__ = ["dp_cross_validate"]
+
+
+def dp_cross_validate(
+    estimator,
+    X,
+    y,
+    *,
+    epsilon=1.0,
+    delta=1e-6,
+    cv=5,
+    scoring=None,
+    n_jobs=None,
+    random_state=None,
+    return_estimator=False,
+):
+    """Differentially private k-fold cross-validation.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        Its DP steps get their budget and seeds from this function (their own ``epsilon``
+        and ``delta`` are overwritten).
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    epsilon : float, default=1.0
+        Total budget of the k fits and k released scores.
+    delta : float, default=1e-6
+        0 gives pure epsilon-DP (candidates fitted with ``delta = 0``, Laplace score noise).
+    cv : int, default=5
+        Number of public random folds (depend only on ``n`` and ``random_state``).
+    scoring : None, "accuracy" or PrivateScorer, default=None
+    n_jobs : int or None, default=None
+        Parallel fits; results do not depend on it.
+    random_state : int, Generator or None, default=None
+        Seeds the folds, the fits and the score noise.
+    return_estimator : bool, default=False
+        Also return the k fitted models (already private: no extra cost).
+
+    Returns
+    -------
+    result : dict
+        ``test_score`` (k noisy fold scores), ``epsilon``, ``delta`` (the guarantee),
+        ``dp_event``, ``budget_split``, ``privacy_guaranteed`` and, if asked,
+        ``estimator``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import DPLogisticRegression
+    >>> from skdp.model_selection import dp_cross_validate
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (500, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> res = dp_cross_validate(DPLogisticRegression(data_norm=2.0), X, y, epsilon=1.0,
+    ...                         cv=5, random_state=0)
+    >>> res["test_score"].shape, res["epsilon"] <= 1.0
+    ((5,), True)
+    """
+    from ..linear_model._base import _check_random_state
+
+    if isinstance(cv, bool) or not isinstance(cv, numbers.Integral) or cv < 2:
+        raise ValueError(f"cv must be an int >= 2, got {cv!r}")
+    epsilon, delta = float(epsilon), float(delta)
+    if not (epsilon > 0 and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
+    if not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    if y is None:
+        raise ValueError("dp_cross_validate needs y")
+    X, y = indexable(X, y)
+    n = _num_samples(X)
+    k = int(cv)
+    if delta > 0 and delta >= 1.0 / n:
+        warnings.warn(
+            f"delta={delta:g} >= 1/n_samples={1.0 / n:g}: use delta << 1/n", UserWarning,
+            stacklevel=2,
+        )
+    scorer = check_private_scoring(scoring, estimator)
+    check_grid_keys([{}], estimator)
+    rng = _check_random_state(random_state)
+    splits = public_splits(n, k, rng)
+
+    # Plan (public): every fit and the score get the same mu (or epsilon).
+    target = epsilon * (1.0 - PLAN_MARGIN)
+    if delta > 0:
+        per_fit = gaussian_mu_for(target, delta) / math.sqrt(k)
+        budget = ("gdp", per_fit, delta)
+        score_event = gaussian_mu_event(per_fit)
+    else:
+        per_fit = target / k
+        budget = ("pure", per_fit)
+        score_event = pure_dp_event(per_fit)
+    m = n_dp_steps(estimator, {})
+    seeds = draw_seeds(rng, (k, m))
+    unit_noise = rng.standard_normal(k) if delta > 0 else rng.laplace(size=k)
+
+    tasks = [configure(estimator, {}, budget, seeds[i]) for i in range(k)]
+    parts = split_data(X, y, splits)
+    if n_jobs in (None, 1):
+        results = [fit_and_score(est, part, scorer, True) for est, part in zip(tasks, parts)]
+    else:
+        results = Parallel(n_jobs=n_jobs)(
+            delayed(fit_and_score)(est, part, scorer, True) for est, part in zip(tasks, parts)
+        )
+    fit_dom = dominating([r[2] for r in results])
+    total_event = compose(self_compose(fit_dom, k - 1), score_event)
+    spent = get_epsilon(total_event, delta)
+    if spent > epsilon:
+        # Checked before anything is released: the events are data-independent.
+        raise BudgetExceededError(
+            f"the fits' events compose to epsilon={spent:.6g} > epsilon={epsilon}: a DP "
+            "step does not release a Gaussian (or pure) mechanism at the budget set"
+        )
+    sizes = np.array([va.shape[0] for _, va in splits])
+    sens = np.array([scorer.sensitivity(s) for s in sizes])
+    scores = np.array([r[1] for r in results]) / sizes
+    scale = np.array([_score_noise_scale(s, per_fit) for s in sens])
+    noisy = scores + scale * unit_noise
+    del scores
+    out = {
+        "test_score": noisy,
+        "epsilon": float(spent),
+        "delta": delta,
+        "dp_event": total_event,
+        "privacy_guaranteed": all(r[3] for r in results),
+        "budget_split": {
+            "cv_folds": k,
+            ("fit_mu" if delta > 0 else "fit_epsilon"): per_fit,
+            ("score_mu" if delta > 0 else "score_epsilon"): per_fit,
+            ("score_noise_std" if delta > 0 else "score_laplace_scale"): scale.tolist(),
+            "score_sensitivity": sens.tolist(),
+            "epsilon_total": float(spent),
+            "delta_total": delta,
+        },
+    }
+    if return_estimator:
+        out["estimator"] = [r[0] for r in results]
+    return out

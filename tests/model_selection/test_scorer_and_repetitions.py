@@ -1,0 +1,100 @@
+"""Private scorers (sensitivity on adversarial rows) and the number of repetitions."""
+
+import numpy as np
+import pytest
+from dp_accounting.rdp import rdp_privacy_accountant as rdp_mod
+
+from skdp.model_selection import PrivateScorer, make_private_scorer
+from skdp.model_selection._common import (
+    dominating,
+    draw_repetitions,
+    public_splits,
+    tnb_gamma,
+    tnb_mean,
+)
+from skdp.model_selection._scorer import check_private_scoring
+from skdp.accounting import compose, gaussian_event, pure_dp_event
+
+
+class _Fixed:
+    def __init__(self, pred):
+        self.pred = pred
+
+    def predict(self, X):
+        return self.pred
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan, 1e300, -1e300])
+def test_sensitivity_holds_on_adversarial_rows(bad):
+    m = 25
+    scorer = make_private_scorer(lambda t, p: p - t, lower=-1.0, upper=2.0)
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=m)
+    pred = rng.normal(size=m)
+    base = scorer.row_values(_Fixed(pred), None, y).mean()
+    pred2 = pred.copy()
+    pred2[0] = bad  # the replaced row makes its term as extreme as possible
+    moved = scorer.row_values(_Fixed(pred2), None, y).mean()
+    assert np.isfinite(moved)
+    assert abs(moved - base) <= scorer.sensitivity(m) + 1e-12
+    assert scorer.sensitivity(m) == pytest.approx(3.0 / m)
+
+
+def test_accuracy_and_sign():
+    acc = check_private_scoring("accuracy", None)
+    y = np.array([0, 1, 1, 0])
+    assert acc.row_values(_Fixed(np.array([0, 1, 0, 0])), None, y).mean() == 0.75
+    assert acc.sensitivity(4) == 0.25
+    mae = PrivateScorer(lambda t, p: np.abs(t - p), 0, 1, greater_is_better=False)
+    vals = mae.row_values(_Fixed(np.array([0.0, 5.0])), None, np.array([0.5, 0.0]))
+    np.testing.assert_allclose(vals, [-0.5, -1.0])
+    with pytest.raises(ValueError):
+        PrivateScorer(lambda t, p: t, 1.0, 1.0)
+    with pytest.raises(ValueError):
+        mae.row_values(_Fixed(np.zeros(3)), None, np.zeros(2))
+    with pytest.raises(ValueError):
+        check_private_scoring({"a": "accuracy"}, None)
+
+
+@pytest.mark.parametrize("shape", [0.0, 0.5, 1.0, 2.0])
+@pytest.mark.parametrize("mean", [1.5, 10.0])
+def test_repetitions_distribution(shape, mean):
+    gamma = tnb_gamma(mean, shape)
+    ref = rdp_mod._gamma_truncated_negative_binomial(shape, mean)
+    # ours is the upper end (E[K] <= mean); dp-accounting keeps the lower end
+    assert gamma >= ref and gamma == pytest.approx(ref, rel=1e-6)
+    assert tnb_mean(gamma, shape) <= mean * (1 + 1e-12)
+    rng = np.random.default_rng(0)
+    draws = np.array([draw_repetitions(rng, mean, shape) for _ in range(20000)])
+    assert draws.min() >= 1
+    se = draws.std() / np.sqrt(draws.size)
+    assert abs(draws.mean() - mean) < 4 * se
+
+
+def test_mean_one_is_a_single_run():
+    rng = np.random.default_rng(0)
+    assert {draw_repetitions(rng, 1.0, s) for s in (0.0, 1.0, 3.0)} == {1}
+
+
+def test_splits_are_public_and_partition():
+    rng1, rng2 = np.random.default_rng(7), np.random.default_rng(7)
+    a, b = public_splits(23, 4, rng1), public_splits(23, 4, rng2)
+    for (tr, va), (tr2, va2) in zip(a, b):
+        np.testing.assert_array_equal(va, va2)
+        assert np.intersect1d(tr, va).size == 0 and tr.size + va.size == 23
+    assert np.sort(np.concatenate([va for _, va in a])).tolist() == list(range(23))
+    (tr, va), = public_splits(20, 0.25, np.random.default_rng(0))
+    assert va.size == 5 and tr.size == 15
+    with pytest.raises(ValueError):
+        public_splits(3, 0.1, np.random.default_rng(0))
+
+
+def test_dominating_event():
+    g1, g2 = gaussian_event(1.0, 1.0), gaussian_event(2.0, 1.0)  # mu = 1, 0.5
+    dom = dominating([g1, g2, g1])
+    assert dom.noise_multiplier == pytest.approx(2.0)  # mu = 1
+    assert dominating([g2, g2]) == g2
+    p = dominating([pure_dp_event(0.5), pure_dp_event(1.0)])
+    assert p == pure_dp_event(1.0)
+    mixed = dominating([g1, pure_dp_event(1.0)])
+    assert mixed == compose(g1, pure_dp_event(1.0))  # upper bound fallback

@@ -1,0 +1,306 @@
+"""DPGridSearchCV / DPRandomizedSearchCV: accounting, reproducibility, refusals."""
+
+import math
+
+import dp_accounting
+import joblib
+import numpy as np
+import pytest
+from dp_accounting import dp_event
+from dp_accounting.rdp import RdpAccountant
+from scipy.stats import loguniform
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skdp import DPHuberRegressor, DPLogisticRegression
+from skdp.accounting import get_epsilon
+from skdp.exceptions import UnsupportedDpEventError
+from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV, make_private_scorer
+
+from ._toy import LeakyClassifier, NoisyCenterer, NoisyMeanClassifier
+
+GRID = {"alpha": [0.01, 0.1, 1.0]}
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (300, 2))
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=300) > 0).astype(int)
+    return X, y
+
+
+def _mu(noise_std, sensitivity):
+    return sensitivity / noise_std
+
+
+def _rdp_total(run_mu, refit_mu, mean, shape, delta):
+    """The procedure's epsilon computed directly with dp-accounting (RDP convention:
+    GaussianDpEvent(z) is mu = 1/z), independently of skdp's translation."""
+    acc = RdpAccountant()
+    acc.compose(dp_event.RepeatAndSelectDpEvent(
+        dp_accounting.GaussianDpEvent(1.0 / run_mu), mean, shape))
+    if refit_mu is not None:
+        acc.compose(dp_accounting.GaussianDpEvent(1.0 / refit_mu))
+    return acc.get_epsilon(delta)
+
+
+def test_total_matches_dp_accounting_holdout(data):
+    X, y = data
+    search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, epsilon=1.0,
+                            delta=1e-6, random_state=0).fit(X, y)
+    best = search.best_estimator_
+    fit_mu = _mu(best.noise_scale_, best.sensitivity_)  # read from the fitted refit model
+    split = search.budget_split_
+    score_mu = _mu(split["score_noise_std"], split["score_sensitivity"])
+    # a row is in the training part or in the validation part: the run costs the max
+    expected = _rdp_total(max(fit_mu, score_mu), fit_mu, 3.0, 1.0, 1e-6)
+    assert search.epsilon_ == pytest.approx(expected, rel=1e-6)
+    assert 0.99 < search.epsilon_ <= 1.0
+    assert search.delta_ == 1e-6
+    assert best.epsilon_ < 0.6  # each fit got a share, not the whole budget
+    assert search.privacy_guaranteed_
+
+
+def test_total_matches_dp_accounting_kfold(data):
+    X, y = data
+    k = 3
+    search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, epsilon=2.0,
+                            delta=1e-6, cv=k, n_repetitions=5, repetition_shape=0.0,
+                            random_state=1).fit(X, y)
+    best = search.best_estimator_
+    fit_mu = _mu(best.noise_scale_, best.sensitivity_)
+    split = search.budget_split_
+    score_mu = _mu(split["score_noise_std"], split["score_sensitivity"])
+    assert split["score_sensitivity"] == pytest.approx(1.0 / X.shape[0])  # mean over all n
+    run_mu = math.sqrt((k - 1) * fit_mu**2 + score_mu**2)  # k-1 fits + own score
+    expected = _rdp_total(run_mu, fit_mu, 5.0, 0.0, 1e-6)
+    assert search.epsilon_ == pytest.approx(expected, rel=1e-6)
+    assert search.epsilon_ <= 2.0
+
+
+def test_no_refit_keeps_winning_model_and_costs_less(data):
+    X, y = data
+    kw = dict(epsilon=1.0, random_state=0)
+    with_refit = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, **kw).fit(X, y)
+    no_refit = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, refit=False,
+                              **kw).fit(X, y)
+    # the same total leaves more per fit when nothing is refitted
+    assert no_refit.budget_split_["fit_mu"] > with_refit.budget_split_["fit_mu"]
+    assert no_refit.best_estimator_.coef_.shape == (1, 2)
+    assert no_refit.epsilon_ <= 1.0
+    kfold = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, refit=False, cv=3,
+                           **kw).fit(X, y)
+    assert not hasattr(kfold, "best_estimator_")
+    with pytest.raises(AttributeError):
+        kfold.predict(X)
+
+
+def test_pure_random_stopping_total(data):
+    X, y = data
+    search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, epsilon=1.0,
+                            delta=0.0, random_state=0).fit(X, y)
+    assert search.budget_split_["selection"] == "random_stopping"
+    eps_fit = search.best_estimator_.epsilon_  # pure epsilon of the refit (= of each fit)
+    # Liu & Talwar: 3 * eps_run (run = max(fit, score) with a holdout), plus the refit
+    assert search.epsilon_ == pytest.approx(3 * eps_fit + eps_fit, rel=1e-9)
+    assert search.epsilon_ <= 1.0
+    assert get_epsilon(search.dp_event_, 0.0) == pytest.approx(search.epsilon_)
+
+
+def test_parallel_results_identical(data):
+    X, y = data
+    kw = dict(epsilon=1.0, random_state=3, cv=3)
+    a = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, n_jobs=1, **kw).fit(X, y)
+    b = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, n_jobs=2, **kw).fit(X, y)
+    assert a.best_index_ == b.best_index_
+    assert a.best_score_ == b.best_score_
+    np.testing.assert_array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
+    assert a.epsilon_ == b.epsilon_
+    c = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, n_jobs=1, epsilon=1.0,
+                       random_state=4, cv=3).fit(X, y)
+    assert c.best_score_ != a.best_score_  # the noise does come from random_state
+
+
+def test_dask_backend_identical(data):
+    pytest.importorskip("dask")
+    distributed = pytest.importorskip("distributed")
+    X, y = data
+    kw = dict(epsilon=1.0, random_state=5, cv=0.3)
+    ref = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, n_jobs=1, **kw).fit(X, y)
+    with distributed.Client(processes=False, n_workers=2, threads_per_worker=1,
+                            dashboard_address=None):
+        with joblib.parallel_config(backend="dask"):
+            got = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, n_jobs=2,
+                                 **kw).fit(X, y)
+    assert got.best_index_ == ref.best_index_
+    assert got.best_score_ == ref.best_score_
+    assert got.epsilon_ == ref.epsilon_
+    np.testing.assert_array_equal(got.best_estimator_.coef_, ref.best_estimator_.coef_)
+
+
+def test_cv_results_release_only_the_selected_score(data):
+    X, y = data
+    search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, random_state=0).fit(X, y)
+    res = search.cv_results_
+    assert [p["alpha"] for p in res["params"]] == GRID["alpha"]
+    assert np.isnan(res["mean_test_score"]).sum() == 2
+    assert res["mean_test_score"][search.best_index_] == search.best_score_
+    assert res["rank_test_score"][search.best_index_] == 1
+    assert res["selected"].sum() == 1
+    assert search.best_params_ == res["params"][search.best_index_]
+    assert search.predict(X).shape == (X.shape[0],)
+    assert search.predict_proba(X).shape == (X.shape[0], 2)
+    assert 0.0 <= search.score(X, y) <= 1.0
+    np.testing.assert_array_equal(search.classes_, [0, 1])
+
+
+def test_randomized_search(data):
+    X, y = data
+    search = DPRandomizedSearchCV(DPLogisticRegression(data_norm=2.0),
+                                  {"alpha": loguniform(1e-3, 1.0)}, n_iter=4, epsilon=1.0,
+                                  random_state=0).fit(X, y)
+    assert len(search.cv_results_["params"]) == 4
+    assert search.budget_split_["n_repetitions_mean"] == 4.0
+    again = DPRandomizedSearchCV(DPLogisticRegression(data_norm=2.0),
+                                 {"alpha": loguniform(1e-3, 1.0)}, n_iter=4, epsilon=1.0,
+                                 random_state=0).fit(X, y)
+    assert again.best_params_ == search.best_params_
+    assert again.best_score_ == search.best_score_
+
+
+def test_pipeline_with_two_dp_steps_shares_the_budget(data):
+    X, y = data
+    pipe = make_pipeline(NoisyCenterer(data_norm=2.0),
+                         PolynomialFeatures(1), DPLogisticRegression(data_norm=3.0))
+    search = DPGridSearchCV(pipe, {"dplogisticregression__alpha": [0.05, 0.5]}, epsilon=1.0,
+                            random_state=0).fit(X, y)
+    best = search.best_estimator_
+    mu_fit = search.budget_split_["fit_mu"]
+    lr = best[-1]
+    center_mu = 2.0 / best[0].dp_event_.noise_multiplier
+    # each of the two DP steps is mu/sqrt(2)-GDP, composing to the per-fit mu
+    assert _mu(lr.noise_scale_, lr.sensitivity_) == pytest.approx(mu_fit / math.sqrt(2), rel=1e-6)
+    assert center_mu == pytest.approx(mu_fit / math.sqrt(2), rel=1e-6)
+    assert search.epsilon_ <= 1.0
+
+
+def test_regression_with_bounded_scorer():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (300, 2))
+    y = X @ np.array([0.5, -0.3]) + 0.1 * rng.normal(size=300)
+    scorer = make_private_scorer(lambda t, p: np.abs(t - p), lower=0.0, upper=1.0,
+                                 greater_is_better=False)
+    search = DPGridSearchCV(DPHuberRegressor(data_norm=2.0), {"alpha": [0.01, 0.1]},
+                            scoring=scorer, epsilon=2.0, random_state=0).fit(X, y)
+    assert search.best_score_ <= 0.5  # negated clipped MAE (plus noise)
+    assert search.epsilon_ <= 2.0
+    with pytest.raises(ValueError, match="bounded scorer"):
+        DPGridSearchCV(DPHuberRegressor(data_norm=2.0), {"alpha": [0.1]}).fit(X, y)
+
+
+def _not_fitted(search):
+    return not hasattr(search, "best_params_") and not hasattr(search, "epsilon_")
+
+
+@pytest.mark.parametrize(
+    "estimator,grid,kwargs,error",
+    [
+        (LogisticRegression(), {"C": [1.0]}, {}, TypeError),  # not DP
+        (make_pipeline(StandardScaler(), DPLogisticRegression(data_norm=2.0)),
+         {"dplogisticregression__alpha": [0.1]}, {}, TypeError),  # non-DP scaler
+        (DPLogisticRegression(data_norm=2.0), {"epsilon": [0.5, 1.0]}, {}, ValueError),
+        (DPLogisticRegression(data_norm=2.0), {"random_state": [0, 1]}, {}, ValueError),
+        (DPLogisticRegression(data_norm=2.0, solver="dpsgd", batch_size=20, n_steps=5),
+         {"alpha": [0.1]}, {}, UnsupportedDpEventError),  # Poisson: no exact RDP
+        (DPLogisticRegression(data_norm=2.0), GRID, {"selection": "random_stopping"},
+         ValueError),
+        (DPLogisticRegression(data_norm=2.0), GRID,
+         {"selection": "repeat_and_select", "delta": 0.0}, ValueError),
+        (DPLogisticRegression(data_norm=2.0), GRID, {"delta": 0.0, "repetition_shape": 0.0},
+         ValueError),
+        (DPLogisticRegression(data_norm=2.0), GRID, {"scoring": "roc_auc"},
+         InvalidParameterError),
+        (DPLogisticRegression(data_norm=2.0), GRID, {"scoring": lambda e, X, y: 1.0},
+         InvalidParameterError),
+        (DPLogisticRegression(data_norm=2.0), GRID, {"epsilon": -1.0}, InvalidParameterError),
+        (DPLogisticRegression(data_norm=2.0), GRID, {"epsilon": math.inf}, ValueError),
+        (DPLogisticRegression(data_norm=2.0), GRID, {"delta": 1.0}, InvalidParameterError),
+        (DPLogisticRegression(data_norm=2.0), GRID, {"cv": 1}, InvalidParameterError),
+        (DPLogisticRegression(data_norm=2.0), GRID, {"n_repetitions": 0.5},
+         InvalidParameterError),
+    ],
+)
+def test_refusals_leave_nothing_fitted(data, estimator, grid, kwargs, error):
+    X, y = data
+    search = DPGridSearchCV(estimator, grid, random_state=0, **kwargs)
+    with pytest.raises(error):
+        search.fit(X, y)
+    assert _not_fitted(search)
+
+
+def test_bad_data_refused(data):
+    X, y = data
+    Xn = X.copy()
+    Xn[3, 0] = np.nan
+    search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, random_state=0)
+    with pytest.raises(ValueError):
+        search.fit(Xn, y)
+    assert _not_fitted(search)
+    with pytest.raises(ValueError):
+        search.fit(X[:10], y[:9])
+    with pytest.raises(ValueError):
+        search.fit(X[:3], y[:3])
+    assert _not_fitted(search)
+
+
+def test_data_dependent_event_is_caught():
+    X = np.zeros((40, 1))
+    y = np.r_[np.ones(30), np.zeros(10)].astype(int)  # mean 0.75, placeholder mean 0.5
+    search = DPGridSearchCV(LeakyClassifier(), {"label": [0, 1]}, random_state=0)
+    with pytest.raises(RuntimeError, match="depends on"):
+        search.fit(X, y)
+    assert _not_fitted(search)
+
+
+def test_budget_too_small_is_refused(data):
+    X, y = data
+    from skdp.exceptions import BudgetExceededError
+
+    with pytest.raises(BudgetExceededError):
+        DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, epsilon=1e-4,
+                       n_repetitions=1e6, random_state=0).fit(X, y)
+
+
+def test_search_composes_toy_events_exactly():
+    """Independent recomputation with the toy estimator's known event (holdout)."""
+    rng = np.random.default_rng(0)
+    X = np.zeros((200, 1))
+    y = (rng.uniform(size=200) < 0.6).astype(int)
+    search = DPGridSearchCV(NoisyMeanClassifier(), {"label": [0, 1]}, epsilon=0.7,
+                            delta=1e-7, n_repetitions=6, random_state=0).fit(X, y)
+    # fits on the 160 training rows: read the fit's mu from the event of a refit-free
+    # variant is not possible; use the plan instead, which the probe verified
+    mu = search.budget_split_["fit_mu"]
+    expected = _rdp_total(mu, mu, 6.0, 1.0, 1e-7)
+    assert search.epsilon_ == pytest.approx(expected, rel=1e-6)
+    assert search.best_params_["label"] == 1  # majority label wins at this noise level
+
+
+def test_candidates_reporting_to_a_ledger_are_refused(data):
+    from skdp.accounting import PrivacyLedger
+
+    X, y = data
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
+    est = DPLogisticRegression(data_norm=2.0, privacy_ledger=ledger)
+    search = DPGridSearchCV(est, GRID, random_state=0)
+    with pytest.raises(ValueError, match="ledger"):
+        search.fit(X, y)
+    assert _not_fitted(search)
+    with pytest.raises(ValueError, match="ledger"):
+        from skdp.model_selection import dp_cross_validate
+
+        dp_cross_validate(est, X, y)
+    assert ledger.entries() == [] or len(ledger.entries()) == 0  # nothing was charged
