@@ -1,41 +1,150 @@
 """Sphinx configuration of the skdp documentation.
 
-Build: ``python -m pip install -e ".[docs]" && python -m sphinx -W -b html doc doc/_build/html``
+Build (from the repository root; warnings are errors)::
+
+    python -m pip install -e ".[docs]" && python -m sphinx -W -b html doc doc/_build/html
+
+``-D plot_gallery=0`` skips running the gallery scripts (their pages are then built without
+figures); ``tests/test_docs.py`` builds that way because ``tests/examples/`` already runs
+every script.  Nothing here uses the network (no intersphinx).
 """
 
 import os
+import re
 import sys
+import warnings
 
-sys.path.insert(0, os.path.abspath(".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
 
 import skdp  # noqa: E402
 
 project = "skdp"
 author = "skdp developers"
+copyright = "skdp developers, BSD-3-Clause"
 release = skdp.__version__
 version = release
 
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "myst_parser",
 ]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+templates_path = ["_templates"]
+exclude_patterns = [
+    "_build",
+    "_static/screenshots",
+    "auto_examples/*.ipynb",
+    "auto_examples/*.py",
+    "auto_examples/*.py.md5",
+    "auto_examples/*.codeobj.json",
+    "auto_examples/*.zip",
+    "auto_examples/sg_execution_times.rst",
+]
+
+# autodoc / autosummary / numpydoc
 autosummary_generate = True
+autodoc_default_options = {"members": False, "inherited-members": False}
+autodoc_typehints = "none"
 numpydoc_show_class_members = False
-templates_path = []
-exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py.md5"]
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+numpydoc_validation_checks = set()
+default_role = "literal"
+
+# MathJax comes from a CDN by default.  Offline (screenshots, a machine without network)
+# point SKDP_DOCS_MATHJAX at a local copy, e.g. Debian's libjs-mathjax:
+#   SKDP_DOCS_MATHJAX=file:///usr/share/javascript/mathjax/MathJax.js
+if os.environ.get("SKDP_DOCS_MATHJAX"):
+    mathjax_path = os.environ["SKDP_DOCS_MATHJAX"] + "?config=TeX-AMS-MML_HTMLorMML"
+
+# myst (the benchmark result pages are the markdown files the scripts write)
+myst_enable_extensions = []
+myst_heading_anchors = 3
+suppress_warnings = ["myst.header"]
+
+# HTML
 html_theme = "pydata_sphinx_theme"
-intersphinx_mapping = {
-    "python": ("https://docs.python.org/3", None),
-    "numpy": ("https://numpy.org/doc/stable", None),
-    "sklearn": ("https://scikit-learn.org/stable", None),
+html_title = f"skdp {release}"
+html_static_path = ["_static"]
+html_css_files = ["skdp.css"]
+html_show_sourcelink = False
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+    "header_links_before_dropdown": 6,
 }
+html_sidebars = {"index": [], "install": []}
+
+# sphinx-gallery: every examples/plot_*.py is a gallery page (run unless plot_gallery=0)
 sphinx_gallery_conf = {
-    "examples_dirs": "../examples",
+    "examples_dirs": os.path.join(os.path.dirname(HERE), "examples"),
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",
+    "ignore_pattern": r"__init__\.py",
     "download_all_examples": False,
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+    "matplotlib_animations": False,
+    "image_scrapers": ("matplotlib",),
+    "show_memory": False,
+    "min_reported_time": 1_000_000,  # keep machine-dependent timings off the pages
+    "write_computation_times": False,
+    # "Examples using X" on each API page, and links from the example code to the API
+    "doc_module": ("skdp",),
+    "backreferences_dir": "gen_modules/backreferences",
+    "reference_url": {"skdp": None},
 }
+
+# Matplotlib in the gallery must not try to open windows.
+os.environ.setdefault("MPLBACKEND", "Agg")
+warnings.filterwarnings("ignore", message="Matplotlib is currently using agg")
+# numpydoc's signature hook parses the estimators' docstrings and warns about their
+# "Privacy" section, which _privacy_to_notes below renders under Notes.
+warnings.filterwarnings("ignore", message="Unknown section Privacy", category=UserWarning)
+warnings.filterwarnings(
+    "ignore", message="FigureCanvasAgg is non-interactive", category=UserWarning
+)
+
+
+# numpydoc only renders its standard sections and drops any other.  skdp's estimators have
+# a "Privacy" section (the guarantee and what it does not cover); render it as a rubric at
+# the top of "Notes" so it is shown, not silently dropped.
+_HEADER = re.compile(r"^(\s*)([A-Z][A-Za-z ]+)\n\1(-{3,})$", re.M)
+
+
+def _privacy_to_notes(app, what, name, obj, options, lines):
+    text = "\n".join(lines)
+    headers = list(_HEADER.finditer(text))
+    privacy = [h for h in headers if h.group(2).strip() == "Privacy"]
+    if not privacy:
+        return
+    h = privacy[0]
+    nxt = next((g for g in headers if g.start() > h.start()), None)
+    body = text[h.end(): nxt.start() if nxt else len(text)].strip("\n")
+    indent = h.group(1)
+    rest = text[: h.start()] + (text[nxt.start():] if nxt else "")
+    block = f"{indent}.. rubric:: Privacy\n\n{body}\n"
+    notes = [g for g in _HEADER.finditer(rest) if g.group(2).strip() == "Notes"]
+    if notes:
+        at = notes[0].end()
+        rest = rest[:at] + "\n\n" + block + "\n" + rest[at:].lstrip("\n")
+    else:
+        examples = [g for g in _HEADER.finditer(rest) if g.group(2).strip() == "Examples"]
+        at = examples[0].start() if examples else len(rest)
+        notes_block = f"{indent}Notes\n{indent}-----\n\n{block}\n"
+        rest = rest[:at] + notes_block + rest[at:]
+    lines[:] = rest.split("\n")
+
+
+def setup(app):
+    # numpydoc listens at the default priority (500): run before it.
+    app.connect("autodoc-process-docstring", _privacy_to_notes, priority=400)

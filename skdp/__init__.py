@@ -15,8 +15,13 @@ __version__ = "0.1.0"
 _LAZY = {
     "DPLogisticRegression": "skdp.linear_model",
     "DPHuberRegressor": "skdp.linear_model",
+    "DPNonconvexRegressor": "skdp.linear_model",
     "PrivacyLeakWarning": "skdp.exceptions",
     "BudgetExceededError": "skdp.exceptions",
+    "DPStandardScaler": "skdp.preprocessing",
+    "PrivacyLedger": "skdp.accounting",
+    "DPGridSearchCV": "skdp.model_selection",
+    "DPRandomizedSearchCV": "skdp.model_selection",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

@@ -55,6 +55,21 @@ def gaussian_event(noise_std, sensitivity):
 def pure_dp_event(epsilon):
     """Event of a pure ``epsilon``-DP release (dominating randomized-response pair).
 
+    A pure ``epsilon``-DP release (e.g. norm-Laplace output perturbation at ``delta = 0``)
+    is recorded as binary randomized response with the same epsilon, whose privacy-loss
+    pair dominates every ``epsilon``-DP mechanism (Kairouz, Oh & Viswanathan 2015), so
+    composing it is never optimistic.
+
+    Parameters
+    ----------
+    epsilon : float
+        The pure-DP parameter of the release, > 0.
+
+    Returns
+    -------
+    event : dp_accounting.RandomizedResponseDpEvent
+        ``RandomizedResponseDpEvent(noise_parameter=2/(1 + e^epsilon), num_buckets=2)``.
+
     Examples
     --------
     >>> from skdp.accounting import pure_dp_event, get_epsilon
@@ -70,6 +85,21 @@ def pure_dp_event(epsilon):
 
 def compose(*events):
     """Sequential composition of events (flattening nested compositions).
+
+    Adaptive sequential composition: the releases may be chosen one after the other, each
+    knowing the previous outputs; the composed event is accounted exactly by
+    :func:`skdp.accounting.get_epsilon`.
+
+    Parameters
+    ----------
+    *events : dp_accounting.DpEvent or list or tuple of them
+        Events to compose, in release order; nested ``ComposedDpEvent`` objects, lists and
+        tuples are flattened.
+
+    Returns
+    -------
+    event : dp_accounting.ComposedDpEvent
+        The flat composition of every event given.
 
     Examples
     --------

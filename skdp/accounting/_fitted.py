@@ -99,6 +99,17 @@ def fitted_privacy_guaranteed(estimator):
     ``False`` as soon as one step has ``privacy_guaranteed_ = False`` (a bound was read
     from the data) or a step learned from the data without DP.
 
+    Parameters
+    ----------
+    estimator : fitted estimator or sklearn.pipeline.Pipeline
+        A fitted skdp estimator, or a pipeline (nested pipelines are walked).
+
+    Returns
+    -------
+    guaranteed : bool
+        True iff every step either carries ``dp_event_`` with ``privacy_guaranteed_`` True
+        or is data-free (see :func:`fitted_dp_event`).
+
     Examples
     --------
     >>> from sklearn.preprocessing import StandardScaler

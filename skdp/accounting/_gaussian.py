@@ -22,7 +22,29 @@ __all__ = ["gaussian_delta", "gaussian_epsilon", "gaussian_mu_for", "calibrate_g
 
 
 def gaussian_delta(epsilon, mu):
-    """Exact ``delta`` of a ``mu``-GDP mechanism at ``epsilon`` (Balle–Wang Thm. 8)."""
+    """Exact ``delta`` of a ``mu``-GDP mechanism at ``epsilon`` (Balle–Wang Thm. 8).
+
+    ``delta(eps) = Phi(-eps/mu + mu/2) - exp(eps) Phi(-eps/mu - mu/2)``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Epsilon at which the privacy profile is evaluated, >= 0.
+    mu : float
+        GDP parameter ``Delta / sigma`` (sensitivity over noise standard deviation);
+        ``mu <= 0`` gives 0, ``mu = inf`` gives 1.
+
+    Returns
+    -------
+    delta : float
+        The smallest delta for which the mechanism is ``(epsilon, delta)``-DP, in [0, 1].
+
+    Examples
+    --------
+    >>> from skdp.accounting import gaussian_delta
+    >>> round(gaussian_delta(1.0, 1.0), 4)
+    0.1269
+    """
     if mu <= 0.0:
         return 0.0
     if math.isinf(mu):
@@ -41,6 +63,26 @@ def gaussian_epsilon(delta, mu):
 
     Returned on the safe side: the bisection keeps the upper end of its bracket, so
     ``gaussian_delta(result, mu) <= delta`` always holds.  ``delta = 0`` gives ``inf``.
+
+    Parameters
+    ----------
+    delta : float
+        Target delta in [0, 1).
+    mu : float
+        GDP parameter ``Delta / sigma`` of the mechanism (or ``sqrt(sum mu_i^2)`` of a
+        composition).
+
+    Returns
+    -------
+    epsilon : float
+        Upper bound on the smallest epsilon, within ``1e-12`` relative of it.
+
+    Examples
+    --------
+    >>> from skdp.accounting import gaussian_delta, gaussian_epsilon
+    >>> eps = gaussian_epsilon(1e-5, 0.5)
+    >>> round(eps, 3), gaussian_delta(eps, 0.5) <= 1e-5
+    (1.993, True)
     """
     if mu <= 0.0:
         return 0.0
@@ -64,7 +106,31 @@ def gaussian_epsilon(delta, mu):
 
 
 def gaussian_mu_for(epsilon, delta):
-    """Largest ``mu`` such that ``mu``-GDP implies ``(epsilon, delta)``-DP (safe side)."""
+    """Largest ``mu`` such that ``mu``-GDP implies ``(epsilon, delta)``-DP (safe side).
+
+    Solves ``gaussian_delta(epsilon, mu) = delta`` for ``mu`` and steps down until the
+    criterion holds exactly in floating point, so the result is never optimistic.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, > 0.
+    delta : float
+        Target delta in (0, 1).
+
+    Returns
+    -------
+    mu : float
+        A Gaussian mechanism with sensitivity over noise ``Delta / sigma <= mu`` is
+        ``(epsilon, delta)``-DP.
+
+    Examples
+    --------
+    >>> from skdp.accounting import gaussian_delta, gaussian_mu_for
+    >>> mu = gaussian_mu_for(1.0, 1e-5)
+    >>> round(mu, 4), gaussian_delta(1.0, mu) <= 1e-5
+    (0.2681, True)
+    """
     if not (epsilon > 0.0 and 0.0 < delta < 1.0):
         raise ValueError("need epsilon > 0 and 0 < delta < 1 for a Gaussian mechanism")
     target = math.log(delta)

@@ -240,6 +240,22 @@ class AuditResult:
         The δ at which the bound on ε was computed.
     false_positives, false_negatives : int or None
         Raw error counts among the counted runs.
+
+    See Also
+    --------
+    epsilon_lower_bound, audit_estimator : the functions that return it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.audit import epsilon_lower_bound
+    >>> rng = np.random.default_rng(0)
+    >>> # outputs of a Gaussian mechanism with sensitivity 1 and noise 1 (mu = 1 GDP,
+    >>> # which is (4.4, 1e-5)-DP): the audit's lower bound must stay below 4.4
+    >>> res = epsilon_lower_bound(rng.normal(0, 1, 4000), rng.normal(1, 1, 4000),
+    ...                           delta=1e-5, random_state=0)
+    >>> res.direction, res.n_0, round(res.epsilon_lower_bound, 2)
+    ('greater', 2000, 1.41)
     """
 
     epsilon_lower_bound: float

@@ -48,6 +48,12 @@ class ChecksumError(OSError):
     Raised before any parsing, both for files already on disk and for freshly
     downloaded files (which are then not written). The message names the file,
     the expected and the actual SHA-256.
+
+    Examples
+    --------
+    >>> from skdp.datasets import ChecksumError
+    >>> issubclass(ChecksumError, OSError)
+    True
     """
 
 
@@ -56,6 +62,17 @@ class DatasetNotFoundError(FileNotFoundError):
 
     The message names the missing path, the :envvar:`SKDP_DATA` environment
     variable and how to obtain the file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from skdp.datasets import DatasetNotFoundError, load_airfoil
+    >>> with tempfile.TemporaryDirectory() as empty:
+    ...     try:
+    ...         load_airfoil(data_home=empty)
+    ...     except DatasetNotFoundError:
+    ...         print("not found, nothing downloaded")
+    not found, nothing downloaded
     """
 
 
