@@ -23,6 +23,7 @@ Derivations (``C = data_norm`` bounds the row *including* the intercept column):
   ``hessian_lipschitz(data_norm)`` (``rho``); derivations next to their classes below.
 """
 
+import abc
 import math
 from dataclasses import dataclass
 
@@ -158,16 +159,16 @@ def _welsch_l3():
 
 
 @dataclass(frozen=True)
-class _RobustLoss:
+class _RobustLoss(abc.ABC):
     loss_scale: float = 1.0
 
     @property
     def param(self):
         return float(self.loss_scale)
 
+    @abc.abstractmethod
     def derivative_bounds(self):
         """``(L1, L2, L3)``: sup|l'|, sup|l''| and the Lipschitz constant of l''."""
-        raise NotImplementedError
 
     def lipschitz(self, data_norm):
         """``G = L1 R``: bound on ``||grad_w f||`` for rows with ``||a|| <= R``."""

@@ -26,9 +26,9 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._mechanisms import max_row_norm
 from .._solvers import SOLVER_OPTIONS, SOLVERS
@@ -120,6 +120,29 @@ def planned_dp_event(estimator, n_samples):
         return planner(estimator, int(n_samples))
     except (ValueError, TypeError, ZeroDivisionError, OverflowError):
         return None
+
+
+class DPLinearRegressorMixin(RegressorMixin):
+    """``predict`` of the DP linear regressors (post-processing: costs no privacy)."""
+
+    def predict(self, X):
+        """Predicted targets ``X @ coef_ + intercept_``.
+
+        Post-processing of the private coefficients: costs no privacy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X @ self.coef_ + self.intercept_
 
 
 class BaseDPLinear(BaseEstimator):

@@ -3,15 +3,15 @@
 import numbers
 
 import numpy as np
-from sklearn.base import RegressorMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from .._losses import HuberLoss
-from ._base import _PRIVACY_DOC, BaseDPLinear, _refuse_sample_weight
+from ._base import _PRIVACY_DOC, DPLinearRegressorMixin, BaseDPLinear, _refuse_sample_weight
 
 
-class DPHuberRegressor(RegressorMixin, BaseDPLinear):
+class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
     __doc__ = (
         r"""Huber regression with a differentially private fit.
 
@@ -191,25 +191,6 @@ class DPHuberRegressor(RegressorMixin, BaseDPLinear):
         attrs["intercept_"] = float(result.intercept[0])
         self._set_fitted(attrs)
         return self
-
-    def predict(self, X):
-        """Predicted targets ``X @ coef_ + intercept_``.
-
-        Post-processing of the private coefficients: costs no privacy.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to predict.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted targets.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_ + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -4,13 +4,13 @@ import math
 import numbers
 
 import numpy as np
-from sklearn.base import RegressorMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from .._losses import ROBUST_LOSSES
 from .._solvers._spider import spider_plan
-from ._base import _PRIVACY_DOC, PLANNERS, BaseDPLinear, _refuse_sample_weight
+from ._base import _PRIVACY_DOC, DPLinearRegressorMixin, PLANNERS, BaseDPLinear, _refuse_sample_weight
 
 
 def _loss_of(est):
@@ -32,7 +32,7 @@ def _plan_spider(est, n_samples):
 PLANNERS.setdefault("spider", _plan_spider)
 
 
-class DPNonconvexRegressor(RegressorMixin, BaseDPLinear):
+class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
     __doc__ = (
         r"""Robust linear regression with a nonconvex loss and a differentially private fit.
 
@@ -279,23 +279,6 @@ class DPNonconvexRegressor(RegressorMixin, BaseDPLinear):
         attrs["gamma_"] = float(result.details.get("gamma", np.nan))
         self._set_fitted(attrs)
         return self
-
-    def predict(self, X):
-        """Predicted targets ``X @ coef_ + intercept_`` (post-processing: no privacy cost).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to predict.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted targets.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_ + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

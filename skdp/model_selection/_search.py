@@ -73,6 +73,7 @@ noise.  Never publish the scores of the runs that were not selected: that would 
 
 import functools
 import math
+from abc import ABCMeta, abstractmethod
 import numbers
 import time
 import warnings
@@ -154,7 +155,7 @@ def plan_gdp(epsilon, delta, mean, shape, k, refit):
     return lo
 
 
-class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
+class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit"])],
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -292,8 +293,9 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         return tags
 
     # ---------------------------------------------------------------- fit
-    def _candidates(self, rng):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _candidates(self, rng):
+        """The candidate parameter settings (grid or sample drawn with ``rng``)."""
 
     def _resolve_selection(self):
         delta = float(self.delta)
