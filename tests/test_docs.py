@@ -104,10 +104,8 @@ def test_home_page_example_runs(capsys):
     exec(compile(code, "doc/index.rst", "exec"), {})
     printed = capsys.readouterr().out.split("\n")
     expected = [line.strip() for line in shown.strip().splitlines()]
-    accuracy = float(printed[0].split()[-1])
-    shown_accuracy = float(expected[0].split()[-1])
-    assert abs(accuracy - shown_accuracy) <= 0.03, (printed, expected)
-    assert printed[1].strip() == expected[1]
+    # the example fixes random_state, so the page must show exactly what it prints
+    assert [line.strip() for line in printed if line.strip()] == expected
 
 
 def _public_names():
