@@ -31,4 +31,32 @@ def warm_kernels():
         DPHuberRegressor(solver=solver, data_norm=3.0, batch_size=5, random_state=0).fit(Xs, ys)
         DPLogisticRegression(solver=solver, data_norm=3.0, batch_size=5, random_state=0).fit(
             Xs, np.arange(20) % 3)
+    # nonconvex solvers: spider (its loop and escape kernels) and rrpsgd (the dpsgd kernel
+    # on a robust loss)
+    from skdp._losses import WelschLoss
+    from skdp._solvers._rrpsgd import solve_rrpsgd
+    from skdp._solvers._spider import solve_spider
+
+    A = np.random.default_rng(0).normal(size=(200, 2))
+    kw = dict(delta=1e-6, alpha=0.0, data_norm=3.0, fit_intercept=False)
+    solve_spider(A, A[:, 0].copy(), WelschLoss(), epsilon=1e3, gamma=0.3,
+                 rng=np.random.default_rng(0), **kw)
+    solve_rrpsgd(A, A[:, 0].copy(), WelschLoss(), epsilon=1.0, batch_size=50, n_steps=2,
+                 rng=np.random.default_rng(0), **kw)
+    # zeroth-order solver (one cached kernel chain: zo_run, batch/row estimates)
+    import warnings
+
+    from skdp._losses._nonsmooth import CappedAbsoluteLoss
+    from skdp._solvers._zeroth_order import solve_zeroth_order
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        solve_zeroth_order(A, A[:, 0].copy(), CappedAbsoluteLoss(), epsilon=1.0,
+                           rng=np.random.default_rng(0), **kw)
+    # phased / resque solvers (phased_phase, resque_loop + oracle_round, smoothed losses)
+    for solver in ("phased", "resque"):
+        DPHuberRegressor(solver=solver, huber_threshold=0.0, data_norm=3.0, max_coef_norm=3.0,
+                         batch_size=5, block_size=2, random_state=0).fit(Xs, ys)
+        DPLogisticRegression(solver=solver, data_norm=3.0, batch_size=5, block_size=2,
+                             random_state=0).fit(Xs, ys)
     yield

@@ -25,6 +25,9 @@ Losses (``y`` is the encoded target, ``param`` the loss's scalar parameter):
 
   ``_robust_row`` returns all four; the constants the proofs need (sup|l'|, sup|l''|,
   sup|l'''|) are derived in :mod:`skdp._losses`.
+* Nonsmooth losses (K = 1, real y, ``tau = param``), r = z - y, dispatched by
+  ``_robust_row`` too (value, a subgradient, 0, 0): ``CAPPED_ABSOLUTE`` min(|r|, tau),
+  ``ABSOLUTE`` |r|, ``TRUNCATED_SQUARED`` min(r^2, tau^2); see :mod:`skdp._losses._nonsmooth`.
 
 The row passes are split into ``N_CHUNKS`` fixed chunks run with ``prange``; reductions
 add the chunk results in a fixed order, so results are bitwise identical whatever the
@@ -42,6 +45,10 @@ HUBER = 2
 TUKEY = 3
 WELSCH = 4
 CAUCHY = 5
+# nonsmooth losses of the zeroth-order solver (skdp._losses._nonsmooth); scale tau = param
+CAPPED_ABSOLUTE = 6    # min(|r|, tau)
+ABSOLUTE = 7           # |r|
+TRUNCATED_SQUARED = 8  # min(r^2, tau^2)
 
 N_CHUNKS = 16
 BLOCK = 4096
@@ -89,6 +96,18 @@ def _robust_row(r, loss_id, c):
             return 0.5 * c * c, 0.0, 0.0, 0.0
         e = np.exp(-u2)
         return 0.5 * c * c * (1.0 - e), r * e, (1.0 - 2.0 * u2) * e, (4.0 * u2 - 6.0) * u * e / c
+    if loss_id >= CAPPED_ABSOLUTE:
+        # nonsmooth losses: value, a subgradient (0 at the kinks r = 0 and |r| = tau),
+        # second and third derivatives 0 almost everywhere (skdp._losses._nonsmooth)
+        a = abs(r)
+        sg = 0.0 if r == 0.0 else (1.0 if r > 0.0 else -1.0)
+        if loss_id == ABSOLUTE:
+            return a, sg, 0.0, 0.0
+        if a >= c:
+            return (c if loss_id == CAPPED_ABSOLUTE else c * c), 0.0, 0.0, 0.0
+        if loss_id == CAPPED_ABSOLUTE:
+            return a, sg, 0.0, 0.0
+        return r * r, 2.0 * r, 0.0, 0.0
     # CAUCHY
     if abs(u) > 1e150:
         return c * c * np.log(abs(u)), c / u, -1.0 / (u * u), 2.0 / (c * u * u * u)

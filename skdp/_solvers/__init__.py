@@ -1,18 +1,54 @@
 """Private solvers (private module): each returns a :class:`SolverResult`.
 
 ``SOLVERS`` maps the estimators' ``solver`` names to solver functions; ``SOLVER_OPTIONS``
-lists the estimator parameters each solver takes beyond the shared ones.
+lists the estimator parameters each solver takes beyond the shared ones.  Which estimator
+accepts which solver is declared by the estimator (its ``_parameter_constraints``):
+
+* convex models (``DPLogisticRegression``, ``DPHuberRegressor``): ``output_perturbation``
+  (Zhang et al. 2017, Alg. 1), ``phased`` (Feldman, Koren & Talwar 2020 on the exactly
+  smoothed loss), ``resque`` (localized DP-SGD with ReSQue blocks, Carmon et al. 2023),
+  ``dpsgd`` (Bassily, Smith & Thakurta 2014);
+* ``DPNonconvexRegressor``: ``spider`` (Liu & Talwar, v2), ``zeroth_order`` and
+  ``zeroth_order_naive`` (Zhang, Tran & Cutkosky 2024), ``rrpsgd`` (Zhang et al. 2017,
+  Alg. 2), ``dpsgd``.
 """
 
 from ._dpsgd import solve_dpsgd
 from ._output_perturbation import solve_output_perturbation
+from ._phased import solve_phased
+from ._resque import solve_resque
 from ._result import SolverResult
+from ._rrpsgd import solve_rrpsgd
 from ._spider import solve_spider
+from ._zeroth_order import solve_zeroth_order, solve_zeroth_order_naive
 
-SOLVERS = {"output_perturbation": solve_output_perturbation, "dpsgd": solve_dpsgd,
-           "spider": solve_spider}
-SOLVER_OPTIONS = {"output_perturbation": (), "dpsgd": ("batch_size", "n_steps"),
-                  "spider": ("selection",)}
+SOLVERS = {
+    "output_perturbation": solve_output_perturbation,
+    "dpsgd": solve_dpsgd,
+    "phased": solve_phased,
+    "resque": solve_resque,
+    "spider": solve_spider,
+    "rrpsgd": solve_rrpsgd,
+    "zeroth_order": solve_zeroth_order,
+    "zeroth_order_naive": solve_zeroth_order_naive,
+}
+SOLVER_OPTIONS = {
+    "output_perturbation": (),
+    "dpsgd": ("batch_size", "n_steps"),
+    "phased": ("smoothing", "step_scale"),
+    "resque": ("batch_size", "n_epochs", "n_phases", "phase_shrink", "block_size",
+               "smoothing", "step_scale"),
+    "spider": ("selection",),
+    "rrpsgd": ("batch_size", "n_steps"),
+    "zeroth_order": ("smoothing_radius",),
+    "zeroth_order_naive": ("smoothing_radius",),
+}
 
-__all__ = ["SOLVERS", "SOLVER_OPTIONS", "SolverResult", "solve_dpsgd", "solve_output_perturbation",
-           "solve_spider"]
+#: solvers of the convex models, default first
+CONVEX_SOLVERS = ("output_perturbation", "resque", "phased", "dpsgd")
+#: solvers of DPNonconvexRegressor, default first
+NONCONVEX_SOLVERS = ("spider", "zeroth_order", "rrpsgd", "dpsgd", "zeroth_order_naive")
+
+__all__ = ["CONVEX_SOLVERS", "NONCONVEX_SOLVERS", "SOLVERS", "SOLVER_OPTIONS", "SolverResult",
+           "solve_dpsgd", "solve_output_perturbation", "solve_phased", "solve_resque",
+           "solve_rrpsgd", "solve_spider", "solve_zeroth_order", "solve_zeroth_order_naive"]

@@ -5,8 +5,12 @@
 * :func:`oracle_difference` -- O2 and O4 on one batch: ``(1/b_t) sum (l'(r) - l'(r')) a`` and
   the weights ``(l''(r) - l''(r'))/b_t``;
 * :func:`hessian_vector` -- ``H v = sum_r w_r a_r (a_r . v)`` over a range of the stream;
+* :func:`escape_offset`, :func:`escape_direction`, :func:`descent_step`, :func:`left_ball`
+  -- the steps of the escape subprocedure (Alg. 2 [paper], spec §3.2), exposed so that
+  tests can drive them with an injected ``(g, H)`` oracle (spec §9 tests 5-6);
 * :func:`spider_loop` -- Algorithm 3 of Liu & Talwar (v2) with the escape subprocedure
-  inlined (spec §3.3), drawing every random number serially from the Generator passed in.
+  inlined through those kernels (spec §3.3), drawing every random number serially from the
+  Generator passed in.
 
 Per-row clipping (the safety net of DESIGN.md §4.2).  Every per-row term is clipped to the
 bound the privacy proof uses *before* it is averaged, so a leaf's replace-one sensitivity
@@ -150,6 +154,48 @@ def _norm(v):
 
 
 @njit(cache=True)
+def escape_offset(x, xa, Xi, v):
+    """``v <- x - x_a``, rescaled to norm ``<= Xi`` (a no-op inside the escape ball; it makes
+    the escape release's sensitivity ``s_H Xi`` hold by construction)."""
+    for q in range(x.shape[0]):
+        v[q] = x[q] - xa[q]
+    nv = _norm(v)
+    if nv > Xi:
+        for q in range(x.shape[0]):
+            v[q] *= Xi / nv
+
+
+@njit(cache=True)
+def escape_direction(ga, hv, sigma_esc, rng, g):
+    """Escape release ``g <- g_a + H_a v + xi``, ``xi ~ N(0, sigma_esc^2 I)`` drawn serially
+    (``hv = H_a v`` computed by the caller: :func:`hessian_vector` in the solver, any
+    oracle in tests)."""
+    for q in range(g.shape[0]):
+        g[q] = ga[q] + hv[q] + sigma_esc * rng.standard_normal()
+
+
+@njit(cache=True)
+def descent_step(x, x_prev, g, eta, alpha):
+    """``g <- g + alpha x``; ``x_prev <- x``; ``x <- x - eta g``.  Returns ``||g||``."""
+    gn = 0.0
+    for q in range(x.shape[0]):
+        g[q] += alpha * x[q]
+        gn += g[q] * g[q]
+        x_prev[q] = x[q]
+        x[q] = x[q] - eta * g[q]
+    return np.sqrt(gn)
+
+
+@njit(cache=True)
+def left_ball(x, xa, Xi):
+    """Whether ``||x - x_a|| >= Xi`` (the escape phase's exit test)."""
+    dist = 0.0
+    for q in range(x.shape[0]):
+        dist += (x[q] - xa[q]) ** 2
+    return np.sqrt(dist) >= Xi
+
+
+@njit(cache=True)
 def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt, log_D,
                 log_flag, log_ptr, x_out):
     """Run Algorithm 3 (spec §3.3) on the stream ``rows`` (a random order of the training
@@ -271,27 +317,15 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
             # v = x - x_a has norm < Xi here (the phase ends once it reaches Xi); the
             # rescaling is a no-op kept so the release's sensitivity s_H Xi holds by
             # construction.
-            for q in range(p):
-                v[q] = x[q] - xa[q]
-            nv = _norm(v)
-            if nv > Xi:
-                for q in range(p):
-                    v[q] *= Xi / nv
+            escape_offset(x, xa, Xi, v)
             hessian_vector(X, rows, weights, hs, he, v, hv)
             n_evals += he - hs
-            for q in range(p):
-                g[q] = ga[q] + hv[q] + sigma_esc * rng.standard_normal()
+            escape_direction(ga, hv, sigma_esc, rng, g)
             flag |= FLAG_ESCAPE
         else:
             for q in range(p):
                 g[q] = gt[q]
-        gn = 0.0
-        for q in range(p):
-            g[q] += alpha * x[q]
-            gn += g[q] * g[q]
-            x_prev[q] = x[q]
-            x[q] = x[q] - eta * g[q]
-        drift += np.sqrt(gn)
+        drift += descent_step(x, x_prev, g, eta, alpha)
         frozen -= 1
         log_bt[t] = bt
         log_D[t] = D
@@ -303,10 +337,7 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
                 traj[n_stored, q] = x[q]
             n_stored += 1
         if escape:
-            dist = 0.0
-            for q in range(p):
-                dist += (x[q] - xa[q]) ** 2
-            if np.sqrt(dist) >= Xi or frozen <= 0:
+            if left_ball(x, xa, Xi) or frozen <= 0:
                 escape = False
     for q in range(p):
         x_out[q] = x[q]

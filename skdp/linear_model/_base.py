@@ -31,7 +31,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._mechanisms import max_row_norm
-from .._solvers import SOLVER_OPTIONS, SOLVERS
+from .._solvers import CONVEX_SOLVERS, SOLVER_OPTIONS, SOLVERS
+from .._solvers._phased import plan_phased_event
+from .._solvers._resque import plan_resque_event
 from ..accounting import get_delta, get_epsilon
 from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from ..exceptions import PrivacyLeakWarning
@@ -99,7 +101,8 @@ def _plan_dpsgd(est, n_samples):
 
 #: solver name -> f(estimator, n_samples) returning the event the fit will release,
 #: computed from public quantities only.
-PLANNERS = {"output_perturbation": _plan_output_perturbation, "dpsgd": _plan_dpsgd}
+PLANNERS = {"output_perturbation": _plan_output_perturbation, "dpsgd": _plan_dpsgd,
+            "phased": plan_phased_event, "resque": plan_resque_event}
 
 
 def planned_dp_event(estimator, n_samples):
@@ -145,6 +148,19 @@ class DPLinearRegressorMixin(RegressorMixin):
         return X @ self.coef_ + self.intercept_
 
 
+#: parameter constraints shared by the convex models (DPLogisticRegression, DPHuberRegressor):
+#: their solver set and the hyperparameters of ``phased`` and ``resque``
+CONVEX_MODEL_CONSTRAINTS = {
+    "solver": [StrOptions(set(CONVEX_SOLVERS))],
+    "smoothing": [Interval(numbers.Real, 0, None, closed="left"), None],
+    "step_scale": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "block_size": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
+    "n_phases": [Interval(numbers.Integral, 1, None, closed="left")],
+    "phase_shrink": [Interval(numbers.Real, 0, 1, closed="right")],
+    "n_epochs": [Interval(numbers.Real, 0, None, closed="neither")],
+}
+
+
 class BaseDPLinear(BaseEstimator):
     """Shared machinery of the DP linear models (not public)."""
 
@@ -155,7 +171,7 @@ class BaseDPLinear(BaseEstimator):
         "alpha": [Interval(numbers.Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
-        "solver": [StrOptions(set(SOLVERS))],
+        "solver": [StrOptions(set(SOLVERS))],  # narrowed by each estimator
         "calibration": [StrOptions({"tight", "paper"})],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_coef_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],

@@ -1,14 +1,26 @@
-"""Differentially private Huber (and, later, absolute-loss) regression."""
+"""Differentially private Huber (and, with ``huber_threshold=0``, absolute-loss) regression."""
 
 import numbers
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from .._losses import HuberLoss
-from ._base import _PRIVACY_DOC, DPLinearRegressorMixin, BaseDPLinear, _refuse_sample_weight
+from .._losses._smoothed import AbsoluteLoss
+from ._base import (
+    _PRIVACY_DOC,
+    CONVEX_MODEL_CONSTRAINTS,
+    BaseDPLinear,
+    DPLinearRegressorMixin,
+    _refuse_sample_weight,
+)
+
+
+#: solvers that handle huber_threshold=0 (the absolute loss) by Gaussian smoothing (closed
+#: form in phased, randomized ReSQue queries in resque)
+_NONSMOOTH_SOLVERS = {"phased", "resque"}
 
 
 class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
@@ -41,7 +53,8 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         Should be << 1/n.
     huber_threshold : float, default=1.0
         Threshold ``kappa > 0`` between the quadratic and linear parts.
-        (``0``, the absolute loss, needs a nonsmooth solver not available yet.)
+        ``0`` is the absolute loss ``|x.w - y|`` (``L = C``), nonsmooth: supported by
+        ``solver="phased"`` and ``"resque"`` (Gaussian smoothing), refused by the others.
     data_norm : float or None, default=None
         Public bound on each row's norm including the intercept column.
     y_bound : float or None, default=None
@@ -55,19 +68,50 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         clipped together with the row.
     intercept_scaling : float, default=1.0
         Value of the constant column appended for the intercept (must be < data_norm).
-    solver : {"output_perturbation", "dpsgd"}, default="output_perturbation"
+    solver : {"output_perturbation", "dpsgd", "phased", "resque"}, default="output_perturbation"
         ``"dpsgd"``: the private-SGD baseline (Bassily, Smith & Thakurta 2014) with
         Poisson mini-batches, per-example clipping to ``L`` and noise calibrated by the PLD
         accountant for the sampling used; needs ``delta > 0``.
+        ``"phased"``: phased SGD of Feldman, Koren & Talwar (2020) on disjoint blocks of
+        ``n/2, n/4, ...`` rows, one pass, each phase's averaged iterate released with the
+        analytic Gaussian mechanism (disjoint phases compose in parallel); nonsmooth
+        losses are replaced by their exact Gaussian smoothing.  Linear time, optimal
+        rate; needs ``delta > 0``.  See ``doc/solvers/phased.rst``.
+        ``"resque"``: localized DP-SGD whose steps are grouped in blocks sharing one
+        ReSQue anchor (Carmon et al. 2023, practical form): each block of
+        ``block_size`` steps needs one batched oracle round, every step is a
+        Poisson-subsampled Gaussian step on clipped contributions accounted exactly by
+        the PLD accountant; needs ``delta > 0`` and ``calibration="tight"``.
+        See ``doc/solvers/resque.rst``.
     calibration : {"tight", "paper"}, default="tight"
         ``"tight"``: the least noise an exact accounting of the mechanism run proves
         sufficient; ``"paper"``: the paper's printed sensitivities and noise.
     max_iter : int, default=10000
         Cap on optimiser iterations (public).
     batch_size : int, default=50
-        Expected mini-batch size of ``solver="dpsgd"`` (ignored otherwise).
+        Expected mini-batch size of ``solver="dpsgd"`` and ``"resque"`` (ignored
+        otherwise).
     n_steps : int or None, default=None
         Steps of ``solver="dpsgd"``; default ``ceil(n^2/batch_size^2)`` (ignored otherwise).
+    smoothing : float or None, default=None
+        Gaussian smoothing radius ``rho`` (the objective becomes
+        ``E f(w + N(0, rho^2 I))``, within ``sqrt(2/pi) L rho`` of ``f``).
+        ``solver="phased"``: applied to the nonsmooth losses only; None picks the
+        smallest radius that makes the step admissible.  ``solver="resque"``: the ReSQue
+        radius; None gives ``min(R/4, 10 R/sqrt(n))``.  Ignored by the other solvers.
+    step_scale : float or None, default=None
+        Step multiplier of ``solver="phased"`` (None: 1, the theory step) and
+        ``solver="resque"`` (None: 8).  Ignored by the other solvers.
+    block_size : int or "auto", default="auto"
+        ``solver="resque"``: steps per ReSQue block, i.e. per batched oracle round
+        (``"auto"``: ``max(1, floor(2 rho/(eta G)))``).  Ignored otherwise.
+    n_phases : int, default=5
+        ``solver="resque"``: localization phases.  Ignored otherwise.
+    phase_shrink : float, default=0.5
+        ``solver="resque"``: factor by which each phase shrinks the trust radius.
+    n_epochs : float, default=10
+        ``solver="resque"``: passes over the data (``T = ceil(n_epochs n/batch_size)``
+        steps, fixed before the data is read).  Ignored otherwise.
     max_coef_norm : float or None, default=None
         Required when ``alpha = 0``.
     random_state : int, Generator, RandomState or None, default=None
@@ -116,6 +160,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
 
     _parameter_constraints: dict = {
         **BaseDPLinear._parameter_constraints,
+        **CONVEX_MODEL_CONSTRAINTS,
         "huber_threshold": [Interval(numbers.Real, 0, None, closed="left")],
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
@@ -137,6 +182,12 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         max_coef_norm=None,
         batch_size=50,
         n_steps=None,
+        smoothing=None,
+        step_scale=None,
+        block_size="auto",
+        n_phases=5,
+        phase_shrink=0.5,
+        n_epochs=10,
         random_state=None,
         verbose=0,
         privacy_ledger=None,
@@ -155,6 +206,12 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self.max_coef_norm = max_coef_norm
         self.batch_size = batch_size
         self.n_steps = n_steps
+        self.smoothing = smoothing
+        self.step_scale = step_scale
+        self.block_size = block_size
+        self.n_phases = n_phases
+        self.phase_shrink = phase_shrink
+        self.n_epochs = n_epochs
         self.random_state = random_state
         self.verbose = verbose
         self.privacy_ledger = privacy_ledger
@@ -177,15 +234,19 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         _refuse_sample_weight(sample_weight)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
         self._check_privacy_params(X.shape[0])
-        if self.huber_threshold == 0:
+        if self.huber_threshold == 0 and self.solver not in _NONSMOOTH_SOLVERS:
             raise ValueError(
                 "huber_threshold=0 (absolute loss) is nonsmooth: solver="
-                f"{self.solver!r} needs a smooth loss; use huber_threshold > 0"
+                f"{self.solver!r} needs a smooth loss; use huber_threshold > 0 or "
+                f"solver in {sorted(_NONSMOOTH_SOLVERS)}"
             )
         y = np.asarray(y, dtype=np.float64)
         if self.y_bound is not None:
             y = np.clip(y, -self.y_bound, self.y_bound)
-        loss = HuberLoss(huber_threshold=float(self.huber_threshold))
+        if self.huber_threshold == 0:
+            loss = AbsoluteLoss()
+        else:
+            loss = HuberLoss(huber_threshold=float(self.huber_threshold))
         attrs, result = self._run_solver(X, y, loss, n_outputs=1, y_bound=self.y_bound)
         attrs["coef_"] = np.ascontiguousarray(result.coef[:, 0])
         attrs["intercept_"] = float(result.intercept[0])

@@ -1,14 +1,18 @@
 """Differentially private logistic regression (binary and multinomial)."""
 
+import numbers
+
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._losses import LogisticLoss, MultinomialLoss
-from ._base import _PRIVACY_DOC, BaseDPLinear, _refuse_sample_weight
+from ._base import _PRIVACY_DOC, CONVEX_MODEL_CONSTRAINTS, BaseDPLinear, _refuse_sample_weight
+
 
 
 class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear):
@@ -52,19 +56,51 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         Value of the constant column appended for the intercept (must be < data_norm).
     classes : array-like or None, default=None
         Public label set.  ``None`` takes the labels present in ``y`` (treated as public).
-    solver : {"output_perturbation", "dpsgd"}, default="output_perturbation"
+    solver : {"output_perturbation", "dpsgd", "phased", "resque"}, default="output_perturbation"
         ``"dpsgd"``: the private-SGD baseline (Bassily, Smith & Thakurta 2014) with
         Poisson mini-batches, per-example clipping to ``L`` and noise calibrated by the PLD
         accountant for the sampling used; needs ``delta > 0``.
+        ``"phased"``: phased SGD of Feldman, Koren & Talwar (2020) on disjoint blocks of
+        ``n/2, n/4, ...`` rows, one pass, each phase's averaged iterate released with the
+        analytic Gaussian mechanism (disjoint phases compose in parallel); nonsmooth
+        losses are replaced by their exact Gaussian smoothing.  Linear time, optimal
+        rate; needs ``delta > 0``.  See ``doc/solvers/phased.rst``.
+        ``"resque"``: localized DP-SGD whose steps are grouped in blocks sharing one
+        ReSQue anchor (Carmon et al. 2023, practical form): each block of
+        ``block_size`` steps needs one batched oracle round, every step is a
+        Poisson-subsampled Gaussian step on clipped contributions accounted exactly by
+        the PLD accountant; needs ``delta > 0`` and ``calibration="tight"``.  Binary
+        only (multinomial is refused).
+        See ``doc/solvers/resque.rst``.
     calibration : {"tight", "paper"}, default="tight"
         ``"tight"``: the least noise an exact accounting of the mechanism run proves
         sufficient; ``"paper"``: the paper's printed sensitivities and noise.
     max_iter : int, default=10000
         Cap on optimiser iterations (public).
     batch_size : int, default=50
-        Expected mini-batch size of ``solver="dpsgd"`` (ignored otherwise).
+        Expected mini-batch size of ``solver="dpsgd"`` and ``"resque"`` (ignored
+        otherwise).
     n_steps : int or None, default=None
         Steps of ``solver="dpsgd"``; default ``ceil(n^2/batch_size^2)`` (ignored otherwise).
+    smoothing : float or None, default=None
+        Gaussian smoothing radius ``rho`` (the objective becomes
+        ``E f(w + N(0, rho^2 I))``, within ``sqrt(2/pi) L rho`` of ``f``).
+        ``solver="phased"``: applied to the nonsmooth losses only; None picks the
+        smallest radius that makes the step admissible.  ``solver="resque"``: the ReSQue
+        radius; None gives ``min(R/4, 10 R/sqrt(n))``.  Ignored by the other solvers.
+    step_scale : float or None, default=None
+        Step multiplier of ``solver="phased"`` (None: 1, the theory step) and
+        ``solver="resque"`` (None: 8).  Ignored by the other solvers.
+    block_size : int or "auto", default="auto"
+        ``solver="resque"``: steps per ReSQue block, i.e. per batched oracle round
+        (``"auto"``: ``max(1, floor(2 rho/(eta G)))``).  Ignored otherwise.
+    n_phases : int, default=5
+        ``solver="resque"``: localization phases.  Ignored otherwise.
+    phase_shrink : float, default=0.5
+        ``solver="resque"``: factor by which each phase shrinks the trust radius.
+    n_epochs : float, default=10
+        ``solver="resque"``: passes over the data (``T = ceil(n_epochs n/batch_size)``
+        steps, fixed before the data is read).  Ignored otherwise.
     max_coef_norm : float or None, default=None
         Public bound on the norm of the minimiser; required when ``alpha = 0``.
     random_state : int, Generator, RandomState or None, default=None
@@ -127,6 +163,7 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
 
     _parameter_constraints: dict = {
         **BaseDPLinear._parameter_constraints,
+        **CONVEX_MODEL_CONSTRAINTS,
         "classes": ["array-like", None],
     }
 
@@ -146,6 +183,12 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         max_coef_norm=None,
         batch_size=50,
         n_steps=None,
+        smoothing=None,
+        step_scale=None,
+        block_size="auto",
+        n_phases=5,
+        phase_shrink=0.5,
+        n_epochs=10,
         random_state=None,
         verbose=0,
         privacy_ledger=None,
@@ -163,6 +206,12 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         self.max_coef_norm = max_coef_norm
         self.batch_size = batch_size
         self.n_steps = n_steps
+        self.smoothing = smoothing
+        self.step_scale = step_scale
+        self.block_size = block_size
+        self.n_phases = n_phases
+        self.phase_shrink = phase_shrink
+        self.n_epochs = n_epochs
         self.random_state = random_state
         self.verbose = verbose
         self.privacy_ledger = privacy_ledger

@@ -9,12 +9,42 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from .._losses import ROBUST_LOSSES
+from .._solvers import NONCONVEX_SOLVERS
 from .._solvers._spider import spider_plan
 from ._base import _PRIVACY_DOC, DPLinearRegressorMixin, PLANNERS, BaseDPLinear, _refuse_sample_weight
 
 
+_ZEROTH_ORDER = ("zeroth_order", "zeroth_order_naive")
+
+
 def _loss_of(est):
-    return ROBUST_LOSSES[est.loss](loss_scale=float(est.loss_scale))
+    """The loss spec of ``est``: ``loss="auto"`` is ``"capped_absolute"`` for the
+    zeroth-order solvers and ``"welsch"`` otherwise; a callable is a
+    :class:`~skdp._losses._nonsmooth.UserLoss` (zeroth-order solvers only)."""
+    from .._losses._nonsmooth import NONSMOOTH_LOSSES, UserLoss
+
+    loss, lip = est.loss, getattr(est, "loss_lipschitz", None)
+    if callable(loss):
+        if est.solver not in _ZEROTH_ORDER:
+            raise ValueError(f"a callable loss needs solver='zeroth_order' or "
+                             f"'zeroth_order_naive' (it is only evaluated), got {est.solver!r}")
+        if lip is None:
+            raise ValueError("a callable loss needs loss_lipschitz, its declared Lipschitz "
+                             "constant in the prediction (privacy is enforced by clipping)")
+        return UserLoss(loss, float(lip))
+    if lip is not None:
+        raise ValueError("loss_lipschitz applies to a callable loss only (the built-in losses "
+                         "state their constants)")
+    if loss == "auto":
+        loss = "capped_absolute" if est.solver in _ZEROTH_ORDER else "welsch"
+    if loss in NONSMOOTH_LOSSES:
+        if est.solver in ("spider", "rrpsgd") or (est.solver == "dpsgd" and est.alpha > 0):
+            raise ValueError(
+                f"loss={loss!r} is nonsmooth: use solver='zeroth_order' (or 'dpsgd' with "
+                f"alpha=0, which uses a subgradient), not solver={est.solver!r}"
+                + (" with alpha > 0" if est.solver == "dpsgd" else ""))
+        return NONSMOOTH_LOSSES[loss](loss_scale=float(est.loss_scale))
+    return ROBUST_LOSSES[loss](loss_scale=float(est.loss_scale))
 
 
 def _plan_spider(est, n_samples):
@@ -30,6 +60,41 @@ def _plan_spider(est, n_samples):
 
 
 PLANNERS.setdefault("spider", _plan_spider)
+
+
+def _plan_zeroth_order(est, n_samples):
+    """Event of :func:`~skdp._solvers._zeroth_order.solve_zeroth_order` (or of the naive
+    baseline) from public quantities only: the same ``zeroth_order_plan`` the solver calls."""
+    from .._solvers._zeroth_order import zeroth_order_plan
+
+    p = int(est.n_features_in_) + int(bool(est.fit_intercept))
+    _, event = zeroth_order_plan(
+        n_samples, p, _loss_of(est), epsilon=est.epsilon, delta=est.delta,
+        data_norm=float(est.data_norm), y_bound=est.y_bound, calibration=est.calibration,
+        alpha=est.alpha, max_iter=est.max_iter, smoothing_radius=est.smoothing_radius,
+        naive=est.solver == "zeroth_order_naive",
+    )
+    return event
+
+
+PLANNERS.setdefault("zeroth_order", _plan_zeroth_order)
+PLANNERS.setdefault("zeroth_order_naive", _plan_zeroth_order)
+
+
+def _plan_rrpsgd(est, n_samples):
+    """Event of :func:`~skdp._solvers._rrpsgd.solve_rrpsgd` from public quantities only
+    (the same :func:`~skdp._solvers._rrpsgd.rrpsgd_plan` the solver calls)."""
+    from .._solvers._rrpsgd import rrpsgd_plan
+
+    p = int(est.n_features_in_) + int(bool(est.fit_intercept))
+    return rrpsgd_plan(
+        n_samples, p, _loss_of(est), epsilon=est.epsilon, delta=est.delta, alpha=est.alpha,
+        data_norm=float(est.data_norm), y_bound=est.y_bound, calibration=est.calibration,
+        batch_size=est.batch_size, n_steps=est.n_steps,
+    )["event"]
+
+
+PLANNERS.setdefault("rrpsgd", _plan_rrpsgd)
 
 
 class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
@@ -69,8 +134,22 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
     delta : float, default=1e-6
         Privacy parameter delta in (0, 1) (the solver adds Gaussian noise; 0 is refused).
         Should be << 1/n.
-    loss : {"welsch", "tukey", "cauchy"}, default="welsch"
-        The robust loss.
+    loss : {"auto", "welsch", "tukey", "cauchy", "capped_absolute", "absolute", "truncated_squared"} or callable, default="auto"
+        The robust loss.  ``"auto"``: ``"capped_absolute"`` for the zeroth-order solvers,
+        ``"welsch"`` for the others.  The nonsmooth losses (``tau = loss_scale``):
+        ``"capped_absolute"`` :math:`\min(|r|, \tau)` (1-Lipschitz in the prediction),
+        ``"absolute"`` :math:`|r|` (1-Lipschitz), ``"truncated_squared"``
+        :math:`\min(r^2, \tau^2)` (``2 tau``-Lipschitz); they need ``solver="zeroth_order"``
+        (or ``"dpsgd"`` with ``alpha=0``, which follows a subgradient).  A callable
+        ``loss(z, y) -> float`` of the prediction ``z = x.w + b`` and the target (numba
+        compilable, e.g. an ``@njit`` function) needs a zeroth-order solver and
+        ``loss_lipschitz``; it is compiled into an uncached kernel at the first fit.
+    loss_lipschitz : float or None, default=None
+        Declared Lipschitz constant of a callable ``loss`` in the prediction ``z``
+        (required for a callable, refused otherwise).  Privacy does **not** rest on the
+        declaration: the solver clips every finite difference ``loss(z + h, y) - loss(z',
+        y)`` to ``loss_lipschitz |z + h - z'|``-type bounds and every per-row estimate to the
+        norm the sensitivity proof uses, so a wrong value only biases the fit.
     loss_scale : float, default=1.0
         Residual scale ``c > 0``; residuals much larger than ``c`` are treated as outliers.
         Must be public (fixed a priori, not estimated on the private data).
@@ -89,29 +168,49 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         Fit an intercept, as a constant feature ``intercept_scaling`` clipped with the row.
     intercept_scaling : float, default=1.0
         Value of the constant column appended for the intercept (must be < data_norm).
-    solver : {"spider", "dpsgd"}, default="spider"
+    solver : {"spider", "dpsgd", "rrpsgd", "zeroth_order", "zeroth_order_naive"}, default="spider"
         ``"spider"``: private SpiderBoost with escapes (Liu & Talwar v2).  ``"dpsgd"``: the
         private-SGD baseline (Poisson mini-batches, per-example clipping to ``G``, noise
         calibrated by the PLD accountant; multi-pass); it needs ``max_coef_norm`` when
         ``alpha = 0`` (radius of the ball its iterates are projected onto).
+        ``"rrpsgd"``: random-round private SGD (Zhang et al. 2017, Alg. 2): constant-step
+        noisy SGD on Poisson batches of ``batch_size`` (1: the paper's form; ``n``: full
+        batch) for ``n_steps`` rounds, output at a uniformly random round drawn before the
+        data is read; accounted as the full composition of all rounds (the random round
+        is for utility only).  ``"paper"`` calibration: the printed noise, certified by the
+        accountant, ``epsilon <= 1``.
+        ``"zeroth_order"``: private zeroth-order Online-to-Nonconvex conversion (Zhang, Tran
+        & Cutkosky 2024): evaluates the loss only (two values per random direction), finds a
+        Goldstein-stationary point of a nonsmooth nonconvex loss in one pass, with a
+        variance-reduced oracle and tree-mechanism noise; outputs the last period's average
+        iterate (``selection`` is ignored).  ``"zeroth_order_naive"``: its naive baseline
+        (fresh rows and fresh noise every round; for ablations).
     calibration : {"tight", "paper"}, default="tight"
         ``"tight"``: the exact Gaussian-DP composition of the tree and escape releases,
         budget split evenly; ``"paper"``: Thm 2.2 / Lemma 3.13 at ``(epsilon/2, delta/2)``
-        with the paper's errata fixed (more noise, same mechanism).
+        with the paper's errata fixed (more noise, same mechanism).  Zeroth-order solvers:
+        ``"tight"`` is the exact Gaussian-DP accounting of the tree's node releases,
+        ``"paper"`` the paper's RDP statement ``sigma = sqrt(c_T) s/rho``.
     selection : {"private", "last"}, default="private"
         Output rule.  ``"private"``: 10 % of the rows (a random, data-independent split)
         are held out and never enter the training stream; up to 32 iterates are scored on
         them (gradient norm and negative curvature) and the best is chosen with Gaussian
         noise on the scores (no extra privacy cost: parallel composition); falls back to
         ``"last"`` below 2000 rows.  ``"last"``: the last iterate.
+    smoothing_radius : float or None, default=None
+        Radius ``delta`` of the uniform smoothing of the zeroth-order solvers (public, a
+        hyperparameter in parameter space; the output is near-stationary for the
+        Goldstein ``2 delta``-subdifferential).  None: ``0.2 y_bound/data_norm`` (or
+        ``0.4 loss_scale/data_norm`` without ``y_bound``).  Ignored by other solvers.
     max_iter : int, default=100000
         Public cap on the iterations of ``"spider"`` (applied to the rule's ``T_max`` before
         the noise is calibrated; the default does not bind below ~10^7 rows).  Ignored by
-        ``"dpsgd"`` (its step count is ``n_steps``).
+        ``"dpsgd"`` and ``"rrpsgd"`` (their step count is ``n_steps``).
     batch_size : int, default=50
-        Expected mini-batch size of ``solver="dpsgd"`` (ignored otherwise).
+        Expected mini-batch size of ``solver="dpsgd"`` and ``"rrpsgd"`` (ignored otherwise).
     n_steps : int or None, default=None
-        Steps of ``solver="dpsgd"``; default ``ceil(n^2/batch_size^2)`` (ignored otherwise).
+        Steps (rounds) of ``solver="dpsgd"`` and ``"rrpsgd"``; default
+        ``ceil(n^2/batch_size^2)`` (ignored otherwise).
     max_coef_norm : float or None, default=None
         Projection radius of ``solver="dpsgd"`` (required there when ``alpha = 0``).
     random_state : int, Generator, RandomState or None, default=None
@@ -145,9 +244,11 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         False iff a bound was read from the data (``data_norm=None``).
     n_gradient_evals_ : int
         Per-example derivative evaluations (gradient differences count 2, Hessian-vector
-        products 1 per buffered row).
+        products 1 per buffered row).  Zeroth-order solvers: rows read (each once; every
+        row costs ``2 m`` loss evaluations, ``m = p`` directions, 1 for the naive one).
     n_iter_ : int
-        Steps taken (the run stops when the next batch cannot be filled).
+        Steps taken (the run stops when the next batch cannot be filled); for
+        ``"rrpsgd"`` the random output round ``R`` (data-independent).
     n_escapes_ : int
         Escape phases started (the private gradient fell below the threshold); 0 for
         ``"dpsgd"``.
@@ -180,10 +281,13 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
 
     _parameter_constraints: dict = {
         **BaseDPLinear._parameter_constraints,
-        "loss": [StrOptions(set(ROBUST_LOSSES))],
+        "loss": [StrOptions(set(ROBUST_LOSSES) | {"auto", "capped_absolute", "absolute",
+                                                   "truncated_squared"}), callable],
+        "loss_lipschitz": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "smoothing_radius": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "loss_scale": [Interval(numbers.Real, 0, None, closed="neither")],
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "solver": [StrOptions({"spider", "dpsgd"})],
+        "solver": [StrOptions(set(NONCONVEX_SOLVERS))],
         "selection": [StrOptions({"private", "last"})],
     }
 
@@ -192,8 +296,9 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         epsilon=1.0,
         delta=1e-6,
         *,
-        loss="welsch",
+        loss="auto",
         loss_scale=1.0,
+        loss_lipschitz=None,
         data_norm=None,
         y_bound=None,
         alpha=0.0,
@@ -203,6 +308,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         calibration="tight",
         selection="private",
         max_iter=100_000,
+        smoothing_radius=None,
         batch_size=50,
         n_steps=None,
         max_coef_norm=None,
@@ -214,6 +320,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self.delta = delta
         self.loss = loss
         self.loss_scale = loss_scale
+        self.loss_lipschitz = loss_lipschitz
         self.data_norm = data_norm
         self.y_bound = y_bound
         self.alpha = alpha
@@ -223,6 +330,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self.calibration = calibration
         self.selection = selection
         self.max_iter = max_iter
+        self.smoothing_radius = smoothing_radius
         self.batch_size = batch_size
         self.n_steps = n_steps
         self.max_coef_norm = max_coef_norm

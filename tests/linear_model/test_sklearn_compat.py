@@ -20,7 +20,14 @@ ESTIMATORS = [
     DPNonconvexRegressor(epsilon=1e4, solver="dpsgd", batch_size=10, max_coef_norm=100.0,
                          random_state=0),
     DPNonconvexRegressor(epsilon=1e4, random_state=0),
+    # rrpsgd at the default epsilon: its PLD calibration (one per n the checks use) takes
+    # seconds at epsilon >= 10 (small noise multipliers) and ~0.05 s here
+    DPNonconvexRegressor(solver="rrpsgd", batch_size=10, n_steps=20, random_state=0),
     DPStandardScaler(epsilon=1e4, random_state=0),
+    # phased (FKT20) and resque on the regressor (the estimator code is shared; resque
+    # refuses multinomial logistic by design, which the classifier checks fit)
+    DPHuberRegressor(epsilon=1e4, solver="phased", random_state=0),
+    DPHuberRegressor(epsilon=1e4, solver="resque", batch_size=10, random_state=0),
 ]
 
 # fit() accepts ``sample_weight`` only to refuse it with an explanation (weights change the

@@ -1,0 +1,413 @@
+r"""Phased SGD on the exactly smoothed loss (Feldman, Koren & Talwar, STOC 2020, Alg. 2).
+
+``solver="phased"``: the linear-time, optimal-rate private solver for the convex linear
+models (spec ``resque_private_sco.md`` §5.7 F3).  Losses: ``LOGISTIC`` and ``MULTINOMIAL``
+(smooth, used as they are), ``HUBER`` and the absolute loss (``ABSOLUTE``,
+``huber_threshold=0``), which are replaced by their exact Gaussian smoothing
+``f_rho(w) = E f(w + N(0, rho^2 I))`` (closed forms in :mod:`skdp._losses._smoothed`:
+``grad f_rho = l_s'(a.w) a`` with margin noise ``s = rho ||a||``).  Objective
+
+    F(W) = (1/n) sum_i f_rho(W; x_i, y_i) + (alpha/2) ||W||_F^2   on  ||W||_F <= R.
+
+Notation: ``n`` rows (public), ``p`` coordinates, ``C = data_norm``, ``L`` the Lipschitz
+constant of the per-row loss (unchanged by smoothing), ``beta`` the smoothness of the
+(smoothed) per-row loss, ``mu = alpha``.
+
+Algorithm
+---------
+1. A uniformly random permutation of the rows (drawn from ``rng``, independent of the data)
+   is cut into ``k = ceil(log2 n)`` consecutive, **disjoint** blocks of sizes
+   ``n_i = floor(n 2^-i)`` (``i < k``) and the remainder (``i = k``): every row is used
+   exactly once.
+2. From ``x_0 = 0``, phase ``i`` runs one pass of projected SGD over its block with step
+   ``eta_i = 4^-i eta``: ``w <- Pi_R(w - eta_i (clip(grad f_rho(w; row)) + mu w))``,
+   starting at ``x_{i-1}``, averages its iterates (``w_bar_i``) and releases
+   ``x_i = w_bar_i + N(0, sigma_i^2 I)``.  The output is ``Pi_R(x_k)``.
+
+Privacy (replace-one neighbours; derivation)
+--------------------------------------------
+*Sensitivity of a phase.*  Fix the phase input ``x_{i-1}``.  With ``eta_i (beta + mu) <= 2``
+the shared update ``u(w) = Pi_R(w - eta_i (grad f(w) + mu w))`` is non-expansive (a
+gradient step on a convex ``(beta + mu)``-smooth function with step ``<= 2/(beta + mu)``
+is 1-Lipschitz, Hardt, Recht & Singer 2016, Lemma 3.7; the projection onto a convex set is
+1-Lipschitz).  For the scalar-margin losses the clip of the per-example gradient
+``l'(m) a`` to norm ``L'`` clamps ``l'`` to ``[-L'/||a||, L'/||a||]``, which is still the
+derivative of a convex function with no larger curvature, so the clipped step is also
+non-expansive (it is a no-op whenever ``L' >= L``, which holds up to the rounding margin).
+Two runs on neighbouring blocks coincide until the replaced row; its step differs by
+``eta_i ||g - g'|| <= 2 eta_i L``; every later step is the same non-expansive map.  Hence
+every iterate, and the average, moves by at most ``Delta_i = 2 eta_i L``.
+*Parallel composition over disjoint phases.*  A replaced row lies in exactly one block
+``i*`` (the partition is by position, independent of the data).  Phases before ``i*`` are
+the same Markov kernels on both datasets, so ``x_{i*-1}`` has the same law; phase ``i*`` is
+the Gaussian mechanism with sensitivity ``Delta_{i*}`` and noise ``sigma_{i*}``; phases after
+``i*`` are the same kernels applied to ``x_{i*}`` (post-processing).  The sequence
+``(x_1, ..., x_k)`` is therefore exactly as private as *one* Gaussian mechanism with
+``mu_GDP = Delta_i / sigma_i``, and we calibrate every phase to the same ratio.  The
+dp-accounting event is ``gaussian_event(sigma_i, Delta_i)`` (one Gaussian event, not a
+composition): composing the ``k`` phases sequentially would over-count by ``sqrt(k)``.
+
+Noise calibration: ``calibration="tight"``: ``sigma_i`` from the analytic Gaussian
+mechanism for ``Delta_i`` (Balle & Wang 2018).  ``"paper"``: FKT20's printed
+``sigma_i = 4 L eta_i sqrt(ln(1/delta))/epsilon``, certified by the analytic criterion
+(ValueError if it is not ``(epsilon, delta)``-DP).
+
+Step size and smoothing (public)
+--------------------------------
+``eta = step_scale (R/L) min(4/sqrt(n), epsilon/sqrt(p ln(1/delta)))`` (FKT20 Thm 4.4;
+``step_scale = 1`` is the theory step).  The first phase needs
+``eta_1 (beta_rho + mu) <= 2``:
+
+* logistic/multinomial: ``eta_1 <- min(eta_1, 2/(beta + mu))``;
+* Huber/absolute with ``smoothing=None``: no smoothing if ``eta_1 (beta + mu) <= 2``
+  (Huber with a large threshold), else the smallest radius that admits ``eta_1``,
+  ``rho = sqrt(2/pi) L / (2/eta_1 - mu)`` (``beta_rho = sqrt(2/pi) L / rho``; the smoothing
+  bias is ``0 <= f_rho - f <= sqrt(2/pi) L rho``), after capping ``eta_1 <= 1/mu``;
+* a given ``smoothing = rho``: ``eta_1 <- min(eta_1, 2/(beta_rho + mu))``.
+
+``R = max_coef_norm`` or, for ``alpha > 0``, ``min(L/alpha, sqrt(2 f0/alpha))`` (a public
+bound on the minimiser's norm, as for ``dpsgd``); ``alpha = 0`` needs ``max_coef_norm``.
+
+Reported: ``noise_scale = sigma_1`` and ``sensitivity = Delta_1`` (the first, largest
+phase; all phases have the same ratio); ``n_iter = k`` phases; ``n_gradient_evals = n``.
+Sequential oracle rounds: ``n`` (one example per step).  Noise is drawn serially from
+``rng`` (same seed, same model); floating-point samplers are not hardened against
+Mironov-style attacks.
+"""
+
+import functools
+import math
+
+import numpy as np
+from numba import njit
+
+from .._losses._kernels import HUBER, LOGISTIC, MULTINOMIAL, _dot_row, _multinomial_row
+from .._losses._smoothed import ABSOLUTE, HINGE, SQRT_2_OVER_PI, smoothed_margin_loss
+from .._losses._smoothed import smoothing_smoothness
+from .._mechanisms import clip_and_augment
+from ..accounting import calibrate_gaussian_sigma, gaussian_delta, gaussian_event
+from ._dpsgd import _clip_bound
+from ._dpsgd_kernel import row_norms
+from ._result import SolverResult
+from ._threads import solver_threads
+
+__all__ = ["solve_phased", "phased_plan", "plan_phased_event", "public_radius"]
+
+SMOOTHABLE = (HUBER, ABSOLUTE, HINGE)
+SUPPORTED = (LOGISTIC, MULTINOMIAL, HUBER, ABSOLUTE, HINGE)
+
+
+def public_radius(loss, *, data_norm, alpha, max_coef_norm, y_bound, solver):
+    """Public radius ``R`` of the ball the iterates are projected onto (as for ``dpsgd``).
+
+    ``max_coef_norm`` if given; else, for ``alpha > 0``, ``min(L/alpha, sqrt(2 f0/alpha))``
+    with ``f0 = sup_y l(0; y)`` -- a bound on the regularised minimiser's norm valid for every
+    dataset, so the projection never excludes it.  ``alpha = 0`` without ``max_coef_norm``
+    is refused.
+    """
+    if max_coef_norm is not None:
+        R = float(max_coef_norm)
+        if not (R > 0.0 and math.isfinite(R)):
+            raise ValueError(f"max_coef_norm must be finite and > 0, got {max_coef_norm!r}")
+        return R
+    if alpha > 0.0:
+        L = float(loss.lipschitz(data_norm))
+        f0 = float(loss.sup_loss_at_zero(y_bound))
+        return min(L / alpha, math.sqrt(2.0 * f0 / alpha)) if math.isfinite(f0) else L / alpha
+    raise ValueError(
+        f"solver={solver!r} with alpha=0 needs a public bound max_coef_norm (the radius of "
+        "the ball the iterates are projected onto, which fixes the step size); set "
+        "max_coef_norm, or use alpha > 0"
+    )
+
+
+def check_common(epsilon, delta, alpha, calibration, solver):
+    """Validation shared by ``phased`` and ``resque`` (public quantities only)."""
+    epsilon, delta, alpha = float(epsilon), float(delta), float(alpha)
+    if delta == 0.0:
+        raise ValueError(
+            f"solver={solver!r} adds Gaussian noise and needs delta > 0 (it has no pure "
+            "epsilon-DP guarantee); use delta > 0 or solver='output_perturbation'"
+        )
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    if not (epsilon > 0.0 and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
+    if calibration not in ("tight", "paper"):
+        raise ValueError(f"calibration must be 'tight' or 'paper', got {calibration!r}")
+    if not (alpha >= 0.0 and math.isfinite(alpha)):
+        raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}")
+    return epsilon, delta, alpha
+
+
+def _noise_ratio(epsilon, delta, calibration):
+    """``sigma_i / Delta_i`` (the same for every phase); kept at module level so tests can
+    replace it (e.g. by an under-noised variant in the privacy audit)."""
+    if calibration == "paper":
+        ratio = 2.0 * math.sqrt(math.log(1.0 / delta)) / epsilon  # 4 L eta sqrt(.)/eps / (2 L eta)
+        if gaussian_delta(epsilon, 1.0 / ratio) > delta:
+            raise ValueError(
+                f"FKT20's printed noise (sigma/Delta = {ratio:.4g}) is not ({epsilon}, "
+                f"{delta})-DP by the analytic Gaussian criterion; use calibration='tight'"
+            )
+        return ratio
+    return _analytic_ratio(epsilon, delta)
+
+
+@functools.lru_cache(maxsize=256)
+def _analytic_ratio(epsilon, delta):
+    """``sigma/Delta`` of the analytic Gaussian mechanism (cached: a root search)."""
+    return calibrate_gaussian_sigma(epsilon, delta, 1.0)
+
+
+def phased_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
+                calibration="tight", max_coef_norm=None, smoothing=None, step_scale=None):
+    """Everything public about a phased run on ``n`` rows of ``p`` coordinates.
+
+    Returns a dict with the phase sizes, steps ``eta_i``, smoothing radius ``rho``, noise
+    ``sigma_i``, sensitivities ``Delta_i`` and the dp-accounting ``event``.  The solver and
+    the estimators' ledger planner call this same function.
+
+    Examples
+    --------
+    >>> from skdp._losses import LogisticLoss
+    >>> from skdp._solvers._phased import phased_plan
+    >>> plan = phased_plan(1000, 3, LogisticLoss(), epsilon=1.0, delta=1e-6, alpha=0.01,
+    ...                    data_norm=1.0)
+    >>> len(plan["sizes"]), sum(plan["sizes"]), plan["rho"]
+    (10, 1000, 0.0)
+    """
+    epsilon, delta, alpha = check_common(epsilon, delta, alpha, calibration, "phased")
+    if loss.loss_id not in SUPPORTED:
+        raise ValueError(f"solver='phased' does not support {type(loss).__name__}")
+    n = int(n)
+    if n < 2:
+        raise ValueError(f"solver='phased' needs at least 2 samples, got n={n}")
+    step_scale = 1.0 if step_scale is None else float(step_scale)
+    if not (step_scale > 0.0 and math.isfinite(step_scale)):
+        raise ValueError(f"step_scale must be finite and > 0, got {step_scale!r}")
+    L = float(loss.lipschitz(data_norm))
+    if not (L > 0.0 and math.isfinite(L)):
+        raise ValueError(f"solver='phased' needs a finite positive Lipschitz constant, got {L}")
+    R = public_radius(loss, data_norm=data_norm, alpha=alpha, max_coef_norm=max_coef_norm,
+                      y_bound=y_bound, solver="phased")
+    k = max(1, math.ceil(math.log2(n)))
+    sizes = [n >> i for i in range(1, k)]
+    sizes.append(n - sum(sizes))
+    eta = step_scale * (R / L) * min(4.0 / math.sqrt(n),
+                                     epsilon / math.sqrt(p * math.log(1.0 / delta)))
+    eta1 = eta / 4.0
+    smoothable = loss.loss_id in SMOOTHABLE
+    if smoothing is not None:
+        rho = float(smoothing)
+        if not (rho >= 0.0 and math.isfinite(rho)):
+            raise ValueError(f"smoothing must be finite and >= 0, got {smoothing!r}")
+        if not smoothable:
+            rho = 0.0  # logistic/multinomial: already smooth, never smoothed
+        beta = smoothing_smoothness(loss, data_norm, rho)
+        if not math.isfinite(beta):
+            raise ValueError(
+                f"{type(loss).__name__} is nonsmooth: solver='phased' needs smoothing > 0 "
+                "(or smoothing=None for the automatic radius)"
+            )
+        eta1 = min(eta1, 2.0 / (beta + alpha))
+    else:
+        beta = float(loss.smoothness(data_norm))
+        if eta1 * (beta + alpha) <= 2.0:
+            rho = 0.0
+        elif smoothable:
+            if alpha > 0.0:
+                eta1 = min(eta1, 1.0 / alpha)
+            rho = SQRT_2_OVER_PI * L / (2.0 / eta1 - alpha)
+            beta = smoothing_smoothness(loss, data_norm, rho)
+            # guard the rounding of the formula: keep eta_1 admissible exactly
+            eta1 = min(eta1, 2.0 / (beta + alpha))
+        else:
+            rho = 0.0
+            eta1 = 2.0 / (beta + alpha)
+    etas = [eta1 / 4.0**i for i in range(k)]
+    ratio = float(_noise_ratio(epsilon, delta, calibration))
+    deltas = [2.0 * e * L for e in etas]
+    sigmas = [ratio * D for D in deltas]
+    # every phase has sigma_i / Delta_i = ratio: one Gaussian event (parallel composition)
+    event = gaussian_event(ratio, 1.0)
+    return {
+        "sizes": sizes, "etas": etas, "rho": rho, "sigmas": sigmas, "sensitivities": deltas,
+        "event": event, "coef_bound": R, "lipschitz": L, "smoothness": beta,
+        "noise_over_sensitivity": ratio, "step_scale": step_scale,
+        "theory_step": eta / step_scale,
+    }
+
+
+def plan_phased_event(est, n_samples):
+    """Ledger planner: the event of a phased fit from public quantities only.
+
+    ``gaussian_event(sigma_i, Delta_i)`` depends on ``(epsilon, delta, calibration)`` only
+    (every phase has ``sigma_i / Delta_i = _noise_ratio(...)``); the estimator's other
+    parameters are validated by the solver.
+    """
+    epsilon, delta, _ = check_common(est.epsilon, est.delta, getattr(est, "alpha", 0.0),
+                                     est.calibration, "phased")
+    if int(n_samples) < 2:
+        raise ValueError("solver='phased' needs at least 2 samples")
+    return gaussian_event(_noise_ratio(epsilon, delta, est.calibration), 1.0)
+
+
+@njit(cache=True)
+def phased_phase(X, y, order, start, stop, loss_id, param, rho, xnorm, clip, W, eta, alpha,
+                 radius, avg):
+    """One phase: a pass of projected SGD over ``order[start:stop]`` from ``W`` (in place);
+    writes the average of the iterates into ``avg``.
+
+    Per row ``i``: margin(s) ``z = x_i W``; scalar losses: ``g = l_s'(z; y_i)`` with
+    ``s = rho ||x_i||`` (smoothed closed form; raw derivative for ``s = 0``/logistic),
+    clamped so that ``|g| ||x_i|| <= clip``; multinomial: ``g = softmax(z) - e_y`` scaled to
+    ``||x_i|| ||g|| <= clip``; a non-finite gradient contributes zero.  Then
+    ``W <- Pi_radius(W - eta (x_i g^T + alpha W))`` and ``avg += W``.
+    """
+    d = X.shape[1]
+    K = W.shape[1]
+    z = np.empty(K)
+    g = np.empty(K)
+    for j in range(d):
+        for k in range(K):
+            avg[j, k] = 0.0
+    for t in range(start, stop):
+        i = order[t]
+        for k in range(K):
+            z[k] = _dot_row(X, i, W, k)
+        if K == 1:
+            g[0] = smoothed_margin_loss(z[0], y[i], loss_id, param, rho * xnorm[i])[1]
+        else:
+            yi = y[i]
+            if yi >= 0.0 and yi < K and yi == np.floor(yi):
+                _multinomial_row(z, int(yi), g)
+            else:
+                for k in range(K):
+                    g[k] = 0.0
+        gsq = 0.0
+        for k in range(K):
+            gsq += g[k] * g[k]
+        nrm = xnorm[i] * np.sqrt(gsq)
+        scale = 1.0
+        if not nrm < np.inf:
+            scale = 0.0
+        elif nrm > clip:
+            scale = clip / nrm
+        for k in range(K):
+            g[k] *= scale
+        sq = 0.0
+        for j in range(d):
+            xij = X[i, j]
+            for k in range(K):
+                w = W[j, k] - eta * (xij * g[k] + alpha * W[j, k])
+                W[j, k] = w
+                sq += w * w
+        if sq > radius * radius:
+            f = radius / np.sqrt(sq)
+            for j in range(d):
+                for k in range(K):
+                    W[j, k] *= f
+        for j in range(d):
+            for k in range(K):
+                avg[j, k] += W[j, k]
+    cnt = stop - start
+    if cnt > 0:
+        for j in range(d):
+            for k in range(K):
+                avg[j, k] /= cnt
+
+
+def solve_phased(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
+                 fit_intercept=True, intercept_scaling=1.0, y_bound=None,
+                 calibration="tight", max_iter=10_000, max_coef_norm=None, rng,
+                 smoothing=None, step_scale=None):
+    """Phased SGD of Feldman, Koren & Talwar (2020) on the exactly smoothed loss.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64, finite
+        Raw features; rows are clipped here.
+    y : ndarray of shape (n,)
+        Encoded targets (±1 logistic, class index multinomial, real Huber/absolute).
+    loss : loss spec (``LogisticLoss``, ``MultinomialLoss``, ``HuberLoss``,
+        ``AbsoluteLoss``)
+    epsilon, delta : float
+        Privacy target, ``delta`` in (0, 1).
+    alpha : float
+        L2 strength ``mu >= 0``.
+    data_norm : float
+        Public bound on ``||[x, intercept_scaling]||``, enforced by clipping.
+    n_outputs, fit_intercept, intercept_scaling, y_bound, calibration
+        As for the other solvers.
+    max_iter : int
+        Ignored (the run is one pass; the number of steps fixes the calibration).
+    max_coef_norm : float or None
+        Radius ``R`` of the public ball (required when ``alpha == 0``).
+    rng : numpy.random.Generator
+        Source of the permutation and the noise.
+    smoothing : float or None
+        Smoothing radius ``rho`` (None: automatic, module docstring).
+    step_scale : float or None
+        Multiplier of FKT20's step (None: 1).
+
+    Returns
+    -------
+    SolverResult
+    """
+    with solver_threads(X.shape[0], X.shape[1] + 1):
+        return _solve(X, y, loss, epsilon=epsilon, delta=delta, alpha=alpha,
+                      data_norm=data_norm, n_outputs=n_outputs, fit_intercept=fit_intercept,
+                      intercept_scaling=intercept_scaling, y_bound=y_bound,
+                      calibration=calibration, max_iter=max_iter,
+                      max_coef_norm=max_coef_norm, rng=rng, smoothing=smoothing,
+                      step_scale=step_scale)
+
+
+def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_intercept,
+           intercept_scaling, y_bound, calibration, max_iter, max_coef_norm, rng, smoothing,
+           step_scale):
+    n = X.shape[0]
+    p_in = X.shape[1] + int(bool(fit_intercept))
+    K = int(n_outputs)
+    plan = phased_plan(n, p_in * K, loss, epsilon=epsilon, delta=delta, alpha=alpha,
+                       data_norm=data_norm, y_bound=y_bound, calibration=calibration,
+                       max_coef_norm=max_coef_norm, smoothing=smoothing,
+                       step_scale=step_scale)
+    L, R, rho = plan["lipschitz"], plan["coef_bound"], plan["rho"]
+    clip = _clip_bound(L, p_in * K)
+    order = rng.permutation(n).astype(np.int64)
+    Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
+    yc = np.ascontiguousarray(y, dtype=np.float64)
+    xnorm = np.empty(n)
+    row_norms(Xc, xnorm)
+    W = np.zeros((p_in, K))
+    avg = np.empty((p_in, K))
+    start = 0
+    for size, eta, sigma in zip(plan["sizes"], plan["etas"], plan["sigmas"]):
+        phased_phase(Xc, yc, order, start, start + size, int(loss.loss_id),
+                     float(loss.param), float(rho), xnorm, clip, W, float(eta),
+                     float(alpha), float(R), avg)
+        start += size
+        W = avg + sigma * rng.standard_normal((p_in, K))
+    nrm = float(np.linalg.norm(W))
+    if nrm > R:  # post-processing: projection onto the public ball
+        W *= R / nrm
+    if fit_intercept:
+        coef, intercept = W[:-1], W[-1] * intercept_scaling
+    else:
+        coef, intercept = W, np.zeros(K)
+    details = {k: v for k, v in plan.items() if k != "event"}
+    details.update(n_phases=len(plan["sizes"]), sequential_rounds=n, clip_bound=clip,
+                   max_iter_ignored=int(max_iter), calibration=calibration)
+    return SolverResult(
+        coef=np.ascontiguousarray(coef),
+        intercept=np.asarray(intercept, dtype=float).reshape(K),
+        n_iter=len(plan["sizes"]),
+        n_gradient_evals=int(n),
+        noise_scale=float(plan["sigmas"][0]),
+        sensitivity=float(plan["sensitivities"][0]),
+        dp_event=plan["event"],
+        data_norm=float(data_norm),
+        details=details,
+    )

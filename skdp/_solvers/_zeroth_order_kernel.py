@@ -1,0 +1,376 @@
+r"""numba kernels of the private zeroth-order solver (see :mod:`skdp._solvers._zeroth_order`).
+
+Linear model ``f(w; (a, y)) = l(a.w, y)`` on rows clipped to ``||a|| <= R`` (intercept
+column included), ``p`` coordinates, smoothing radius ``delta``, ``m`` directions per row.
+
+Per-row estimators (spec §2.1/§2.2; ``u ~ Unif(S^{p-1})``, ``t = u.a_hat``,
+``a_hat = a/||a||``):
+
+* GRAD row: ``(1/m) sum_j c_j u_j``, ``c_j = (p/(2 delta)) (l(z + delta ||a|| t_j) -
+  l(z - delta ||a|| t_j))`` with ``z = a.w`` (two evaluations per direction);
+* DIFF row: ``c_j = (p/delta) (l(z_x + delta ||a|| t_j) - l(z_y + delta ||a|| t_j))``
+  (one-point estimator at each end, shared direction).
+
+Since ``f(w + delta u) = l(z + delta ||a|| t)``, only ``t_j`` enters the values.
+**Linear fast path** (``fast = 1``, spec §5.3): draw ``t_j`` directly, ``(t_j + 1)/2 ~
+Beta((p-1)/2, (p-1)/2)`` (``t = +-1`` when ``p = 1``), and return
+``(1/m)[(sum_j c_j t_j) a_hat + sqrt(sum_j c_j^2 (1 - t_j^2)) v]`` with ``v`` uniform on the
+unit sphere of ``a_hat^perp``.  Writing ``u_j = t_j a_hat + sqrt(1 - t_j^2) e_j`` with
+``e_j`` uniform in ``a_hat^perp`` and independent of ``t_j``, the exact estimator is
+``(1/m)[(sum c_j t_j) a_hat + sum_j c_j sqrt(1 - t_j^2) e_j]``; given the ``t``'s its
+second part has mean 0 and mean squared norm ``sum_j c_j^2 (1 - t_j^2)`` (``E e_j.e_k = 0``,
+``j != k``), exactly as the fast path's: same mean, same second moment, cost
+``O(m + p)`` instead of ``O(m p)``.  ``fast = 0`` draws the ``u_j`` explicitly
+(normalised Gaussians).
+
+Clipping (the sensitivity must hold even for a loss that is not ``Lip_l``-Lipschitz):
+
+* finite differences: GRAD ``|Delta l| <= 2 Lip_l delta ||a|| |t_j|`` and DIFF
+  ``|Delta l| <= Lip_l |z_x - z_y|`` (both no-ops for a ``Lip_l``-Lipschitz loss); a
+  non-finite difference contributes 0;
+* per-row guard: the row vector's norm is clipped to ``bound`` (the caller passes
+  ``p Lip_l R`` for GRAD and ``p Lip_l R min(||x - y||, 2D)/delta`` for DIFF, times
+  ``SAFE = 1 - 1e-9`` to absorb rounding).  Both estimators have norm
+  ``<= (1/m) sum_j |c_j|`` (fast path: ``(sum c t)^2 + sum c^2 (1 - t^2) = sum c^2 +
+  sum_{j != k} c_j c_k t_j t_k <= (sum |c_j|)^2``), which the difference clip already bounds
+  by the guard, so the guard only absorbs rounding and non-Lipschitz user losses.
+
+A replaced row changes one row vector by at most ``2 bound``: the batch mean moves by at
+most ``2 bound / b`` (``s_1 = 2 p L/B1``, ``s_t = 4 p L D/(delta B2)``; ``L = Lip_l R``).
+
+The loss is evaluated through :func:`_value` (built-in ids).  A user loss gets its own,
+uncached copy of the kernels (:func:`specialise`): the same code objects with ``_value``
+bound to the user's function (DESIGN.md: no function arguments into cached kernels).
+"""
+
+import math
+import types
+
+import numpy as np
+from numba import njit
+
+from .._losses._kernels import _robust_row
+from .._mechanisms._tree import tree_noise, tree_reset
+
+SAFE = 1.0 - 1e-9
+
+# float parameters of zo_run
+F_DELTA, F_D, F_ETA, F_SIGMA, F_LIP, F_R, F_ALPHA = range(7)
+N_FLOAT = 7
+# integer parameters
+I_T, I_K, I_B1, I_B2, I_M, I_FAST, I_NAIVE, I_ADAGRAD = range(8)
+N_INT = 8
+# stats written by zo_run
+S_MAX_DELTA, S_MAX_STEP, S_FEVALS, S_ROWS = range(4)
+N_STATS = 4
+
+_USER_FUNCTION = None  # bound by specialise()
+
+
+@njit(cache=True)
+def _value(z, y, loss_id, c):
+    """``l(z, y)`` of the built-in residual losses (``l(z - y)``, :mod:`skdp._losses`)."""
+    return _robust_row(z - y, loss_id, c)[0]
+
+
+def _user_value_template(z, y, loss_id, c):
+    """``l(z, y)`` of a user loss (compiled by :func:`specialise` with the function bound)."""
+    return float(_USER_FUNCTION(z, y))
+
+
+@njit(cache=True)
+def _clip(v, bound):
+    """``v`` clipped to ``[-bound, bound]``; non-finite ``v`` -> 0."""
+    if not abs(v) < np.inf:
+        return 0.0
+    if v > bound:
+        return bound
+    if v < -bound:
+        return -bound
+    return v
+
+
+@njit(cache=True)
+def _draw_t(p, rng):
+    """``t = u.a_hat`` for ``u ~ Unif(S^{p-1})``: ``(t + 1)/2 ~ Beta((p-1)/2, (p-1)/2)``."""
+    if p == 1:
+        return 1.0 if rng.random() < 0.5 else -1.0
+    a = 0.5 * (p - 1)
+    return 2.0 * rng.beta(a, a) - 1.0
+
+
+@njit(cache=True)
+def row_estimate(X, i, yi, na, wa, wb, diff, delta_s, lip, bound, m, fast, loss_id, c, rng,
+                 u, out):
+    """One row's clipped GRAD (``diff = 0``, at ``wa``) or DIFF (``diff = 1``, ``wa`` minus
+    ``wb``) contribution into ``out``; returns the number of loss evaluations (``2m``).
+
+    Draws the same amount of randomness whatever the data (a zero row contributes 0).
+    """
+    p = X.shape[1]
+    inv = 1.0 / na if na > 0.0 else 0.0
+    za = 0.0
+    zb = 0.0
+    for q in range(p):
+        za += X[i, q] * wa[q]
+        zb += X[i, q] * wb[q]
+    if diff == 0:
+        zb = za
+    for q in range(p):
+        out[q] = 0.0
+    if fast:
+        A = 0.0
+        S2 = 0.0
+        for j in range(m):
+            t = _draw_t(p, rng)
+            h = delta_s * na * t
+            if diff:
+                df = _clip(_value(za + h, yi, loss_id, c) - _value(zb + h, yi, loss_id, c),
+                           lip * abs(za - zb))
+                cj = p * df / delta_s
+            else:
+                df = _clip(_value(za + h, yi, loss_id, c) - _value(za - h, yi, loss_id, c),
+                           2.0 * lip * abs(h))
+                cj = 0.5 * p * df / delta_s
+            A += cj * t
+            S2 += cj * cj * max(0.0, 1.0 - t * t)
+        # v: uniform unit vector orthogonal to a_hat (Gaussian, a_hat part removed)
+        proj = 0.0
+        for q in range(p):
+            u[q] = rng.standard_normal()
+            proj += u[q] * X[i, q] * inv
+        nu = 0.0
+        for q in range(p):
+            u[q] -= proj * X[i, q] * inv
+            nu += u[q] * u[q]
+        nu = math.sqrt(nu)
+        sv = math.sqrt(S2) / nu if nu > 0.0 else 0.0
+        for q in range(p):
+            out[q] = (A * X[i, q] * inv + sv * u[q]) / m
+    else:
+        for j in range(m):
+            nu = 0.0
+            for q in range(p):
+                u[q] = rng.standard_normal()
+                nu += u[q] * u[q]
+            nu = math.sqrt(nu)
+            t = 0.0
+            for q in range(p):
+                u[q] /= nu
+                t += u[q] * X[i, q] * inv
+            h = delta_s * na * t
+            if diff:
+                df = _clip(_value(za + h, yi, loss_id, c) - _value(zb + h, yi, loss_id, c),
+                           lip * abs(za - zb))
+                cj = p * df / delta_s
+            else:
+                df = _clip(_value(za + h, yi, loss_id, c) - _value(za - h, yi, loss_id, c),
+                           2.0 * lip * abs(h))
+                cj = 0.5 * p * df / delta_s
+            for q in range(p):
+                out[q] += cj * u[q]
+        for q in range(p):
+            out[q] /= m
+    # per-row guard
+    nrm = 0.0
+    for q in range(p):
+        nrm += out[q] * out[q]
+    nrm = math.sqrt(nrm)
+    if not nrm < np.inf:
+        for q in range(p):
+            out[q] = 0.0
+    elif nrm > bound:
+        s = bound / nrm
+        for q in range(p):
+            out[q] *= s
+    return 2 * m
+
+
+@njit(cache=True)
+def batch_estimate(X, y, rows, start, stop, norms, wa, wb, diff, delta_s, lip, bound, m, fast,
+                   loss_id, c, rng, u, row, out, reads):
+    """``out <- (1/b) sum_{k in [start, stop)} row_estimate(rows[k])``; counts reads per
+    row; returns the loss evaluations."""
+    p = X.shape[1]
+    for q in range(p):
+        out[q] = 0.0
+    ev = 0
+    for k in range(start, stop):
+        i = rows[k]
+        reads[i] += 1
+        ev += row_estimate(X, i, y[i], norms[i], wa, wb, diff, delta_s, lip, bound, m, fast,
+                           loss_id, c, rng, u, row)
+        for q in range(p):
+            out[q] += row[q]
+    b = stop - start
+    for q in range(p):
+        out[q] /= b
+    return ev
+
+
+@njit(cache=True)
+def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, stats, x_out,
+           trace):
+    """O2NC with projected OSD (Algorithm 3) and the private oracle (Algorithm 4, or the
+    naive oracle of Algorithm 6 when ``ipar[I_NAIVE]``) on the stream ``rows``.
+
+    Rows are consumed in order, each exactly once: per period ``B1`` rows for GRAD and
+    ``B2`` per later round (naive: ``B1`` rows every round, one direction each).  The tree
+    (``tree_noise`` of :mod:`skdp._mechanisms._tree`) restarts every period; the naive
+    oracle draws fresh ``N(0, sigma^2 I)`` per round.  Writes the period averages
+    ``w_bar^k`` into ``period_avgs``, the last ``x`` into ``x_out`` and into ``stats`` the
+    largest ``||Delta_t||``, the largest ``||w_t - w_{t-1}||``, the loss evaluations and
+    the rows read.  When ``trace`` has ``K T`` rows it receives every released
+    ``g_tilde_t`` (public; for tests), otherwise (0 rows) nothing.
+    """
+    p = X.shape[1]
+    delta_s = fpar[F_DELTA]
+    D = fpar[F_D]
+    eta = fpar[F_ETA]
+    sigma = fpar[F_SIGMA]
+    lip = fpar[F_LIP]
+    R = fpar[F_R]
+    alpha = fpar[F_ALPHA]
+    T = ipar[I_T]
+    K = ipar[I_K]
+    B1 = ipar[I_B1]
+    B2 = ipar[I_B2]
+    m = ipar[I_M]
+    fast = ipar[I_FAST]
+    naive = ipar[I_NAIVE]
+    adagrad = ipar[I_ADAGRAD]
+    D_proj = D * (1.0 - 1e-12)
+    G_row = p * lip * R * SAFE  # GRAD per-row guard
+
+    levels = 1  # floor(log2 T) + 1: tree levels
+    while (T >> levels) > 0:
+        levels += 1
+    block = np.empty(levels, dtype=np.int64)
+    nodes = np.zeros((levels, p))
+    noise = np.zeros(p)
+    x = np.zeros(p)
+    w = np.zeros(p)
+    w_prev = np.zeros(p)
+    Dl = np.zeros(p)
+    g_run = np.zeros(p)
+    g_tilde = np.zeros(p)
+    est = np.zeros(p)
+    wbar = np.zeros(p)
+    u = np.zeros(p)
+    row = np.zeros(p)
+    ptr = 0
+    fevals = 0
+    max_delta = 0.0
+    max_step = 0.0
+    for k in range(K):
+        tree_reset(block)
+        sumsq = 0.0
+        for q in range(p):
+            wbar[q] = 0.0
+        for t in range(1, T + 1):
+            if t == 1:
+                for q in range(p):
+                    Dl[q] = 0.0
+            else:
+                step = eta
+                if adagrad:  # AdaGrad-norm: D / sqrt(sum_{s<t} ||g_tilde_s||^2)
+                    for q in range(p):
+                        sumsq += g_tilde[q] * g_tilde[q]
+                    step = D / math.sqrt(sumsq) if sumsq > 0.0 else 0.0
+                nd = 0.0
+                for q in range(p):
+                    Dl[q] -= step * g_tilde[q]
+                    nd += Dl[q] * Dl[q]
+                nd = math.sqrt(nd)
+                if nd > D_proj:
+                    sc = D_proj / nd
+                    for q in range(p):
+                        Dl[q] *= sc
+            s = rng.random()
+            nd = 0.0
+            st = 0.0
+            for q in range(p):
+                w[q] = x[q] + s * Dl[q]
+                x[q] += Dl[q]
+                nd += Dl[q] * Dl[q]
+                st += (w[q] - w_prev[q]) ** 2
+            max_delta = max(max_delta, math.sqrt(nd))
+            if t > 1:
+                max_step = max(max_step, math.sqrt(st))
+            if naive:
+                fevals += batch_estimate(X, y, rows, ptr, ptr + B1, norms, w, w, 0, delta_s,
+                                         lip, G_row, m, fast, loss_id, c, rng, u, row, g_run,
+                                         reads)
+                ptr += B1
+                for q in range(p):
+                    noise[q] = sigma * rng.standard_normal()
+            else:
+                if t == 1:
+                    fevals += batch_estimate(X, y, rows, ptr, ptr + B1, norms, w, w, 0,
+                                             delta_s, lip, G_row, m, fast, loss_id, c, rng, u,
+                                             row, g_run, reads)
+                    ptr += B1
+                else:
+                    bound = p * lip * R * min(math.sqrt(st), 2.0 * D) / delta_s * SAFE
+                    fevals += batch_estimate(X, y, rows, ptr, ptr + B2, norms, w, w_prev, 1,
+                                             delta_s, lip, bound, m, fast, loss_id, c, rng, u,
+                                             row, est, reads)
+                    ptr += B2
+                    for q in range(p):
+                        g_run[q] += est[q]
+                tree_noise(t, block, nodes, sigma, rng, noise)
+            for q in range(p):
+                g_tilde[q] = g_run[q] + noise[q] + alpha * w[q]
+                wbar[q] += w[q]
+                w_prev[q] = w[q]
+            if trace.shape[0] > 0:
+                for q in range(p):
+                    trace[k * T + t - 1, q] = g_tilde[q]
+        for q in range(p):
+            period_avgs[k, q] = wbar[q] / T
+    for q in range(p):
+        x_out[q] = x[q]
+    stats[S_MAX_DELTA] = max_delta
+    stats[S_MAX_STEP] = max_step
+    stats[S_FEVALS] = fevals
+    stats[S_ROWS] = ptr
+
+
+_CHAIN = ("row_estimate", "batch_estimate", "zo_run")
+_SPECIALISED = {}
+
+
+def _rebuild(py_func, overrides):
+    """A fresh, uncached ``njit`` of ``py_func``'s code with some globals replaced."""
+    glob = dict(py_func.__globals__)
+    glob.update(overrides)
+    fn = types.FunctionType(py_func.__code__, glob, py_func.__name__, py_func.__defaults__,
+                            py_func.__closure__)
+    return njit(cache=False)(fn)
+
+
+def specialise(function):
+    """The ``zo_run`` kernel with the loss evaluated by ``function(z, y)`` (uncached).
+
+    ``function`` is an ``@njit`` dispatcher (a plain Python function is compiled with
+    ``njit``).  The result is kept per function object, so refitting with the same loss
+    does not recompile.
+    """
+    key = id(function)
+    hit = _SPECIALISED.get(key)
+    if hit is not None and hit[0] is function:
+        return hit[1]
+    fn = function if hasattr(function, "py_func") else njit(cache=False)(function)
+    value = _rebuild(_user_value_template, {"_USER_FUNCTION": fn})
+    glob = {"_value": value}
+    for name in _CHAIN:
+        glob[name] = _rebuild(globals()[name].py_func, glob)
+    _SPECIALISED[key] = (function, glob["zo_run"], glob)
+    return glob["zo_run"]
+
+
+def specialised_kernels(function):
+    """All user-loss kernels by name (``row_estimate``, ``batch_estimate``, ``zo_run``),
+    compiled lazily on first call (for tests of the sensitivity with a user loss)."""
+    specialise(function)
+    return _SPECIALISED[id(function)][2]
