@@ -46,6 +46,23 @@ def _row_norm(X, i):
     return m * np.sqrt(s)
 
 
+@njit(cache=True)
+def clip_scalar(v, bound):
+    """``v`` clipped to ``[-bound, bound]``; a non-finite ``v`` becomes 0.
+
+    The per-row scalar clip of the kernels (a derivative, a finite difference): whatever
+    the loss returns, the clipped value has ``|v| <= bound``, so a sensitivity proved for
+    ``bound`` holds even for a loss that is not as Lipschitz as declared.
+    """
+    if not abs(v) < np.inf:
+        return 0.0
+    if v > bound:
+        return bound
+    if v < -bound:
+        return -bound
+    return v
+
+
 @njit(cache=True, parallel=True)
 def clip_rows(X, radius, intercept_scaling, out):
     """Write the clipped (and, if ``out`` has one more column, augmented) rows into ``out``.

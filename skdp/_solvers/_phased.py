@@ -289,18 +289,20 @@ def phased_phase(X, y, order, start, stop, loss_id, param, rho, xnorm, clip, W, 
         for k in range(K):
             gsq += g[k] * g[k]
         nrm = xnorm[i] * np.sqrt(gsq)
-        scale = 1.0
-        if not nrm < np.inf:
-            scale = 0.0
-        elif nrm > clip:
+        # A non-finite row or gradient (NaN/inf in x_i, y_i or l') contributes nothing:
+        # NaN * 0 is NaN, so the row term is skipped, not scaled; the regulariser step,
+        # the projection and the average still run, so the step count is data-independent.
+        use_row = nrm < np.inf
+        if use_row and nrm > clip:
             scale = clip / nrm
-        for k in range(K):
-            g[k] *= scale
+            for k in range(K):
+                g[k] *= scale
         sq = 0.0
         for j in range(d):
-            xij = X[i, j]
+            xij = X[i, j] if use_row else 0.0
             for k in range(K):
-                w = W[j, k] - eta * (xij * g[k] + alpha * W[j, k])
+                gk = g[k] if use_row else 0.0
+                w = W[j, k] - eta * (xij * gk + alpha * W[j, k])
                 W[j, k] = w
                 sq += w * w
         if sq > radius * radius:

@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 
 from .._losses._kernels import _robust_row
+from .._mechanisms._clipping import clip_scalar
 from .._mechanisms._tree import tree_noise, tree_reset
 
 SAFE = 1.0 - 1e-9
@@ -60,18 +61,6 @@ def _dot(X, i, v):
 
 
 @njit(cache=True)
-def _clip_scalar(w, bound_over_norm):
-    """``w`` clipped to ``[-bound_over_norm, bound_over_norm]``; non-finite -> 0."""
-    if not abs(w) < np.inf:
-        return 0.0
-    if w > bound_over_norm:
-        return bound_over_norm
-    if w < -bound_over_norm:
-        return -bound_over_norm
-    return w
-
-
-@njit(cache=True)
 def oracle_refresh(X, y, rows, start, stop, x, loss_id, c, row_norm, gclip, hclip, grad,
                    weights):
     """O1 and O3 on the rows ``rows[start:stop]`` at ``x``.
@@ -91,8 +80,8 @@ def oracle_refresh(X, y, rows, start, stop, x, loss_id, c, row_norm, gclip, hcli
             continue
         r = _dot(X, i, x) - y[i]
         _, d1, d2, _ = _robust_row(r, loss_id, c)
-        d1 = _clip_scalar(d1, gclip * SAFE / na)
-        d2 = _clip_scalar(d2, hclip * SAFE / (na * na))
+        d1 = clip_scalar(d1, gclip * SAFE / na)
+        d2 = clip_scalar(d2, hclip * SAFE / (na * na))
         for j in range(p):
             grad[j] += d1 * X[i, j]
         weights[k] = d2 / b
@@ -122,8 +111,8 @@ def oracle_difference(X, y, rows, start, stop, x, x_prev, loss_id, c, row_norm, 
         r0 = _dot(X, i, x_prev) - y[i]
         _, g1, h1, _ = _robust_row(r1, loss_id, c)
         _, g0, h0, _ = _robust_row(r0, loss_id, c)
-        dg = _clip_scalar(g1 - g0, gclip * SAFE / na)
-        dh = _clip_scalar(h1 - h0, hclip * SAFE / (na * na))
+        dg = clip_scalar(g1 - g0, gclip * SAFE / na)
+        dh = clip_scalar(h1 - h0, hclip * SAFE / (na * na))
         for j in range(p):
             diff[j] += dg * X[i, j]
         weights[k] = dh / bt

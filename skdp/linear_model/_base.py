@@ -38,6 +38,33 @@ from ..accounting import get_delta, get_epsilon
 from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from ..exceptions import PrivacyLeakWarning
 
+#: docstring entries of the solver hyperparameters shared by the convex models
+_CONVEX_SOLVER_PARAMS_DOC = r"""    batch_size : int, default=50
+        Expected mini-batch size of ``solver="dpsgd"`` and ``"resque"`` (ignored
+        otherwise).
+    n_steps : int or None, default=None
+        Steps of ``solver="dpsgd"``; default ``ceil(n^2/batch_size^2)`` (ignored otherwise).
+    smoothing : float or None, default=None
+        Gaussian smoothing radius ``rho`` (the objective becomes
+        ``E f(w + N(0, rho^2 I))``, within ``sqrt(2/pi) L rho`` of ``f``).
+        ``solver="phased"``: applied to the nonsmooth losses only; None picks the
+        smallest radius that makes the step admissible.  ``solver="resque"``: the ReSQue
+        radius; None gives ``min(R/4, 10 R/sqrt(n))``.  Ignored by the other solvers.
+    step_scale : float or None, default=None
+        Step multiplier of ``solver="phased"`` (None: 1, the theory step) and
+        ``solver="resque"`` (None: 8).  Ignored by the other solvers.
+    block_size : int or "auto", default="auto"
+        ``solver="resque"``: steps per ReSQue block, i.e. per batched oracle round
+        (``"auto"``: ``max(1, floor(2 rho/(eta G)))``).  Ignored otherwise.
+    n_phases : int, default=5
+        ``solver="resque"``: localization phases.  Ignored otherwise.
+    phase_shrink : float, default=0.5
+        ``solver="resque"``: factor by which each phase shrinks the trust radius.
+    n_epochs : float, default=10
+        ``solver="resque"``: passes over the data (``T = ceil(n_epochs n/batch_size)``
+        steps, fixed before the data is read).  Ignored otherwise.
+"""
+
 _PRIVACY_DOC = """\
     Privacy
     -------

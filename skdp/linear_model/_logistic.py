@@ -11,7 +11,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._losses import LogisticLoss, MultinomialLoss
-from ._base import _PRIVACY_DOC, CONVEX_MODEL_CONSTRAINTS, BaseDPLinear, _refuse_sample_weight
+from ._base import (
+    _CONVEX_SOLVER_PARAMS_DOC,
+    _PRIVACY_DOC,
+    CONVEX_MODEL_CONSTRAINTS,
+    BaseDPLinear,
+    _refuse_sample_weight,
+)
 
 
 
@@ -77,31 +83,9 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         sufficient; ``"paper"``: the paper's printed sensitivities and noise.
     max_iter : int, default=10000
         Cap on optimiser iterations (public).
-    batch_size : int, default=50
-        Expected mini-batch size of ``solver="dpsgd"`` and ``"resque"`` (ignored
-        otherwise).
-    n_steps : int or None, default=None
-        Steps of ``solver="dpsgd"``; default ``ceil(n^2/batch_size^2)`` (ignored otherwise).
-    smoothing : float or None, default=None
-        Gaussian smoothing radius ``rho`` (the objective becomes
-        ``E f(w + N(0, rho^2 I))``, within ``sqrt(2/pi) L rho`` of ``f``).
-        ``solver="phased"``: applied to the nonsmooth losses only; None picks the
-        smallest radius that makes the step admissible.  ``solver="resque"``: the ReSQue
-        radius; None gives ``min(R/4, 10 R/sqrt(n))``.  Ignored by the other solvers.
-    step_scale : float or None, default=None
-        Step multiplier of ``solver="phased"`` (None: 1, the theory step) and
-        ``solver="resque"`` (None: 8).  Ignored by the other solvers.
-    block_size : int or "auto", default="auto"
-        ``solver="resque"``: steps per ReSQue block, i.e. per batched oracle round
-        (``"auto"``: ``max(1, floor(2 rho/(eta G)))``).  Ignored otherwise.
-    n_phases : int, default=5
-        ``solver="resque"``: localization phases.  Ignored otherwise.
-    phase_shrink : float, default=0.5
-        ``solver="resque"``: factor by which each phase shrinks the trust radius.
-    n_epochs : float, default=10
-        ``solver="resque"``: passes over the data (``T = ceil(n_epochs n/batch_size)``
-        steps, fixed before the data is read).  Ignored otherwise.
-    max_coef_norm : float or None, default=None
+"""
+        + _CONVEX_SOLVER_PARAMS_DOC
+        + r"""    max_coef_norm : float or None, default=None
         Public bound on the norm of the minimiser; required when ``alpha = 0``.
     random_state : int, Generator, RandomState or None, default=None
         Seeds the noise.  Leave None in production.
