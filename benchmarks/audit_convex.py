@@ -10,7 +10,6 @@ between the noise-free outputs.  Writes ``benchmarks/results/audit_convex.md``.
 """
 
 import argparse
-import math
 import pathlib
 import time
 

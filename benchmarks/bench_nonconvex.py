@@ -19,12 +19,18 @@ training targets replaced by gross outliers.  ``epsilon in {0.5, 1, 2, 8}``,
 
 Methods (same loss, same ``data_norm``, same ``(epsilon, delta)``):
 
-* ``spider`` -- ``DPNonconvexRegressor(solver="spider")``, tight calibration, private
-  output selection (10 % held out);
+* ``spider`` -- ``DPNonconvexRegressor(solver="spider")``, tight calibration, output the
+  average of the last half of the iterates (``selection="average"``, the default:
+  post-processing of the released noisy sums, same event as the last iterate);
+* ``spider-private`` -- the same with ``selection="private"`` (10 % of the rows held out,
+  noisy arg-min of scores of up to 32 iterates);
 * ``dpsgd`` -- ``DPNonconvexRegressor(solver="dpsgd")``: Poisson mini-batches of 1000, 5
   epochs, PLD-calibrated, ``alpha = 1e-3`` (steps ``min(1/(alpha t), 1/(beta + alpha))``,
-  projection on the public ball ``||w|| <= sqrt(2 sup l / alpha)``; its ``alpha = 0`` rule
-  ``R/(G sqrt t)`` overshoots into the flat outlier region of the loss);
+  projection on the public ball ``||w|| <= min(L/alpha, sqrt(2 sup l/alpha))``; its
+  ``alpha = 0`` rule ``R/(G sqrt t)`` overshoots into the flat outlier region of the loss);
+* ``dpsgd-1pass`` -- the same DP-SGD (batches of 1000, ``alpha``, step rule, public ball,
+  PLD calibration) for ``T = n/1000`` steps: one epoch of expected data use, the
+  single-pass comparison of spec §8 (spider uses each row at most once);
 * ``rrpsgd`` -- ``DPNonconvexRegressor(solver="rrpsgd")`` (Zhang et al. 2017, Alg. 2):
   the same Poisson batches of 1000 and ``T = 5 n/1000`` rounds, constant step
   ``min(1/beta, D_F/(sigma_g sqrt T))``, ``alpha = 0``, output at a uniformly random round
@@ -37,9 +43,9 @@ that epsilon) is reported as such with the ``n`` it would need.
 Planted saddle (spec §9 test 7, issue 4): Welsch ``c = 1`` on rows uniform on the unit circle,
 ``y = s a.x* + 0.05 N(0, 1)``, ``s = +-1``, ``||x*|| = 1.5``, ``n = 1e5``, no intercept,
 ``data_norm = 1``: the start 0 is a saddle (``lambda_min ~ -0.18``).  spider (``selection=
-"last"``, as in the test), dpsgd and rrpsgd (same batches/rounds as above) at the same
-``(epsilon, delta) = (1, 1e-6)``, 10 seeds each: ``F(w) - F(0)`` on the training data (escape
-= a decrease of at least 0.06), ``||grad F||`` and ``lambda_min``.
+"last"``, as in the test), dpsgd, dpsgd-1pass and rrpsgd (same batches/rounds as above) at
+the same ``(epsilon, delta) = (1, 1e-6)``, 10 seeds each: ``F(w) - F(0)`` on the training
+data (escape = a decrease of at least 0.06), ``||grad F||`` and ``lambda_min``.
 
 Run: ``python benchmarks/bench_nonconvex.py [--quick]`` (``SKDP_DATA`` or ../shared/data).
 """
@@ -127,10 +133,19 @@ def _methods(eps, delta, n, norm):
     return {
         "spider": lambda: DPNonconvexRegressor(
             epsilon=eps, delta=delta, data_norm=norm, loss="welsch", loss_scale=LOSS_SCALE,
-            random_state=0),
+            selection="average", random_state=0),
+        "spider-private": lambda: DPNonconvexRegressor(
+            epsilon=eps, delta=delta, data_norm=norm, loss="welsch", loss_scale=LOSS_SCALE,
+            selection="private", random_state=0),
         "dpsgd": lambda: DPNonconvexRegressor(
             epsilon=eps, delta=delta, data_norm=norm, loss="welsch", loss_scale=LOSS_SCALE,
             solver="dpsgd", batch_size=1000, n_steps=max(1, 5 * n // 1000), alpha=DPSGD_ALPHA,
+            random_state=0),
+        # single pass: expected data use n_steps * batch_size = n (one epoch); everything
+        # else (batch, alpha, step rule, public ball, PLD calibration) as the 5-epoch run
+        "dpsgd-1pass": lambda: DPNonconvexRegressor(
+            epsilon=eps, delta=delta, data_norm=norm, loss="welsch", loss_scale=LOSS_SCALE,
+            solver="dpsgd", batch_size=1000, n_steps=max(1, n // 1000), alpha=DPSGD_ALPHA,
             random_state=0),
         "rrpsgd": lambda: DPNonconvexRegressor(
             epsilon=eps, delta=delta, data_norm=norm, loss="welsch", loss_scale=LOSS_SCALE,
@@ -144,7 +159,7 @@ def _evaluate(name, data, eps_list, rows, raw):
     n, d = data["X"].shape
     delta = min(1e-6, n ** -1.1)
 
-    def record(method, eps, model, fit_s, evals, note=""):
+    def record(method, eps, model, fit_s, evals, note="", n_iter=None):
         gn, lam = _stationarity(model.coef_, model.intercept_, data["X_eval"], data["y_eval"])
         pred = data["X_test"] @ model.coef_ + model.intercept_
         rmse = float(np.sqrt(np.mean((pred - data["y_test"]) ** 2)))
@@ -156,7 +171,7 @@ def _evaluate(name, data, eps_list, rows, raw):
                      f"{evals / n:.2f}" if evals else "-", note])
         raw.append(dict(setting=name, n=n, d=d, epsilon=eps, method=method, grad_norm=gn,
                         lambda_min=lam, rmse=rmse, coef_err=werr, fit_s=fit_s,
-                        grad_evals=evals, note=note))
+                        grad_evals=evals, note=note, n_iter=n_iter))
         log(" | ".join(rows[-1]))
 
     m = min(n, 100_000)
@@ -172,6 +187,9 @@ def _evaluate(name, data, eps_list, rows, raw):
         calib_start = time.perf_counter()
         calibrate_poisson_gaussian(eps, delta, 1000 / n, max(1, 5 * n // 1000))
         calib_s = time.perf_counter() - calib_start
+        calib1_start = time.perf_counter()  # the single-pass dpsgd's event, likewise
+        calibrate_poisson_gaussian(eps, delta, 1000 / n, max(1, n // 1000))
+        calib1_s = time.perf_counter() - calib1_start
         for method, make in _methods(eps, delta, n, data["data_norm"]).items():
             model = make()
             start = time.perf_counter()
@@ -193,13 +211,18 @@ def _evaluate(name, data, eps_list, rows, raw):
             note = ""
             if any("vacuous" in str(w.message) for w in caught):
                 note = "vacuous gamma"
-            if method == "spider":
-                note = (note + f" gamma={model.gamma_:.3g}, {model.n_escapes_} esc").strip()
+            if method.startswith("spider"):
+                note = (note + f" gamma={model.gamma_:.3g}, {model.n_escapes_} esc, "
+                        f"{model.n_iter_} steps").strip()
             if method == "rrpsgd":
                 note = (note + f" R={model.n_iter_} of {max(1, 5 * n // 1000)}").strip()
             if method == "dpsgd":
                 note = (note + f" PLD calibration {calib_s:.2f} s (not in fit s)").strip()
-            record(method, eps, model, fit_s, model.n_gradient_evals_, note)
+            if method == "dpsgd-1pass":
+                note = (note + f" T={max(1, n // 1000)}, PLD calibration {calib1_s:.2f} s "
+                        "(not in fit s)").strip()
+            record(method, eps, model, fit_s, model.n_gradient_evals_, note,
+                   int(model.n_iter_))
 
 
 def _planted(n, seed):
@@ -212,7 +235,8 @@ def _planted(n, seed):
 
 
 def _planted_saddle(n_seeds=10, n=100_000):
-    """spider / dpsgd / rrpsgd from the saddle 0 at the same budget; one row per method."""
+    """spider / dpsgd / dpsgd-1pass / rrpsgd from the saddle 0 at the same budget; one row
+    per method."""
     A, y = _planted(n, 3)
     kw = dict(epsilon=1.0, delta=1e-6, data_norm=1.0, fit_intercept=False, loss="welsch",
               loss_scale=1.0)
@@ -220,6 +244,9 @@ def _planted_saddle(n_seeds=10, n=100_000):
         "spider": lambda s: DPNonconvexRegressor(**kw, selection="last", random_state=s),
         "dpsgd": lambda s: DPNonconvexRegressor(
             **kw, solver="dpsgd", batch_size=1000, n_steps=5 * n // 1000, alpha=DPSGD_ALPHA,
+            random_state=s),
+        "dpsgd-1pass": lambda s: DPNonconvexRegressor(
+            **kw, solver="dpsgd", batch_size=1000, n_steps=n // 1000, alpha=DPSGD_ALPHA,
             random_state=s),
         "rrpsgd": lambda s: DPNonconvexRegressor(
             **kw, solver="rrpsgd", batch_size=1000, n_steps=5 * n // 1000, random_state=s),
@@ -312,7 +339,19 @@ def main():
         return (*wins, len(ratios)), (float(np.median(ratios)) if ratios else float("nan"))
 
     (w_sd, w_sd2, w_sdr, t_sd), r_sd = compare("spider", "dpsgd")
+    (w_s1, w_s12, w_s1r, t_s1), r_s1 = compare("spider", "dpsgd-1pass")
+    (w_1d, _, _, t_1d), r_1d = compare("dpsgd-1pass", "dpsgd")
+    (w_pd, _, _, t_pd), r_pd = compare("spider-private", "dpsgd")
+    (w_p1, _, _, t_p1), r_p1 = compare("spider-private", "dpsgd-1pass")
+    (w_ap, _, _, t_ap), r_ap = compare("spider", "spider-private")
     (w_sr, _, w_srr, t_sr), r_sr = compare("spider", "rrpsgd")
+    spider_steps = [r["n_iter"] for r in raw if r.get("method") == "spider" and "n_iter" in r]
+    one_pass = {}  # ||grad F|| of dpsgd-1pass per synthetic setting, over epsilon
+    for (s_, n_, e_, m_), r in ours.items():
+        if m_ == "dpsgd-1pass" and s_.startswith("synthetic"):
+            one_pass.setdefault((s_, n_), []).append(r["grad_norm"])
+    one_pass_spread = max((max(v) / min(v) for v in one_pass.values()), default=float("nan"))
+    steps_lo, steps_hi = (min(spider_steps), max(spider_steps)) if spider_steps else ("-", "-")
     (w_rd, _, w_rdr, t_rd), r_rd = compare("rrpsgd", "dpsgd")
 
     def times(method, n, d):
@@ -325,23 +364,46 @@ def main():
         "",
         __doc__.split("\n\n", 1)[1].split("Run:")[0].strip(),
         "",
-        f"**Targets.** spider reaches a smaller ‖∇F‖ than dpsgd in {w_sd} of {t_sd} "
-        "settings where both ran (target: most); a smaller second-order measure "
-        f"max(‖∇F‖, √c·(−λ_min)₊) in {w_sd2} of {t_sd}; a smaller clean "
-        f"test RMSE in {w_sdr} of {t_sd}.  spider fit time at n = 1e6, d = 50: "
-        + times("spider", 1_000_000, 50) + " (target < 30 s).",
+        f"**Targets.** Against multi-pass dpsgd (5 epochs): spider reaches a smaller ‖∇F‖ in "
+        f"{w_sd} of {t_sd} settings where both ran (target: most; "
+        + ("met" if 2 * w_sd > t_sd else "NOT met")
+        + f"), a smaller second-order measure max(‖∇F‖, √c·(−λ_min)₊) in {w_sd2} of {t_sd}, "
+        f"a smaller clean test RMSE in {w_sdr} of {t_sd} (median ratio spider/dpsgd "
+        f"{r_sd:.2f}).  Against single-pass dpsgd-1pass (1 epoch, same data use as spider): "
+        f"smaller ‖∇F‖ in {w_s1} of {t_s1} (target: most; "
+        + ("met" if 2 * w_s1 > t_s1 else "NOT met")
+        + f"), smaller second-order measure in {w_s12} of {t_s1}, smaller clean test RMSE in "
+        f"{w_s1r} of {t_s1} (median ratio spider/dpsgd-1pass {r_s1:.2f}).  dpsgd-1pass "
+        f"beats dpsgd on ‖∇F‖ in {w_1d} of {t_1d} (median ratio {r_1d:.2f}).  spider fit "
+        "time at n = 1e6, d = 50: " + times("spider", 1_000_000, 50) + " (target < 30 s).",
+        "",
+        f"**Output rule.** spider (selection=\"average\") has a smaller ‖∇F‖ than "
+        f"spider-private in {w_ap} of {t_ap} settings (median ratio {r_ap:.2f}).  "
+        f"spider-private beats dpsgd in {w_pd} of {t_pd} (median ratio {r_pd:.2f}) and "
+        f"dpsgd-1pass in {w_p1} of {t_p1} (median ratio {r_p1:.2f}).",
         "",
         f"**rrpsgd.** smaller ‖∇F‖ than dpsgd in {w_rd} of {t_rd} settings (median ratio "
         f"rrpsgd/dpsgd {r_rd:.2f}), smaller clean RMSE in {w_rdr} of {t_rd}; spider beats "
         f"rrpsgd on ‖∇F‖ in {w_sr} of {t_sr} (median ratio spider/rrpsgd {r_sr:.2f}).  "
-        f"Median ratio spider/dpsgd: {r_sd:.2f}.  rrpsgd fit time at n = 1e6, d = 50: "
-        + times("rrpsgd", 1_000_000, 50) + "; dpsgd: " + times("dpsgd", 1_000_000, 50) + ".",
+        "rrpsgd fit time at n = 1e6, d = 50: "
+        + times("rrpsgd", 1_000_000, 50) + "; dpsgd: " + times("dpsgd", 1_000_000, 50)
+        + "; dpsgd-1pass: " + times("dpsgd-1pass", 1_000_000, 50) + ".",
         "",
-        "**Reading.** Multi-pass DP-SGD (5 epochs) beats the single-pass private "
-        f"SpiderBoost on ‖∇F‖ in {t_sd - w_sd} of {t_sd} settings here: at these n the "
-        "paper's advantage is asymptotic (spec §8 expects this) and spider's constants "
-        "(spec §7.3) are conservative -- its output's ‖∇F‖ is far below its target accuracy "
-        "gamma_.  On wine and bike (5-13k training rows) the public data rule refuses spider "
+        "**Reading.** dpsgd-1pass is the like-for-like comparison for spider, which uses "
+        "each row at most once; dpsgd uses each row 5 times in expectation (its PLD "
+        f"accounting pays for it).  dpsgd beats spider on ‖∇F‖ in {t_sd - w_sd} of {t_sd} "
+        f"settings, dpsgd-1pass in {t_s1 - w_s1} of {t_s1}.  dpsgd-1pass takes only "
+        "n/1000 steps of the same schedule: on the synthetic sets its ‖∇F‖ varies by at "
+        f"most a factor {one_pass_spread:.2f} from eps = 0.5 to 8, so it is limited by its "
+        "number of steps rather than by the noise (a smaller batch would give it more "
+        "steps; not tuned here, every method keeps one configuration).  spider's pass "
+        "ends after "
+        f"{steps_lo}-{steps_hi} steps (privacy sizes its batches, ``b_t`` grows with the "
+        "step length), against dpsgd-1pass's n/1000; at these n the paper's advantage is "
+        "asymptotic (spec §8 expects this) and spider's constants (spec §7.3) are "
+        "conservative -- its output's ‖∇F‖ is far below its target accuracy gamma_.  One "
+        "seed (random_state=0) per setting: ratios within about 2x can flip with the seed.  "
+        "On wine and bike (5-13k training rows) the public data rule refuses spider "
         "at small epsilon or flags the fit as vacuous.  Fit times are wall-clock on a machine "
         "shared with other jobs: compare methods within a row block, not across runs.",
         "",

@@ -81,7 +81,7 @@ def _cases():
             "R^2",
             lambda eps, norm: DPNonconvexRegressor(
                 epsilon=eps, delta=DELTA, data_norm=norm, loss="welsch", loss_scale=0.3,
-                selection="last", random_state=0,
+                random_state=0,
             ),
             lambda: HuberRegressor(epsilon=1.35, alpha=1e-4, max_iter=1000),
             _gross_outliers,

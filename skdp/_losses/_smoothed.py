@@ -38,7 +38,6 @@ are understood only by the kernels of this module and of the ``phased``/``resque
 import math
 from dataclasses import dataclass
 
-import numpy as np
 from numba import njit
 
 from ._kernels import HUBER, LOGISTIC, MULTINOMIAL

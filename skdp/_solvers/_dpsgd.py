@@ -129,6 +129,7 @@ from ..accounting import calibrate_poisson_gaussian, get_epsilon, poisson_gaussi
 from .._mechanisms import clip_and_augment
 from ._dpsgd_kernel import dpsgd_loop, row_norms
 from ._result import SolverResult
+from ._validation import check_gaussian_solver_args
 from ._threads import solver_threads
 
 __all__ = ["solve_dpsgd"]
@@ -238,19 +239,8 @@ def _solve(
     # 0. Validate (public quantities only).
     if n < 2:
         raise ValueError(f"solver='dpsgd' needs at least 2 samples, got n={n}")
-    if delta == 0.0:
-        raise ValueError(
-            "solver='dpsgd' adds Gaussian noise and needs delta > 0 (it has no pure "
-            "epsilon-DP guarantee); use delta > 0 or solver='output_perturbation'"
-        )
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    if not (epsilon > 0.0 and math.isfinite(epsilon)):
-        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
-    if calibration not in ("tight", "paper"):
-        raise ValueError(f"calibration must be 'tight' or 'paper', got {calibration!r}")
-    if mu < 0.0 or not math.isfinite(mu):
-        raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}")
+    epsilon, delta, mu = check_gaussian_solver_args(
+        epsilon, delta, mu, calibration, "dpsgd", pure_dp_solver="output_perturbation")
     if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)):
         raise ValueError(f"batch_size must be an integer, got {batch_size!r}")
     batch_size = int(batch_size)

@@ -90,6 +90,7 @@ from ._dpsgd import _clip_bound
 from ._dpsgd_kernel import row_norms
 from ._result import SolverResult
 from ._threads import solver_threads
+from ._validation import check_gaussian_solver_args
 
 __all__ = ["solve_phased", "phased_plan", "plan_phased_event", "public_radius"]
 
@@ -119,25 +120,6 @@ def public_radius(loss, *, data_norm, alpha, max_coef_norm, y_bound, solver):
         "the ball the iterates are projected onto, which fixes the step size); set "
         "max_coef_norm, or use alpha > 0"
     )
-
-
-def check_common(epsilon, delta, alpha, calibration, solver):
-    """Validation shared by ``phased`` and ``resque`` (public quantities only)."""
-    epsilon, delta, alpha = float(epsilon), float(delta), float(alpha)
-    if delta == 0.0:
-        raise ValueError(
-            f"solver={solver!r} adds Gaussian noise and needs delta > 0 (it has no pure "
-            "epsilon-DP guarantee); use delta > 0 or solver='output_perturbation'"
-        )
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    if not (epsilon > 0.0 and math.isfinite(epsilon)):
-        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
-    if calibration not in ("tight", "paper"):
-        raise ValueError(f"calibration must be 'tight' or 'paper', got {calibration!r}")
-    if not (alpha >= 0.0 and math.isfinite(alpha)):
-        raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}")
-    return epsilon, delta, alpha
 
 
 def _noise_ratio(epsilon, delta, calibration):
@@ -177,7 +159,8 @@ def phased_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
     >>> len(plan["sizes"]), sum(plan["sizes"]), plan["rho"]
     (10, 1000, 0.0)
     """
-    epsilon, delta, alpha = check_common(epsilon, delta, alpha, calibration, "phased")
+    epsilon, delta, alpha = check_gaussian_solver_args(
+        epsilon, delta, alpha, calibration, "phased", pure_dp_solver="output_perturbation")
     if loss.loss_id not in SUPPORTED:
         raise ValueError(f"solver='phased' does not support {type(loss).__name__}")
     n = int(n)
@@ -246,8 +229,8 @@ def plan_phased_event(est, n_samples):
     (every phase has ``sigma_i / Delta_i = _noise_ratio(...)``); the estimator's other
     parameters are validated by the solver.
     """
-    epsilon, delta, _ = check_common(est.epsilon, est.delta, getattr(est, "alpha", 0.0),
-                                     est.calibration, "phased")
+    epsilon, delta, _ = check_gaussian_solver_args(
+        est.epsilon, est.delta, getattr(est, "alpha", 0.0), est.calibration, "phased")
     if int(n_samples) < 2:
         raise ValueError("solver='phased' needs at least 2 samples")
     return gaussian_event(_noise_ratio(epsilon, delta, est.calibration), 1.0)

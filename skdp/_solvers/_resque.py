@@ -20,8 +20,10 @@ first) inside the ball ``B_{r_i}(c)``, ``r_i = R shrink^(i-1)``, with step
 steps in **blocks** of ``m_i`` steps (``block_size``, or ``"auto"``:
 ``max(1, floor(kappa rho/(eta_i G)))``).  A block fixes the anchor ``xbar`` = the current
 iterate, samples its ``m_i`` Poisson batches and one query ``t_j = <a_j, xbar> + rho ||a_j|| Z_j``
-per (step, example) pair, and evaluates all the ``l'(t_j)`` in **one batched oracle round**
-(parallel across the block).  Each step of the block then uses the GLM ReSQue estimate
+per (step, example) pair; all the ``l'(t_j)`` depend only on the anchor and these draws
+(**one oracle round** per block: evaluated as one batched parallel pass for large blocks,
+else fused into each step's pass over the gathered rows -- the same numbers, bitwise).
+Each step of the block then uses the GLM ReSQue estimate
 ``w_j l'(t_j) a_j`` (``w_j`` the reweighting from ``xbar`` to the current iterate, spec §2.5;
 ``w_j = 1`` when ``m_i = 1``), clipped to ``C_t`` (``L`` if ``m_i = 1``, else ``w_max L``),
 sums it over the batch, adds ``N(0, (z C_t)^2 I)``, divides by ``b`` and takes a projected
@@ -60,6 +62,7 @@ logistic is refused (no one-dimensional GLM form).
 import math
 import numbers
 
+import numba
 import numpy as np
 
 from .._losses._kernels import HUBER, LOGISTIC
@@ -68,10 +71,11 @@ from .._mechanisms import clip_and_augment
 from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
 from ._dpsgd import _clip_bound
 from ._dpsgd_kernel import row_norms
-from ._phased import check_common, public_radius
-from ._resque_kernel import resque_loop
+from ._phased import public_radius
+from ._resque_kernel import BATCHED_WORK, resque_loop
 from ._result import SolverResult
 from ._threads import solver_threads
+from ._validation import check_gaussian_solver_args
 
 __all__ = ["solve_resque", "resque_plan", "plan_resque_event"]
 
@@ -113,8 +117,8 @@ def _noise_multiplier(epsilon, delta, q, steps):
 
 def plan_resque_event(est, n_samples):
     """Ledger planner: the event of a resque fit from public quantities only."""
-    epsilon, delta, _ = check_common(est.epsilon, est.delta, est.alpha, est.calibration,
-                                     "resque")
+    epsilon, delta, _ = check_gaussian_solver_args(
+        est.epsilon, est.delta, est.alpha, est.calibration, "resque")
     q, T, z = _ledger(n_samples, est.batch_size, est.n_epochs, epsilon, delta,
                       est.calibration)
     return poisson_gaussian_event(q, z, T)
@@ -139,7 +143,8 @@ def resque_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
     >>> plan["steps"], plan["blocks"].tolist(), plan["sequential_rounds"]
     (200, [4, 4, 4, 4, 4], 50)
     """
-    epsilon, delta, alpha = check_common(epsilon, delta, alpha, calibration, "resque")
+    epsilon, delta, alpha = check_gaussian_solver_args(
+        epsilon, delta, alpha, calibration, "resque", pure_dp_solver="output_perturbation")
     if loss.loss_id not in SUPPORTED:
         raise ValueError(
             f"solver='resque' supports scalar-margin losses (binary logistic, Huber, absolute); "
@@ -243,6 +248,17 @@ def solve_resque(X, y, loss, **kwargs):
         return _solve(X, y, loss, **kwargs)
 
 
+def _batched_work():
+    """Block size (entries) from which the oracle round runs as one batched parallel pass.
+
+    With one numba thread the round is always fused into the steps' passes (a one-thread
+    parallel region only adds overhead).  Both paths give bitwise the same model.
+    """
+    if numba.get_num_threads() < 2:
+        return np.iinfo(np.int64).max
+    return BATCHED_WORK
+
+
 def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_intercept=True,
            intercept_scaling=1.0, y_bound=None, calibration="tight", max_iter=10_000,
            max_coef_norm=None, rng, batch_size=50, n_epochs=10, n_phases=5,
@@ -268,7 +284,7 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
         float(plan["batch_size"]), plan["noise_multiplier"], _clip_bound(L, p),
         plan["w_max"], float(plan["rho"]), plan["kappa"], float(alpha), plan["coef_bound"],
         plan["phase_steps"], np.ascontiguousarray(plan["etas"]), plan["blocks"],
-        np.ascontiguousarray(plan["radii"]), rng, stats,
+        np.ascontiguousarray(plan["radii"]), rng, stats, _batched_work(),
     )
     W = center.reshape(p, 1)
     if fit_intercept:

@@ -126,6 +126,7 @@ from ._dpsgd import _clip_bound
 from ._dpsgd_kernel import dpsgd_loop, row_norms
 from ._result import SolverResult
 from ._threads import solver_threads
+from ._validation import check_gaussian_solver_args
 
 __all__ = ["solve_rrpsgd", "rrpsgd_plan", "rrpsgd_event"]
 
@@ -197,20 +198,12 @@ def rrpsgd_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
     epsilon, delta, alpha = float(epsilon), float(delta), float(alpha)
     if n < 2:
         raise ValueError(f"solver='rrpsgd' needs at least 2 samples, got n={n}")
-    if not (epsilon > 0.0 and math.isfinite(epsilon)):
-        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
-    if delta == 0.0 or not 0.0 < delta < 1.0:
-        raise ValueError(
-            "solver='rrpsgd' adds Gaussian noise and needs 0 < delta < 1 (it has no pure "
-            f"epsilon-DP guarantee), got delta={delta!r}")
-    if calibration not in ("tight", "paper"):
-        raise ValueError(f"calibration must be 'tight' or 'paper', got {calibration!r}")
+    epsilon, delta, alpha = check_gaussian_solver_args(epsilon, delta, alpha, calibration,
+                                                       "rrpsgd")
     if calibration == "paper" and epsilon > 1.0:
         raise ValueError(
             f"calibration='paper' (Zhang et al. 2017, Thm 4) holds for epsilon <= 1 only, got "
             f"epsilon={epsilon}; use calibration='tight'")
-    if not (alpha >= 0.0 and math.isfinite(alpha)):
-        raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}")
     m = _check_int("batch_size", batch_size, 1)
     if m > n:
         raise ValueError(f"batch_size must be in [1, n_samples={n}], got {m}")

@@ -87,6 +87,12 @@ is returned.  A replaced record is either in the training part (the selection is
 post-processing of the run, whose scores then move by 0) or in the held-out part (the run
 is unchanged; the selection is ``mu``-GDP): both are ``mu``-GDP, so the fit is ``mu``-GDP
 and its event is the training event.  Falls back to ``"last"`` when ``n_v < 200``.
+``selection="average"``: the mean of the last half of the logged iterates (the stored
+trajectory -- every ``stride``-th iterate, ``stride = 1`` unless ``T_max p`` exceeds the
+storage budget -- followed by the final iterate when it is not already stored; entries
+``k >= K//2`` of those ``K``).  Every iterate is a function of the released noisy tree sums,
+escape directions and public inputs, so the average is post-processing: it reads no data,
+draws no noise, and the run (all rows train) and its event are those of ``"last"``.
 """
 
 import functools
@@ -101,6 +107,7 @@ from .._mechanisms import clip_and_augment
 from .._mechanisms._tree import tree_height
 from ._dpsgd_kernel import row_norms
 from ._result import SolverResult
+from ._validation import check_gaussian_solver_args
 from ._spider_kernel import (
     FLAG_ANCHOR,
     FLAG_ESCAPE,
@@ -310,17 +317,11 @@ def spider_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
             f"solver='spider' needs a loss with a Hessian-Lipschitz constant (Tukey, Welsch, "
             f"Cauchy), got {type(loss).__name__}"
         )
-    if delta == 0.0 or not 0.0 < delta < 1.0:
-        raise ValueError(f"solver='spider' adds Gaussian noise and needs 0 < delta < 1, "
-                         f"got delta={delta!r}")
-    if not (epsilon > 0.0 and math.isfinite(epsilon)):
-        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
-    if calibration not in ("tight", "paper"):
-        raise ValueError(f"calibration must be 'tight' or 'paper', got {calibration!r}")
-    if selection not in ("last", "private"):
-        raise ValueError(f"selection must be 'last' or 'private', got {selection!r}")
-    if not (alpha >= 0.0 and math.isfinite(alpha)):
-        raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}")
+    epsilon, delta, alpha = check_gaussian_solver_args(epsilon, delta, alpha, calibration,
+                                                       "spider")
+    if selection not in ("last", "private", "average"):
+        raise ValueError(
+            f"selection must be 'last', 'private' or 'average', got {selection!r}")
     B = loss.sup_loss_at_zero(y_bound)
     if not math.isfinite(B):
         raise ValueError(
@@ -421,7 +422,7 @@ def solve_spider(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
         log_bt, log_D, log_flag, log_ptr, w)
 
     # 3. Output rule (spec §6).
-    selected = t
+    selected, n_averaged = t, 1
     if selection == "private" and t > 0:
         iterates = np.vstack([traj[:n_stored], w[None, :]])
         steps = np.append(np.arange(1, n_stored + 1) * stride, t)
@@ -435,6 +436,13 @@ def solve_spider(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
         w = iterates[pick[k]].copy()
         selected = int(steps[pick[k]])
         n_evals += pick.size * n_v
+    elif selection == "average" and t > 0:
+        # post-processing of released iterates only (module docstring): no data, no noise
+        iterates = traj[:n_stored]
+        if n_stored * stride != t:
+            iterates = np.vstack([iterates, w[None, :]])
+        n_averaged = iterates.shape[0] - iterates.shape[0] // 2
+        w = iterates[iterates.shape[0] // 2:].mean(axis=0)
 
     if fit_intercept:
         coef, intercept = w[:-1], np.array([w[-1] * intercept_scaling])
@@ -445,6 +453,7 @@ def solve_spider(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
         "calibration": calibration,
         "selection": selection,
         "selected_step": selected,
+        "n_averaged": int(n_averaged),
         "n_escapes": int(n_esc),
         "n_refreshes": int(n_ref),
         "rows_used": int(ptr),

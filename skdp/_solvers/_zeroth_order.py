@@ -78,6 +78,7 @@ from .._mechanisms._tree import tree_dp_event, tree_height, tree_sigma_tight
 from ..accounting import calibrate_gaussian_sigma, gaussian_event, get_delta
 from ._dpsgd_kernel import row_norms
 from ._result import SolverResult
+from ._validation import check_gaussian_solver_args
 from ._zeroth_order_kernel import (
     F_ALPHA,
     F_D,
@@ -147,15 +148,7 @@ def default_smoothing_radius(data_norm, y_bound, loss):
 
 
 def _check_common(n, epsilon, delta, calibration, alpha, solver):
-    if not (epsilon > 0.0 and math.isfinite(epsilon)):
-        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"solver={solver!r} adds Gaussian noise and needs 0 < delta < 1, "
-                         f"got delta={delta!r}")
-    if calibration not in ("tight", "paper"):
-        raise ValueError(f"calibration must be 'tight' or 'paper', got {calibration!r}")
-    if not (alpha >= 0.0 and math.isfinite(alpha)):
-        raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}")
+    check_gaussian_solver_args(epsilon, delta, alpha, calibration, solver)
     if n < MIN_ROWS:
         raise ValueError(
             f"solver={solver!r} needs at least n = {MIN_ROWS} rows (one period of two rounds "

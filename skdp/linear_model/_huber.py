@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
 from .._losses import HuberLoss

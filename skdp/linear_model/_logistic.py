@@ -1,12 +1,9 @@
 """Differentially private logistic regression (binary and multinomial)."""
 
-import numbers
-
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 

@@ -390,7 +390,7 @@ def test_without_intercept(noise_multiplier):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(delta=0.0), "delta > 0"),
+        (dict(delta=0.0), "0 < delta < 1"),
         (dict(alpha=0.0), "max_coef_norm"),
         (dict(batch_size=0), "batch_size"),
         (dict(batch_size=31), "batch_size"),

@@ -248,7 +248,7 @@ def test_estimators_route_parameters_and_planner_matches():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"delta": 0.0}, "delta > 0"),
+    ({"delta": 0.0}, "0 < delta < 1"),
     ({"alpha": 0.0}, "max_coef_norm"),
     ({"solver": "dpsgd", "huber_threshold": 0.0}, "nonsmooth"),
 ])

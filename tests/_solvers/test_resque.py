@@ -10,7 +10,7 @@ from scipy.special import erf, ndtr
 import skdp._solvers._resque as resque
 from skdp import DPHuberRegressor, DPLogisticRegression
 from skdp._losses import HuberLoss, LogisticLoss, MultinomialLoss
-from skdp._losses._smoothed import ABSOLUTE, HINGE, AbsoluteLoss, HingeLoss
+from skdp._losses._smoothed import ABSOLUTE, HINGE, AbsoluteLoss
 from skdp._solvers._resque import resque_plan, solve_resque
 from skdp._solvers._resque_kernel import (
     clipped_weight_scale,
@@ -341,3 +341,158 @@ def test_queries_do_not_depend_on_the_data_or_iterates():
     assert not np.allclose(a.coef, b.coef)
     assert r1.bit_generator.state == r2.bit_generator.state
     assert a.n_gradient_evals == b.n_gradient_evals
+
+
+# ---------------------------------------------------------------------------------------
+# The optimised kernel (one gather per block; oracle answers fused into each step's pass, or
+# one batched parallel round for large blocks; the dot skipped at a block's first step)
+# against a straightforward numpy implementation of the same run (spec §5.2 PR-1), drawing
+# the same random numbers in the same order.
+
+
+def _raw_derivative(t, y, loss):
+    if loss.loss_id == LogisticLoss().loss_id:
+        return -y / (1.0 + np.exp(y * t))
+    if loss.loss_id == ABSOLUTE:
+        return np.sign(t - y)
+    return np.clip(t - y, -loss.param, loss.param)  # Huber
+
+
+def _project_ref(x, c, r):
+    dx = x - c
+    nrm = np.linalg.norm(dx)
+    return c + dx * (r / nrm) if nrm > r else x
+
+
+def _reference_run(Xc, y, loss, plan, alpha, clip_l, rng):
+    """PR-1 written plainly: per block, m Poisson batches, then one Z per queried example,
+    then for each step the clipped GLM ReSQue contributions, Gaussian noise, step and
+    projections (the kernel's docstring), in numpy."""
+    from skdp._solvers._dpsgd_kernel import _sample_batch
+    from skdp._solvers._resque_kernel import LOGW_CAP
+
+    n, p = Xc.shape
+    q, b, z, rho = plan["sampling_rate"], plan["batch_size"], plan["noise_multiplier"], \
+        plan["rho"]
+    tmp, perm, stamp = np.empty(n, dtype=np.int64), np.arange(n), np.zeros(n, dtype=np.int64)
+    stamp_t = 1
+    center = np.zeros(p)
+    for Ti, eta, m_i, r in zip(plan["phase_steps"], plan["etas"], plan["blocks"],
+                               plan["radii"]):
+        weighted = m_i > 1
+        C = clip_l * plan["w_max"] if weighted else clip_l
+        x, avg, done = center.copy(), np.zeros(p), 0
+        while done < Ti:
+            m = min(m_i, Ti - done)
+            batches = []
+            for _ in range(m):
+                B = _sample_batch(rng, n, q, tmp, perm, stamp, stamp_t)
+                stamp_t += 1
+                batches.append(tmp[:B].copy())
+            Z = rng.standard_normal(sum(len(bt) for bt in batches))
+            anchor = x.copy()
+            off = 0
+            for bt in batches:
+                A, Zs = Xc[bt], Z[off:off + len(bt)]
+                off += len(bt)
+                norms = np.linalg.norm(A, axis=1)
+                tb = A @ anchor
+                s = rho * norms
+                t = tb + s * Zs
+                g = _raw_derivative(t, y[bt], loss)
+                if weighted:
+                    D = A @ x - tb
+                    logw = np.minimum(((t - tb) * D - 0.5 * D * D) / (s * s), LOGW_CAP)
+                else:
+                    logw = np.zeros(len(bt))
+                w = np.exp(logw)
+                gn = np.abs(g) * norms
+                c = np.where(w * gn > C, C / np.where(gn > 0, gn, 1.0), w)
+                v = (c * g) @ A
+                x = x - eta * ((v + z * C * rng.standard_normal(p)) / b + alpha * x)
+                if weighted:
+                    x = _project_ref(x, anchor, plan["kappa"] * rho)
+                x = _project_ref(x, center, r)
+                x = _project_ref(x, np.zeros(p), plan["coef_bound"])
+                avg += x
+            done += m
+        center = avg / Ti
+    return center
+
+
+@pytest.mark.parametrize("kind,block,batch", [("logistic", 4, 60), ("absolute", 3, 100),
+                                              ("huber", 2, 2950), ("logistic", 1, 50)])
+def test_optimised_kernel_matches_reference_and_both_oracle_paths_agree(kind, block, batch):
+    """The kernel's two oracle paths (batched round / fused into the steps) give bitwise the
+    same model, and it matches the plain numpy run within 1e-12 relative (numpy's dot
+    products add in another order).  The last case uses steps of 900 x 31 >= PARALLEL_WORK
+    entries (n = 3000, batch 2950, p = 70: the chunked sums of large steps)."""
+    from skdp._mechanisms import clip_and_augment
+    from skdp._solvers._dpsgd import _clip_bound
+    from skdp._solvers._dpsgd_kernel import row_norms
+    from skdp._solvers._resque_kernel import PARALLEL_WORK, resque_loop
+
+    n, d = 3000, (69 if kind == "huber" else 6)
+    X, y, _ = _synthetic(n, d, 3, "logistic" if kind == "logistic" else "absolute")
+    loss = {"logistic": LogisticLoss(), "absolute": AbsoluteLoss(),
+            "huber": HuberLoss(0.5)}[kind]
+    alpha = 0.01
+    Xc = clip_and_augment(X, 1.5, True, 1.0)
+    p = Xc.shape[1]
+    xn = np.empty(n)
+    row_norms(Xc, xn)
+    plan = resque_plan(n, p, loss, epsilon=1.0, delta=1e-6, alpha=alpha, data_norm=1.5,
+                       max_coef_norm=5.0, batch_size=batch, n_epochs=3, block_size=block)
+    if kind == "huber":  # every realised batch (~Binomial(3000, 0.983)) is chunked
+        assert (batch - 40) * p >= PARALLEL_WORK
+    clip_l = _clip_bound(plan["lipschitz"], p)
+
+    def run(batched_work):
+        rng = np.random.default_rng(7)
+        out = resque_loop(Xc, y, xn, int(loss.loss_id), float(loss.param),
+                          plan["sampling_rate"], float(batch), plan["noise_multiplier"],
+                          clip_l, plan["w_max"], float(plan["rho"]), plan["kappa"], alpha,
+                          plan["coef_bound"], plan["phase_steps"],
+                          np.ascontiguousarray(plan["etas"]), plan["blocks"],
+                          np.ascontiguousarray(plan["radii"]), rng,
+                          np.zeros(3, dtype=np.int64), batched_work)
+        return out, rng.bit_generator.state
+
+    (fused, st1), (batched, st2) = run(np.iinfo(np.int64).max), run(0)
+    assert np.array_equal(fused, batched) and st1 == st2
+    ref = _reference_run(Xc, y, loss, plan, alpha, clip_l, np.random.default_rng(7))
+    assert np.max(np.abs(fused - ref)) <= 1e-12 * np.max(np.abs(ref)), (fused, ref)
+    assert np.max(np.abs(ref)) > 0.1  # a non-trivial model
+
+
+def test_fused_step_clips_every_contribution_on_adversarial_inputs():
+    """_step_fused (the serial path of every ReSQue step): each row's contribution is
+    clipped to C whatever the label, the query draw (huge, NaN, inf), the anchor and the
+    iterate (far apart: huge weights); a replacement moves the sum by <= 2 C."""
+    from skdp._solvers._resque_kernel import _step_fused
+
+    rng = np.random.default_rng(12)
+    p, clip, rho = 4, 3.0, 0.05
+    contribs = []
+    worst = 0.0
+    for loss_id, param in ((LogisticLoss().loss_id, 0.0), (ABSOLUTE, 0.0),
+                           (HuberLoss(1.0).loss_id, 1.0), (HINGE, 0.0)):
+        for yv in (1.0, -1.0, 1e300, -INF, math.nan):
+            for Z in (0.0, 5.0, -40.0, 1e6, math.nan, INF):
+                for far in (0.0, 0.3, 1e3, 1e300):
+                    a = rng.normal(size=(1, p))
+                    a *= 2.0 / np.linalg.norm(a)
+                    anchor = rng.normal(size=p)
+                    x = anchor + far * a[0]
+                    for weighted in (False, True):
+                        out = np.zeros(p)
+                        _step_fused(a, np.array([yv]), np.array([2.0]), np.array([Z]), 0, 1,
+                                    anchor, x, rho, loss_id, param, weighted, clip, out)
+                        assert np.all(np.isfinite(out))
+                        worst = max(worst, np.linalg.norm(out) / clip)
+                        contribs.append(out)
+    assert worst <= 1.0 + 1e-15, worst
+    assert worst > 0.99, worst
+    U = np.array(contribs)
+    gram = np.linalg.norm(U[:, None, :] - U[None, :, :], axis=2)
+    assert gram.max() <= 2.0 * clip * (1 + 1e-15)

@@ -6,7 +6,6 @@ skdp's mapping drifted, these tests fail instead of the noise silently halving.
 
 import math
 
-import numpy as np
 import pytest
 from dp_accounting import NeighboringRelation
 from dp_accounting.pld import PLDAccountant

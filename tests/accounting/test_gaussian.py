@@ -3,7 +3,6 @@
 import math
 
 import dp_accounting
-import numpy as np
 import pytest
 
 from skdp.accounting import (

@@ -1,6 +1,5 @@
 """Estimator behaviour: privacy attributes, bad input, determinism, sklearn workflow."""
 
-import warnings
 
 import dp_accounting
 import numpy as np

@@ -1,0 +1,58 @@
+"""Validation of the privacy arguments shared by the Gaussian-noise solvers.
+
+Everything checked here is public (the privacy target and the solver's hyperparameters);
+it runs before any data is read, so an invalid call never leaves a half-fitted model.
+"""
+
+import math
+
+__all__ = ["check_gaussian_solver_args"]
+
+
+def check_gaussian_solver_args(epsilon, delta, alpha, calibration, solver, *,
+                               pure_dp_solver=None):
+    """Check ``(epsilon, delta, alpha, calibration)`` of a solver that adds Gaussian noise.
+
+    A Gaussian mechanism has no pure ε-DP guarantee, so ``delta`` must lie in ``(0, 1)``;
+    ``epsilon`` must be finite and positive, ``alpha >= 0`` finite, ``calibration`` one of
+    ``"tight"``, ``"paper"``.
+
+    Parameters
+    ----------
+    epsilon, delta, alpha : float
+        Privacy target and L2 strength.
+    calibration : str
+        Noise calibration.
+    solver : str
+        Name used in the error messages.
+    pure_dp_solver : str or None, default=None
+        A solver of the same estimator that supports ``delta = 0``, suggested in the error.
+
+    Returns
+    -------
+    epsilon, delta, alpha : float
+        The arguments as floats.
+
+    Examples
+    --------
+    >>> from skdp._solvers._validation import check_gaussian_solver_args
+    >>> check_gaussian_solver_args(1, 1e-6, 0, "tight", "dpsgd")
+    (1.0, 1e-06, 0.0)
+    >>> check_gaussian_solver_args(1, 0, 0, "tight", "dpsgd")
+    Traceback (most recent call last):
+    ...
+    ValueError: solver='dpsgd' adds Gaussian noise and needs 0 < delta < 1 (it has no pure epsilon-DP guarantee), got delta=0.0
+    """
+    epsilon, delta, alpha = float(epsilon), float(delta), float(alpha)
+    if not (epsilon > 0.0 and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
+    if not 0.0 < delta < 1.0:
+        hint = f"; use solver={pure_dp_solver!r} for delta = 0" if pure_dp_solver else ""
+        raise ValueError(
+            f"solver={solver!r} adds Gaussian noise and needs 0 < delta < 1 (it has no pure "
+            f"epsilon-DP guarantee), got delta={delta!r}{hint}")
+    if calibration not in ("tight", "paper"):
+        raise ValueError(f"calibration must be 'tight' or 'paper', got {calibration!r}")
+    if not (alpha >= 0.0 and math.isfinite(alpha)):
+        raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}")
+    return epsilon, delta, alpha
