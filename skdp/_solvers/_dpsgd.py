@@ -128,7 +128,7 @@ import numpy as np
 from ..accounting import calibrate_poisson_gaussian, get_epsilon, poisson_gaussian_event
 from .._mechanisms import clip_and_augment
 from ._dpsgd_kernel import dpsgd_loop, row_norms
-from ._result import SolverResult
+from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args
 from ._threads import solver_threads
 
@@ -321,10 +321,7 @@ def _solve(
     details["full_gradient_equivalents"] = total / n
 
     # 4. Release the last iterate.
-    if fit_intercept:
-        coef, intercept = W[:-1], W[-1] * intercept_scaling
-    else:
-        coef, intercept = W, np.zeros(K)
+    coef, intercept = split_intercept(W, fit_intercept, intercept_scaling)
     return SolverResult(
         coef=np.ascontiguousarray(coef),
         intercept=np.asarray(intercept, dtype=float).reshape(K),

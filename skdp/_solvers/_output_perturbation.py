@@ -66,7 +66,7 @@ from .._losses import HUBER
 from .._mechanisms import clip_and_augment, gaussian_noise, norm_laplace_noise
 from ._objective import Objective
 from ._optimizers import certified_minimize, gradient_descent
-from ._result import SolverResult
+from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 
 CERTIFICATE_SLACK = 0.01
@@ -250,10 +250,7 @@ def _solve(
     else:
         noise = gaussian_noise(rng, W.shape, noise_scale)
     W_priv = W + noise
-    if fit_intercept:
-        coef, intercept = W_priv[:-1], W_priv[-1] * intercept_scaling
-    else:
-        coef, intercept = W_priv, np.zeros(n_outputs)
+    coef, intercept = split_intercept(W_priv, fit_intercept, intercept_scaling)
     return SolverResult(
         coef=np.ascontiguousarray(coef),
         intercept=np.asarray(intercept, dtype=float).reshape(n_outputs),

@@ -88,7 +88,7 @@ from .._mechanisms import clip_and_augment
 from ..accounting import calibrate_gaussian_sigma, gaussian_delta, gaussian_event
 from ._dpsgd import _clip_bound
 from ._dpsgd_kernel import row_norms
-from ._result import SolverResult
+from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 from ._validation import check_gaussian_solver_args
 
@@ -378,10 +378,7 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_inter
     nrm = float(np.linalg.norm(W))
     if nrm > R:  # post-processing: projection onto the public ball
         W *= R / nrm
-    if fit_intercept:
-        coef, intercept = W[:-1], W[-1] * intercept_scaling
-    else:
-        coef, intercept = W, np.zeros(K)
+    coef, intercept = split_intercept(W, fit_intercept, intercept_scaling)
     details = {k: v for k, v in plan.items() if k != "event"}
     details.update(n_phases=len(plan["sizes"]), sequential_rounds=n, clip_bound=clip,
                    max_iter_ignored=int(max_iter), calibration=calibration)

@@ -73,7 +73,7 @@ from ._dpsgd import _clip_bound
 from ._dpsgd_kernel import row_norms
 from ._phased import public_radius
 from ._resque_kernel import BATCHED_WORK, resque_loop
-from ._result import SolverResult
+from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 from ._validation import check_gaussian_solver_args
 
@@ -287,10 +287,7 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
         np.ascontiguousarray(plan["radii"]), rng, stats, _batched_work(),
     )
     W = center.reshape(p, 1)
-    if fit_intercept:
-        coef, intercept = W[:-1], W[-1] * intercept_scaling
-    else:
-        coef, intercept = W, np.zeros(1)
+    coef, intercept = split_intercept(W, fit_intercept, intercept_scaling)
     details = {k: (v.tolist() if isinstance(v, np.ndarray) else v)
                for k, v in plan.items() if k != "event"}
     details.update(oracle_queries=int(stats[0]), sequential_rounds=int(stats[1]),

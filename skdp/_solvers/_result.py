@@ -43,3 +43,26 @@ class SolverResult:
     dp_event: Any
     data_norm: float
     details: dict
+
+
+def split_intercept(W, fit_intercept, intercept_scaling):
+    """``(coef, intercept)`` of a released vector ``W`` of the augmented model.
+
+    With ``fit_intercept`` the last coordinate multiplies the constant column
+    ``intercept_scaling`` (DESIGN.md §5), so the intercept is ``W[-1] * intercept_scaling``
+    (post-processing: no privacy cost).  ``W`` has shape ``(p, K)`` or ``(p,)``; the
+    intercept always has shape ``(K,)`` (``(1,)`` for a vector).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp._solvers._result import split_intercept
+    >>> split_intercept(np.array([1.0, 2.0, 3.0]), True, 2.0)
+    (array([1., 2.]), array([6.]))
+    >>> split_intercept(np.ones((2, 3)), False, 1.0)[1]
+    array([0., 0., 0.])
+    """
+    n_outputs = W.shape[1] if W.ndim == 2 else 1
+    if fit_intercept:
+        return W[:-1], np.atleast_1d(W[-1] * intercept_scaling)
+    return W, np.zeros(n_outputs)

@@ -124,7 +124,7 @@ from ..accounting import (
 from .._mechanisms import clip_and_augment
 from ._dpsgd import _clip_bound
 from ._dpsgd_kernel import dpsgd_loop, row_norms
-from ._result import SolverResult
+from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 from ._validation import check_gaussian_solver_args
 
@@ -301,10 +301,7 @@ def solve_rrpsgd(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
             Xc, yc, int(loss.loss_id), float(loss.param), P["clip"], xnorm, W, R, P["q"],
             float(P["m"]), P["sigma"], float(alpha), math.inf, False, P["eta"], 0.0, rng)
     del dropped  # private: never reported
-    if fit_intercept:
-        coef, intercept = W[:-1], W[-1] * intercept_scaling
-    else:
-        coef, intercept = W, np.zeros(1)
+    coef, intercept = split_intercept(W, fit_intercept, intercept_scaling)
     details = {
         "lipschitz": P["L"], "smoothness": P["beta"], "calibration": calibration,
         "sampling_rate": P["q"], "batch_size": P["m"], "noise_multiplier": P["z"],

@@ -106,7 +106,7 @@ from ..accounting import compose, gaussian_delta, gaussian_event, gaussian_mu_fo
 from .._mechanisms import clip_and_augment
 from .._mechanisms._tree import tree_height
 from ._dpsgd_kernel import row_norms
-from ._result import SolverResult
+from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args
 from ._spider_kernel import (
     FLAG_ANCHOR,
@@ -444,10 +444,7 @@ def solve_spider(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
         n_averaged = iterates.shape[0] - iterates.shape[0] // 2
         w = iterates[iterates.shape[0] // 2:].mean(axis=0)
 
-    if fit_intercept:
-        coef, intercept = w[:-1], np.array([w[-1] * intercept_scaling])
-    else:
-        coef, intercept = w, np.zeros(1)
+    coef, intercept = split_intercept(w, fit_intercept, intercept_scaling)
     details = {
         **{k: v for k, v in P.items()},
         "calibration": calibration,

@@ -77,7 +77,7 @@ from .._mechanisms import clip_and_augment
 from .._mechanisms._tree import tree_dp_event, tree_height, tree_sigma_tight
 from ..accounting import calibrate_gaussian_sigma, gaussian_event, get_delta
 from ._dpsgd_kernel import row_norms
-from ._result import SolverResult
+from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args
 from ._zeroth_order_kernel import (
     F_ALPHA,
@@ -320,10 +320,7 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_inter
         w = period_avgs[int(rng.integers(P.K))].copy()
     else:
         w = period_avgs[-max(1, int(round(P.K / 4))):].mean(axis=0)
-    if fit_intercept:
-        coef, intercept = w[:-1], np.array([w[-1] * intercept_scaling])
-    else:
-        coef, intercept = w, np.zeros(1)
+    coef, intercept = split_intercept(w, fit_intercept, intercept_scaling)
     details = {
         **dict(P),
         "output": output,
