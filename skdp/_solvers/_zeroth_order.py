@@ -246,12 +246,17 @@ def zeroth_order_plan(n, p, loss, *, epsilon, delta, data_norm, y_bound=None,
     if warn:
         bound = ((F_star + L * delta_s) * p * L * L / (delta_s * M)) ** (1.0 / 3.0) + \
             ((F_star + L * delta_s) * p**1.5 * L / (rho * delta_s * M)) ** 0.5
-        if K < 2 or bound >= L:
+        reasons = []
+        if K < 2:
+            reasons.append(f"only K = {K} period of T = {T} rounds (the output averages "
+                           "periods)")
+        if bound >= L:
+            reasons.append(f"the Theorem 4.9 stationarity bound ({bound:.3g}, up to "
+                           f"constants) is >= the Lipschitz constant L = {L:.3g}")
+        if reasons:
             warnings.warn(
-                f"solver={solver!r}: n = {n} rows give K = {K} period(s) of T = {T} rounds; "
-                f"the Theorem 4.9 stationarity bound ({bound:.3g}, up to constants) is "
-                f"{'>=' if bound >= L else '<'} the Lipschitz constant L = {L:.3g}: the fit "
-                "may barely move. Use more data, a larger epsilon or fewer features.",
+                f"solver={solver!r} on n = {n} rows: {'; '.join(reasons)}; the fit may barely "
+                "move. Use more data, a larger epsilon or fewer features.",
                 UserWarning, stacklevel=4,
             )
     P = ZerothOrderParameters(
