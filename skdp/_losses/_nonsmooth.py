@@ -34,6 +34,7 @@ difference to ``Lip_l`` times the step (a no-op when the declaration is true), n
 declaration: a wrong constant biases the estimate but cannot raise the sensitivity.
 """
 
+import abc
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,15 +56,18 @@ USER_LOSS = -1
 
 
 @dataclass(frozen=True)
-class _NonsmoothLoss:
+class _NonsmoothLoss(abc.ABC):
+    """Shared part of the nonsmooth residual losses: constants from ``prediction_lipschitz``."""
+
     loss_scale: float = 1.0
 
     @property
     def param(self):
         return float(self.loss_scale)
 
-    def prediction_lipschitz(self):  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abc.abstractmethod
+    def prediction_lipschitz(self):
+        """Lipschitz constant of ``z -> l(z, y)`` in the prediction ``z``."""
 
     def lipschitz(self, data_norm):
         """``L = Lip_l R``: Lipschitz constant of ``w -> l(a.w, y)`` for ``||a|| <= R``."""

@@ -125,11 +125,11 @@ import math
 
 import numpy as np
 
-from ..accounting import calibrate_poisson_gaussian, get_epsilon, poisson_gaussian_event
+from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
 from .._mechanisms import clip_and_augment
 from ._dpsgd_kernel import dpsgd_loop, row_norms
 from ._result import SolverResult, split_intercept
-from ._validation import check_gaussian_solver_args
+from ._validation import check_gaussian_solver_args, check_int, require_certified
 from ._threads import solver_threads
 
 __all__ = ["solve_dpsgd"]
@@ -154,13 +154,9 @@ def _noise_multiplier(epsilon, delta, q, n_steps, n, calibration):
     """
     if calibration == "paper":
         z = _paper_multiplier(epsilon, delta, n)
-        achieved = get_epsilon(poisson_gaussian_event(q, z, n_steps), delta)
-        if achieved > epsilon:
-            raise ValueError(
-                f"BST14's printed noise (z = {z:.4g}) is not certified ({epsilon}, {delta})-DP "
-                f"by the accountant for {n_steps} steps at sampling rate {q:.4g} "
-                f"(epsilon = {achieved:.4g}); use calibration='tight' or fewer steps"
-            )
+        require_certified(poisson_gaussian_event(q, z, n_steps), epsilon, delta,
+                          f"BST14's printed noise (z = {z:.4g}) for {n_steps} steps at "
+                          f"sampling rate {q:.4g}")
         return z
     return calibrate_poisson_gaussian(epsilon, delta, q, n_steps)
 
@@ -241,19 +237,11 @@ def _solve(
         raise ValueError(f"solver='dpsgd' needs at least 2 samples, got n={n}")
     epsilon, delta, mu = check_gaussian_solver_args(
         epsilon, delta, mu, calibration, "dpsgd", pure_dp_solver="output_perturbation")
-    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)):
-        raise ValueError(f"batch_size must be an integer, got {batch_size!r}")
-    batch_size = int(batch_size)
-    if not 1 <= batch_size <= n:
-        raise ValueError(f"batch_size must be in [1, n_samples={n}], got {batch_size}")
+    batch_size = check_int("batch_size", batch_size, 1, n)
     if n_steps is None:
         T = math.ceil(n * n / (batch_size * batch_size))
     else:
-        if isinstance(n_steps, (bool, np.bool_)) or not isinstance(n_steps, (int, np.integer)):
-            raise ValueError(f"n_steps must be a positive integer or None, got {n_steps!r}")
-        T = int(n_steps)
-        if T < 1:
-            raise ValueError(f"n_steps must be >= 1, got {n_steps!r}")
+        T = check_int("n_steps", n_steps, 1)
     q = batch_size / n
     L = float(loss.lipschitz(data_norm))
     beta_l = float(loss.smoothness(data_norm))

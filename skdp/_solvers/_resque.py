@@ -75,7 +75,7 @@ from ._phased import public_radius
 from ._resque_kernel import BATCHED_WORK, resque_loop
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
-from ._validation import check_gaussian_solver_args
+from ._validation import check_gaussian_solver_args, check_int
 
 __all__ = ["solve_resque", "resque_plan", "plan_resque_event"]
 
@@ -96,11 +96,7 @@ def _ledger(n, batch_size, n_epochs, epsilon, delta, calibration):
     n = int(n)
     if n < 2:
         raise ValueError(f"solver='resque' needs at least 2 samples, got n={n}")
-    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, numbers.Integral):
-        raise ValueError(f"batch_size must be an integer, got {batch_size!r}")
-    b = int(batch_size)
-    if not 1 <= b <= n:
-        raise ValueError(f"batch_size must be in [1, n_samples={n}], got {b}")
+    b = check_int("batch_size", batch_size, 1, n)
     n_epochs = float(n_epochs)
     if not (n_epochs > 0.0 and math.isfinite(n_epochs)):
         raise ValueError(f"n_epochs must be finite and > 0, got {n_epochs!r}")

@@ -118,7 +118,6 @@ import numpy as np
 from ..accounting import (
     calibrate_poisson_gaussian,
     gaussian_mu_for,
-    get_epsilon,
     poisson_gaussian_event,
 )
 from .._mechanisms import clip_and_augment
@@ -126,7 +125,7 @@ from ._dpsgd import _clip_bound
 from ._dpsgd_kernel import dpsgd_loop, row_norms
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
-from ._validation import check_gaussian_solver_args
+from ._validation import check_gaussian_solver_args, check_int, require_certified
 
 __all__ = ["solve_rrpsgd", "rrpsgd_plan", "rrpsgd_event"]
 
@@ -158,25 +157,13 @@ def _noise_multiplier(epsilon, delta, q, n_rounds, n, calibration):
     """Noise multiplier ``z`` (public only); module-level so tests can replace it."""
     if calibration == "paper":
         z = _paper_multiplier(epsilon, delta, n)
-        achieved = get_epsilon(rrpsgd_event(q, z, n_rounds), delta)
-        if achieved > epsilon:
-            raise ValueError(
-                f"the paper's printed noise (z = {z:.4g}) is not certified ({epsilon}, "
-                f"{delta})-DP by the accountant for {n_rounds} rounds at sampling rate "
-                f"{q:.4g} (epsilon = {achieved:.4g}); use calibration='tight'"
-            )
+        require_certified(rrpsgd_event(q, z, n_rounds), epsilon, delta,
+                          f"the paper's printed noise (z = {z:.4g}) for {n_rounds} rounds at "
+                          f"sampling rate {q:.4g}")
         return z
     if q >= 1.0:
         return 2.0 * math.sqrt(n_rounds) / gaussian_mu_for(epsilon, delta)
     return calibrate_poisson_gaussian(epsilon, delta, q, n_rounds)
-
-
-def _check_int(name, value, low):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if int(value) < low:
-        raise ValueError(f"{name} must be >= {low}, got {value!r}")
-    return int(value)
 
 
 def rrpsgd_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
@@ -204,10 +191,10 @@ def rrpsgd_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
         raise ValueError(
             f"calibration='paper' (Zhang et al. 2017, Thm 4) holds for epsilon <= 1 only, got "
             f"epsilon={epsilon}; use calibration='tight'")
-    m = _check_int("batch_size", batch_size, 1)
+    m = check_int("batch_size", batch_size, 1)
     if m > n:
         raise ValueError(f"batch_size must be in [1, n_samples={n}], got {m}")
-    T = math.ceil(n * n / (m * m)) if n_steps is None else _check_int("n_steps", n_steps, 1)
+    T = math.ceil(n * n / (m * m)) if n_steps is None else check_int("n_steps", n_steps, 1)
     q = 1.0 if m == n else m / n
     L = float(loss.lipschitz(data_norm))
     beta = float(loss.smoothness(data_norm)) + alpha

@@ -5,8 +5,11 @@ it runs before any data is read, so an invalid call never leaves a half-fitted m
 """
 
 import math
+import numbers
 
-__all__ = ["check_gaussian_solver_args"]
+import numpy as np
+
+__all__ = ["check_gaussian_solver_args", "check_int", "require_certified"]
 
 
 def check_gaussian_solver_args(epsilon, delta, alpha, calibration, solver, *,
@@ -56,3 +59,47 @@ def check_gaussian_solver_args(epsilon, delta, alpha, calibration, solver, *,
     if not (alpha >= 0.0 and math.isfinite(alpha)):
         raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}")
     return epsilon, delta, alpha
+
+
+def check_int(name, value, low, high=None):
+    """``value`` as an ``int`` in ``[low, high]`` (``high=None``: no upper bound).
+
+    Booleans and non-integers are refused: a batch size or step count fixes the noise
+    calibration, so it must be exactly what the caller meant.
+
+    Examples
+    --------
+    >>> from skdp._solvers._validation import check_int
+    >>> check_int("batch_size", 50, 1, 100)
+    50
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        upper = "" if high is None else f" and <= {high}"
+        raise ValueError(f"{name} must be >= {low}{upper}, got {value}")
+    return value
+
+
+def require_certified(event, epsilon, delta, what):
+    """Refuse a printed (``calibration="paper"``) noise level the accountant does not certify.
+
+    Papers' noise formulas rest on loose composition chains whose constants do not always
+    close; the mechanism actually run is checked with :func:`skdp.accounting.get_epsilon`
+    before any data is read, and a ``ValueError`` is raised if it is not
+    ``(epsilon, delta)``-DP.
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> from skdp._solvers._validation import require_certified
+    >>> require_certified(dp_accounting.GaussianDpEvent(20.0), 1.0, 1e-6, "z = 20")
+    """
+    from ..accounting import get_epsilon
+
+    achieved = get_epsilon(event, delta)
+    if achieved > epsilon:
+        raise ValueError(
+            f"{what} is not certified ({epsilon}, {delta})-DP by the accountant "
+            f"(epsilon = {achieved:.4g}); use calibration='tight'")
