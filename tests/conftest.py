@@ -59,4 +59,7 @@ def warm_kernels():
                          batch_size=5, block_size=2, random_state=0).fit(Xs, ys)
         DPLogisticRegression(solver=solver, data_norm=3.0, batch_size=5, block_size=2,
                              random_state=0).fit(Xs, ys)
+    # the threaded oracle round of resque (oracle_round_parallel)
+    DPLogisticRegression(solver="resque", data_norm=3.0, batch_size=5, block_size=2, n_jobs=2,
+                         random_state=0).fit(Xs, ys)
     yield

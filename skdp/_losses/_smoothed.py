@@ -128,9 +128,8 @@ def raw_margin_derivative(m, y, loss_id, param):
     if loss_id == LOGISTIC:
         t = -y * m
         e = math.exp(-abs(t))
-        if t > 0.0:
-            return -y / (1.0 + e)
-        return -y * e / (1.0 + e)
+        num = 1.0 if t > 0.0 else e  # a select, not a branch (same bits as -y/(1+e), -y e/(1+e))
+        return -y * num / (1.0 + e)
     if loss_id == HUBER:
         r = m - y
         if r > param:

@@ -37,7 +37,7 @@ SOLVER_OPTIONS = {
     "dpsgd": ("batch_size", "n_steps"),
     "phased": ("smoothing", "step_scale"),
     "resque": ("batch_size", "n_epochs", "n_phases", "phase_shrink", "block_size",
-               "smoothing", "step_scale"),
+               "smoothing", "step_scale", "n_jobs"),
     "spider": ("selection",),
     "rrpsgd": ("batch_size", "n_steps"),
     "zeroth_order": ("smoothing_radius",),

@@ -21,8 +21,8 @@ steps in **blocks** of ``m_i`` steps (``block_size``, or ``"auto"``:
 ``max(1, floor(kappa rho/(eta_i G)))``).  A block fixes the anchor ``xbar`` = the current
 iterate, samples its ``m_i`` Poisson batches and one query ``t_j = <a_j, xbar> + rho ||a_j|| Z_j``
 per (step, example) pair; all the ``l'(t_j)`` depend only on the anchor and these draws
-(**one oracle round** per block: evaluated as one batched parallel pass for large blocks,
-else fused into each step's pass over the gathered rows -- the same numbers, bitwise).
+(**one oracle round** per block: one batched pass over the block's gathered rows, a
+matrix-vector product and one derivative per query).
 Each step of the block then uses the GLM ReSQue estimate
 ``w_j l'(t_j) a_j`` (``w_j`` the reweighting from ``xbar`` to the current iterate, spec §2.5;
 ``w_j = 1`` when ``m_i = 1``), clipped to ``C_t`` (``L`` if ``m_i = 1``, else ``w_max L``),
@@ -72,7 +72,7 @@ from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
 from ._dpsgd import _clip_bound
 from ._dpsgd_kernel import row_norms
 from ._phased import public_radius
-from ._resque_kernel import BATCHED_WORK, resque_loop
+from ._resque_kernel import PARALLEL_ROUND_WORK, resque_loop
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 from ._validation import check_gaussian_solver_args, check_int
@@ -235,30 +235,42 @@ def solve_resque(X, y, loss, **kwargs):
         ReSQue radius ``rho`` (None: ``min(R/4, 10 R/sqrt(n))``).
     step_scale : float or None, default=None
         Step multiplier (None: 8, the spec's ``eta_mult``).
+    n_jobs : int or None, default=None
+        Threads of the batched oracle round of blocks with at least
+        ``PARALLEL_ROUND_WORK`` entries (None or 1: serial; -1: all numba threads).  The
+        model is bitwise reproducible for a given setting and the same for every thread
+        count >= 2; serial and threaded runs differ by rounding only (chunked
+        matrix-vector products).  Privacy does not depend on it.
 
     Returns
     -------
     SolverResult
     """
+    n_jobs = kwargs.pop("n_jobs", None)
+    threads = oracle_threads(n_jobs)
     with solver_threads(X.shape[0], X.shape[1] + 1):
-        return _solve(X, y, loss, **kwargs)
+        if threads > 1:
+            numba.set_num_threads(threads)  # restored by solver_threads
+        return _solve(X, y, loss, parallel=threads > 1, **kwargs)
 
 
-def _batched_work():
-    """Block size (entries) from which the oracle round runs as one batched parallel pass.
-
-    With one numba thread the round is always fused into the steps' passes (a one-thread
-    parallel region only adds overhead).  Both paths give bitwise the same model.
-    """
-    if numba.get_num_threads() < 2:
-        return np.iinfo(np.int64).max
-    return BATCHED_WORK
+def oracle_threads(n_jobs):
+    """Numba threads for the oracle rounds: ``None``/1 -> 1, ``-1`` -> all, ``k`` -> ``k``
+    (at most ``numba.config.NUMBA_NUM_THREADS``)."""
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral) \
+            or n_jobs == 0 or n_jobs < -1:
+        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}")
+    available = int(numba.config.NUMBA_NUM_THREADS)
+    return available if n_jobs == -1 else min(int(n_jobs), available)
 
 
 def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_intercept=True,
            intercept_scaling=1.0, y_bound=None, calibration="tight", max_iter=10_000,
            max_coef_norm=None, rng, batch_size=50, n_epochs=10, n_phases=5,
-           phase_shrink=0.5, block_size="auto", smoothing=None, step_scale=None):
+           phase_shrink=0.5, block_size="auto", smoothing=None, step_scale=None,
+           parallel=False):
     n = X.shape[0]
     if int(n_outputs) != 1:
         raise ValueError("solver='resque' supports binary logistic, Huber and absolute losses "
@@ -280,7 +292,8 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
         float(plan["batch_size"]), plan["noise_multiplier"], _clip_bound(L, p),
         plan["w_max"], float(plan["rho"]), plan["kappa"], float(alpha), plan["coef_bound"],
         plan["phase_steps"], np.ascontiguousarray(plan["etas"]), plan["blocks"],
-        np.ascontiguousarray(plan["radii"]), rng, stats, _batched_work(),
+        np.ascontiguousarray(plan["radii"]), rng, stats,
+        PARALLEL_ROUND_WORK if parallel else np.iinfo(np.int64).max,
     )
     W = center.reshape(p, 1)
     coef, intercept = split_intercept(W, fit_intercept, intercept_scaling)
@@ -289,6 +302,7 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
     details.update(oracle_queries=int(stats[0]), sequential_rounds=int(stats[1]),
                    n_steps=int(stats[2]), calibration=calibration,
                    full_gradient_equivalents=float(stats[0]) / n,
+                   oracle_threads=numba.get_num_threads() if parallel else 1,
                    max_iter_ignored=int(max_iter))
     return SolverResult(
         coef=np.ascontiguousarray(coef),

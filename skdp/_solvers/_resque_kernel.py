@@ -28,23 +28,27 @@ paper's high-probability moment bound is not used).
 All random numbers are drawn serially from the ``numpy.random.Generator`` passed in (same
 seed, same bits), before any data pass of their block.
 
-Cost layout of :func:`resque_loop` (measured, ``doc/solvers/resque.rst``).  A block gathers its
-rows once (a loop of independent loads, so the cache misses of the random rows overlap) into
-a contiguous buffer.  The oracle answers ``l'(<a_j, xbar> + rho ||a_j|| Z_j)`` depend only on
-the anchor and the block's draws, so they are computed either in one batched parallel round
-(:func:`oracle_round`, fixed chunks: independent of the thread count) for large blocks, or
-lazily inside each step's pass (:func:`_step_fused`), where ``<a_j, xbar>`` and ``<a_j, x>``
-come from one read of the row -- the same expressions in the same order, so both paths give
-bitwise the same model (tested).  At a block's first step ``x = xbar`` bitwise, the weight is
-exactly 1 and its dot product is skipped.  On the shared 2-core machine parallel regions per
-block (or per step) made a fit 5-6x slower when other processes competed for the cores, so
-the fused serial pass is the default below ``BATCHED_WORK`` entries per block.
+Cost layout of :func:`resque_loop` (measured, ``doc/solvers/resque.rst``).  A block's **oracle
+round** gathers its rows once (a loop of independent loads, so the cache misses of the random
+rows overlap) into a contiguous buffer ``Xb`` -- a row with a non-finite norm is stored as
+zeros and flagged (its contribution is dropped), so the dense products below never see a
+non-finite entry -- then computes ``tbar = Xb @ xbar`` over all its ``m`` batches and
+``l'(tbar_j + rho ||a_j|| Z_j)``: these depend only on the anchor and the block's draws, so
+the round runs serially (:func:`oracle_round`) or, when the caller asks for threads, on fixed
+chunks in parallel (:func:`oracle_round_parallel`; one parallel region per block, not per
+step).  Each step is ``t_x = Xb_s @ x`` (weighted steps only; at a block's first step
+``x = xbar`` bitwise, the weight is exactly 1 and the product is skipped), one scalar pass
+computing the clipped coefficients ``c_j`` (:func:`step_coefficients`, where the privacy clip
+lives) and ``sum_j c_j a_j = c @ Xb_s``.  The products go to BLAS ``dgemv`` (numba's
+``np.dot``), limited to one thread while a solver runs
+(:func:`~skdp._solvers._threads.solver_threads`).  The serial path is the default: on the
+shared 2-core machine a parallel region per block made whole fits 5-15x slower whenever
+other processes competed for the cores (a region waits for its descheduled thread).
 """
 
 import numpy as np
 from numba import njit, prange
 
-from .._losses._kernels import _dot_row
 from .._losses._smoothed import raw_margin_derivative
 from ._dpsgd_kernel import _sample_batch
 
@@ -133,188 +137,133 @@ def resque_estimates_glm(a, y, loss_id, param, anchor, x, rho, Z, clip, logw_cap
             out[j, k] = cg * a[k]
 
 
-#: Work (entries touched) above which a step's sum runs on ``N_CHUNKS`` fixed chunks (in
-#: parallel on the batched path, serially on the fused path).  The choices depend on public
-#: sizes only, chunk results are added in a fixed order, and the two oracle paths compute the same
-#: numbers in the same order, so the output does not depend on the path or on the number
-#: of threads (bitwise).
-PARALLEL_WORK = 200_000
-N_CHUNKS = 8
-#: Default block work (``total * p`` entries) from which ``solve_resque`` runs the batched
-#: parallel oracle round (with more than one numba thread).  Measured on the shared 2-core
-#: machine (``doc/solvers/resque.rst``): below about this size a parallel region per block
-#: costs more than it saves when other processes compete for the cores, while the fused
-#: serial pass reads every gathered row once per step.
-BATCHED_WORK = 2_000_000
-
-
 @njit(cache=True)
-def _gather_range(X, y, xnorm, idx, lo, hi, Xb, yb, nb):
-    """``Xb[j] = X[idx[j]]``, ``yb[j] = y[idx[j]]``, ``nb[j] = xnorm[idx[j]]`` for ``j`` in
-    ``[lo, hi)``: a loop of independent loads, so the cache misses of the random rows
-    overlap; the block's steps then read contiguous, cache-resident rows."""
+def oracle_chunk(X, y, xnorm, idx, lo, hi, Xb, yb, nb, anchor, rho, loss_id, param, Z, tbar,
+                 gq):
+    """Gather rows ``idx[lo:hi]`` and answer their oracle queries at the anchor ``xbar``.
+
+    ``Xb[j] = X[idx[j]]``, ``yb[j] = y[idx[j]]``, ``nb[j] = xnorm[idx[j]]`` (a loop of
+    independent loads, so the cache misses of the random rows overlap; the steps then read
+    contiguous rows), then ``tbar[j] = <a_j, xbar>`` (one ``dgemv``) and
+    ``gq[j] = l'(tbar[j] + rho ||a_j|| Z[j]; y_j)``.  A row whose norm is not finite is
+    stored as zeros with ``nb[j] = NaN``: :func:`step_coefficients` then gives it the
+    coefficient 0, and the products over ``Xb`` never meet ``0 * inf = NaN``.
+
+    Nothing here depends on the iterates of the block's steps (spec §2: the queries are
+    ``xi_j ~ N(xbar, rho^2 I)``, summarised by ``t_j = <a_j, xi_j>`` in the GLM form), and
+    rows are independent: chunks can run in any order or in parallel.
+    """
     p = X.shape[1]
     for j in range(lo, hi):
         i = idx[j]
-        for k in range(p):
-            Xb[j, k] = X[i, k]
+        nrm = xnorm[i]
+        if nrm < np.inf:
+            for k in range(p):
+                Xb[j, k] = X[i, k]
+            nb[j] = nrm
+        else:  # NaN or inf: flagged, dropped by step_coefficients
+            for k in range(p):
+                Xb[j, k] = 0.0
+            nb[j] = np.nan
         yb[j] = y[i]
-        nb[j] = xnorm[i]
+    if hi > lo:
+        tb = np.dot(Xb[lo:hi], anchor)
+        for j in range(lo, hi):
+            t0 = tb[j - lo]
+            tbar[j] = t0
+            gq[j] = raw_margin_derivative(t0 + rho * nb[j] * Z[j], yb[j], loss_id, param)
 
 
 @njit(cache=True)
-def _oracle_range(Xb, yb, nb, lo, hi, W, rho, loss_id, param, Z, tbar, gq):
-    """``tbar[j] = <a_j, xbar>``, ``gq[j] = l'(tbar[j] + rho ||a_j|| Z[j]; y_j)`` on gathered
-    rows (``W`` = the anchor as a column)."""
-    for j in range(lo, hi):
-        tb = _dot_row(Xb, j, W, 0)
-        tbar[j] = tb
-        gq[j] = raw_margin_derivative(tb + rho * nb[j] * Z[j], yb[j], loss_id, param)
+def oracle_round(X, y, xnorm, idx, total, Xb, yb, nb, anchor, rho, loss_id, param, Z, tbar,
+                 gq):
+    """The block's batched oracle round, serially: :func:`oracle_chunk` on all ``total``
+    queried rows at once."""
+    oracle_chunk(X, y, xnorm, idx, 0, total, Xb, yb, nb, anchor, rho, loss_id, param, Z,
+                 tbar, gq)
+
+
+#: Fixed number of chunks of the parallel oracle round: the chunking, hence every rounding,
+#: does not depend on the number of threads.
+N_CHUNKS = 8
+#: Block size (``total * p`` entries) from which ``solve_resque(n_jobs > 1)`` runs a block's
+#: oracle round on the threads.  Measured on 2 cores (``doc/solvers/resque.rst``): a
+#: parallel region per block costs 15-80 us, so smaller rounds (all blocks at n <= 10^5,
+#: p <= 11, and at n = 10^4, p = 101) ran 1.5-2x slower threaded than serially.
+PARALLEL_ROUND_WORK = 500_000
 
 
 @njit(cache=True, parallel=True)
-def _oracle_parallel(X, y, xnorm, idx, total, W, rho, loss_id, param, Z, tbar, gq, Xb, yb,
-                     nb):
+def oracle_round_parallel(X, y, xnorm, idx, total, Xb, yb, nb, anchor, rho, loss_id, param,
+                          Z, tbar, gq):
+    """The block's batched oracle round on the numba threads: :func:`oracle_chunk` on
+    ``N_CHUNKS`` fixed chunks (the answers equal the serial round's up to the rounding of
+    the chunked ``dgemv``; bitwise the same for any number of threads)."""
     for c in prange(N_CHUNKS):
-        lo = c * total // N_CHUNKS
-        hi = (c + 1) * total // N_CHUNKS
-        _gather_range(X, y, xnorm, idx, lo, hi, Xb, yb, nb)
-        _oracle_range(Xb, yb, nb, lo, hi, W, rho, loss_id, param, Z, tbar, gq)
+        oracle_chunk(X, y, xnorm, idx, c * total // N_CHUNKS, (c + 1) * total // N_CHUNKS,
+                     Xb, yb, nb, anchor, rho, loss_id, param, Z, tbar, gq)
 
 
 @njit(cache=True)
-def oracle_round(X, y, xnorm, idx, total, anchor, rho, loss_id, param, Z, tbar, gq, Xb, yb,
-                 nb):
-    """One batched oracle round: for every queried example ``j < total`` (row ``idx[j]``),
-    gather the row, label and norm into ``Xb[j]``, ``yb[j]``, ``nb[j]`` and set
-    ``tbar[j] = <a, anchor>``, ``gq[j] = l'(tbar[j] + rho ||a|| Z[j]; y)``.
+def step_coefficients(gq, tbar, nb, Z, lo, hi, rho, tx, weighted, C, coef):
+    """``coef[j - lo] = c_j`` for ``j`` in ``[lo, hi)`` such that row ``j`` contributes
+    ``c_j a_j = clip_C(w_j l'_j a_j)``, with ``w_j`` the GLM ReSQue weight from the anchor to
+    the iterate (``log w_j = Z_j D_j/s_j - D_j^2/(2 s_j^2)``, ``D_j = tx[j - lo] - tbar[j]``,
+    ``s_j = rho ||a_j||``; ``w_j = 1`` if not weighted).
 
-    Independent per example, run as one parallel pass over ``N_CHUNKS`` fixed chunks: the
-    result does not depend on the thread count.
+    Privacy: ``|c_j| ||a_j|| <= C`` for every input (:func:`clipped_weight_scale`); anything
+    non-finite (the derivative, the weight, the flagged norm of a non-finite row) gives
+    ``c_j = 0``.  So each row's contribution has norm ``<= C`` whatever the data.
     """
-    W = anchor.reshape((anchor.shape[0], 1))
-    _oracle_parallel(X, y, xnorm, idx, total, W, rho, loss_id, param, Z, tbar, gq, Xb, yb,
-                     nb)
-
-
-@njit(cache=True)
-def _step_range(Xb, nb, lo, hi, gq, tbar, Z, rho, Wx, weighted, C, out):
-    """``out += sum_{j in [lo, hi)} clip_C(w_j l'_j a_j)`` (``w_j = 1`` if not weighted),
-    on the block's gathered rows ``Xb`` (norms ``nb``), from the oracle answers ``gq`` and
-    ``tbar`` of a batched round (:func:`oracle_round`)."""
-    p = Xb.shape[1]
-    for jj in range(lo, hi):
-        g = gq[jj]
+    for j in range(lo, hi):
+        g = gq[j]
         if weighted:
-            logw = resque_logw_glm(tbar[jj] + rho * nb[jj] * Z[jj], tbar[jj],
-                                   _dot_row(Xb, jj, Wx, 0), rho * nb[jj])
+            s = rho * nb[j]
+            logw = resque_logw_glm(tbar[j] + s * Z[j], tbar[j], tx[j - lo], s)
         else:
             logw = 0.0
-        c = clipped_weight_scale(logw, abs(g) * nb[jj], C, LOGW_CAP)
-        if c > 0.0:  # c = 0: zero gradient, or a non-finite value (contributes 0)
-            c *= g
-            for k in range(p):
-                out[k] += c * Xb[jj, k]
-
-
-@njit(cache=True, parallel=True)
-def _step_parallel(Xb, nb, lo, hi, gq, tbar, Z, rho, Wx, weighted, C, partial):
-    cnt = hi - lo
-    for c in prange(N_CHUNKS):
-        for k in range(partial.shape[1]):
-            partial[c, k] = 0.0
-        _step_range(Xb, nb, lo + c * cnt // N_CHUNKS, lo + (c + 1) * cnt // N_CHUNKS, gq,
-                    tbar, Z, rho, Wx, weighted, C, partial[c])
+        c = clipped_weight_scale(logw, abs(g) * nb[j], C, LOGW_CAP)
+        coef[j - lo] = c * g if c > 0.0 else 0.0  # c = 0: zero gradient or non-finite
 
 
 @njit(cache=True)
-def _dot2(Xb, j, u, v):
-    """``(<Xb[j], u>, <Xb[j], v>)`` in one pass over the row, each with the accumulation
-    order of :func:`~skdp._losses._kernels._dot_row` (so the values are bitwise equal)."""
-    d = Xb.shape[1]
-    a0 = 0.0
-    a1 = 0.0
-    a2 = 0.0
-    a3 = 0.0
-    b0 = 0.0
-    b1 = 0.0
-    b2 = 0.0
-    b3 = 0.0
-    k = 0
-    while k + 4 <= d:
-        x0 = Xb[j, k]
-        x1 = Xb[j, k + 1]
-        x2 = Xb[j, k + 2]
-        x3 = Xb[j, k + 3]
-        a0 += x0 * u[k]
-        a1 += x1 * u[k + 1]
-        a2 += x2 * u[k + 2]
-        a3 += x3 * u[k + 3]
-        b0 += x0 * v[k]
-        b1 += x1 * v[k + 1]
-        b2 += x2 * v[k + 2]
-        b3 += x3 * v[k + 3]
-        k += 4
-    while k < d:
-        a0 += Xb[j, k] * u[k]
-        b0 += Xb[j, k] * v[k]
-        k += 1
-    return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
-
-
-@njit(cache=True)
-def _step_fused(Xb, yb, nb, Z, lo, hi, anchor, x, rho, loss_id, param, weighted, C, out):
-    """The oracle answers and the step contributions in one pass over each gathered row:
-    ``tbar_j = <a_j, xbar>``, ``t_j = tbar_j + rho ||a_j|| Z_j``, ``l'_j = l'(t_j; y_j)``,
-    then ``out += clip_C(w_j l'_j a_j)`` with ``w_j`` the GLM weight at ``x``
-    (``<a_j, x>`` computed in the same pass; ``w_j = 1`` if not weighted).
-
-    The oracle answers depend only on the anchor and the block's draws, so evaluating them
-    here, lazily, gives the same numbers as the batched round (:func:`oracle_round` +
-    :func:`_step_range`, bitwise: same expressions, same accumulation order) while reading
-    each row once per step instead of twice per block.  Privacy: the same clip
-    (:func:`clipped_weight_scale`), so ``||contribution|| <= C`` for every row.
-    """
-    p = Xb.shape[1]
-    W = anchor.reshape((p, 1))
-    for jj in range(lo, hi):
-        if weighted:
-            tb, tx = _dot2(Xb, jj, anchor, x)
-        else:
-            tb = _dot_row(Xb, jj, W, 0)
-            tx = 0.0
-        s = rho * nb[jj]
-        t = tb + s * Z[jj]
-        g = raw_margin_derivative(t, yb[jj], loss_id, param)
-        logw = resque_logw_glm(t, tb, tx, s) if weighted else 0.0
-        c = clipped_weight_scale(logw, abs(g) * nb[jj], C, LOGW_CAP)
-        if c > 0.0:  # c = 0: zero gradient, or a non-finite value (contributes 0)
-            c *= g
-            for k in range(p):
-                out[k] += c * Xb[jj, k]
+def step_sum(Xb, nb, lo, hi, gq, tbar, Z, rho, x, weighted, C, coef, out):
+    """``out = sum_{j in [lo, hi)} clip_C(w_j l'_j a_j)`` on the block's gathered rows:
+    ``t_x = Xb[lo:hi] @ x`` (weighted steps only), :func:`step_coefficients`, then
+    ``out = coef @ Xb[lo:hi]`` (both ``dgemv``).  Replacing one row changes ``out`` by at
+    most ``2 C`` (up to rounding, absorbed by the caller's safety factor on ``C``)."""
+    B = hi - lo
+    if B == 0:
+        out[:] = 0.0
+        return
+    A = Xb[lo:hi]
+    tx = np.dot(A, x) if weighted else tbar[lo:hi]
+    step_coefficients(gq, tbar, nb, Z, lo, hi, rho, tx, weighted, C, coef)
+    out[:] = np.dot(coef[:B], A)
 
 
 @njit(cache=True)
 def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschitz, w_max,
                 rho, kappa, alpha, radius, phase_steps, phase_eta, phase_block,
-                phase_radius, rng, stats, batched_work):
+                phase_radius, rng, stats, parallel_work):
     """The whole PR-1 run (spec §5.2) on the clipped design ``X`` (rows ``||a|| <= C``).
 
     For each phase ``i`` (center ``c``, radius ``r_i = phase_radius[i]``, ``T_i`` steps of size
     ``eta_i``, block ``m_i``): from ``x = c``, repeat blocks of ``m = min(m_i, steps left)``:
 
     1. sample ``m`` Poisson(q) batches (:func:`_sample_batch`) and one ``Z ~ N(0, 1)`` per
-       (step, example) pair, serially from ``rng``; set the anchor ``xbar = x``; gather the
-       block's rows;
-    2. the oracle answers ``l'`` at ``t = <a, xbar> + s Z``: one batched parallel round
-       (:func:`oracle_round`) when the block has ``total * p >= batched_work`` entries,
-       else evaluated lazily inside each step's pass (:func:`_step_fused`) -- the same
-       numbers either way;
-    3. for each of the ``m`` steps: contributions ``v_j = clip_C(w_j l'_j a_j)`` with
+       (step, example) pair, serially from ``rng``; set the anchor ``xbar = x``;
+    2. the oracle round at the anchor: gather the block's rows and answer ``l'`` at
+       ``t = <a, xbar> + s Z`` for every queried example (:func:`oracle_round`, or
+       :func:`oracle_round_parallel` on the numba threads when the block has at least
+       ``parallel_work`` entries ``total * p``: a public size, so the path -- and every
+       rounding -- is fixed before the data is read);
+    3. for each of the ``m`` steps (:func:`step_sum`): contributions
+       ``v_j = clip_C(w_j l'_j a_j)`` with
        ``C = lipschitz`` and ``w_j = 1`` when ``m_i = 1`` (anchor = iterate), else
        ``C = w_max lipschitz`` and the GLM weight at the current ``x`` (at the block's first
-       step ``x = xbar`` bitwise, so ``D_j = 0``, ``log w_j = 0`` exactly and the dot is
-       skipped);
+       step ``x = xbar`` bitwise, so ``D_j = 0``, ``log w_j = 0`` exactly and the product
+       is skipped);
        ``g = (sum_j v_j + N(0, (noise_mult C)^2 I))/batch_size + alpha x``;
        ``x <- Pi_{B_R(0)} Pi_{B_r(c)} Pi_{B_{kappa rho}(xbar)} (x - eta g)`` (inner projection
        only when ``m_i > 1``); accumulate ``x`` into the phase average.
@@ -346,9 +295,8 @@ def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschit
     anchor = np.zeros(p)
     avg = np.zeros(p)
     v = np.zeros(p)
-    partial = np.zeros((N_CHUNKS, p))
+    coef = np.empty(cap)
     origin = np.zeros(0)
-    Wx = x.reshape((p, 1))
     inv_b = 1.0 / batch_size
     queries = 0
     rounds = 0
@@ -383,6 +331,7 @@ def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschit
                     Xb = np.empty((cap, p))
                     yb = np.empty(cap)
                     nb = np.empty(cap)
+                    coef = np.empty(cap)
                 starts[s] = total
                 for jj in range(B):
                     idx[total + jj] = tmp[jj]
@@ -392,43 +341,20 @@ def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschit
                 Zb[jj] = rng.standard_normal()
             for k in range(p):
                 anchor[k] = x[k]
-            # 2. the oracle round at the anchor: batched (parallel) for large blocks, else
-            #    fused into the steps' passes after one gather of the block's rows
-            batched = total * p >= batched_work
-            if batched:
-                oracle_round(X, y, xnorm, idx, total, anchor, rho, loss_id, param, Zb, tbar,
-                             gq, Xb, yb, nb)
+            # 2. the block's oracle round at the anchor, on its gathered rows
+            if total * p >= parallel_work:
+                oracle_round_parallel(X, y, xnorm, idx, total, Xb, yb, nb, anchor, rho,
+                                      loss_id, param, Zb, tbar, gq)
             else:
-                _gather_range(X, y, xnorm, idx, 0, total, Xb, yb, nb)
+                oracle_round(X, y, xnorm, idx, total, Xb, yb, nb, anchor, rho, loss_id, param,
+                             Zb, tbar, gq)
             rounds += 1
             queries += total
             # 3. the block's m noisy steps
             for s in range(m):
-                for k in range(p):
-                    v[k] = 0.0
-                lo = starts[s]
-                hi = starts[s + 1]
                 w_s = weighted and s > 0  # s = 0: x == xbar, log w = 0 exactly
-                if (hi - lo) * p >= PARALLEL_WORK:
-                    if batched:
-                        _step_parallel(Xb, nb, lo, hi, gq, tbar, Zb, rho, Wx, w_s, C,
-                                       partial)
-                    else:  # the same chunks, serially (no parallel region per step)
-                        cnt = hi - lo
-                        for c in range(N_CHUNKS):
-                            for k in range(p):
-                                partial[c, k] = 0.0
-                            _step_fused(Xb, yb, nb, Zb, lo + c * cnt // N_CHUNKS,
-                                        lo + (c + 1) * cnt // N_CHUNKS, anchor, x, rho,
-                                        loss_id, param, w_s, C, partial[c])
-                    for c in range(N_CHUNKS):
-                        for k in range(p):
-                            v[k] += partial[c, k]
-                elif batched:
-                    _step_range(Xb, nb, lo, hi, gq, tbar, Zb, rho, Wx, w_s, C, v)
-                else:
-                    _step_fused(Xb, yb, nb, Zb, lo, hi, anchor, x, rho, loss_id, param, w_s,
-                                C, v)
+                step_sum(Xb, nb, starts[s], starts[s + 1], gq, tbar, Zb, rho, x, w_s, C, coef,
+                         v)
                 for k in range(p):
                     gk = (v[k] + noise_mult * C * rng.standard_normal()) * inv_b + alpha * x[k]
                     x[k] -= eta * gk

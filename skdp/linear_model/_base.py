@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._mechanisms import max_row_norm
@@ -63,6 +63,12 @@ _CONVEX_SOLVER_PARAMS_DOC = r"""    batch_size : int, default=50
     n_epochs : float, default=10
         ``solver="resque"``: passes over the data (``T = ceil(n_epochs n/batch_size)``
         steps, fixed before the data is read).  Ignored otherwise.
+    n_jobs : int or None, default=None
+        ``solver="resque"``: threads evaluating the batched oracle round of each large
+        block (at least 5·10⁵ entries; ``None``: serial, ``-1``: all numba threads).  One
+        parallel region per block: worth it on large data when the cores are otherwise
+        idle (``doc/solvers/resque.rst``).  Results differ from the serial run by rounding
+        only; privacy does not depend on it.  Ignored otherwise.
 """
 
 _PRIVACY_DOC = """\
@@ -185,6 +191,8 @@ CONVEX_MODEL_CONSTRAINTS = {
     "n_phases": [Interval(numbers.Integral, 1, None, closed="left")],
     "phase_shrink": [Interval(numbers.Real, 0, 1, closed="right")],
     "n_epochs": [Interval(numbers.Real, 0, None, closed="neither")],
+    "n_jobs": [Options(numbers.Integral, {-1}), Interval(numbers.Integral, 1, None,
+                                                         closed="left"), None],
 }
 
 

@@ -167,6 +167,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         n_phases=5,
         phase_shrink=0.5,
         n_epochs=10,
+        n_jobs=None,
         random_state=None,
         verbose=0,
         privacy_ledger=None,
@@ -191,6 +192,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self.n_phases = n_phases
         self.phase_shrink = phase_shrink
         self.n_epochs = n_epochs
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.privacy_ledger = privacy_ledger

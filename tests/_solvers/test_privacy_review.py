@@ -31,7 +31,7 @@ from skdp._solvers import _phased, _resque, _rrpsgd
 from skdp._solvers._dpsgd import _clip_bound
 from skdp._solvers._phased import phased_plan, solve_phased
 from skdp._solvers._resque import solve_resque
-from skdp._solvers._resque_kernel import LOGW_CAP, _step_range
+from skdp._solvers._resque_kernel import LOGW_CAP, step_sum
 from skdp._solvers._rrpsgd import rrpsgd_plan, solve_rrpsgd
 from skdp._solvers._zeroth_order import kernel_parameters, zeroth_order_plan
 from skdp._solvers._zeroth_order_kernel import F_ETA, F_SIGMA, zo_run
@@ -242,9 +242,11 @@ def test_estimators_refuse_non_finite_input_before_phased_runs(Est):
 # ----------------------------------------------------------------------------- resque
 
 
+@pytest.mark.parametrize("n_jobs", [None, 2])
 @pytest.mark.parametrize("loss,fit_intercept", [(LogisticLoss(), True), (HuberLoss(1.0), False),
                                                 (AbsoluteLoss(), True), (_LyingHuber(1.0), True)])
-def test_resque_step_sum_change_is_bounded_end_to_end(loss, fit_intercept, monkeypatch):
+def test_resque_step_sum_change_is_bounded_end_to_end(loss, fit_intercept, n_jobs,
+                                                      monkeypatch):
     """solve_resque with z = 0, q = 1 (batch = n) and T = 1: the output is
     x_1 = -eta s / b, so the released sum s is read back exactly; for neighbours (extreme
     targets, rows on the clip, NaN/inf/huge rows) ||s - s'|| <= 2 C_t, C_t <= L."""
@@ -255,7 +257,7 @@ def test_resque_step_sum_change_is_bounded_end_to_end(loss, fit_intercept, monke
     L = loss.lipschitz(Cn)
     kw = dict(epsilon=1.0, delta=1e-6, alpha=0.0, data_norm=Cn, fit_intercept=fit_intercept,
               max_coef_norm=100.0, batch_size=n, n_epochs=1.0, n_phases=1, block_size=1,
-              step_scale=1e-3)
+              step_scale=1e-3, n_jobs=n_jobs)
     logistic = loss.loss_id == LogisticLoss().loss_id
     worst = 0.0
     for trial in range(10):
@@ -286,7 +288,7 @@ def test_resque_step_sum_change_is_bounded_end_to_end(loss, fit_intercept, monke
 
 
 def test_resque_weighted_contribution_is_clipped_to_w_max_L():
-    """_step_range (the code run by every weighted ReSQue step): each row's contribution
+    """step_sum (the code run by every weighted ReSQue step): each row's contribution
     w_j l'_j a_j is clipped to C_t whatever l', the weight (huge query draws, iterate far
     from the anchor), NaN or inf; a row's replacement moves the sum by <= 2 C_t."""
     rng = np.random.default_rng(11)
@@ -302,10 +304,10 @@ def test_resque_weighted_contribution_is_clipped_to_w_max_L():
                 a = _unit_rows(rng, 1, p, Cdata)
                 Xb = np.ascontiguousarray(a)
                 nb = np.array([np.linalg.norm(a)])
-                Wx = (a[0] * far / Cdata).reshape(p, 1).copy()  # iterate far from anchor 0
+                x = a[0] * far / Cdata  # iterate far from the anchor 0 (tbar = 0)
                 out = np.zeros(p)
-                _step_range(Xb, nb, 0, 1, np.array([g]), np.zeros(1), np.array([Z]), rho,
-                            Wx, True, clip, out)
+                step_sum(Xb, nb, 0, 1, np.array([g]), np.zeros(1), np.array([Z]), rho,
+                         x, True, clip, np.empty(1), out)
                 assert np.all(np.isfinite(out))
                 worst = max(worst, np.linalg.norm(out) / clip)
                 contribs.append(out)

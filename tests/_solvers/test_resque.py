@@ -344,10 +344,10 @@ def test_queries_do_not_depend_on_the_data_or_iterates():
 
 
 # ---------------------------------------------------------------------------------------
-# The optimised kernel (one gather per block; oracle answers fused into each step's pass, or
-# one batched parallel round for large blocks; the dot skipped at a block's first step)
-# against a straightforward numpy implementation of the same run (spec §5.2 PR-1), drawing
-# the same random numbers in the same order.
+# The optimised kernel (one gather per block, one batched oracle round per block, BLAS
+# products per step, the product skipped at a block's first step) against a straightforward
+# numpy implementation of the same run (spec §5.2 PR-1), drawing the same random numbers in
+# the same order.
 
 
 def _raw_derivative(t, y, loss):
@@ -420,17 +420,17 @@ def _reference_run(Xc, y, loss, plan, alpha, clip_l, rng):
     return center
 
 
+@pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("kind,block,batch", [("logistic", 4, 60), ("absolute", 3, 100),
                                               ("huber", 2, 2950), ("logistic", 1, 50)])
-def test_optimised_kernel_matches_reference_and_both_oracle_paths_agree(kind, block, batch):
-    """The kernel's two oracle paths (batched round / fused into the steps) give bitwise the
-    same model, and it matches the plain numpy run within 1e-12 relative (numpy's dot
-    products add in another order).  The last case uses steps of 900 x 31 >= PARALLEL_WORK
-    entries (n = 3000, batch 2950, p = 70: the chunked sums of large steps)."""
+def test_optimised_kernel_matches_plain_numpy_reference(kind, block, batch, parallel):
+    """The kernel, with the serial or the chunked parallel oracle round, matches the plain
+    numpy run within 1e-12 relative (the products add in another order) and is bitwise
+    reproducible; the Huber case has full batches (n = 3000, batch 2950, p = 70)."""
     from skdp._mechanisms import clip_and_augment
     from skdp._solvers._dpsgd import _clip_bound
     from skdp._solvers._dpsgd_kernel import row_norms
-    from skdp._solvers._resque_kernel import PARALLEL_WORK, resque_loop
+    from skdp._solvers._resque_kernel import resque_loop
 
     n, d = 3000, (69 if kind == "huber" else 6)
     X, y, _ = _synthetic(n, d, 3, "logistic" if kind == "logistic" else "absolute")
@@ -443,11 +443,9 @@ def test_optimised_kernel_matches_reference_and_both_oracle_paths_agree(kind, bl
     row_norms(Xc, xn)
     plan = resque_plan(n, p, loss, epsilon=1.0, delta=1e-6, alpha=alpha, data_norm=1.5,
                        max_coef_norm=5.0, batch_size=batch, n_epochs=3, block_size=block)
-    if kind == "huber":  # every realised batch (~Binomial(3000, 0.983)) is chunked
-        assert (batch - 40) * p >= PARALLEL_WORK
     clip_l = _clip_bound(plan["lipschitz"], p)
 
-    def run(batched_work):
+    def run():
         rng = np.random.default_rng(7)
         out = resque_loop(Xc, y, xn, int(loss.loss_id), float(loss.param),
                           plan["sampling_rate"], float(batch), plan["noise_multiplier"],
@@ -455,26 +453,31 @@ def test_optimised_kernel_matches_reference_and_both_oracle_paths_agree(kind, bl
                           plan["coef_bound"], plan["phase_steps"],
                           np.ascontiguousarray(plan["etas"]), plan["blocks"],
                           np.ascontiguousarray(plan["radii"]), rng,
-                          np.zeros(3, dtype=np.int64), batched_work)
+                          np.zeros(3, dtype=np.int64),
+                          0 if parallel else np.iinfo(np.int64).max)
         return out, rng.bit_generator.state
 
-    (fused, st1), (batched, st2) = run(np.iinfo(np.int64).max), run(0)
-    assert np.array_equal(fused, batched) and st1 == st2
-    ref = _reference_run(Xc, y, loss, plan, alpha, clip_l, np.random.default_rng(7))
-    assert np.max(np.abs(fused - ref)) <= 1e-12 * np.max(np.abs(ref)), (fused, ref)
+    (first, st1), (second, st2) = run(), run()
+    assert np.array_equal(first, second) and st1 == st2
+    rng_ref = np.random.default_rng(7)
+    ref = _reference_run(Xc, y, loss, plan, alpha, clip_l, rng_ref)
+    assert rng_ref.bit_generator.state == st1  # the same draws, in the same order
+    assert np.max(np.abs(first - ref)) <= 1e-12 * np.max(np.abs(ref)), (first, ref)
     assert np.max(np.abs(ref)) > 0.1  # a non-trivial model
 
 
-def test_fused_step_clips_every_contribution_on_adversarial_inputs():
-    """_step_fused (the serial path of every ReSQue step): each row's contribution is
-    clipped to C whatever the label, the query draw (huge, NaN, inf), the anchor and the
-    iterate (far apart: huge weights); a replacement moves the sum by <= 2 C."""
-    from skdp._solvers._resque_kernel import _step_fused
+def test_step_clips_every_contribution_on_adversarial_inputs():
+    """oracle_round + step_sum (the code of every ReSQue step) on a one-row block: the row's
+    contribution is clipped to C whatever the label, the query draw (huge, NaN, inf), the
+    anchor and the iterate (far apart: huge weights); a replacement moves the sum by
+    <= 2 C.  A row with a non-finite entry is zeroed by the gather and contributes 0."""
+    from skdp._solvers._resque_kernel import oracle_round, step_sum
 
     rng = np.random.default_rng(12)
     p, clip, rho = 4, 3.0, 0.05
     contribs = []
     worst = 0.0
+    tbar, gq, coef = np.empty(1), np.empty(1), np.empty(1)
     for loss_id, param in ((LogisticLoss().loss_id, 0.0), (ABSOLUTE, 0.0),
                            (HuberLoss(1.0).loss_id, 1.0), (HINGE, 0.0)):
         for yv in (1.0, -1.0, 1e300, -INF, math.nan):
@@ -482,13 +485,22 @@ def test_fused_step_clips_every_contribution_on_adversarial_inputs():
                 for far in (0.0, 0.3, 1e3, 1e300):
                     a = rng.normal(size=(1, p))
                     a *= 2.0 / np.linalg.norm(a)
+                    if far == 0.3 and Z == 5.0:  # a non-finite row, as gathered
+                        a[0, 1] = INF if yv == 1.0 else math.nan
+                    Xb, yb, nb = np.empty((1, p)), np.empty(1), np.empty(1)
                     anchor = rng.normal(size=p)
-                    x = anchor + far * a[0]
+                    x = anchor + far * np.nan_to_num(a[0], posinf=1.0)
+                    oracle_round(a, np.array([yv]), np.array([np.linalg.norm(a)]),
+                                 np.zeros(1, dtype=np.int64), 1, Xb, yb, nb, anchor, rho,
+                                 loss_id, param, np.array([Z]), tbar, gq)
+                    assert np.all(np.isfinite(Xb))
                     for weighted in (False, True):
                         out = np.zeros(p)
-                        _step_fused(a, np.array([yv]), np.array([2.0]), np.array([Z]), 0, 1,
-                                    anchor, x, rho, loss_id, param, weighted, clip, out)
+                        step_sum(Xb, nb, 0, 1, gq, tbar, np.array([Z]), rho, x, weighted,
+                                 clip, coef, out)
                         assert np.all(np.isfinite(out))
+                        if not np.all(np.isfinite(a)):
+                            assert np.all(out == 0.0)
                         worst = max(worst, np.linalg.norm(out) / clip)
                         contribs.append(out)
     assert worst <= 1.0 + 1e-15, worst
@@ -496,3 +508,39 @@ def test_fused_step_clips_every_contribution_on_adversarial_inputs():
     U = np.array(contribs)
     gram = np.linalg.norm(U[:, None, :] - U[None, :, :], axis=2)
     assert gram.max() <= 2.0 * clip * (1 + 1e-15)
+
+
+def test_n_jobs_threads_the_oracle_round_without_changing_the_model_beyond_rounding():
+    """n_jobs=2 runs each block's oracle round on two numba threads over fixed chunks: the
+    model equals the serial one up to rounding, is bitwise reproducible, spends the same
+    budget (same event), and the thread count is restored after the fit."""
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs two numba threads")
+    from skdp._solvers._resque_kernel import PARALLEL_ROUND_WORK
+
+    X, y, _ = _synthetic(20_000, 49, 5, "logistic")
+    kw = dict(epsilon=1.0, delta=1e-6, data_norm=1.5, solver="resque", batch_size=3000,
+              n_epochs=1, n_phases=1, block_size=4, random_state=3)
+    assert 4 * (3000 - 300) * 50 >= PARALLEL_ROUND_WORK  # the blocks run threaded
+    before = numba.get_num_threads()
+    serial = DPLogisticRegression(**kw).fit(X, y)
+    threaded = DPLogisticRegression(n_jobs=2, **kw).fit(X, y)
+    again = DPLogisticRegression(n_jobs=-1, **kw).fit(X, y)
+    assert numba.get_num_threads() == before
+    assert np.array_equal(threaded.coef_, again.coef_)
+    assert np.array_equal(threaded.intercept_, again.intercept_)
+    assert not np.array_equal(serial.coef_, np.zeros_like(serial.coef_))
+    np.testing.assert_allclose(threaded.coef_, serial.coef_, rtol=1e-9, atol=1e-12)
+    assert threaded.dp_event_ == serial.dp_event_
+    assert threaded.epsilon_ == serial.epsilon_
+
+
+@pytest.mark.parametrize("n_jobs", [0, -2, 1.5, "two"])
+def test_invalid_n_jobs_is_refused_before_fitting(n_jobs):
+    X, y, _ = _synthetic(300, 3, 1, "logistic")
+    est = DPLogisticRegression(solver="resque", n_jobs=n_jobs, data_norm=1.5)
+    with pytest.raises(ValueError, match="n_jobs"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")
