@@ -16,9 +16,11 @@ the SCO target ``a = 1/sqrt(n) + sqrt(d)/(n eps)``:
 
 It checks the two claims the spec derives: the log-log slope of the total in ``n`` tends to
 1 (near-linear) once ``n >> d^2/eps^3``, and the crossover ``n = (n d)^(2/3)/eps`` sits at
-``n = d^2/eps^3``.  A full non-private implementation of the accelerated pipeline (ball,
-line-search and proximal oracles with MLMC) is **not** provided: without the paper's
-constants its oracle tolerances would be guesses too.
+``n = d^2/eps^3``.  A runnable NON-PRIVATE implementation of the accelerated pipeline
+(Monteiro-Svaiter ball acceleration with ReSQue-SGD ball / line-search / proximal oracles,
+one batched query round per oracle call; our constants, stated there) is
+``benchmarks/_resque_accel_reference.py``; ``benchmarks/bench_resque_reference.py``
+measures its query counts and depth (``benchmarks/results/resque_reference.md``).
 
     python benchmarks/_resque_reference.py
 """
