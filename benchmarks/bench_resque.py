@@ -22,10 +22,11 @@ ledger: equal epsilon *and* epochs).  ``phased``: one pass (n sequential steps).
 descent for its public number of steps, skipped at n = 10^6 (~10^3 full passes).
 ``dpsgd`` refuses the nonsmooth absolute loss (n/a in those rows).
 
-The wall-time target (resque block 4 vs dpsgd) is measured by ``paired_wall``: both fits
-alternated ``WALL_REPS = 3`` times (2 at n = 10^6), both warm, same process, same ledger
-and thread settings (each solver's ``solver_threads``), medians and their ratio; the
-single-fit walls of the tables are kept for reference.
+The wall-time target (resque block 4 vs dpsgd) is measured by ``paired_wall``: resque serial,
+resque with its oracle rounds on 2 threads (``n_jobs=2``: the target's "on 2 cores") and
+dpsgd (serial) alternated ``WALL_REPS = 9`` times (2 at n = 10^6), all warm, same process,
+same ledger; medians and their ratios.  The single-fit walls of the tables are kept for
+reference.
 
 Wall times exclude the PLD calibration of the noise multiplier shared by resque and dpsgd
 (same ledger; cached, computed once per cell before timing and reported in the JSON as
@@ -64,8 +65,9 @@ from skdp import DPHuberRegressor, DPLogisticRegression  # noqa: E402
 from skdp.accounting import calibrate_poisson_gaussian  # noqa: E402
 
 METHODS = ["resque_m1", "resque_m4", "resque_m16", "phased", "dpsgd", "output_perturbation"]
-WALL_REPS = 3
+WALL_REPS = 9
 BEFORE = Path(__file__).resolve().parent / "results" / "resque_before.json"
+FUSED = Path(__file__).resolve().parent / "results" / "resque_fused.json"
 EPSILONS = [0.5, 1.0, 4.0]
 
 
@@ -100,9 +102,10 @@ def make(kind, method, eps, n, seed, setting):
     common = dict(epsilon=eps, delta=float(n) ** -1.1, alpha=0.0, random_state=seed,
                   data_norm=setting["data_norm"], intercept_scaling=setting["scaling"],
                   max_coef_norm=setting["R"])
-    if method.startswith("resque"):
+    if method.startswith("resque"):  # resque_m<block>[_2t: the oracle rounds on 2 threads]
         params = dict(solver="resque", batch_size=b, n_epochs=10,
-                      block_size=int(method.split("_m")[1]))
+                      block_size=int(method.split("_m")[1].split("_")[0]),
+                      n_jobs=2 if method.endswith("_2t") else None)
     elif method == "dpsgd":
         params = dict(solver="dpsgd", batch_size=b, n_steps=T)
     else:
@@ -155,6 +158,7 @@ def warm():
             if kind == "absolute" and method in ("output_perturbation", "dpsgd"):
                 continue
             fit(kind, method, 1.0, X, y, 0, setting)
+        fit(kind, "resque_m4_2t", 1.0, X, y, 0, setting)
 
 
 def run_case(name, kind, Xtr, ytr, Xte, yte, ref_risk, seeds, setting, n_max_op):
@@ -196,22 +200,26 @@ def run_case(name, kind, Xtr, ytr, Xte, yte, ref_risk, seeds, setting, n_max_op)
 
 
 def paired_wall(name, kind, eps, X, y, seed, setting):
-    """The wall-time target, measured fairly: resque (block 4) and dpsgd with the same
-    ledger (batch, steps, epsilon), both warm, same process and thread settings, fitted
-    alternately ``WALL_REPS`` times (2 at n = 10^6); medians and their ratio."""
+    """The wall-time target, measured fairly: resque (block 4; serial, and with its oracle
+    rounds on 2 threads, ``n_jobs=2``) and dpsgd with the same ledger (batch, steps,
+    epsilon), all warm, same process, fitted alternately ``WALL_REPS`` times (2 at
+    n = 10^6); medians and their ratios."""
     n = X.shape[0]
     reps = WALL_REPS if n < 10**6 else 2
-    walls = {"resque_m4": [], "dpsgd": []}
+    walls = {"resque_m4": [], "resque_m4_2t": [], "dpsgd": []}
     for _ in range(reps):
         for method in walls:
             walls[method].append(fit(kind, method, eps, X, y, seed, setting)[1])
     med = {k: float(np.median(v)) for k, v in walls.items()}
-    log(f"{name} eps={eps} paired wall: m4 {med['resque_m4']:.3g}s dpsgd {med['dpsgd']:.3g}s "
-        f"ratio {med['resque_m4'] / med['dpsgd']:.2f}")
+    log(f"{name} eps={eps} paired wall: m4 {med['resque_m4']:.3g}s m4 2 threads "
+        f"{med['resque_m4_2t']:.3g}s dpsgd {med['dpsgd']:.3g}s ratios "
+        f"{med['resque_m4'] / med['dpsgd']:.2f} / {med['resque_m4_2t'] / med['dpsgd']:.2f}")
     return {"case": name, "kind": kind, "n": n, "d": X.shape[1], "epsilon": eps,
             "method": "paired_wall", "walls_m4": walls["resque_m4"],
-            "walls_dpsgd": walls["dpsgd"], "wall_m4_s": med["resque_m4"],
-            "wall_dpsgd_s": med["dpsgd"], "ratio": med["resque_m4"] / med["dpsgd"]}
+            "walls_m4_2t": walls["resque_m4_2t"], "walls_dpsgd": walls["dpsgd"],
+            "wall_m4_s": med["resque_m4"], "wall_m4_2t_s": med["resque_m4_2t"],
+            "wall_dpsgd_s": med["dpsgd"], "ratio": med["resque_m4"] / med["dpsgd"],
+            "ratio_2t": med["resque_m4_2t"] / med["dpsgd"]}
 
 
 def real_cases():
@@ -241,6 +249,9 @@ def summarise(rows):
     before = {}
     if BEFORE.exists():  # wall ratios of the issue-6 kernel, recorded before the rewrite
         before = json.loads(BEFORE.read_text())["wall_ratio_m4_vs_dpsgd"]
+    fused = {}
+    if FUSED.exists():  # wall ratios of the fused serial kernel (before the BLAS rewrite)
+        fused = json.loads(FUSED.read_text())["wall_ratio_m4_vs_dpsgd"]
     out = []
     keys = sorted({(r["case"], r["epsilon"]) for r in rows}, key=lambda k: (k[0], k[1]))
     for case, eps in keys:
@@ -251,6 +262,7 @@ def summarise(rows):
         r4, ph, sg = by["resque_m4"], by["phased"], by.get("dpsgd", nan)
         pw = by.get("paired_wall")
         wall_ratio = pw["ratio"] if pw else r4["wall_s"] / sg["wall_s"]
+        wall_ratio_2t = pw["ratio_2t"] if pw else math.nan
         floor = 1e-4  # risks below this are noise-level; ratios of them are meaningless
         risk_ratio = max(r4["excess_risk"], floor) / max(ph["excess_risk"], floor)
         out.append({
@@ -259,8 +271,10 @@ def summarise(rows):
             "rounds_ratio_phased_vs_m4": ph["rounds"] / r4["rounds"],
             "rounds_ratio_dpsgd_vs_m4": sg["rounds"] / r4["rounds"],
             "wall_ratio_m4_vs_dpsgd": wall_ratio,
+            "wall_ratio_m4_2t_vs_dpsgd": wall_ratio_2t,
             "wall_ratio_m4_vs_dpsgd_single_fit": r4["wall_s"] / sg["wall_s"],
             "wall_ratio_before": before.get(f"{case}|{eps}", math.nan),
+            "wall_ratio_fused": fused.get(f"{case}|{eps}") or math.nan,
             "risk_ratio_m4_vs_dpsgd": max(r4["excess_risk"], floor) / max(sg["excess_risk"],
                                                                           floor),
             "risk_ratio_m4_vs_m1": max(r4["excess_risk"], floor) / max(
@@ -270,6 +284,7 @@ def summarise(rows):
             "target_risk": risk_ratio <= 1.2,
             "target_rounds": ph["rounds"] / r4["rounds"] >= 3.0,
             "target_wall": (wall_ratio < 1.0) if "dpsgd" in by else None,
+            "threaded_below_dpsgd": (wall_ratio_2t < 1.0) if "dpsgd" in by else None,
         })
     return out
 
@@ -317,11 +332,16 @@ def render(rows, summary, info, load, args):
         "than phased, wall time below dpsgd's at equal epsilon and epochs.  Risk ratios "
         "floor both risks at 1e-4 (below it the excess is at the level of the reference's own "
         "error, so a ratio of 1.00 there means 'both negligible').  m1 = block size 1 "
-        "(localized DP-SGD with randomized smoothing, the same ledger).  wall m4/dpsgd: "
-        "median over fits of resque (block 4) and dpsgd with the same batch, steps and "
-        f"epsilon, both warm, alternated {WALL_REPS} times (2 at n = 10^6) in this process "
-        "with the same thread settings; 'before' = the same ratio for the issue-6 kernel "
-        "(single fits, earlier run: `results/resque_before.json`; other load).",
+        "(localized DP-SGD with randomized smoothing, the same ledger).  Wall ratios: "
+        "medians over fits of resque (block 4) and dpsgd with the same batch, steps and "
+        f"epsilon, all warm, alternated {WALL_REPS} times (2 at n = 10^6) in this process; "
+        "'1 thr' = resque serial (the default; the target column '<1'), '2 thr' = resque "
+        "with `n_jobs=2` (the oracle rounds of blocks with >= 5e5 entries on 2 threads; "
+        "smaller blocks stay serial); dpsgd is serial.  "
+        "'before' = the 1-thread ratio of the issue-6 kernel (single fits, earlier run: "
+        "`results/resque_before.json`; other load); 'fused' = the same paired 1-thread ratio "
+        "for the fused serial kernel that preceded the BLAS rewrite "
+        "(`results/resque_fused.json`, earlier run, other load).",
         "",
     ]
     srows = [[s["case"], s["epsilon"], f"{s['risk_ratio_m4_vs_phased']:.2f}",
@@ -330,28 +350,36 @@ def render(rows, summary, info, load, args):
               f"{s['rounds_ratio_dpsgd_vs_m4']:.1f}",
               f"{s['wall_ratio_m4_vs_dpsgd']:.2f}",
               "n/a" if s["target_wall"] is None else ("✓" if s["target_wall"] else "✗"),
-              f"{s['wall_ratio_before']:.2f}",
+              f"{s['wall_ratio_m4_2t_vs_dpsgd']:.2f}",
+              f"{s['wall_ratio_before']:.2f}", f"{s['wall_ratio_fused']:.2f}",
               f"{s['risk_ratio_m4_vs_dpsgd']:.2f}", f"{s['risk_ratio_m4_vs_m1']:.2f}",
               f"{s['risk_ratio_m16_vs_m1']:.2f}"]
              for s in summary]
     lines.append(md_table(["case", "eps", "risk m4/phased", "≤1.2", "rounds phased/m4",
-                           "≥3", "rounds dpsgd/m4", "wall m4/dpsgd", "<1",
-                           "before", "risk m4/dpsgd", "risk m4/m1", "risk m16/m1"], srows))
+                           "≥3", "rounds dpsgd/m4", "wall m4/dpsgd 1 thr", "<1",
+                           "wall m4/dpsgd 2 thr",
+                           "before", "fused", "risk m4/dpsgd", "risk m4/m1", "risk m16/m1"],
+                          srows))
     n_ok = [sum(bool(s[k]) for s in summary) for k in ("target_risk", "target_rounds",
                                                         "target_wall")]
     n_wall = sum(s["target_wall"] is not None for s in summary)
+    n_threaded = sum(bool(s["threaded_below_dpsgd"]) for s in summary)
     lines += ["", f"Targets met: risk {n_ok[0]}/{len(summary)}, rounds {n_ok[1]}/"
-              f"{len(summary)}, wall {n_ok[2]}/{n_wall} (dpsgd refuses the absolute loss: "
-              "n/a there).", "", "## All results", ""]
+              f"{len(summary)}, wall (default serial resque) {n_ok[2]}/{n_wall}; with "
+              f"`n_jobs=2` below dpsgd in {n_threaded}/{n_wall} (dpsgd refuses the absolute "
+              "loss: n/a there).",
+              "", "## All results", ""]
     lines += _reference_section()
     paired = [r for r in rows if r["method"] == "paired_wall"]
     if paired:
         lines += ["## Paired wall times (resque block 4 vs dpsgd, same ledger)", ""]
         lines.append(md_table(
-            ["case", "eps", "resque m4 (median)", "dpsgd (median)", "ratio", "m4 fits",
-             "dpsgd fits"],
-            [[r["case"], r["epsilon"], f"{r['wall_m4_s']:.3g} s", f"{r['wall_dpsgd_s']:.3g} s",
-              f"{r['ratio']:.2f}", " ".join(f"{w:.3g}" for w in r["walls_m4"]),
+            ["case", "eps", "resque m4 1 thr", "resque m4 2 thr", "dpsgd", "ratio 1 thr",
+             "ratio 2 thr", "m4 1 thr fits", "m4 2 thr fits", "dpsgd fits"],
+            [[r["case"], r["epsilon"], f"{r['wall_m4_s']:.3g} s", f"{r['wall_m4_2t_s']:.3g} s",
+              f"{r['wall_dpsgd_s']:.3g} s", f"{r['ratio']:.2f}", f"{r['ratio_2t']:.2f}",
+              " ".join(f"{w:.3g}" for w in r["walls_m4"]),
+              " ".join(f"{w:.3g}" for w in r["walls_m4_2t"]),
               " ".join(f"{w:.3g}" for w in r["walls_dpsgd"])] for r in paired]))
         lines.append("")
     for case in dict.fromkeys(r["case"] for r in rows):
