@@ -135,6 +135,8 @@ from ._threads import solver_threads
 __all__ = ["solve_dpsgd"]
 
 UNIT_ROUNDOFF = 2.0**-53
+#: expected batch size when ``batch_size=None``
+DEFAULT_BATCH_SIZE = 50
 
 
 def _clip_bound(L, p):
@@ -191,8 +193,8 @@ def solve_dpsgd(X, y, loss, **kwargs):
         ``alpha == 0``; default for ``alpha > 0``: ``min(L/alpha, sqrt(2 f0/alpha))``).
     rng : numpy.random.Generator
         Source of the batches and the noise.
-    batch_size : int, default=50
-        Expected batch size ``m``; sampling rate ``q = m/n``.
+    batch_size : int or None, default=None
+        Expected batch size ``m`` (None: 50); sampling rate ``q = m/n``.
     n_steps : int or None
         Number of steps ``T``; default ``ceil(n^2/m^2)``.
 
@@ -221,7 +223,7 @@ def _solve(
     max_iter=10_000,
     max_coef_norm=None,
     rng,
-    batch_size=50,
+    batch_size=None,
     n_steps=None,
 ):
     n = X.shape[0]
@@ -237,7 +239,8 @@ def _solve(
         raise ValueError(f"solver='dpsgd' needs at least 2 samples, got n={n}")
     epsilon, delta, mu = check_gaussian_solver_args(
         epsilon, delta, mu, calibration, "dpsgd", pure_dp_solver="output_perturbation")
-    batch_size = check_int("batch_size", batch_size, 1, n)
+    batch_size = check_int("batch_size", DEFAULT_BATCH_SIZE if batch_size is None
+                           else batch_size, 1, n)
     if n_steps is None:
         T = math.ceil(n * n / (batch_size * batch_size))
     else:

@@ -85,8 +85,20 @@ KAPPA = 2.0
 W_MAX = 1.5
 
 
+def default_batch_size(n):
+    """Spec §5.5 batch size ``min(n/10, max(256, 4 sqrt(n)))`` (at least 1): a public
+    function of ``n`` only.
+
+    >>> from skdp._solvers._resque import default_batch_size
+    >>> default_batch_size(10_000), default_batch_size(100_000), default_batch_size(1_000)
+    (400, 1264, 100)
+    """
+    return max(1, int(min(n // 10, max(256.0, 4.0 * math.sqrt(n)))))
+
+
 def _ledger(n, batch_size, n_epochs, epsilon, delta, calibration):
-    """``(q, T, z)``: sampling rate, steps and noise multiplier, from public values only."""
+    """``(b, q, T, z)``: batch size, sampling rate, steps and noise multiplier, from public
+    values only."""
     if calibration != "tight":
         raise ValueError(
             "solver='resque' supports calibration='tight' only: the paper's private mechanism "
@@ -96,6 +108,8 @@ def _ledger(n, batch_size, n_epochs, epsilon, delta, calibration):
     n = int(n)
     if n < 2:
         raise ValueError(f"solver='resque' needs at least 2 samples, got n={n}")
+    if batch_size is None:
+        batch_size = default_batch_size(n)
     b = check_int("batch_size", batch_size, 1, n)
     n_epochs = float(n_epochs)
     if not (n_epochs > 0.0 and math.isfinite(n_epochs)):
@@ -103,7 +117,7 @@ def _ledger(n, batch_size, n_epochs, epsilon, delta, calibration):
     q = b / n
     T = max(1, math.ceil(n_epochs * n / b))
     z = float(_noise_multiplier(epsilon, delta, q, T))
-    return q, T, z
+    return b, q, T, z
 
 
 def _noise_multiplier(epsilon, delta, q, steps):
@@ -115,13 +129,13 @@ def plan_resque_event(est, n_samples):
     """Ledger planner: the event of a resque fit from public quantities only."""
     epsilon, delta, _ = check_gaussian_solver_args(
         est.epsilon, est.delta, est.alpha, est.calibration, "resque")
-    q, T, z = _ledger(n_samples, est.batch_size, est.n_epochs, epsilon, delta,
+    _, q, T, z = _ledger(n_samples, est.batch_size, est.n_epochs, epsilon, delta,
                       est.calibration)
     return poisson_gaussian_event(q, z, T)
 
 
 def resque_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
-                calibration="tight", max_coef_norm=None, batch_size=50, n_epochs=10,
+                calibration="tight", max_coef_norm=None, batch_size=None, n_epochs=10,
                 n_phases=5, phase_shrink=0.5, block_size="auto", smoothing=None,
                 step_scale=None, kappa=KAPPA, w_max=W_MAX):
     """Everything public about a resque run on ``n`` rows of ``p`` coordinates.
@@ -147,8 +161,7 @@ def resque_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
             f"got {type(loss).__name__} (multinomial logistic has no one-dimensional ReSQue "
             "form: use solver='phased' or 'dpsgd')"
         )
-    q, T, z = _ledger(n, batch_size, n_epochs, epsilon, delta, calibration)
-    b = int(batch_size)
+    b, q, T, z = _ledger(n, batch_size, n_epochs, epsilon, delta, calibration)
     if isinstance(n_phases, (bool, np.bool_)) or not isinstance(n_phases, numbers.Integral) \
             or n_phases < 1:
         raise ValueError(f"n_phases must be a positive integer, got {n_phases!r}")
@@ -223,8 +236,9 @@ def solve_resque(X, y, loss, **kwargs):
         Ignored (the number of steps fixes the calibration).
     rng : numpy.random.Generator
         Source of the batches, the queries and the noise.
-    batch_size : int, default=50
-        Expected batch size ``b``.
+    batch_size : int or None, default=None
+        Expected batch size ``b`` (None: :func:`default_batch_size`,
+        ``min(n/10, max(256, 4 sqrt(n)))``, spec §5.5).
     n_epochs : float, default=10
         ``T = ceil(n_epochs n / b)`` steps.
     n_phases : int, default=5
@@ -268,7 +282,7 @@ def oracle_threads(n_jobs):
 
 def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_intercept=True,
            intercept_scaling=1.0, y_bound=None, calibration="tight", max_iter=10_000,
-           max_coef_norm=None, rng, batch_size=50, n_epochs=10, n_phases=5,
+           max_coef_norm=None, rng, batch_size=None, n_epochs=10, n_phases=5,
            phase_shrink=0.5, block_size="auto", smoothing=None, step_scale=None,
            parallel=False):
     n = X.shape[0]

@@ -39,9 +39,10 @@ from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from ..exceptions import PrivacyLeakWarning
 
 #: docstring entries of the solver hyperparameters shared by the convex models
-_CONVEX_SOLVER_PARAMS_DOC = r"""    batch_size : int, default=50
-        Expected mini-batch size of ``solver="dpsgd"`` and ``"resque"`` (ignored
-        otherwise).
+_CONVEX_SOLVER_PARAMS_DOC = r"""    batch_size : int or None, default=None
+        Expected mini-batch size of ``solver="dpsgd"`` (None: 50) and ``"resque"`` (None:
+        ``min(n/10, max(256, 4 sqrt(n)))``, spec §5.5; a function of the public ``n``).
+        Ignored otherwise.
     n_steps : int or None, default=None
         Steps of ``solver="dpsgd"``; default ``ceil(n^2/batch_size^2)`` (ignored otherwise).
     smoothing : float or None, default=None
@@ -123,7 +124,7 @@ def _plan_dpsgd(est, n_samples):
     from .._solvers import _dpsgd
     from ..accounting import poisson_gaussian_event
 
-    m = int(est.batch_size)
+    m = _dpsgd.DEFAULT_BATCH_SIZE if est.batch_size is None else int(est.batch_size)
     T = math.ceil(n_samples * n_samples / (m * m)) if est.n_steps is None else int(est.n_steps)
     q = m / n_samples
     z = _dpsgd._noise_multiplier(
@@ -210,7 +211,7 @@ class BaseDPLinear(BaseEstimator):
         "calibration": [StrOptions({"tight", "paper"})],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_coef_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_steps": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],

@@ -159,7 +159,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         calibration="tight",
         max_iter=10_000,
         max_coef_norm=None,
-        batch_size=50,
+        batch_size=None,
         n_steps=None,
         smoothing=None,
         step_scale=None,

@@ -162,7 +162,7 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         calibration="tight",
         max_iter=10_000,
         max_coef_norm=None,
-        batch_size=50,
+        batch_size=None,
         n_steps=None,
         smoothing=None,
         step_scale=None,

@@ -295,6 +295,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "solver": [StrOptions(set(NONCONVEX_SOLVERS))],
         "selection": [StrOptions({"private", "last", "average"})],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
     }
 
     def __init__(

@@ -544,3 +544,21 @@ def test_invalid_n_jobs_is_refused_before_fitting(n_jobs):
     with pytest.raises(ValueError, match="n_jobs"):
         est.fit(X, y)
     assert not hasattr(est, "coef_")
+
+
+def test_default_batch_size_is_the_spec_rule_and_the_planner_uses_it():
+    """batch_size=None: resque uses min(n/10, max(256, 4 sqrt n)) (spec §5.5, public n only),
+    the ledger planner reserves exactly the fitted event, and dpsgd keeps its 50."""
+    import math
+
+    from skdp._solvers._resque import default_batch_size
+
+    assert [default_batch_size(n) for n in (20, 3000, 10**4, 10**6)] == [2, 256, 400, 4000]
+    X, y, _ = _synthetic(3000, 4, 2, "logistic")
+    est = DPLogisticRegression(solver="resque", data_norm=1.5, n_epochs=2,
+                               random_state=0).fit(X, y)
+    assert est.n_iter_ == math.ceil(2 * 3000 / 256)
+    assert planned_dp_event(est, 3000) == est.dp_event_
+    sgd = DPLogisticRegression(solver="dpsgd", data_norm=1.5, random_state=0).fit(X, y)
+    assert sgd.n_iter_ == math.ceil(3000**2 / 50**2)
+    assert planned_dp_event(sgd, 3000) == sgd.dp_event_
