@@ -74,7 +74,7 @@ from ._dpsgd_kernel import row_norms
 from ._phased import public_radius
 from ._resque_kernel import PARALLEL_ROUND_WORK, resque_loop
 from ._result import SolverResult, split_intercept
-from ._threads import solver_threads
+from ._threads import resolve_n_jobs, solver_threads
 from ._validation import check_gaussian_solver_args, check_int
 
 __all__ = ["solve_resque", "resque_plan", "plan_resque_event"]
@@ -260,24 +260,9 @@ def solve_resque(X, y, loss, **kwargs):
     -------
     SolverResult
     """
-    n_jobs = kwargs.pop("n_jobs", None)
-    threads = oracle_threads(n_jobs)
-    with solver_threads(X.shape[0], X.shape[1] + 1):
-        if threads > 1:
-            numba.set_num_threads(threads)  # restored by solver_threads
+    threads = resolve_n_jobs(kwargs.pop("n_jobs", None))
+    with solver_threads(X.shape[0], X.shape[1] + 1, threads if threads > 1 else None):
         return _solve(X, y, loss, parallel=threads > 1, **kwargs)
-
-
-def oracle_threads(n_jobs):
-    """Numba threads for the oracle rounds: ``None``/1 -> 1, ``-1`` -> all, ``k`` -> ``k``
-    (at most ``numba.config.NUMBA_NUM_THREADS``)."""
-    if n_jobs is None:
-        return 1
-    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral) \
-            or n_jobs == 0 or n_jobs < -1:
-        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}")
-    available = int(numba.config.NUMBA_NUM_THREADS)
-    return available if n_jobs == -1 else min(int(n_jobs), available)
 
 
 def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_intercept=True,

@@ -237,7 +237,7 @@ def step_sum(Xb, nb, lo, hi, gq, tbar, Z, rho, x, weighted, C, coef, out):
         out[:] = 0.0
         return
     A = Xb[lo:hi]
-    tx = np.dot(A, x) if weighted else tbar[lo:hi]
+    tx = np.dot(A, x) if weighted else tbar[lo:hi]  # unweighted: tx is not read
     step_coefficients(gq, tbar, nb, Z, lo, hi, rho, tx, weighted, C, coef)
     out[:] = np.dot(coef[:B], A)
 

@@ -10,9 +10,11 @@ thread count).  Two measured effects are handled here:
   small design; below ``SERIAL_WORK`` entries the kernels run on one thread.
 """
 
+import numbers
 from contextlib import contextmanager
 
 import numba
+import numpy as np
 from threadpoolctl import ThreadpoolController
 
 SERIAL_WORK = 200_000
@@ -27,12 +29,30 @@ def _controller():
     return _CONTROLLER
 
 
+def resolve_n_jobs(n_jobs):
+    """Numba threads asked for by a user's ``n_jobs``: ``None``/1 -> 1, ``-1`` -> all,
+    ``k`` -> ``k`` (at most ``numba.config.NUMBA_NUM_THREADS``)."""
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral) \
+            or n_jobs == 0 or n_jobs < -1:
+        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}")
+    available = int(numba.config.NUMBA_NUM_THREADS)
+    return available if n_jobs == -1 else min(int(n_jobs), available)
+
+
 @contextmanager
-def solver_threads(n_rows, n_cols):
-    """Context for a solver on an ``n_rows x n_cols`` design."""
+def solver_threads(n_rows, n_cols, threads=None):
+    """Context for a solver on an ``n_rows x n_cols`` design.
+
+    ``threads``: an explicit numba thread count (from :func:`resolve_n_jobs`) that overrides
+    the size rule; ``None`` keeps the default threads, or 1 below ``SERIAL_WORK`` entries.
+    """
     previous = numba.get_num_threads()
     with _controller().limit(limits=1, user_api="blas"):
-        if n_rows * n_cols < SERIAL_WORK:
+        if threads is not None:
+            numba.set_num_threads(threads)
+        elif n_rows * n_cols < SERIAL_WORK:
             numba.set_num_threads(1)
         try:
             yield
