@@ -2,8 +2,9 @@
 Choosing ``data_norm``: clipping, noise, and the leak without a public bound
 ============================================================================
 
-Every DP estimator in skdp needs ``data_norm``, a bound on the Euclidean norm of each row
-(intercept column included).  Rows are *clipped* to it before anything else runs, and the
+Every DP estimator in skdp needs ``data_norm``, a bound on the Euclidean norm of each
+feature row (the intercept column is appended afterwards; the row bound the noise scales
+with is ``sqrt(data_norm**2 + intercept_scaling**2)``).  Rows are *clipped* to it before anything else runs, and the
 noise is proportional to it.  This example shows on the Adult census data
 
 1. what a bound that is **too small** costs (clipping distorts the rows: bias) and what a
@@ -15,11 +16,9 @@ noise is proportional to it.  This example shows on the Adult census data
 
 The right choice is the smallest bound you can justify *without looking at the data*:
 :func:`skdp.datasets.load_demo_adult` builds its features with public constants, so every
-row has norm at most ``sqrt(13)`` by construction, and with the intercept column
-``data_norm = sqrt(13 + 1)``.
+row has norm at most ``sqrt(13)`` by construction: ``data_norm = sqrt(13)``.
 """
 
-import math
 import warnings
 
 import matplotlib.pyplot as plt
@@ -36,7 +35,7 @@ adult = load_demo_adult()
 X_train, X_test, y_train, y_test = train_test_split(
     adult.data, adult.target, test_size=0.2, random_state=0
 )
-public_norm = math.hypot(adult.row_norm_bound, 1.0)  # features + intercept column
+public_norm = adult.row_norm_bound  # the feature rows (the intercept column comes after)
 print(f"public bound from the preprocessing: data_norm = {public_norm:.2f}")
 
 

@@ -19,7 +19,6 @@ The ledger counts fits; the validation scores a plain ``GridSearchCV`` computes 
 private rows are not DP (:meth:`~skdp.accounting.PrivacyLedger.attach` warns about them).
 """
 
-import math
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -32,7 +31,7 @@ from skdp.exceptions import BudgetExceededError
 
 adult = load_demo_adult()
 X, y = adult.data[:8000], adult.target[:8000]
-data_norm = math.hypot(adult.row_norm_bound, 1.0)  # public: features + intercept column
+data_norm = adult.row_norm_bound  # public bound on the feature rows
 DELTA = 1e-6
 
 estimator = DPLogisticRegression(epsilon=0.5, delta=DELTA, data_norm=data_norm, random_state=0)

@@ -15,7 +15,6 @@ objective along the line between the two minima ``+-w*`` of a planted problem, a
 the private runs from its saddle point ``0`` end up: every seed escapes the saddle.
 """
 
-import math
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -30,7 +29,7 @@ y = 2.0 * x + 0.5 + 0.2 * rng.normal(size=n)
 bad = rng.random(n) < 0.2
 y[bad] = rng.uniform(4, 8, bad.sum())
 X = x[:, None]
-data_norm = math.sqrt(2.0)  # public: |x| <= 1 and the intercept column
+data_norm = 1.0  # public: |x| <= 1 (the intercept column is added after clipping)
 
 ols = LinearRegression().fit(X, y)
 huber = HuberRegressor().fit(X[:20_000], y[:20_000])

@@ -77,7 +77,8 @@ minima = np.array([minimize(objective, s * w_star, jac=gradient, method="BFGS").
 common = dict(epsilon=1.0, delta=1e-6, fit_intercept=False, data_norm=1.0,
               loss="welsch", loss_scale=1.0)
 seeds = range(8)
-spider_fits = [DPNonconvexRegressor(**common, selection="last", random_state=s).fit(A, y)
+spider_fits = [DPNonconvexRegressor(**common, solver="spider", selection="last",
+                                    random_state=s).fit(A, y)
                for s in seeds]
 dpsgd_fits = [DPNonconvexRegressor(**common, solver="dpsgd", batch_size=1000, n_steps=500,
                                    max_coef_norm=2.5, random_state=s).fit(A, y)

@@ -1,12 +1,21 @@
 """Row clipping: the step that makes the public bound ``data_norm`` true.
 
 Every solver works on the array returned here and never on the user's ``X``, so no code
-path can see an unclipped row.  With an intercept, the row is augmented with the constant
-``b = intercept_scaling`` and the *augmented* row is bounded:
+path can see an unclipped row.  The estimators' ``data_norm`` bounds the *features* (as
+users and diffprivlib mean it); with an intercept the row is augmented with the constant
+``b = intercept_scaling`` afterwards, so the augmented row obeys the **row bound**
 
-    x_i <- x_i * min(1, r / ||x_i||_2),   r = sqrt(C^2 - b^2) * (1 - 1e-12),
+    R = row_bound(data_norm, fit_intercept, b) = sqrt(data_norm^2 + b^2)
 
-so ``||[x_i, b]||_2 <= C`` while the intercept column stays exactly ``b``.  The factor
+(rounded up by one ulp), which is the constant every sensitivity proof uses.  The solvers
+receive ``R`` (their ``data_norm`` argument is the bound on the augmented row) and clip
+
+    x_i <- x_i * min(1, r / ||x_i||_2),   r = sqrt(R^2 - b^2) * (1 - 1e-12),
+
+so ``||[x_i, b]||_2 <= R`` while the intercept column stays exactly ``b``, and
+``r <= data_norm`` (the round trip through ``R`` errs by about ``1e-16 b^2/data_norm``,
+below the ``1e-12 data_norm`` margin unless ``data_norm < 1e-2 b``; privacy rests on ``R``
+alone, which always holds).  The factor
 ``1 - 1e-12`` absorbs the rounding of the norm and of the product, so the bound holds for
 the floating-point result too.  Norms are computed with max-abs scaling, so huge finite
 entries cannot overflow to ``inf`` and zero the wrong row.
@@ -91,7 +100,8 @@ def clip_and_augment(X, data_norm, fit_intercept, intercept_scaling):
     ----------
     X : ndarray of shape (n, d), float64, finite
     data_norm : float
-        Public bound on the L2 norm of each row *including* the intercept column.
+        Public bound ``R`` on the L2 norm of each *augmented* row (intercept column
+        included): :func:`row_bound` of the estimators' feature bound.
     fit_intercept : bool
         Append the constant column ``intercept_scaling`` (counted in the norm).
     intercept_scaling : float
@@ -113,13 +123,25 @@ def clip_and_augment(X, data_norm, fit_intercept, intercept_scaling):
     return out
 
 
-def max_row_norm(X, fit_intercept, intercept_scaling):
-    """Largest row norm of ``[X, b]`` -- reads the private data; used only when the user
+def row_bound(data_norm, fit_intercept, intercept_scaling):
+    """The bound ``R`` on the augmented row ``[x, intercept_scaling]`` given the feature
+    bound ``data_norm``: ``sqrt(data_norm^2 + intercept_scaling^2)`` (``data_norm`` without
+    an intercept), rounded up by one ulp so that it is never below the exact value.
+
+    >>> row_bound(1.0, True, 1.0) > 2 ** 0.5, row_bound(3.0, False, 1.0)
+    (True, 3.0)
+    """
+    data_norm = float(data_norm)
+    if not fit_intercept:
+        return data_norm
+    return float(np.nextafter(np.hypot(data_norm, float(intercept_scaling)), np.inf))
+
+
+def max_row_norm(X):
+    """Largest feature-row norm of ``X`` -- reads the private data; used only when the user
     gives no ``data_norm`` (the fit is then flagged as not differentially private)."""
     sq = np.einsum("ij,ij->i", X, X)
     m = float(np.sqrt(sq.max())) if X.shape[0] else 0.0
     if not np.isfinite(m):
         m = float(max(_row_norm(X, i) for i in range(X.shape[0])))
-    if fit_intercept:
-        m = float(np.hypot(m, intercept_scaling))
     return m

@@ -9,7 +9,7 @@ that the result is bitwise identical whatever the number of threads.
 
 import numpy as np
 
-from .._losses._kernels import BLOCK, N_CHUNKS, objective_value_grad
+from .._losses._kernels import BLOCK, N_CHUNKS, margin_curvatures, objective_value_grad
 
 UNIT_ROUNDOFF = 2.0**-53
 
@@ -80,13 +80,37 @@ class Objective:
         Summing, multiplying by ``sqrt(p_in K)`` for the Frobenius norm and doubling for
         second-order terms gives the bound returned.
         """
-        u = UNIT_ROUNDOFF
-        C = self.row_bound
         K = self.n_outputs
         g_max = max(1.0, self.loss.lipschitz(1.0) / (np.sqrt(2.0) if K > 1 else 1.0))
-        w_norm = float(np.linalg.norm(W))
-        m = -(-self.n // BLOCK) + N_CHUNKS
-        per_entry = C * (
-            self.d * u * C * w_norm + (8 + 2 * K) * u * g_max + (BLOCK + m) * u * g_max
-        ) + 2 * u * (C * g_max + 2 * self.alpha * w_norm)
-        return 2.0 * np.sqrt(self.d * K) * per_entry
+        return gradient_rounding_allowance(self.n, self.d, K, self.row_bound, g_max,
+                                           self.alpha, float(np.linalg.norm(W)))
+
+    def hessian(self, W):
+        """``X^T diag(l''(X W)) X / n + alpha I`` for a single-output loss (``K = 1``):
+        the (a.e.) Hessian, used only to choose Newton steps (the certificate never
+        trusts it)."""
+        z = np.ascontiguousarray(self.X @ W[:, 0])
+        curv = np.empty(self.n)
+        margin_curvatures(z, self.y, self.loss.loss_id, self.loss.param, curv)
+        self.extra_example_gradients += self.n
+        H = (self.X.T * curv) @ self.X / self.n
+        H[np.diag_indices_from(H)] += self.alpha
+        return H
+
+    def subsample(self, step):
+        """The same objective on every ``step``-th row (warm starts; path only)."""
+        return Objective(np.ascontiguousarray(self.X[::step]),
+                         np.ascontiguousarray(self.y[::step]), self.loss, self.alpha,
+                         self.n_outputs, self.row_bound)
+
+
+def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm):
+    """The bound of :meth:`Objective.rounding_allowance` from public sizes and ``||W||``
+    (also used to plan a certificate before any data is read)."""
+    u = UNIT_ROUNDOFF
+    C = float(row_bound)
+    m = -(-int(n) // BLOCK) + N_CHUNKS
+    per_entry = C * (
+        d * u * C * w_norm + (8 + 2 * K) * u * g_max + (BLOCK + m) * u * g_max
+    ) + 2 * u * (C * g_max + 2 * alpha * w_norm)
+    return 2.0 * np.sqrt(d * K) * per_entry

@@ -1,7 +1,7 @@
 """What every solver returns."""
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -32,6 +32,10 @@ class SolverResult:
         The row-norm bound enforced (intercept column included).
     details : dict
         Public solver quantities (step size, iteration budget, certificate used, ...).
+    epsilon, delta : float or None
+        The certified guarantee when the solver proves one tighter than what an
+        accountant reads from ``dp_event`` (objective perturbation: the privacy profile,
+        while ``dp_event`` is a dominating record for composition); None otherwise.
     """
 
     coef: np.ndarray
@@ -43,6 +47,8 @@ class SolverResult:
     dp_event: Any
     data_norm: float
     details: dict
+    epsilon: Optional[float] = None
+    delta: Optional[float] = None
 
 
 def split_intercept(W, fit_intercept, intercept_scaling):

@@ -114,9 +114,14 @@ def _pld_delta(event, epsilon):
     return float(_pld(event).get_delta(epsilon))
 
 
+#: events that only the RDP path accounts: private selection (Papernot & Steinke 2022)
+#: and the zCDP record of objective perturbation (already a replace-one curve)
+_RDP_ONLY = (dp_accounting.dp_event.RepeatAndSelectDpEvent, dp_accounting.dp_event.ZCDpEvent)
+
+
 def _has_repeat_and_select(event):
-    """Whether ``event`` contains a RepeatAndSelectDpEvent (accounted by RDP only)."""
-    if isinstance(event, dp_accounting.dp_event.RepeatAndSelectDpEvent):
+    """Whether ``event`` contains an event accounted by RDP only (``_RDP_ONLY``)."""
+    if isinstance(event, _RDP_ONLY):
         return True
     if isinstance(event, dp_accounting.ComposedDpEvent):
         return any(_has_repeat_and_select(e) for e in event.events)
@@ -150,8 +155,9 @@ def get_epsilon(event, delta):
     if not 0.0 <= delta < 1.0:
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
     if _has_repeat_and_select(event):
-        # Private selection (Papernot & Steinke 2022) is accounted in RDP, through the
-        # replace-one translation of skdp.accounting._rdp (refuses what it cannot translate).
+        # Private selection (Papernot & Steinke 2022) and zCDP records are accounted in
+        # RDP, through the replace-one translation of skdp.accounting._rdp (refuses what it
+        # cannot translate, e.g. Poisson-sampled steps).
         from ._rdp import rdp_epsilon
 
         return rdp_epsilon(event, delta)

@@ -35,6 +35,10 @@ The other events skdp builds:
   PLD path), so it is passed through unchanged under ``REPLACE_ONE``.  Dominance in every
   hockey-stick divergence is Blackwell dominance, so it also bounds every Rényi divergence.
   Other bucket counts are not events skdp builds and are refused.
+* ``ZCDpEvent(rho, xi)`` -- the composable record of objective perturbation
+  (:mod:`skdp.accounting._objective_perturbation`): already a bound on the Rényi divergence
+  between the two replace-one output laws, ``RDP_alpha <= xi + alpha rho``, so it is passed
+  through unchanged (``RdpAccountant`` reads it the same under both relations).
 * ``ComposedDpEvent``, ``SelfComposedDpEvent``, ``NoOpDpEvent``, ``NonPrivateDpEvent``:
   structural, translated recursively / passed through.
 * ``RepeatAndSelectDpEvent(event, mean, shape)`` (Papernot & Steinke, ICLR 2022): the inner
@@ -96,6 +100,11 @@ def to_rdp_event(event):
     1.0
     """
     if isinstance(event, (dp_accounting.NoOpDpEvent, dp_accounting.NonPrivateDpEvent)):
+        return event
+    if isinstance(event, dp_accounting.dp_event.ZCDpEvent):
+        # A zCDP curve is a bound on the Renyi divergence between the two neighbouring
+        # output laws themselves: skdp builds it for replace-one neighbours (objective
+        # perturbation), and RdpAccountant reads it identically under both relations.
         return event
     if isinstance(event, dp_accounting.GaussianDpEvent):
         return dp_accounting.GaussianDpEvent(event.noise_multiplier / 2.0)

@@ -19,6 +19,16 @@ happens at step 3 -- after the computation, still before the release (see
 :mod:`skdp.accounting._ledger`).  Register a planner to get the early check.  A fit with
 ``data_norm=None`` reads its bound from the data: it is planned and recorded as
 ``NonPrivateDpEvent`` (infinite epsilon), i.e. refused under any finite budget.
+
+``solver="auto"``, ``alpha="auto"`` and the schedules are resolved by
+:func:`skdp.linear_model._auto.resolve_fit_plan`, called by the fit *and* by the planner.
+
+Bounds
+------
+``data_norm`` bounds the feature rows (as users and diffprivlib mean it); the intercept
+column ``intercept_scaling`` is appended after clipping, so the solvers receive the row
+bound ``R = sqrt(data_norm^2 + intercept_scaling^2)`` (:func:`skdp._mechanisms.row_bound`),
+reported as ``row_bound_``.
 """
 
 import math
@@ -30,8 +40,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._mechanisms import max_row_norm
+from .._mechanisms import max_row_norm, row_bound
 from .._solvers import CONVEX_SOLVERS, SOLVER_OPTIONS, SOLVERS
+from ._auto import resolve_fit_plan
 from .._solvers._phased import plan_phased_event
 from .._solvers._resque import plan_resque_event
 from ..accounting import get_delta, get_epsilon
@@ -40,11 +51,13 @@ from ..exceptions import PrivacyLeakWarning
 
 #: docstring entries of the solver hyperparameters shared by the convex models
 _CONVEX_SOLVER_PARAMS_DOC = r"""    batch_size : int or None, default=None
-        Expected mini-batch size of ``solver="dpsgd"`` (None: 50) and ``"resque"`` (None:
-        ``min(n/10, max(256, 4 sqrt(n)))``, spec §5.5; a function of the public ``n``).
-        Ignored otherwise.
-    n_steps : int or None, default=None
-        Steps of ``solver="dpsgd"``; default ``ceil(n^2/batch_size^2)`` (ignored otherwise).
+        Expected mini-batch size of ``solver="dpsgd"`` (None: ``min(n, max(64, 4
+        sqrt(n)))``) and ``"resque"`` (None: ``min(n/10, max(256, 4 sqrt(n)))``); functions
+        of the public ``n``.  Ignored otherwise.
+    n_steps : int, "bst14" or None, default=None
+        Steps of ``solver="dpsgd"``.  None: a fixed compute budget of
+        ``clip(5e8/(n p), 2, 20)`` epochs; ``"bst14"``: Bassily, Smith & Thakurta's
+        ``ceil(n^2/batch_size^2)``.  Ignored otherwise.
     smoothing : float or None, default=None
         Gaussian smoothing radius ``rho`` (the objective becomes
         ``E f(w + N(0, rho^2 I))``, within ``sqrt(2/pi) L rho`` of ``f``).
@@ -77,10 +90,12 @@ _PRIVACY_DOC = """\
     -------
     Neighbouring datasets differ by **replacing one row** of ``(X, y)``; ``n`` is public.
     The released model (``coef_``, ``intercept_``) is ``(epsilon_, delta_)``-DP provided
-    ``data_norm`` is given: every row ``[x, intercept_scaling]`` is clipped to that norm
-    before any computation, so the bound holds for any input.  With ``data_norm=None`` the
-    bound is read from the data, a :class:`~skdp.exceptions.PrivacyLeakWarning` is issued
-    and ``privacy_guaranteed_`` is False.  The class labels seen in ``y`` (``classes_``) are
+    ``data_norm`` is given: every feature row is clipped to that norm before any
+    computation and the intercept column appended afterwards, so the row bound
+    ``row_bound_ = sqrt(data_norm^2 + intercept_scaling^2)`` holds for any input.  With
+    ``data_norm=None`` the bound is read from the data (rounded up to a power of two), a
+    :class:`~skdp.exceptions.PrivacyLeakWarning` is issued, ``privacy_guaranteed_`` is
+    False and ``epsilon_`` is infinite.  The class labels seen in ``y`` (``classes_``) are
     treated as public.  Not protected: fit time and ``n_gradient_evals_`` (they may depend
     on the data), and the exact floating-point bits of the noise (the samplers are not
     hardened against floating-point attacks, Mironov 2012).  A fixed ``random_state``
@@ -120,12 +135,12 @@ def _plan_output_perturbation(est, n_samples):
 
 
 def _plan_dpsgd(est, n_samples):
-    """Event of :func:`~skdp._solvers.solve_dpsgd`: T Poisson-sampled Gaussian steps."""
+    """Event of :func:`~skdp._solvers.solve_dpsgd`: T Poisson-sampled Gaussian steps
+    (``est`` is a resolved plan view: ``batch_size`` and ``n_steps`` are integers)."""
     from .._solvers import _dpsgd
     from ..accounting import poisson_gaussian_event
 
-    m = _dpsgd.DEFAULT_BATCH_SIZE if est.batch_size is None else int(est.batch_size)
-    T = math.ceil(n_samples * n_samples / (m * m)) if est.n_steps is None else int(est.n_steps)
+    m, T = int(est.batch_size), int(est.n_steps)
     q = m / n_samples
     z = _dpsgd._noise_multiplier(
         float(est.epsilon), float(est.delta), q, T, n_samples, est.calibration
@@ -133,29 +148,46 @@ def _plan_dpsgd(est, n_samples):
     return poisson_gaussian_event(q, z, T)
 
 
-#: solver name -> f(estimator, n_samples) returning the event the fit will release,
-#: computed from public quantities only.
+def _plan_objective_perturbation(est, n_samples):
+    """Event of :func:`~skdp._solvers.solve_objective_perturbation` (its public plan)."""
+    from .._solvers._objective_perturbation import objective_perturbation_plan
+
+    p = int(est.n_features_in_) + int(bool(est.fit_intercept))
+    return objective_perturbation_plan(
+        n_samples, p, est.loss_, epsilon=est.epsilon, delta=est.delta, alpha=est.alpha,
+        row_bound=est.row_bound, calibration=est.op_calibration)["dp_event"]
+
+
+#: solver name -> f(plan view, n_samples) returning the event the fit will release,
+#: computed from public quantities only (the view is :meth:`FitPlan.view`).
 PLANNERS = {"output_perturbation": _plan_output_perturbation, "dpsgd": _plan_dpsgd,
-            "phased": plan_phased_event, "resque": plan_resque_event}
+            "phased": plan_phased_event, "resque": plan_resque_event,
+            "objective_perturbation": _plan_objective_perturbation}
 
 
-def planned_dp_event(estimator, n_samples):
+def planned_dp_event(estimator, n_samples, n_features=None):
     """The event a fit of ``estimator`` on ``n_samples`` rows will release, or None.
 
     ``NonPrivateDpEvent`` when a bound is read from the data (``data_norm=None``); None
     when the solver has no planner or its parameters are invalid (the solver then raises
-    its own error, and a ledger checks the budget at commit time).
+    its own error, and a ledger checks the budget at commit time).  ``n_features``
+    defaults to the fitted ``n_features_in_``.
     """
     import dp_accounting
 
     if getattr(estimator, "data_norm", 0.0) is None:
         return dp_accounting.NonPrivateDpEvent()
-    planner = PLANNERS.get(getattr(estimator, "solver", None))
-    if planner is None:
-        return None
     try:
-        return planner(estimator, int(n_samples))
-    except (ValueError, TypeError, ZeroDivisionError, OverflowError):
+        if n_features is None:
+            n_features = estimator.n_features_in_
+        loss, n_outputs = estimator._planning_loss()
+        plan = estimator._fit_plan(int(n_samples), int(n_features), loss, n_outputs,
+                                   estimator._public_row_bound())
+        planner = PLANNERS.get(plan.solver)
+        if planner is None:
+            return None
+        return planner(estimator._plan_view(plan, n_features, loss), int(n_samples))
+    except (ValueError, TypeError, ZeroDivisionError, OverflowError, AttributeError):
         return None
 
 
@@ -185,7 +217,7 @@ class DPLinearRegressorMixin(RegressorMixin):
 #: parameter constraints shared by the convex models (DPLogisticRegression, DPHuberRegressor):
 #: their solver set and the hyperparameters of ``phased`` and ``resque``
 CONVEX_MODEL_CONSTRAINTS = {
-    "solver": [StrOptions(set(CONVEX_SOLVERS))],
+    "solver": [StrOptions(set(CONVEX_SOLVERS) | {"auto"})],
     "smoothing": [Interval(numbers.Real, 0, None, closed="left"), None],
     "step_scale": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "block_size": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -200,11 +232,15 @@ CONVEX_MODEL_CONSTRAINTS = {
 class BaseDPLinear(BaseEstimator):
     """Shared machinery of the DP linear models (not public)."""
 
+    #: what ``solver="auto"`` becomes inside a private search, which composes its
+    #: candidates in Gaussian DP (skdp.model_selection): a solver releasing a Gaussian
+    _GAUSSIAN_AUTO_SOLVER = "phased"
+
     _parameter_constraints: dict = {
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
         "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+        "alpha": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver": [StrOptions(set(SOLVERS))],  # narrowed by each estimator
@@ -212,7 +248,8 @@ class BaseDPLinear(BaseEstimator):
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_coef_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "n_steps": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_steps": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"bst14"}),
+                    None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
         "privacy_ledger": [PrivacyLedger, None],
@@ -236,27 +273,52 @@ class BaseDPLinear(BaseEstimator):
                 stacklevel=3,
             )
 
-    def _resolve_data_norm(self, X):
-        """The public row bound, or (with a warning) one read from the data."""
+    def _public_row_bound(self):
+        """``R`` from the public ``data_norm`` (None when it is not given)."""
+        if self.data_norm is None:
+            return None
+        return row_bound(self.data_norm, self.fit_intercept, self.intercept_scaling)
+
+    def _resolve_bounds(self, X):
+        """``(data_norm, R, guaranteed)``: the public feature bound and row bound, or (with a
+        warning) a feature bound read from the data and rounded up to a power of two, so
+        that no row's norm is ever reported."""
         if self.data_norm is not None:
-            if self.fit_intercept and not self.intercept_scaling < self.data_norm:
-                raise ValueError(
-                    f"data_norm={self.data_norm} must exceed intercept_scaling="
-                    f"{self.intercept_scaling}: the intercept column counts towards the "
-                    "row-norm bound"
-                )
-            return float(self.data_norm), True
+            return float(self.data_norm), self._public_row_bound(), True
         warnings.warn(
             "data_norm is None: the row-norm bound is read from the private data, which "
-            "breaks the differential-privacy guarantee (privacy_guaranteed_ = False). "
-            "Pass a public data_norm.",
+            "breaks the differential-privacy guarantee (privacy_guaranteed_ = False, "
+            "epsilon_ = inf). Pass a public data_norm.",
             PrivacyLeakWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-        norm = max_row_norm(X, self.fit_intercept, self.intercept_scaling)
-        if self.fit_intercept:
-            norm = max(norm, self.intercept_scaling * (1.0 + 1e-6))
-        return max(norm, np.finfo(float).tiny), False
+        norm = max_row_norm(X)
+        norm = 2.0 ** math.ceil(math.log2(norm)) if norm > 0.0 else 1.0
+        return norm, row_bound(norm, self.fit_intercept, self.intercept_scaling), False
+
+    def _planning_loss(self):
+        """``(loss, n_outputs)`` of a fit, from public parameters (overridden)."""
+        raise NotImplementedError  # pragma: no cover - every estimator defines it
+
+    def _fit_plan(self, n_samples, n_features, loss, n_outputs, row_bound_value):
+        """The resolved plan (:func:`skdp.linear_model._auto.resolve_fit_plan`)."""
+        R = row_bound_value if row_bound_value is not None else 1.0
+        return resolve_fit_plan(self, n_samples=n_samples, n_features=n_features, loss=loss,
+                                n_outputs=n_outputs, row_bound=R)
+
+    def _plan_view(self, plan, n_features, loss):
+        view = plan.view(self, n_features)
+        view.loss_ = loss
+        view.op_calibration = self._op_calibration()
+        return view
+
+    def _op_calibration(self):
+        """Objective perturbation's calibration: its composable record under a ledger
+        (so that the ledger, which accounts the record, sees at most ``epsilon``), its
+        tighter privacy profile otherwise."""
+        if getattr(self, "privacy_ledger", None) is not None:
+            return "composable"
+        return "tight"
 
     def _run_solver(self, X, y, loss, *, n_outputs, y_bound=None):
         """Run the solver and return a dict of the fitted attributes (not yet set).
@@ -266,10 +328,19 @@ class BaseDPLinear(BaseEstimator):
         """
         import dp_accounting
 
+        n, n_features = X.shape
+        public_R = self._public_row_bound()
+        planned = dp_accounting.NonPrivateDpEvent() if public_R is None else None
+        if public_R is not None:
+            plan = self._fit_plan(n, n_features, loss, n_outputs, public_R)
+            planner = PLANNERS.get(plan.solver)
+            if planner is not None:
+                try:
+                    planned = planner(self._plan_view(plan, n_features, loss), n)
+                except (ValueError, TypeError, ZeroDivisionError, OverflowError):
+                    planned = None
         with ledger_reservation(
-            getattr(self, "privacy_ledger", None),
-            planned_dp_event(self, X.shape[0]),
-            type(self).__name__,
+            getattr(self, "privacy_ledger", None), planned, type(self).__name__,
         ) as reservation:
             attrs, result = self._run_solver_unrecorded(X, y, loss, n_outputs, y_bound)
             reservation.commit(
@@ -280,40 +351,77 @@ class BaseDPLinear(BaseEstimator):
         return attrs, result
 
     def _run_solver_unrecorded(self, X, y, loss, n_outputs, y_bound):
-        data_norm, guaranteed = self._resolve_data_norm(X)
+        import dp_accounting
+
+        data_norm, R, guaranteed = self._resolve_bounds(X)
+        plan = self._fit_plan(X.shape[0], X.shape[1], loss, n_outputs, R)
         rng = _check_random_state(self.random_state)
-        result = SOLVERS[self.solver](
+        solver = plan.solver
+        options = {name: plan.options.get(name, getattr(self, name))
+                   for name in SOLVER_OPTIONS[solver]}
+        if solver in ("objective_perturbation", "warm_gd"):
+            if self.calibration == "paper":
+                raise ValueError(
+                    f"solver={solver!r} has no calibration='paper' mode (the printed KST12 "
+                    "noise of objective perturbation is calibrated for add/remove "
+                    "neighbours); use calibration='tight'")
+            calibration = self._op_calibration()
+        else:
+            calibration = self.calibration
+        result = SOLVERS[solver](
             X,
             y,
             loss,
             epsilon=float(self.epsilon),
             delta=float(self.delta),
-            alpha=float(self.alpha),
-            data_norm=data_norm,
+            alpha=plan.alpha,
+            data_norm=R,
             n_outputs=n_outputs,
             fit_intercept=self.fit_intercept,
             intercept_scaling=float(self.intercept_scaling),
             y_bound=y_bound,
-            calibration=self.calibration,
             max_iter=self.max_iter,
             max_coef_norm=self.max_coef_norm,
             rng=rng,
-            **{name: getattr(self, name) for name in SOLVER_OPTIONS[self.solver]},
+            calibration=calibration,
+            **options,
         )
         if self.verbose:
-            print(f"[{type(self).__name__}] {result.details}")
-        epsilon_spent = get_epsilon(result.dp_event, float(self.delta))
-        if epsilon_spent > self.epsilon and get_delta(result.dp_event, self.epsilon) <= self.delta:
-            # Both values are valid guarantees; the accountant's bisection may land a hair
-            # above the target the noise was calibrated for.
-            epsilon_spent = float(self.epsilon)
+            print(f"[{type(self).__name__}] solver={solver} ({plan.reason}), "
+                  f"alpha={plan.alpha:.3g}: {result.details}")
+        delta_ = float(self.delta) if result.delta is None else float(result.delta)
+        if not guaranteed:
+            epsilon_spent = math.inf
+            dp_event = dp_accounting.NonPrivateDpEvent()
+        elif result.epsilon is not None:
+            epsilon_spent = float(result.epsilon)
+            dp_event = result.dp_event
+        else:
+            dp_event = result.dp_event
+            epsilon_spent = get_epsilon(result.dp_event, delta_)
+            if (epsilon_spent > self.epsilon
+                    and get_delta(result.dp_event, self.epsilon) <= delta_):
+                # Both values are valid guarantees; the accountant's bisection may land a
+                # hair above the target the noise was calibrated for.
+                epsilon_spent = float(self.epsilon)
+        alpha_used = float(result.details.get("alpha", plan.alpha))
+        if result.details.get("alpha_raised") and not isinstance(self.alpha, str):
+            warnings.warn(
+                f"alpha={self.alpha:g} is below {solver}'s privacy floor "
+                f"beta/(n expm1(epsilon/2)) = {alpha_used:.3g}; alpha_ = {alpha_used:.3g} was "
+                "used", UserWarning, stacklevel=4)
+        resolved = {name: options[name] for name in ("batch_size", "n_steps") if name in options}
         return {
             "epsilon_": float(epsilon_spent),
-            "delta_": float(self.delta),
-            "dp_event_": result.dp_event,
+            "delta_": delta_,
+            "dp_event_": dp_event,
             "noise_scale_": result.noise_scale,
             "sensitivity_": result.sensitivity,
-            "data_norm_": result.data_norm,
+            "data_norm_": data_norm,
+            "row_bound_": float(R),
+            "solver_": solver,
+            "alpha_": alpha_used,
+            "solver_params_": resolved,
             "privacy_guaranteed_": guaranteed,
             "n_gradient_evals_": result.n_gradient_evals,
             "n_iter_": result.n_iter,

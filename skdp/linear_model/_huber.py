@@ -57,19 +57,38 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         ``0`` is the absolute loss ``|x.w - y|`` (``L = C``), nonsmooth: supported by
         ``solver="phased"`` and ``"resque"`` (Gaussian smoothing), refused by the others.
     data_norm : float or None, default=None
-        Public bound on each row's norm including the intercept column.
+        Public bound on the L2 norm of each feature row (without the intercept column);
+        rows are clipped to it.  ``None`` reads it from the data (not private, warns).
     y_bound : float or None, default=None
         Optional public bound on ``|y|``; targets are clipped to it.  Not needed for the
         guarantee; in ``calibration="paper"`` it tightens the public bound on
         ``||w_hat||`` (``sqrt(2 h(y_bound)/alpha)``).
-    alpha : float, default=0.01
-        L2 regularisation strength (of the mean loss); larger means less noise.
+    alpha : float or "auto", default="auto"
+        L2 regularisation strength (of the mean loss).  ``"auto"``: a public rule of
+        ``n``, ``p``, ``epsilon``, ``delta`` and the bounds that balances the
+        regulariser's bias against the noise (``skdp.linear_model._auto``; derivation in
+        ``doc/defaults.rst``); the value used is ``alpha_``.
     fit_intercept : bool, default=True
         Fit an intercept, as a regularised constant feature ``intercept_scaling`` that is
         clipped together with the row.
     intercept_scaling : float, default=1.0
-        Value of the constant column appended for the intercept (must be < data_norm).
-    solver : {"output_perturbation", "dpsgd", "phased", "resque"}, default="output_perturbation"
+        Value of the constant column appended for the intercept after the features are
+        clipped; the row bound is ``sqrt(data_norm^2 + intercept_scaling^2)``.
+    solver : {"auto", "objective_perturbation", "output_perturbation", "dpsgd", "phased", "resque"}, default="auto"
+        ``"auto"``: a public rule picks the solver (reported in ``solver_``):
+        ``"objective_perturbation"`` for binary logistic and Huber, ``"dpsgd"`` for
+        multinomial, ``"phased"`` for the absolute loss, ``"output_perturbation"`` under
+        ``calibration="paper"`` (``skdp.linear_model._auto``).
+        ``"objective_perturbation"``: the minimiser of the objective plus a random
+        linear term ``<b, w>/n`` (Chaudhuri, Monteleoni & Sarwate 2011; Kifer, Smith &
+        Thakurta 2012), certified to within ``gamma`` of it and released with a small
+        output noise (approximate minimum perturbation, Iyengar et al. 2019); its noise
+        is damped by the data's own curvature, so it needs little regularisation.
+        Binary logistic and Huber (``huber_threshold > 0``); ``delta = 0`` gives pure
+        epsilon-DP.  ``alpha`` is raised to ``beta/(n expm1(epsilon/2))`` if below (the
+        Jacobian term of the proof).  See ``doc/solvers/objective_perturbation.rst``.
+        ``"output_perturbation"``: the certified minimiser plus noise calibrated to its
+        sensitivity ``2L/(n alpha)`` (Zhang et al. 2017, Alg. 1).
         ``"dpsgd"``: the private-SGD baseline (Bassily, Smith & Thakurta 2014) with
         Poisson mini-batches, per-example clipping to ``L`` and noise calibrated by the PLD
         accountant for the sampling used; needs ``delta > 0``.
@@ -109,7 +128,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         Private coefficients.
     intercept_ : float
         Private intercept (0 when ``fit_intercept=False``).
-    epsilon_, delta_, dp_event_, noise_scale_, sensitivity_, data_norm_ : see
+    epsilon_, delta_, dp_event_, noise_scale_, sensitivity_, data_norm_, row_bound_, solver_, alpha_, solver_params_ : see
         :class:`DPLogisticRegression`
     privacy_guaranteed_ : bool
         False iff a bound was read from the data (``data_norm=None``).
@@ -152,10 +171,10 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         huber_threshold=1.0,
         data_norm=None,
         y_bound=None,
-        alpha=0.01,
+        alpha="auto",
         fit_intercept=True,
         intercept_scaling=1.0,
-        solver="output_perturbation",
+        solver="auto",
         calibration="tight",
         max_iter=10_000,
         max_coef_norm=None,
@@ -215,7 +234,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         _refuse_sample_weight(sample_weight)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
         self._check_privacy_params(X.shape[0])
-        if self.huber_threshold == 0 and self.solver not in _NONSMOOTH_SOLVERS:
+        if self.huber_threshold == 0 and self.solver not in _NONSMOOTH_SOLVERS | {"auto"}:
             raise ValueError(
                 "huber_threshold=0 (absolute loss) is nonsmooth: solver="
                 f"{self.solver!r} needs a smooth loss; use huber_threshold > 0 or "
@@ -224,15 +243,17 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         y = np.asarray(y, dtype=np.float64)
         if self.y_bound is not None:
             y = np.clip(y, -self.y_bound, self.y_bound)
-        if self.huber_threshold == 0:
-            loss = AbsoluteLoss()
-        else:
-            loss = HuberLoss(huber_threshold=float(self.huber_threshold))
+        loss, _ = self._planning_loss()
         attrs, result = self._run_solver(X, y, loss, n_outputs=1, y_bound=self.y_bound)
         attrs["coef_"] = np.ascontiguousarray(result.coef[:, 0])
         attrs["intercept_"] = float(result.intercept[0])
         self._set_fitted(attrs)
         return self
+
+    def _planning_loss(self):
+        if self.huber_threshold == 0:
+            return AbsoluteLoss(), 1
+        return HuberLoss(huber_threshold=float(self.huber_threshold)), 1
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -48,18 +48,37 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
     delta : float, default=1e-6
         Privacy parameter delta in [0, 1); 0 gives pure epsilon-DP.  Should be << 1/n.
     data_norm : float or None, default=None
-        Public bound on the L2 norm of each row *including* the intercept column; rows
-        are clipped to it.  ``None`` reads it from the data (not private, warns).
-    alpha : float, default=0.01
-        L2 regularisation strength (of the mean loss); larger means less noise.
+        Public bound on the L2 norm of each feature row (``x``, without the intercept
+        column); rows are clipped to it.  ``None`` reads it from the data (not private,
+        warns; ``epsilon_`` is then infinite).
+    alpha : float or "auto", default="auto"
+        L2 regularisation strength (of the mean loss).  ``"auto"``: a public rule of
+        ``n``, ``p``, ``epsilon``, ``delta`` and the bounds that balances the
+        regulariser's bias against the noise (``skdp.linear_model._auto``; derivation in
+        ``doc/defaults.rst``); the value used is ``alpha_``.
     fit_intercept : bool, default=True
         Fit an intercept, as a regularised constant feature ``intercept_scaling`` that is
         clipped together with the row.
     intercept_scaling : float, default=1.0
-        Value of the constant column appended for the intercept (must be < data_norm).
+        Value of the constant column appended for the intercept after the features are
+        clipped; the row bound is ``sqrt(data_norm^2 + intercept_scaling^2)``.
     classes : array-like or None, default=None
         Public label set.  ``None`` takes the labels present in ``y`` (treated as public).
-    solver : {"output_perturbation", "dpsgd", "phased", "resque"}, default="output_perturbation"
+    solver : {"auto", "objective_perturbation", "output_perturbation", "dpsgd", "phased", "resque"}, default="auto"
+        ``"auto"``: a public rule picks the solver (reported in ``solver_``):
+        ``"objective_perturbation"`` for binary logistic and Huber, ``"dpsgd"`` for
+        multinomial, ``"phased"`` for the absolute loss, ``"output_perturbation"`` under
+        ``calibration="paper"`` (``skdp.linear_model._auto``).
+        ``"objective_perturbation"``: the minimiser of the objective plus a random
+        linear term ``<b, w>/n`` (Chaudhuri, Monteleoni & Sarwate 2011; Kifer, Smith &
+        Thakurta 2012), certified to within ``gamma`` of it and released with a small
+        output noise (approximate minimum perturbation, Iyengar et al. 2019); its noise
+        is damped by the data's own curvature, so it needs little regularisation.
+        Binary logistic and Huber (``huber_threshold > 0``); ``delta = 0`` gives pure
+        epsilon-DP.  ``alpha`` is raised to ``beta/(n expm1(epsilon/2))`` if below (the
+        Jacobian term of the proof).  See ``doc/solvers/objective_perturbation.rst``.
+        ``"output_perturbation"``: the certified minimiser plus noise calibrated to its
+        sensitivity ``2L/(n alpha)`` (Zhang et al. 2017, Alg. 1).
         ``"dpsgd"``: the private-SGD baseline (Bassily, Smith & Thakurta 2014) with
         Poisson mini-batches, per-example clipping to ``L`` and noise calibrated by the PLD
         accountant for the sampling used; needs ``delta > 0``.
@@ -103,7 +122,8 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
     classes_ : ndarray of shape (n_classes,)
         Class labels (``classes`` if given, else the labels seen in ``y``).
     epsilon_ : float
-        Epsilon this fit actually has at ``delta_`` (<= ``epsilon``).
+        Epsilon this fit actually has at ``delta_`` (<= ``epsilon``; ``inf`` when
+        ``data_norm=None``).
     delta_ : float
         Delta of the guarantee (the requested ``delta``).
     dp_event_ : dp_accounting.DpEvent
@@ -113,7 +133,16 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
     sensitivity_ : float
         Replace-one L2 sensitivity of the noise-free coefficients.
     data_norm_ : float
-        Row-norm bound enforced.
+        Feature-row bound enforced (``data_norm``, or a power of two read from the data).
+    row_bound_ : float
+        Bound on the augmented row, ``sqrt(data_norm_^2 + intercept_scaling^2)``: the
+        constant of every sensitivity.
+    solver_ : str
+        The solver that ran (what ``solver="auto"`` chose).
+    alpha_ : float
+        The L2 strength used (what ``alpha="auto"`` chose, possibly raised by the solver).
+    solver_params_ : dict
+        Resolved schedule of ``dpsgd`` (``batch_size``, ``n_steps``); empty otherwise.
     privacy_guaranteed_ : bool
         False iff a bound was read from the data (``data_norm=None``).
     n_gradient_evals_ : int
@@ -154,11 +183,11 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         delta=1e-6,
         *,
         data_norm=None,
-        alpha=0.01,
+        alpha="auto",
         fit_intercept=True,
         intercept_scaling=1.0,
         classes=None,
-        solver="output_perturbation",
+        solver="auto",
         calibration="tight",
         max_iter=10_000,
         max_coef_norm=None,
@@ -244,6 +273,14 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         attrs["classes_"] = classes
         self._set_fitted(attrs)
         return self
+
+    def _planning_loss(self):
+        """Binary or multinomial, from the public ``classes`` (or the fitted labels)."""
+        classes = self.classes if self.classes is not None else getattr(self, "classes_", None)
+        k = 2 if classes is None else int(np.unique(np.asarray(classes)).size)
+        if k <= 2:
+            return LogisticLoss(), 1
+        return MultinomialLoss(n_classes=k), k
 
     def predict_proba(self, X):
         """Class probabilities (sigmoid for two classes, softmax otherwise).

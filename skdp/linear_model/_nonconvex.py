@@ -25,7 +25,7 @@ def _loss_of(est):
 
     loss, lip = est.loss, getattr(est, "loss_lipschitz", None)
     if callable(loss):
-        if est.solver not in _ZEROTH_ORDER:
+        if est.solver not in _ZEROTH_ORDER + ("auto",):
             raise ValueError(f"a callable loss needs solver='zeroth_order' or "
                              f"'zeroth_order_naive' (it is only evaluated), got {est.solver!r}")
         if lip is None:
@@ -53,7 +53,7 @@ def _plan_spider(est, n_samples):
     p = int(est.n_features_in_) + int(bool(est.fit_intercept))
     _, event, _, _ = spider_plan(
         n_samples, p, _loss_of(est), epsilon=est.epsilon, delta=est.delta, alpha=est.alpha,
-        data_norm=float(est.data_norm), y_bound=est.y_bound, calibration=est.calibration,
+        data_norm=float(est.row_bound), y_bound=est.y_bound, calibration=est.calibration,
         max_iter=est.max_iter, selection=est.selection,
     )
     return event
@@ -70,7 +70,7 @@ def _plan_zeroth_order(est, n_samples):
     p = int(est.n_features_in_) + int(bool(est.fit_intercept))
     _, event = zeroth_order_plan(
         n_samples, p, _loss_of(est), epsilon=est.epsilon, delta=est.delta,
-        data_norm=float(est.data_norm), y_bound=est.y_bound, calibration=est.calibration,
+        data_norm=float(est.row_bound), y_bound=est.y_bound, calibration=est.calibration,
         alpha=est.alpha, max_iter=est.max_iter, smoothing_radius=est.smoothing_radius,
         naive=est.solver == "zeroth_order_naive",
     )
@@ -89,12 +89,26 @@ def _plan_rrpsgd(est, n_samples):
     p = int(est.n_features_in_) + int(bool(est.fit_intercept))
     return rrpsgd_plan(
         n_samples, p, _loss_of(est), epsilon=est.epsilon, delta=est.delta, alpha=est.alpha,
-        data_norm=float(est.data_norm), y_bound=est.y_bound, calibration=est.calibration,
+        data_norm=float(est.row_bound), y_bound=est.y_bound, calibration=est.calibration,
         batch_size=est.batch_size, n_steps=est.n_steps,
     )["event"]
 
 
 PLANNERS.setdefault("rrpsgd", _plan_rrpsgd)
+
+
+def _plan_warm_gd(est, n_samples):
+    """Event of :func:`~skdp._solvers._warm_gd.solve_warm_gd` (its public plan)."""
+    from .._solvers._warm_gd import warm_gd_plan
+
+    p = int(est.n_features_in_) + int(bool(est.fit_intercept))
+    return warm_gd_plan(n_samples, p, est.loss_, epsilon=est.epsilon, delta=est.delta,
+                        alpha=est.alpha, row_bound=est.row_bound,
+                        loss_scale=est.loss_scale, n_steps=est.n_steps,
+                        calibration=est.op_calibration)["event"]
+
+
+PLANNERS.setdefault("warm_gd", _plan_warm_gd)
 
 
 class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
@@ -287,13 +301,14 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
 
     _parameter_constraints: dict = {
         **BaseDPLinear._parameter_constraints,
+        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
         "loss": [StrOptions(set(ROBUST_LOSSES) | {"auto", "capped_absolute", "absolute",
                                                    "truncated_squared"}), callable],
         "loss_lipschitz": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "smoothing_radius": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "loss_scale": [Interval(numbers.Real, 0, None, closed="neither")],
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "solver": [StrOptions(set(NONCONVEX_SOLVERS))],
+        "solver": [StrOptions(set(NONCONVEX_SOLVERS) | {"auto"})],
         "selection": [StrOptions({"private", "last", "average"})],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
     }
@@ -311,7 +326,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         alpha=0.0,
         fit_intercept=True,
         intercept_scaling=1.0,
-        solver="spider",
+        solver="auto",
         calibration="tight",
         selection="average",
         max_iter=100_000,
@@ -394,6 +409,14 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         attrs["gamma_"] = float(result.details.get("gamma", np.nan))
         self._set_fitted(attrs)
         return self
+
+    #: inside a private search (Gaussian-DP composition) solver="auto" becomes spider
+    _GAUSSIAN_AUTO_SOLVER = "spider"
+    #: selects the nonconvex solver rule of skdp.linear_model._auto
+    _NONCONVEX = True
+
+    def _planning_loss(self):
+        return _loss_of(self), 1
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

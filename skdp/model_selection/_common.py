@@ -96,11 +96,19 @@ def configure(base, params, budget, seeds, layout=None):
         )
     m = len(prefixes)
     update = dict(params)
+    current = clone(base).set_params(**params).get_params(deep=True) if budget[0] == "gdp" \
+        else {}
     for i, prefix in enumerate(prefixes):
         if budget[0] == "gdp":
             _, mu, delta = budget
             update[prefix + "epsilon"] = _gdp_step_epsilon(delta, mu, m)
             update[prefix + "delta"] = delta
+            step = current.get(prefix[:-2]) if prefix else base
+            gdp_solver = getattr(step, "_GAUSSIAN_AUTO_SOLVER", None)
+            if gdp_solver is not None and current.get(prefix + "solver") == "auto":
+                # The search composes its candidates in Gaussian DP: solver="auto" resolves
+                # among the solvers that release a Gaussian mechanism.
+                update[prefix + "solver"] = gdp_solver
         else:
             update[prefix + "epsilon"] = budget[1] / m
             update[prefix + "delta"] = 0.0

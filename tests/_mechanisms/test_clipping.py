@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from skdp._mechanisms import clip_and_augment, max_row_norm
+from skdp._mechanisms import clip_and_augment, max_row_norm, row_bound
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
@@ -37,7 +37,19 @@ def test_intercept_counts_towards_the_bound():
         clip_and_augment(X, 1.0, True, 1.0)
 
 
-def test_max_row_norm_reads_the_augmented_rows():
+def test_max_row_norm_reads_the_feature_rows():
     X = np.array([[3.0, 4.0], [0.0, 1.0]])
-    assert max_row_norm(X, False, 1.0) == pytest.approx(5.0)
-    assert max_row_norm(X, True, 1.0) == pytest.approx(np.sqrt(26.0))
+    assert max_row_norm(X) == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("data_norm,b", [(1.0, 1.0), (3.0, 1.0), (0.02, 1.0), (5.0, 0.1)])
+def test_row_bound_covers_clipped_augmented_rows(data_norm, b):
+    """data_norm bounds the features; R = sqrt(data_norm^2 + b^2), never rounded down,
+    bounds the augmented row, and the features are clipped to at most data_norm."""
+    R = row_bound(data_norm, True, b)
+    assert R >= np.hypot(data_norm, b) and row_bound(data_norm, False, b) == data_norm
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4)) * rng.choice([1e-3, 1.0, 1e3], size=(300, 1)) * data_norm
+    out = clip_and_augment(X, R, True, b)
+    assert np.all(np.linalg.norm(out, axis=1) <= R)
+    assert np.all(np.linalg.norm(out[:, :-1], axis=1) <= data_norm)

@@ -235,7 +235,7 @@ def test_estimators_route_parameters_and_planner_matches():
     est = DPHuberRegressor(epsilon=0.7, huber_threshold=0.0, solver="phased", data_norm=1.5,
                            max_coef_norm=4.0, alpha=0.0, smoothing=0.05, step_scale=2.0,
                            random_state=0)
-    planned = planned_dp_event(est.set_params(), 3000)
+    planned = planned_dp_event(est.set_params(), 3000, n_features=4)
     est.fit(X, y)
     assert est.epsilon_ <= 0.7 and est.privacy_guaranteed_
     assert planned == est.dp_event_

@@ -260,7 +260,7 @@ def test_estimators_route_parameters_and_planner_matches():
                            max_coef_norm=4.0, alpha=0.0, batch_size=80, n_epochs=3,
                            block_size=4, n_phases=3, phase_shrink=0.7, smoothing=0.1,
                            step_scale=4.0, random_state=0)
-    planned = planned_dp_event(est, 4000)
+    planned = planned_dp_event(est, 4000, n_features=4)
     est.fit(X, y)
     assert planned == est.dp_event_
     assert est.epsilon_ <= 0.7 and est.n_iter_ == 150
@@ -548,7 +548,8 @@ def test_invalid_n_jobs_is_refused_before_fitting(n_jobs):
 
 def test_default_batch_size_is_the_spec_rule_and_the_planner_uses_it():
     """batch_size=None: resque uses min(n/10, max(256, 4 sqrt n)) (spec §5.5, public n only),
-    the ledger planner reserves exactly the fitted event, and dpsgd keeps its 50."""
+    the ledger planner reserves exactly the fitted event; dpsgd's default is the practical
+    schedule of skdp.linear_model._auto (batch max(64, 4 sqrt n), 20 epochs here)."""
     import math
 
     from skdp._solvers._resque import default_batch_size
@@ -560,5 +561,6 @@ def test_default_batch_size_is_the_spec_rule_and_the_planner_uses_it():
     assert est.n_iter_ == math.ceil(2 * 3000 / 256)
     assert planned_dp_event(est, 3000) == est.dp_event_
     sgd = DPLogisticRegression(solver="dpsgd", data_norm=1.5, random_state=0).fit(X, y)
-    assert sgd.n_iter_ == math.ceil(3000**2 / 50**2)
+    assert sgd.solver_params_["batch_size"] == round(4 * math.sqrt(3000)) == 219
+    assert sgd.n_iter_ == math.ceil(20 * 3000 / 219)
     assert planned_dp_event(sgd, 3000) == sgd.dp_event_

@@ -230,7 +230,8 @@ def test_same_seed_bitwise_identical_and_estimator_path():
     assert a.dp_event_ == poisson_gaussian_event(0.1, a.dp_event_.event.event.noise_multiplier,
                                                  300)
     assert 2.0 * 0.99 <= a.epsilon_ <= 2.0 and a.privacy_guaranteed_
-    assert a.sensitivity_ == 2 * WelschLoss().lipschitz(2.0)
+    assert a.sensitivity_ == 2 * WelschLoss().lipschitz(a.row_bound_)
+    assert a.row_bound_ >= np.hypot(2.0, 1.0)  # data_norm bounds the features
     assert 1 <= a.n_iter_ <= 300 and a.n_gradient_evals_ > 0
     # the robust fit: outliers ignored (eps = 2, 3000 rows: a loose check)
     assert np.abs(a.coef_ - [1.0, -0.5, 0.25]).max() < 0.35

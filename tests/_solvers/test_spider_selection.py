@@ -99,7 +99,8 @@ def test_average_with_a_strided_trajectory(planted, monkeypatch, budget, final_l
 def test_estimator_average_matches_last_event_and_ledger_plan(planted):
     A, y = planted
     X = A * 0.7
-    kw = dict(epsilon=1.0, delta=1e-6, data_norm=1.0, fit_intercept=False, loss_scale=1.0,
+    kw = dict(solver="spider", epsilon=1.0, delta=1e-6, data_norm=1.0, fit_intercept=False,
+              loss_scale=1.0,
               random_state=2)
     last = DPNonconvexRegressor(selection="last", **kw).fit(X, y)
     avg = DPNonconvexRegressor(selection="average", **kw).fit(X, y)
@@ -110,11 +111,10 @@ def test_estimator_average_matches_last_event_and_ledger_plan(planted):
     again = DPNonconvexRegressor(selection="average", **kw).fit(X, y)
     assert np.array_equal(again.coef_, avg.coef_)
     # the privacy-ledger planner computes the same event before any data
-    from skdp.linear_model._base import PLANNERS
+    from skdp.linear_model._base import planned_dp_event
 
     est = DPNonconvexRegressor(selection="average", **kw)
-    est.n_features_in_ = 2
-    assert repr(PLANNERS["spider"](est, len(y))) == repr(avg.dp_event_)
+    assert repr(planned_dp_event(est, len(y), n_features=2)) == repr(avg.dp_event_)
 
 
 def test_invalid_selection_is_refused(planted):

@@ -403,9 +403,16 @@ def test_estimator_auto_loss_planner_and_errors():
     with pytest.raises(ValueError, match="at least n = 4"):
         DPNonconvexRegressor(solver="zeroth_order", data_norm=1.5).fit(X[:3], y[:3])
     with pytest.raises(ValueError, match="nonsmooth"):
-        DPNonconvexRegressor(loss="capped_absolute", data_norm=1.5).fit(X, y)
+        DPNonconvexRegressor(loss="capped_absolute", solver="spider", data_norm=1.5).fit(X, y)
     with pytest.raises(ValueError, match="callable loss needs solver"):
-        DPNonconvexRegressor(loss=_violating, loss_lipschitz=1.0, data_norm=1.5).fit(X, y)
+        DPNonconvexRegressor(loss=_violating, loss_lipschitz=1.0, solver="spider",
+                             data_norm=1.5).fit(X, y)
+    # solver="auto" routes nonsmooth losses to the zeroth-order solver
+    auto = DPNonconvexRegressor(loss="capped_absolute", data_norm=1.5, y_bound=3.0,
+                                random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        assert auto.fit(X, y).solver_ == "zeroth_order"
     with pytest.raises(ValueError, match="loss_lipschitz"):
         DPNonconvexRegressor(loss=_violating, solver="zeroth_order", data_norm=1.5).fit(X, y)
 

@@ -57,6 +57,8 @@ def ledger():
 
 
 def _clf(ledger=None, epsilon=0.5, **kw):
+    """A fit releasing one Gaussian mechanism (closed-form composition in these tests)."""
+    kw = {"solver": "output_perturbation", "alpha": 0.01, **kw}
     return DPLogisticRegression(
         epsilon=epsilon, delta=DELTA, data_norm=2.0, random_state=0, privacy_ledger=ledger, **kw
     )
@@ -97,6 +99,7 @@ def test_total_of_gaussian_fits_matches_closed_form_and_pld(data, ledger):
     fitted = [_clf(ledger, epsilon=e).fit(X, y) for e in (0.3, 0.5, 1.0)]
     fitted.append(
         DPHuberRegressor(epsilon=0.7, delta=DELTA, data_norm=2.0, random_state=0,
+                         solver="output_perturbation", alpha=0.01,
                          privacy_ledger=ledger).fit(X, X[:, 0])
     )
     events = [est.dp_event_ for est in fitted]
@@ -106,6 +109,18 @@ def test_total_of_gaussian_fits_matches_closed_form_and_pld(data, ledger):
     assert ledger.epsilon_spent() == pytest.approx(_pld_epsilon(events, DELTA), rel=2e-3)
     assert [e.event for e in ledger.entries()] == events
     assert all(e.status == "committed" for e in ledger.entries())
+
+
+def test_default_objective_perturbation_fit_fits_its_budget(data):
+    """Under a ledger the default solver calibrates its composable record to the budget,
+    so a ledger of exactly epsilon accepts the fit and the total is at most epsilon."""
+    X, y = data
+    with PrivacyLedger(epsilon=0.5, delta=DELTA) as led:
+        est = DPLogisticRegression(epsilon=0.5, delta=DELTA, data_norm=2.0, random_state=0,
+                                   privacy_ledger=led).fit(X, y)
+        assert est.solver_ == "objective_perturbation"
+        assert len(led) == 1 and led.epsilon_spent() <= 0.5 + 1e-9
+        assert led.entries()[0].event == est.dp_event_
 
 
 def test_pipeline_and_cross_val_score_fits_are_recorded(data, ledger):

@@ -17,7 +17,7 @@ from skdp.exceptions import PrivacyLeakWarning
 ESTIMATORS = [DPLogisticRegression, DPHuberRegressor]
 PRIVACY_ATTRS = [
     "epsilon_", "delta_", "dp_event_", "noise_scale_", "sensitivity_", "data_norm_",
-    "privacy_guaranteed_", "n_gradient_evals_",
+    "row_bound_", "solver_", "alpha_", "privacy_guaranteed_", "n_gradient_evals_",
 ]
 
 
@@ -37,17 +37,22 @@ def _data(cls, n=200, d=3, seed=0, n_classes=2):
 def test_privacy_attributes(cls, calibration, delta):
     X, y = _data(cls)
     est = cls(epsilon=0.7, delta=delta, data_norm=3.0, calibration=calibration,
-              random_state=0).fit(X, y)
+              solver="output_perturbation", alpha=0.01, random_state=0).fit(X, y)
     _check_privacy_attributes(est, delta)
+    assert est.solver_ == "output_perturbation" and est.alpha_ == 0.01
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
 def test_dpsgd_privacy_attributes(cls):
     X, y = _data(cls, n=500)
     est = cls(epsilon=0.7, delta=1e-6, data_norm=3.0, solver="dpsgd", batch_size=25,
-              random_state=0).fit(X, y)
+              n_steps="bst14", random_state=0).fit(X, y)
     assert isinstance(est.dp_event_, dp_accounting.SelfComposedDpEvent)
     assert est.n_iter_ == 400  # ceil(n^2 / m^2)
+    # the default schedule: batch max(64, 4 sqrt(n)) = 89, 20 epochs (5e8/(n p) > 20)
+    default = cls(epsilon=0.7, data_norm=3.0, solver="dpsgd", random_state=0).fit(X, y)
+    assert default.solver_params_ == {"batch_size": 89, "n_steps": 113}
+    assert default.n_iter_ == 113
     assert est.sensitivity_ == pytest.approx(2 * est.noise_scale_ / est.dp_event_.event.event.noise_multiplier)
     assert 0.69 <= est.epsilon_ <= 0.7
     with pytest.raises(ValueError, match="delta"):
@@ -64,6 +69,7 @@ def _check_privacy_attributes(est, delta):
     assert 0 < est.epsilon_ <= 0.7
     assert est.delta_ == delta
     assert est.data_norm_ == 3.0
+    assert est.row_bound_ == pytest.approx(np.hypot(3.0, 1.0)) and est.row_bound_ >= np.hypot(3.0, 1.0)
     assert est.epsilon_ == pytest.approx(get_epsilon(est.dp_event_, delta), abs=1e-9)
     if delta == 0:
         assert isinstance(est.dp_event_, dp_accounting.RandomizedResponseDpEvent)
@@ -79,9 +85,13 @@ def _check_privacy_attributes(est, delta):
 def test_multinomial_is_one_model_without_epsilon_split():
     X, y = _data(DPLogisticRegression, n=300, n_classes=4)
     est = DPLogisticRegression(epsilon=1.0, data_norm=3.0, random_state=0).fit(X, y)
+    assert est.solver_ == "dpsgd"   # the auto rule for three or more classes
     assert est.coef_.shape == (4, 3) and est.intercept_.shape == (4,)
     assert est.epsilon_ <= 1.0
-    assert est.sensitivity_ == pytest.approx(2.02 * np.sqrt(2) * 3.0 / (300 * 0.01))
+    est = DPLogisticRegression(epsilon=1.0, data_norm=3.0, alpha=0.01, random_state=0,
+                               solver="output_perturbation").fit(X, y)
+    R = np.hypot(3.0, 1.0)
+    assert est.sensitivity_ == pytest.approx(2.02 * np.sqrt(2) * R / (300 * 0.01))
     proba = est.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert set(est.predict(X)) <= set(range(4))
@@ -118,7 +128,7 @@ def test_clipping_is_enforced_on_out_of_bound_rows(cls):
     X, y = _data(cls)
     X[:10] *= 1e6
     norms = np.linalg.norm(X, axis=1, keepdims=True)
-    radius = np.sqrt(3.0**2 - 1.0)
+    radius = 3.0  # data_norm bounds the features; the intercept column comes after
     X_clipped = X * np.minimum(1.0, radius * (1 - 1e-12) / norms)
     a = cls(data_norm=3.0, random_state=0).fit(X, y)
     b = cls(data_norm=3.0, random_state=0).fit(X_clipped, y)
@@ -133,7 +143,11 @@ def test_missing_data_norm_warns_and_flags(cls):
         est.fit(X, y)
     assert est.privacy_guaranteed_ is False
     assert est.data_norm is None  # never written back
-    assert est.data_norm_ >= np.sqrt(np.max(np.sum(X**2, axis=1)) + 1.0) - 1e-9
+    assert est.epsilon_ == np.inf
+    assert isinstance(est.dp_event_, dp_accounting.NonPrivateDpEvent)
+    top = np.sqrt(np.max(np.sum(X**2, axis=1)))
+    # rounded outward to a power of two: no row's norm is printed
+    assert est.data_norm_ >= top and np.log2(est.data_norm_) == np.round(np.log2(est.data_norm_))
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
@@ -152,10 +166,11 @@ BAD_PARAMS = [
     ({"delta": -1e-9}, "delta"),
     ({"data_norm": 0.0}, "data_norm"),
     ({"data_norm": -2.0}, "data_norm"),
-    ({"data_norm": 0.5}, "intercept"),  # <= intercept_scaling
     ({"data_norm": float("inf")}, "data_norm"),
     ({"alpha": -0.1}, "alpha"),
-    ({"alpha": 0.0}, "max_coef_norm"),
+    ({"alpha": 0.0, "solver": "output_perturbation"}, "max_coef_norm"),
+    ({"alpha": "big"}, "alpha"),
+    ({"n_steps": "n2"}, "n_steps"),
     ({"solver": "sgd"}, "solver"),
     ({"calibration": "loose"}, "calibration"),
     ({"batch_size": 0}, "batch_size"),
@@ -219,14 +234,17 @@ def test_nan_target_refused_for_regression():
 def test_huber_absolute_loss_needs_another_solver():
     X, y = _data(DPHuberRegressor)
     with pytest.raises(ValueError, match="nonsmooth"):
-        DPHuberRegressor(data_norm=3.0, huber_threshold=0.0).fit(X, y)
+        DPHuberRegressor(data_norm=3.0, huber_threshold=0.0,
+                         solver="output_perturbation").fit(X, y)
+    est = DPHuberRegressor(data_norm=3.0, huber_threshold=0.0, random_state=0).fit(X, y)
+    assert est.solver_ == "phased"   # the auto rule for the absolute loss
 
 
 def test_failed_refit_keeps_the_previous_model():
     X, y = _data(DPLogisticRegression)
     est = DPLogisticRegression(data_norm=3.0, random_state=0).fit(X, y)
     coef = est.coef_.copy()
-    est.set_params(alpha=0.0)  # needs max_coef_norm
+    est.set_params(alpha=0.0, solver="output_perturbation")  # needs max_coef_norm
     with pytest.raises(ValueError):
         est.fit(X, y)
     assert np.array_equal(est.coef_, coef) and est.alpha == 0.0

@@ -47,7 +47,8 @@ def _outputs(loss, sign, seed0):
     for i in range(N_FITS):
         reg = DPNonconvexRegressor(
             epsilon=EPSILON, delta=DELTA, loss=loss, loss_scale=1.0, data_norm=C,
-            fit_intercept=False, solver="dpsgd", batch_size=10, max_coef_norm=RADIUS,
+            fit_intercept=False, solver="dpsgd", batch_size=10, n_steps="bst14",
+            max_coef_norm=RADIUS,
             random_state=seed0 + i)
         out[i] = reg.fit(X, y).coef_[0]
     return out, reg

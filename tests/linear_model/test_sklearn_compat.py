@@ -18,7 +18,7 @@ ESTIMATORS = [
     DPHuberRegressor(epsilon=1e4, solver="dpsgd", batch_size=10, random_state=0),
     DPNonconvexRegressor(epsilon=1e4, solver="dpsgd", batch_size=10, max_coef_norm=100.0,
                          random_state=0),
-    DPNonconvexRegressor(epsilon=1e4, random_state=0),
+    DPNonconvexRegressor(epsilon=1e4, random_state=0),   # solver="auto": warm_gd
     # rrpsgd at the default epsilon: its PLD calibration (one per n the checks use) takes
     # seconds at epsilon >= 10 (small noise multipliers) and ~0.05 s here
     DPNonconvexRegressor(solver="rrpsgd", batch_size=10, n_steps=20, random_state=0),

@@ -1,0 +1,194 @@
+"""Calibrate the one constant of the ``alpha="auto"`` rule (``MARGIN``) on synthetic data.
+
+The rule (``skdp/linear_model/_auto.py``) sets ``alpha = sigma sqrt(p)/(n W)`` with
+``W = MARGIN/R``.  This script fits the default solver (objective perturbation) on
+synthetic problems that look like tabular data -- anisotropic features with a decaying
+spectrum and a non-zero mean, rows of norm at most 1, class imbalance, a true model whose
+margins reach a few units -- over a grid of ``n``, ``p``, ``epsilon`` and seeds, for
+``MARGIN`` in a grid, and reports each value's mean shortfall to the best value of every
+cell.  **No benchmark dataset is used**: the constant must not be tuned on the data it is
+judged on (``bench_defaults.py``).
+
+Run: ``python benchmarks/calibrate_auto.py [--quick]``; writes
+``benchmarks/results/calibrate_auto.md``.
+"""
+
+import argparse
+import itertools
+import pathlib
+import time
+
+import numpy as np
+
+from skdp import DPHuberRegressor, DPLogisticRegression
+from skdp.linear_model import _auto
+
+RESULTS = pathlib.Path(__file__).parent / "results"
+MARGINS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+
+
+def tabular_design(n, p, rng):
+    """Rows with a decaying spectrum (scales ``1/j``), a non-zero mean, norm <= 1."""
+    scales = 1.0 / np.arange(1, p + 1)
+    mean = rng.uniform(-0.5, 0.5, p) * scales
+    X = mean + rng.standard_normal((n, p)) * scales
+    X /= np.quantile(np.linalg.norm(X, axis=1), 0.99)
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    return X / np.maximum(norms, 1.0)
+
+
+def logistic_problem(n, p, rng):
+    X = tabular_design(2 * n, p, rng)
+    w = rng.standard_normal(p)
+    z = X @ w
+    w *= 2.5 / z.std()
+    b = -np.quantile(X @ w, 0.7)          # about 30 % positives
+    y = (rng.random(2 * n) < 1.0 / (1.0 + np.exp(-(X @ w + b)))).astype(int)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def huber_problem(n, p, rng):
+    X = tabular_design(2 * n, p, rng)
+    w = rng.standard_normal(p)
+    w *= 1.0 / (X @ w).std()
+    y = X @ w + 0.3 + 0.5 * rng.standard_normal(2 * n)
+    out = rng.random(2 * n) < 0.05
+    y[out] += rng.choice([-1, 1], out.sum()) * 10.0
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def robust_problem(n, p, rng):
+    """Tabular design, targets with unit-scale noise, 10 % gross outliers in the training
+    targets (values 15-30 times the noise scale); clean test targets."""
+    X = tabular_design(2 * n, p, rng)
+    w = rng.standard_normal(p)
+    w *= 1.5 / (X @ w).std()
+    y = X @ w + 1.0 + 0.5 * rng.standard_normal(2 * n)
+    ytr = y[:n].copy()
+    bad = rng.random(n) < 0.1
+    ytr[bad] = rng.uniform(15.0, 30.0, bad.sum())
+    return X[:n], ytr, X[n:], y[n:]
+
+
+#: (WARM_SHARE, REFINE_STEPS) candidates of the warm_gd solver
+WARM_GRID = ((0.7, 10), (0.85, 5), (0.95, 3), (0.95, 1))
+
+
+def run_warm(quick):
+    """Choose warm_gd's budget share and refinement steps on synthetic robust problems."""
+    from skdp import DPNonconvexRegressor
+    from skdp._solvers import _warm_gd
+
+    ns = (2000,) if quick else (1000, 5000, 20_000)
+    epsilons = (0.5, 2.0) if quick else (0.5, 1.0, 2.0, 10.0)
+    seeds = range(2 if quick else 3)
+    saved = (_warm_gd.WARM_SHARE, _warm_gd.REFINE_STEPS)
+    rows = []
+    try:
+        for n, eps in itertools.product(ns, epsilons):
+            res = np.zeros((len(seeds), len(WARM_GRID) + 1))
+            for s in seeds:
+                Xtr, ytr, Xte, yte = robust_problem(n, 20, np.random.default_rng(77 + s + n))
+                h = DPHuberRegressor(epsilon=eps, data_norm=1.0, random_state=s).fit(Xtr, ytr)
+                res[s, -1] = score("huber", h, Xte, yte)
+                for j, (f, T) in enumerate(WARM_GRID):
+                    _warm_gd.WARM_SHARE, _warm_gd.REFINE_STEPS = f, T
+                    est = DPNonconvexRegressor(epsilon=eps, data_norm=1.0, random_state=s)
+                    res[s, j] = score("huber", est.fit(Xtr, ytr), Xte, yte)
+            rows.append((n, eps, res.mean(axis=0)))
+            print("warm", n, eps, np.round(res.mean(axis=0), 3), flush=True)
+    finally:
+        _warm_gd.WARM_SHARE, _warm_gd.REFINE_STEPS = saved
+    return rows
+
+
+def report_warm(rows):
+    head = " | ".join(f"f={f:g}, T={T}" for f, T in WARM_GRID)
+    lines = ["", "## warm_gd: budget share and refinement steps", "",
+             "Synthetic robust regression (p = 20, 10 % gross outliers in the training "
+             "targets, clean test); test R^2, mean over seeds; last column: "
+             "DPHuberRegressor's default on the same data.", "",
+             f"| n | eps | {head} | DPHuberRegressor |", "|---|---|" + "---|" * (len(WARM_GRID) + 1)]
+    for n, eps, mean in rows:
+        lines.append(f"| {n} | {eps:g} | " + " | ".join(f"{v:.3f}" for v in mean) + " |")
+    mean = np.mean([m for _, _, m in rows], axis=0)
+    lines.append("")
+    lines.append("Mean over cells: " + ", ".join(
+        f"f={f:g}, T={T}: {v:.4f}" for (f, T), v in zip(WARM_GRID, mean))
+        + f"; DPHuberRegressor: {mean[-1]:.4f}.")
+    return "\n".join(lines) + "\n"
+
+
+def score(kind, est, X, y):
+    if kind == "logistic":
+        return est.score(X, y)
+    pred = est.predict(X)
+    return 1.0 - np.mean((y - pred) ** 2) / np.var(y)
+
+
+def run(quick):
+    ns = (500, 5000) if quick else (500, 2000, 10_000, 50_000)
+    ps = (10,) if quick else (10, 40)
+    epsilons = (0.5, 2.0) if quick else (0.1, 0.5, 1.0, 2.0, 10.0)
+    seeds = range(2 if quick else 4)
+    rows = []
+    for kind, n, p, eps in itertools.product(("logistic", "huber"), ns, ps, epsilons):
+        scores = np.zeros((len(seeds), len(MARGINS)))
+        for s in seeds:
+            rng = np.random.default_rng(1000 * s + n + p)
+            maker = logistic_problem if kind == "logistic" else huber_problem
+            Xtr, ytr, Xte, yte = maker(n, p, rng)
+            for j, margin in enumerate(MARGINS):
+                cls = DPLogisticRegression if kind == "logistic" else DPHuberRegressor
+                base = cls(epsilon=eps, data_norm=1.0, random_state=s)
+                loss, k = base._planning_loss()
+                R = base._public_row_bound()
+                a = _auto.auto_alpha("objective_perturbation", loss, n=n, p=p + 1,
+                                     epsilon=eps, delta=1e-6, row_bound=R)
+                alpha = a * _auto.MARGIN / margin
+                est = cls(epsilon=eps, data_norm=1.0, alpha=alpha, random_state=s)
+                est.fit(Xtr, ytr)
+                scores[s, j] = score(kind, est, Xte, yte)
+        mean = scores.mean(axis=0)
+        rows.append((kind, n, p, eps, mean))
+        print(kind, n, p, eps, np.round(mean, 3), flush=True)
+    return rows
+
+
+def report(rows, elapsed):
+    lines = ["# Calibration of `MARGIN` (alpha=\"auto\") on synthetic data", "",
+             f"Objective perturbation, delta = 1e-6, data_norm = 1; {elapsed:.0f} s.  Each "
+             "cell: mean test score (accuracy; R^2 for Huber) over seeds; last rows: mean "
+             "shortfall to the best MARGIN of each cell.", "",
+             "| loss | n | p | eps | " + " | ".join(f"M={m:g}" for m in MARGINS) + " |",
+             "|---|---|---|---|" + "---|" * len(MARGINS)]
+    short = {k: [] for k in ("logistic", "huber")}
+    for kind, n, p, eps, mean in rows:
+        lines.append(f"| {kind} | {n} | {p} | {eps:g} | "
+                     + " | ".join(f"{v:.3f}" for v in mean) + " |")
+        short[kind].append(mean.max() - mean)
+    lines.append("")
+    for kind, vals in short.items():
+        if vals:
+            v = np.mean(vals, axis=0)
+            w = np.max(vals, axis=0)
+            lines.append(f"- {kind}: mean shortfall " + ", ".join(
+                f"M={m:g}: {a:.4f} (worst {b:.3f})" for m, a, b in zip(MARGINS, v, w)))
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--warm-only", action="store_true")
+    args = ap.parse_args()
+    t0 = time.time()
+    text = ""
+    if not args.warm_only:
+        rows = run(args.quick)
+        text = report(rows, time.time() - t0)
+    text += report_warm(run_warm(args.quick))
+    RESULTS.mkdir(exist_ok=True)
+    name = "calibrate_auto_warm.md" if args.warm_only else "calibrate_auto.md"
+    (RESULTS / name).write_text(text)
+    print(text)

@@ -1,0 +1,373 @@
+r"""Objective perturbation with an approximate-minimum certificate.
+
+Chaudhuri, Monteleoni & Sarwate (JMLR 2011, Alg. 2) for pure epsilon; Kifer, Smith &
+Thakurta (COLT 2012) for the Gaussian (epsilon, delta) form; Iyengar et al. (IEEE S&P 2019,
+"approximate minimum perturbation", AMP) so that an inexact optimiser stays private.  Binary
+logistic and Huber (``huber_threshold > 0``) losses; multinomial and the absolute loss are
+refused (the first needs a rank-(K-1) analysis, the second has no density).
+
+Mechanism (replace-one neighbours, ``n`` public)
+------------------------------------------------
+Rows are clipped to the public row bound ``R`` (:func:`~skdp._mechanisms.clip_and_augment`:
+features to ``data_norm``, then the intercept column), so the per-row gradient is bounded by
+``L = loss.lipschitz(R)`` and the per-row Hessian by ``beta = loss.smoothness(R)``.  With
+``lambda = alpha_`` (mean scale), ``Lambda = n lambda`` and the objective
+
+.. math:: F_b(w) = \frac1n\sum_i \ell(x_i^\top w; y_i) + \frac{\lambda}{2}\|w\|^2
+   + \frac{\langle b, w\rangle}{n},
+
+1. plan from public quantities only (:func:`objective_perturbation_plan`): ``lambda``, the
+   noise scales, the certificate ``gamma`` and the event;
+2. draw ``b`` (sum-gradient scale), then the output noise ``z``, from the Generator;
+3. minimise ``F_b`` until a point ``w`` is **certified**: ``||grad F_b(w)|| <= gamma`` in exact
+   arithmetic (computed gradient norm plus a rigorous rounding allowance);
+4. release ``w + z``.  The exact minimiser is never computed in floating point, so the
+   output step is always there.
+
+Privacy (derivation in :mod:`skdp.accounting._objective_perturbation`)
+----------------------------------------------------------------------
+* Jacobian term ``eps_J = log(1 + beta/Lambda)`` (matrix determinant lemma; CMS11 have twice
+  this in log).
+* Gaussian ``b ~ N(0, sigma^2 I)``: with ``mu = 2L/sigma`` the privacy loss is at most
+  ``eps_J + max_j (m_j^2/2 + m_j |xi_j|)``, ``m_1^2 + m_2^2 <= mu^2`` (the two differing rows
+  span a plane), whose profile ``delta_OP`` is evaluated on a grid of geometries;
+  ``calibration="tight"`` takes the largest ``mu`` with ``delta_OP(epsilon) <= delta``.
+  The fitted ``epsilon_`` is that certified epsilon.  ``dp_event_`` is a *dominating*
+  record (zCDP with ``rho = mu^2/2``, ``xi = eps_J + sqrt(2/pi) mu``, composed with the
+  output step) whose epsilon is 15-25 % larger: composition with other fits uses it.
+  ``calibration="composable"`` (chosen automatically under a ``privacy_ledger``) instead
+  calibrates ``mu`` so that the record itself meets ``(epsilon, delta)``.
+* Pure (``delta = 0``): ``b`` norm-Laplace with density ``∝ exp(-||b||/s)``, ``s = 2L/(eps_obj
+  - eps_J)``, ``eps_obj = (1 - f) epsilon``; the output step takes ``f epsilon``.
+* Output step: the certified points of two neighbours lie within ``gamma/lambda`` of the
+  same exact minimiser, so ``Delta_out = 2 gamma/lambda``.  Gaussian: ``mu_out = r mu`` with
+  ``sigma_out = kappa sigma/(n beta + Lambda)``, hence ``gamma = lambda mu_out sigma_out/2``.
+* Condition on alpha: privacy needs only ``Lambda > 0`` and ``eps_J < eps_obj``; the plan
+  raises ``alpha`` to ``beta/(n expm1(eps_obj/2))`` (``eps_J <= eps_obj/2``) with a warning.
+
+Utility constants (not part of the proof): ``r = 0.2`` (costs ~2 % of sigma),
+``COEF_MARGIN_CAP = 1e4`` (the coefficient scale at which certification must be reachable),
+``kappa = 0.1`` (the output noise adds <= 1 % variance even in the stiffest direction),
+``f = 0.02``, ``theta_J = 1/2``.  ``gamma`` is raised (through ``kappa``) to at least 16
+times the rounding allowance at a public bound on ``||w||``, so certification is reachable.
+
+Errata of the sources (fixed here): KST12's printed sigma is calibrated for add/remove
+neighbours (replace-one needs the gradient bound ``2L``); the AMP code uses the output
+sensitivity ``gamma/lambda`` instead of ``2 gamma/lambda`` and, on non-convergence, redraws
+the noise with a doubled ``gamma`` (a data-dependent noise scale); diffprivlib 0.6.6 uses
+``c R`` instead of ``c R^2`` in the Jacobian term and releases an uncertified L-BFGS iterate
+with no output noise and an unregularised intercept.
+"""
+
+import math
+
+import numpy as np
+
+from .._losses import HUBER, LOGISTIC
+from .._mechanisms import clip_and_augment, gaussian_noise, norm_laplace_noise
+from ..accounting import compose, get_epsilon, pure_dp_event
+from ..accounting._objective_perturbation import (
+    calibrate_objective_perturbation,
+    objective_perturbation_event,
+)
+from ._objective import Objective, UNIT_ROUNDOFF, gradient_rounding_allowance
+from ._optimizers import certified_minimize
+from ._result import SolverResult, split_intercept
+from ._threads import solver_threads
+
+__all__ = ["solve_objective_perturbation", "objective_perturbation_plan",
+           "minimum_alpha"]
+
+#: mu_out / mu (output step's share of the Gaussian budget)
+OUT_RATIO = 0.2
+#: sigma_out = KAPPA sigma / (n beta + Lambda)
+KAPPA = 0.1
+#: share of epsilon given to the output step in the pure variant
+PURE_OUT_FRACTION = 0.02
+#: the alpha rule keeps eps_J <= THETA_J * eps_obj
+THETA_J = 0.5
+#: gamma >= ALLOWANCE_FACTOR * rounding allowance at the public coefficient scale
+ALLOWANCE_FACTOR = 16.0
+#: public coefficient scale of that allowance: ||w|| R <= COEF_MARGIN_CAP (margins up to
+#: 1e4), unless the always-valid bound (L + ||b||/n)/lambda is smaller
+COEF_MARGIN_CAP = 1e4
+LBFGS_MAX_ITER = 10_000
+
+
+def minimum_alpha(loss, row_bound, n, epsilon, delta):
+    """The smallest ``alpha`` the plan accepts: ``beta/(n expm1(THETA_J eps_obj))``, which
+    keeps the Jacobian term ``eps_J = log(1 + beta/(n alpha))`` at most ``THETA_J eps_obj``."""
+    eps_obj = (1.0 - PURE_OUT_FRACTION) * epsilon if delta == 0.0 else epsilon
+    beta = float(loss.smoothness(row_bound))
+    return beta / (n * math.expm1(min(THETA_J * eps_obj, 700.0)))
+
+
+def _check_loss(loss, n_outputs):
+    if n_outputs != 1 or loss.loss_id not in (LOGISTIC, HUBER):
+        raise ValueError(
+            "solver='objective_perturbation' supports binary logistic and Huber "
+            "(huber_threshold > 0) only: multinomial needs a rank-(K-1) analysis and the "
+            "absolute loss has no density; use solver='output_perturbation', 'phased' or "
+            "'dpsgd'")
+
+
+def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
+                                calibration="tight", n_outputs=1, mu=None):
+    """Everything public about a fit: reads ``n``, ``p``, the loss and the parameters only.
+
+    Parameters
+    ----------
+    n, p : int
+        Rows and coefficients (intercept included).
+    loss : loss spec (binary logistic or Huber)
+    epsilon, delta : float
+        Target; ``delta = 0`` selects the pure variant.
+    alpha : float
+        Requested L2 strength (raised to :func:`minimum_alpha` when below it).
+    row_bound : float
+        Public bound ``R`` on the augmented row.
+    calibration : {"tight", "composable"}
+        ``"tight"``: sigma from the privacy profile; ``"composable"``: sigma such that the
+        composable record (``dp_event``) meets the target itself.
+    n_outputs : int
+        Must be 1.
+    mu : float or None
+        ``2L/sigma`` fixed by a caller that accounts the release inside a larger
+        composition (:mod:`skdp._solvers._warm_gd`); ``epsilon`` then only sets the
+        alpha floor and the returned ``epsilon`` is None.
+
+    Returns
+    -------
+    dict
+        ``alpha``, ``alpha_raised``, ``eps_j``, ``L``, ``beta``, ``pure``, ``sigma`` (objective
+        noise std, or norm-Laplace scale), ``sigma_out`` (same for the output step),
+        ``gamma``, ``output_sensitivity``, ``epsilon`` (certified), ``dp_event``.
+
+    Examples
+    --------
+    >>> from skdp._losses import LogisticLoss
+    >>> plan = objective_perturbation_plan(10_000, 5, LogisticLoss(), epsilon=1.0,
+    ...                                    delta=1e-6, alpha=1e-3, row_bound=1.0)
+    >>> round(plan["sigma"], 2), round(plan["eps_j"], 4)
+    (9.11, 0.0247)
+    """
+    _check_loss(loss, n_outputs)
+    if calibration not in ("tight", "composable"):
+        raise ValueError(
+            "solver='objective_perturbation' supports calibration='tight' (and "
+            f"'composable', used under a privacy ledger), got {calibration!r}")
+    n, p = int(n), int(p)
+    if n < 2:
+        raise ValueError(f"solver='objective_perturbation' needs at least 2 samples, got {n}")
+    epsilon, delta, alpha, R = float(epsilon), float(delta), float(alpha), float(row_bound)
+    if not (epsilon > 0.0 and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
+    if not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    pure = delta == 0.0
+    given_mu = mu is not None
+    if given_mu and pure:
+        raise ValueError("a given mu needs delta > 0 (Gaussian objective noise)")
+    L = float(loss.lipschitz(R))
+    beta = float(loss.smoothness(R))
+    if not (L > 0.0 and math.isfinite(L) and beta > 0.0 and math.isfinite(beta)):
+        raise ValueError("solver='objective_perturbation' needs a smooth loss with finite "
+                         "positive constants (huber_threshold > 0)")
+    eps_obj = (1.0 - PURE_OUT_FRACTION) * epsilon if pure else epsilon
+    alpha_min = minimum_alpha(loss, R, n, epsilon, delta)
+    lam = max(alpha, alpha_min)
+    Lam = n * lam
+    eps_j = math.log1p(beta / Lam)
+    stiff = n * beta + Lam
+    if pure:
+        s = 2.0 * L / (eps_obj - eps_j)
+        kappa, b_bound = KAPPA, s * (p + 10.0 * math.sqrt(p) + 50.0)
+        eps_out = PURE_OUT_FRACTION * epsilon
+    else:
+        if mu is not None:
+            mu = float(mu)
+        elif calibration == "tight":
+            mu = calibrate_objective_perturbation(epsilon, delta, eps_j, OUT_RATIO)
+        else:
+            mu = _calibrate_record(epsilon, delta, eps_j)
+        s = float(np.nextafter(2.0 * L / mu, np.inf))
+        mu = 2.0 * L / s
+        kappa, b_bound = KAPPA, s * (math.sqrt(p) + 10.0)
+    # Certificate floor: gamma >= ALLOWANCE_FACTOR * allowance at a public scale of ||w||
+    # (exceeding it only slows certification; gamma never depends on the drawn b).  The
+    # always-valid bound (L + ||b||/n)/lambda is ~1e7 at small alpha and would inflate the
+    # output noise for nothing, so margins ||w|| R are capped at COEF_MARGIN_CAP.
+    g_max = max(1.0, float(loss.lipschitz(1.0)))
+    w_ref = min((L + b_bound / n) / lam, COEF_MARGIN_CAP / R)
+    allowance = (gradient_rounding_allowance(n, p, 1, R, g_max, lam, w_ref)
+                 + 2.0 * UNIT_ROUNDOFF * (L + lam * w_ref + 2.0 * b_bound / n))
+    share = PURE_OUT_FRACTION * epsilon if pure else OUT_RATIO * mu
+    # gamma = lam * share * sigma_out / 2 with sigma_out = kappa * s / stiff
+    gamma = lam * share * kappa * s / (2.0 * stiff)
+    if gamma < ALLOWANCE_FACTOR * allowance:
+        kappa *= ALLOWANCE_FACTOR * allowance / gamma
+        gamma = lam * share * kappa * s / (2.0 * stiff)
+    sigma_out = kappa * s / stiff
+    out_sens = 2.0 * gamma / lam
+    if pure:
+        dp_event = compose([pure_dp_event(eps_obj), pure_dp_event(eps_out)])
+        eps_certified = epsilon
+    else:
+        mu_out = out_sens / sigma_out
+        dp_event = objective_perturbation_event(mu, eps_j, mu_out)
+        if given_mu:
+            eps_certified = None
+        elif calibration == "tight":
+            eps_certified = epsilon
+        else:
+            eps_certified = min(epsilon, get_epsilon(dp_event, delta))
+    return {
+        "alpha": lam, "alpha_raised": lam > alpha, "alpha_min": alpha_min, "eps_j": eps_j,
+        "L": L, "beta": beta, "pure": pure, "sigma": s, "sigma_out": sigma_out,
+        "gamma": gamma, "output_sensitivity": out_sens, "kappa": kappa,
+        "epsilon": eps_certified, "dp_event": dp_event, "calibration": calibration,
+    }
+
+
+def _calibrate_record(epsilon, delta, eps_j):
+    """Largest ``mu`` whose composable record meets ``(epsilon, delta)`` (bisection on
+    ``log mu``, safe end kept)."""
+    def ok(mu):
+        ev = objective_perturbation_event(mu, eps_j, OUT_RATIO * mu)
+        return get_epsilon(ev, delta) <= epsilon
+
+    lo, hi = 1e-6, 1.0
+    while ok(hi):
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e3:
+            return lo
+    if not ok(lo):
+        raise ValueError(f"no noise level gives a ({epsilon}, {delta}) composable record")
+    while hi / lo > 1.0 + 1e-6:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
+class PerturbedObjective(Objective):
+    """``F_b(W) = F(W) + <b, W>/n`` (``b`` of the shape of ``W``, drawn before).
+
+    The rounding allowance adds ``2u (L + alpha ||W|| + 2 ||b||/n)``, which bounds the error
+    of forming ``b/n`` and adding it (``||grad F_b|| <= L + alpha ||W|| + ||b||/n``).
+    """
+
+    def __init__(self, X, y, loss, alpha, n_outputs, data_norm, b_over_n):
+        super().__init__(X, y, loss, alpha, n_outputs, data_norm)
+        self.b_over_n = np.ascontiguousarray(b_over_n, dtype=np.float64).reshape(self.shape)
+        self._b_norm = float(np.linalg.norm(self.b_over_n))
+
+    def value_grad(self, W):
+        value, grad = super().value_grad(W)
+        return value + float(np.sum(self.b_over_n * W)), grad + self.b_over_n
+
+    def rounding_allowance(self, W):
+        L = float(self.loss.lipschitz(self.row_bound))
+        extra = 2.0 * UNIT_ROUNDOFF * (L + self.alpha * float(np.linalg.norm(W))
+                                       + 2.0 * self._b_norm)
+        return super().rounding_allowance(W) + extra
+
+    def subsample(self, step):
+        return PerturbedObjective(np.ascontiguousarray(self.X[::step]),
+                                  np.ascontiguousarray(self.y[::step]), self.loss, self.alpha,
+                                  self.n_outputs, self.row_bound, self.b_over_n)
+
+
+def solve_objective_perturbation(X, y, loss, **kwargs):
+    """Private minimiser of the regularised risk by objective perturbation (AMP form).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64, finite
+        Raw features; rows are clipped here.
+    y : ndarray of shape (n,), float64
+        ±1 for logistic, real targets for Huber (clipped to ``y_bound`` by the caller).
+    loss : LogisticLoss or HuberLoss
+    epsilon, delta : float
+        Privacy target; ``delta = 0``: pure epsilon-DP.
+    alpha : float
+        Requested L2 strength (raised to :func:`minimum_alpha` if below; reported).
+    data_norm : float
+        Public bound on the augmented row ``||[x, intercept_scaling]||``.
+    n_outputs : int, default=1
+    fit_intercept : bool, default=True
+    intercept_scaling : float, default=1.0
+    y_bound : float or None
+        Unused by the proof (Huber's gradient is bounded whatever the target).
+    calibration : {"tight", "composable"}, default="tight"
+    max_iter : int, default=10000
+        L-BFGS iteration cap; gradient descent continues from its last point until the
+        certificate holds (never a redraw of the noise).
+    max_coef_norm : ignored
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    SolverResult
+        With ``epsilon``, ``delta`` the certified guarantee and ``details["alpha"]``.
+    """
+    with solver_threads(X.shape[0], X.shape[1] + 1):
+        return _solve(X, y, loss, **kwargs)
+
+
+def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_intercept=True,
+           intercept_scaling=1.0, y_bound=None, calibration="tight", max_iter=10_000,
+           max_coef_norm=None, rng):
+    n = X.shape[0]
+    p = X.shape[1] + int(bool(fit_intercept))
+    plan = objective_perturbation_plan(n, p, loss, epsilon=epsilon, delta=delta, alpha=alpha,
+                                       row_bound=data_norm, calibration=calibration,
+                                       n_outputs=n_outputs)
+    W_priv, info, n_grads = run_objective_perturbation(
+        X, y, loss, plan, row_bound=data_norm, fit_intercept=fit_intercept,
+        intercept_scaling=intercept_scaling, max_iter=max_iter, rng=rng)
+    coef, intercept = split_intercept(W_priv, fit_intercept, intercept_scaling)
+    details = {k: plan[k] for k in ("alpha", "alpha_raised", "alpha_min", "eps_j", "gamma",
+                                    "sigma_out", "output_sensitivity", "kappa", "pure",
+                                    "calibration")}
+    details.update(info, lipschitz=plan["L"], smoothness=plan["beta"])
+    return SolverResult(
+        coef=np.ascontiguousarray(coef),
+        intercept=np.asarray(intercept, dtype=float).reshape(1),
+        n_iter=int(info["n_iter"]),
+        n_gradient_evals=int(n_grads),
+        noise_scale=float(plan["sigma"]),
+        sensitivity=float(2.0 * plan["L"]),
+        dp_event=plan["dp_event"],
+        data_norm=float(data_norm),
+        details=details,
+        epsilon=float(plan["epsilon"]),
+        delta=0.0 if plan["pure"] else float(delta),
+    )
+
+
+def run_objective_perturbation(X, y, loss, plan, *, row_bound, fit_intercept,
+                               intercept_scaling, max_iter, rng):
+    """Draw the noise, certify, release: ``(W_priv (p, 1), optimiser info, gradients)``.
+
+    Reads the data only through the certified minimisation; everything that shapes the
+    noise comes from ``plan`` (public)."""
+    n = X.shape[0]
+    p = X.shape[1] + int(bool(fit_intercept))
+    lam = plan["alpha"]
+    # 2. Noise first, in a fixed order: b (objective), then z (output).
+    if plan["pure"]:
+        b = norm_laplace_noise(rng, (p, 1), plan["sigma"])
+        z = norm_laplace_noise(rng, (p, 1), plan["sigma_out"])
+    else:
+        b = gaussian_noise(rng, (p, 1), plan["sigma"])
+        z = gaussian_noise(rng, (p, 1), plan["sigma_out"])
+    # 3. Certified minimisation on clipped rows.
+    Xc = clip_and_augment(X, row_bound, fit_intercept, intercept_scaling)
+    objective = PerturbedObjective(Xc, np.ascontiguousarray(y, dtype=np.float64), loss, lam,
+                                   1, row_bound, b / n)
+    gamma = plan["gamma"]
+    coef_bound = (plan["L"] + float(np.linalg.norm(b)) / n) / lam
+    W, info = certified_minimize(objective, lam, gamma / lam, plan["beta"], coef_bound,
+                                 min(int(max_iter), LBFGS_MAX_ITER))
+    # 4. Release exactly the certified point plus the output noise.
+    return W + z, info, objective.n_example_gradients

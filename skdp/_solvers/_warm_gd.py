@@ -1,0 +1,261 @@
+r"""Robust regression from a private convex warm start (``DPNonconvexRegressor``'s default).
+
+A redescending loss (Welsch, Tukey, Cauchy) gives gross outliers almost no weight, but it
+is nonconvex and its gradient vanishes far from the data: started at ``w = 0`` with
+targets far from 0, a private first-order method sees almost no signal, and at small
+``n`` its noise can carry it anywhere.  This solver therefore runs two private stages on
+the same rows, and one accountant composes them:
+
+1. **Convex warm start.**  Objective perturbation (:mod:`skdp._solvers._objective_perturbation`)
+   on the Huber loss with threshold ``loss_scale``: its gradient is bounded whatever the
+   target, its minimiser is the robust convex fit, and its noise is damped by the data's
+   curvature.  Release ``w_1`` (objective noise of GDP parameter ``mu_1`` plus the AMP
+   output step).
+2. **Refinement.**  ``T`` steps of noisy full-batch gradient descent on the robust loss
+   from ``w_1``: ``w <- Pi(w - eta (grad F(w) + N(0, sigma^2 I)))``, ``grad F`` the mean
+   gradient (each row's part bounded by ``G = loss.lipschitz(R)``, so replacing a row moves
+   it by at most ``2G/n``), ``sigma = 2G/(n mu_s)``, ``eta = 1/(beta + alpha)``, ``Pi`` the
+   projection onto the ball of radius ``REFINE_RADIUS * loss_scale / R`` around ``w_1``
+   (post-processing: predictions move by at most two residual scales, so the refinement
+   cannot diverge).  The output is the average of the last half of the iterates
+   (post-processing of the released noisy gradients).
+
+Privacy (``calibration="tight"``, the default).  Basic composition of two certified
+parts: the warm start is ``(f epsilon, delta/2)``-DP by objective perturbation's privacy
+profile (``f = WARM_SHARE``), and the ``T`` refinement steps, each a Gaussian mechanism of
+sensitivity ``2G/n``, compose exactly to ``mu``-GDP with ``mu`` the largest giving
+``((1 - f) epsilon, delta/2)``; so the fit is ``(epsilon, delta)``-DP (``epsilon_``).
+``dp_event_`` is the composable record: the warm start's zCDP curve (``rho = mu_1^2/2``,
+``xi = eps_J + sqrt(2/pi) mu_1``) with its output step and the ``T`` Gaussian steps, whose
+Rényi-accounted epsilon is larger.  Under a privacy ledger (``"composable"``) the noise
+levels are instead fixed so that this record meets ``(epsilon, delta)`` itself:
+``mu_1 = t sqrt(f)``, ``mu_s sqrt(T) = t sqrt(1 - f)``, the largest ``t`` (bisection, safe
+end).  Everything is fixed before the data is read.
+
+Public rules (no data): ``T = REFINE_STEPS``, ``f = WARM_SHARE``; the refinement is skipped
+(``T = 0``: the fit is the warm start at the whole budget) when its expected noise drift
+``eta sigma sqrt(p T)`` exceeds ``NOISE_DRIFT_LIMIT`` times the refinement radius, i.e. at
+small ``n epsilon``, where it would only add noise; the warm start's ``alpha``
+is the ``alpha="auto"`` rule of objective perturbation at the stage's noise (raised to its
+privacy floor); the refinement uses the user's ``alpha`` (default 0).  Constants chosen on
+synthetic data with gross outliers (``benchmarks/calibrate_auto.py``).
+"""
+
+import math
+
+import numpy as np
+
+from .._losses import HuberLoss
+from .._mechanisms import clip_and_augment, gaussian_noise
+from ..accounting import compose, gaussian_event, get_epsilon
+from ._objective import Objective
+from ._objective_perturbation import (
+    OUT_RATIO,
+    minimum_alpha,
+    objective_perturbation_plan,
+    run_objective_perturbation,
+)
+from ._result import SolverResult, split_intercept
+from ._threads import solver_threads
+from ._validation import check_gaussian_solver_args
+
+__all__ = ["solve_warm_gd", "warm_gd_plan"]
+
+#: share of epsilon (``"tight"``; of the zCDP ``rho`` under ``"composable"``) given to the
+#: convex warm start
+WARM_SHARE = 0.95
+#: refinement steps ``T``
+REFINE_STEPS = 3
+#: refinement ball radius, in units of ``loss_scale / R``
+REFINE_RADIUS = 2.0
+#: the refinement is skipped (T = 0, all the budget to the warm start) when its noise alone,
+#: ``eta sigma sqrt(p T)``, exceeds this fraction of the refinement radius
+NOISE_DRIFT_LIMIT = 0.25
+#: comparator margin of the warm start's alpha rule (skdp.linear_model._auto.MARGIN)
+MARGIN = 16.0
+
+
+def _event(t, eps_j, T, warm_share):
+    mu1 = t * math.sqrt(warm_share)
+    mu_s = t * math.sqrt(1.0 - warm_share) / math.sqrt(T)
+    from ..accounting._objective_perturbation import objective_perturbation_event
+
+    warm = objective_perturbation_event(mu1, eps_j, OUT_RATIO * mu1)
+    step = gaussian_event(1.0 / mu_s, 1.0)
+    return compose([warm] + [step] * T), mu1, mu_s
+
+
+def warm_gd_plan(n, p, loss, *, epsilon, delta, alpha, row_bound, loss_scale,
+                 n_steps=None, calibration="tight", warm_share=None):
+    """Everything public about a fit (module docstring): a dict with the warm start's
+    objective-perturbation plan (``warm``), ``mu_step``, ``sigma`` (per-step gradient noise),
+    ``T``, ``step``, ``radius``, ``event`` (composable record) and ``epsilon`` (the
+    certified guarantee at ``delta``)."""
+    epsilon, delta, alpha = check_gaussian_solver_args(epsilon, delta, alpha, "tight",
+                                                       "warm_gd")
+    n, p, R = int(n), int(p), float(row_bound)
+    if n < 2:
+        raise ValueError(f"solver='warm_gd' needs at least 2 samples, got n={n}")
+    T = REFINE_STEPS if n_steps is None else int(n_steps)
+    if T < 1:
+        raise ValueError(f"n_steps must be >= 1, got {n_steps!r}")
+    if warm_share is None:
+        # Skip the refinement (all the budget to the warm start) when its noise alone
+        # would carry the iterate across the refinement ball: public quantities only.
+        plan = warm_gd_plan(n, p, loss, epsilon=epsilon, delta=delta, alpha=alpha,
+                            row_bound=R, loss_scale=loss_scale, n_steps=n_steps,
+                            calibration=calibration, warm_share=WARM_SHARE)
+        drift = plan["step"] * plan["sigma"] * math.sqrt(p * plan["T"])
+        if drift <= NOISE_DRIFT_LIMIT * plan["radius"]:
+            return plan
+        return warm_gd_plan(n, p, loss, epsilon=epsilon, delta=delta, alpha=alpha,
+                            row_bound=R, loss_scale=loss_scale, n_steps=n_steps,
+                            calibration=calibration, warm_share=1.0)
+    huber = HuberLoss(huber_threshold=float(loss_scale))
+    L1 = float(huber.lipschitz(R))
+    if warm_share == 1.0:
+        T = 0
+    eps_warm = warm_share * epsilon
+    # The warm start's alpha: the alpha="auto" rule of objective perturbation at its share
+    # of the budget (sigma sqrt(p)/(n W), sigma = 2L/mu_G, W = MARGIN/R), at least its
+    # privacy floor -- the same rule as DPHuberRegressor's default.
+    from ..accounting import gaussian_mu_for
+
+    mu_g = gaussian_mu_for(eps_warm, delta / 2.0)
+    floor = minimum_alpha(huber, R, n, eps_warm, delta)
+    alpha1 = max(floor, 2.0 * L1 / mu_g * math.sqrt(p) * R / (n * MARGIN))
+    delta_warm = delta if T == 0 else delta / 2.0
+    if T == 0:
+        probe = objective_perturbation_plan(n, p, huber, epsilon=epsilon, delta=delta,
+                                            alpha=alpha1, row_bound=R, calibration=calibration)
+        mu1, mu_s, eps_j = 2.0 * probe["L"] / probe["sigma"], math.inf, probe["eps_j"]
+    elif calibration == "tight":
+        # Basic composition: the warm start certified (eps_warm, delta/2) by its privacy
+        # profile, the T Gaussian steps (eps - eps_warm, delta/2) by Gaussian-DP.
+        probe = objective_perturbation_plan(n, p, huber, epsilon=eps_warm, delta=delta / 2.0,
+                                            alpha=alpha1, row_bound=R)
+        mu1 = 2.0 * probe["L"] / probe["sigma"]
+        mu_s = gaussian_mu_for(epsilon - eps_warm, delta / 2.0) / math.sqrt(T)
+        eps_j = probe["eps_j"]
+    else:
+        # One zCDP composition calibrated so that the record itself meets (eps, delta).
+        eps_j = math.log1p(float(huber.smoothness(R)) / (n * alpha1))
+
+        def ok(t):
+            return get_epsilon(_event(t, eps_j, T, warm_share)[0], delta) <= epsilon
+
+        lo, hi = 1e-6, 1.0
+        while ok(hi) and hi < 1e4:
+            lo, hi = hi, 2.0 * hi
+        if not ok(lo):
+            raise ValueError(f"no noise level gives ({epsilon}, {delta})-DP for "
+                             "solver='warm_gd'")
+        while hi / lo > 1.0 + 1e-6:
+            mid = math.sqrt(lo * hi)
+            lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+        _, mu1, mu_s = _event(lo, eps_j, T, warm_share)
+    if T == 0:
+        warm = probe
+        event = probe["dp_event"]
+        certified = probe["epsilon"]
+    else:
+        warm = objective_perturbation_plan(n, p, huber, epsilon=eps_warm,
+                                           delta=delta_warm, alpha=alpha1, row_bound=R,
+                                           mu=mu1)
+        from ..accounting._objective_perturbation import objective_perturbation_event
+
+        record = objective_perturbation_event(mu1, eps_j, OUT_RATIO * mu1)
+        event = compose([record] + [gaussian_event(1.0 / mu_s, 1.0)] * T)
+        certified = epsilon if calibration == "tight" else float(get_epsilon(event, delta))
+    G = float(loss.lipschitz(R))
+    beta = float(loss.smoothness(R))
+    return {
+        "warm": warm, "warm_loss": huber, "mu_warm": mu1, "mu_step": mu_s, "T": T,
+        "sigma": 2.0 * G / (n * mu_s), "sensitivity": 2.0 * G / n, "G": G,
+        "step": 1.0 / (beta + alpha), "radius": REFINE_RADIUS * float(loss_scale) / R,
+        "event": event, "epsilon": min(epsilon, certified), "eps_j": eps_j,
+    }
+
+
+def solve_warm_gd(X, y, loss, **kwargs):
+    """Private robust regression: Huber warm start, then noisy GD on ``loss``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64, finite
+    y : ndarray of shape (n,), float64
+    loss : robust loss spec (Welsch, Tukey, Cauchy) of :mod:`skdp._losses`
+    epsilon, delta : float
+        Target, ``0 < delta < 1``.
+    alpha : float
+        L2 strength of the refinement objective.
+    data_norm : float
+        Public bound ``R`` on the augmented row.
+    n_outputs, fit_intercept, intercept_scaling, y_bound, calibration, max_iter,
+    max_coef_norm : as the other solvers (``calibration`` must be ``"tight"``,
+    ``max_coef_norm`` is ignored)
+    rng : numpy.random.Generator
+    n_steps : int or None
+        Refinement steps (None: ``REFINE_STEPS``).
+
+    Returns
+    -------
+    SolverResult
+    """
+    with solver_threads(X.shape[0], X.shape[1] + 1):
+        return _solve(X, y, loss, **kwargs)
+
+
+def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_intercept=True,
+           intercept_scaling=1.0, y_bound=None, calibration="tight", max_iter=10_000,
+           max_coef_norm=None, rng, n_steps=None):
+    if calibration not in ("tight", "composable"):
+        raise ValueError("solver='warm_gd' supports calibration='tight' (and 'composable', "
+                         "used under a privacy ledger) only")
+    if n_outputs != 1:
+        raise ValueError("solver='warm_gd' fits one output")
+    n = X.shape[0]
+    p = X.shape[1] + int(bool(fit_intercept))
+    plan = warm_gd_plan(n, p, loss, epsilon=epsilon, delta=delta, alpha=alpha,
+                        row_bound=data_norm, loss_scale=loss.param, n_steps=n_steps,
+                        calibration=calibration)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    # Stage 1: the convex warm start (draws its two noise vectors first).
+    W1, info, n_grads = run_objective_perturbation(
+        X, y, plan["warm_loss"], plan["warm"], row_bound=data_norm,
+        fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+        max_iter=max_iter, rng=rng)
+    # Stage 2: T noisy gradient steps on the robust loss, projected around W1.
+    Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
+    objective = Objective(Xc, y, loss, float(alpha), 1, data_norm)
+    W = W1.copy()
+    avg = np.zeros_like(W)
+    T, eta, radius, sigma = plan["T"], plan["step"], plan["radius"], plan["sigma"]
+    start_avg = T // 2
+    for t in range(T):
+        _, grad = objective.value_grad(W)
+        W = W - eta * (grad + gaussian_noise(rng, W.shape, sigma))
+        shift = W - W1
+        norm = float(np.linalg.norm(shift))
+        if norm > radius:
+            W = W1 + shift * (radius / norm)
+        if t >= start_avg:
+            avg += W
+    W_out = avg / (T - start_avg) if T > 0 else W1
+    coef, intercept = split_intercept(W_out, fit_intercept, intercept_scaling)
+    details = {"warm_alpha": plan["warm"]["alpha"], "warm_eps_j": plan["eps_j"],
+               "mu_warm": plan["mu_warm"], "mu_step": plan["mu_step"], "n_steps": T,
+               "step": eta, "radius": radius, "warm_iterations": info["n_iter"]}
+    return SolverResult(
+        coef=np.ascontiguousarray(coef),
+        intercept=np.asarray(intercept, dtype=float).reshape(1),
+        n_iter=int(T),
+        n_gradient_evals=int(n_grads + objective.n_example_gradients),
+        noise_scale=float(sigma if T > 0 else plan["warm"]["sigma"]),
+        sensitivity=float(plan["sensitivity"] if T > 0 else 2.0 * plan["warm"]["L"]),
+        dp_event=plan["event"],
+        data_norm=float(data_norm),
+        details=details,
+        epsilon=float(plan["epsilon"]),
+        delta=float(delta),
+    )

@@ -1,0 +1,221 @@
+r"""The ``auto`` rules: what a fit will do, decided from public quantities only.
+
+Every default that is not a plain constant lives here -- the solver, the L2 strength
+``alpha``, dpsgd's batch size and step count -- so that one page says what a fit will
+do.  The estimators call :func:`resolve_fit_plan` right before the solver runs, and the
+ledger planner (:func:`skdp.linear_model._base.planned_dp_event`) calls the same function,
+so the planned event is the fitted one.  The rules read only ``n``, the number of
+coefficients ``p``, ``epsilon``, ``delta``, the loss (binary / multinomial / Huber /
+absolute), the public bounds and the user's explicit parameters -- never ``X`` or ``y``:
+replacing one row cannot change a decision.
+
+Solver (convex models)
+----------------------
+* Binary logistic and Huber (``huber_threshold > 0``): ``objective_perturbation``.  Its
+  noise enters through the objective, so it is damped by the data's own curvature
+  (``w - w* ~ -(n H)^{-1} b``, ``H`` the Hessian): directions the data determine well get
+  little noise whatever ``alpha``.  Output perturbation adds ``2L/(n alpha mu)`` to *every*
+  coordinate, which forces a large ``alpha`` at small ``n``; gradient methods pay for
+  their many noisy steps.  (Measured in ``benchmarks/bench_defaults.py``.)
+* Multinomial (three or more classes): ``dpsgd`` with the practical schedule below
+  (objective perturbation's multinomial analysis is not done; output perturbation's
+  noise scales as ``1/(n alpha)``).
+* Absolute loss (``huber_threshold = 0``): ``phased`` (one pass on the exactly smoothed
+  loss; the only smooth-free convex solver with a closed-form step).
+* ``delta = 0``: the pure-DP variant of the rule's solver when it has one
+  (``objective_perturbation``), else ``output_perturbation``.
+* ``calibration="paper"``: ``output_perturbation`` (the solver with the paper mode the
+  benchmarks reproduce).
+
+alpha
+-----
+The rule balances the regulariser's bias against the noise, with the GDP parameter
+``mu`` of the budget (``(epsilon, delta)``-DP of a ``mu``-GDP release; for ``delta = 0``,
+``epsilon/sqrt(p + 1)``, the per-coordinate equivalent of norm-Laplace noise).  With a
+comparator of norm ``W`` the excess risk of a release whose noise in ``w`` is ``s`` per
+coordinate, in directions of no curvature, is about ``p s^2 lambda/2 + lambda W^2/2``:
+
+* **objective perturbation / gradient methods**: the noise on the mean gradient is
+  ``sigma/n`` with ``sigma = 2L/mu``, so ``s = sigma/(n lambda)`` and the bound
+  ``p sigma^2/(2 n^2 lambda) + lambda W^2/2`` is minimal at
+  ``lambda = sigma sqrt(p)/(n W)`` (Kifer, Smith & Thakurta 2012, Thm 4 has the same
+  scaling);
+* **output perturbation**: ``s = 2L/(n lambda mu)`` on every coordinate, weighted by the
+  average curvature ``c R^2/p`` (trace of the Hessian over ``p``): minimising
+  ``c R^2 s^2/2 + lambda W^2/2`` gives ``lambda = (c R^2 (2L/(n mu))^2/W^2)^{1/3}``.
+
+``W = MARGIN/R``: a model whose margins ``x.w`` reach ``MARGIN`` on rows of norm ``R``.
+``MARGIN`` is the only calibrated constant; it was chosen on synthetic logistic and
+Huber data (``benchmarks/calibrate_auto.py``, never on the benchmark datasets).
+``objective_perturbation`` then applies its own privacy floor ``beta/(n expm1(eps/2))``
+(reported as ``alpha_``).
+
+dpsgd schedule
+--------------
+Expected batch size ``b = min(n, max(64, round(4 sqrt(n))))`` and a fixed compute budget:
+``E = clip(EPOCH_BUDGET/(n p), 2, MAX_EPOCHS)`` epochs, ``T = ceil(E n/b)`` steps.  The
+``n^2/b^2`` schedule of Bassily, Smith & Thakurta (2014) is ``n_steps="bst14"``.
+"""
+
+import math
+import types
+from dataclasses import dataclass, field
+
+from .._losses import HUBER, LOGISTIC
+from .._losses._smoothed import ABSOLUTE
+
+__all__ = ["FitPlan", "resolve_fit_plan", "choose_convex_solver", "auto_alpha",
+           "dpsgd_schedule"]
+
+#: margin scale of the comparator, ``W = MARGIN/R`` (calibrated on synthetic data)
+MARGIN = 16.0
+#: dpsgd: per-example-gradient x coordinate budget of the default schedule
+EPOCH_BUDGET = 5e8
+MAX_EPOCHS = 20.0
+MIN_EPOCHS = 2.0
+MIN_BATCH = 64
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """What a fit will do, resolved from public quantities.
+
+    Attributes
+    ----------
+    solver : str
+        The solver that runs.
+    alpha : float
+        The L2 strength passed to it (the solver may raise it further; ``alpha_`` reports
+        the value used).
+    row_bound : float
+        ``R``: bound on the augmented row ``[x, intercept_scaling]``.
+    options : dict
+        Resolved solver hyperparameters (``batch_size``, ``n_steps``...), ``name -> value``.
+    reason : str
+        One line saying why.
+    """
+
+    solver: str
+    alpha: float
+    row_bound: float
+    options: dict = field(default_factory=dict)
+    reason: str = ""
+
+    def view(self, estimator, n_features):
+        """The estimator's parameters with the resolved values substituted: what the
+        planners read (attributes ``solver``, ``alpha``, ``row_bound``, options...)."""
+        params = dict(estimator.get_params(deep=False))
+        params.update(self.options)
+        params.update(solver=self.solver, alpha=self.alpha, row_bound=self.row_bound,
+                      n_features_in_=int(n_features))
+        return types.SimpleNamespace(**params)
+
+
+def gdp_mu(epsilon, delta, p):
+    """GDP parameter of the budget: ``mu`` with ``mu``-GDP ``=> (epsilon, delta)``-DP; for
+    ``delta = 0`` the per-coordinate equivalent of norm-Laplace noise, ``eps/sqrt(p+1)``."""
+    from ..accounting import calibrate_gaussian_sigma
+
+    if delta == 0.0:
+        return float(epsilon) / math.sqrt(p + 1.0)
+    return 1.0 / calibrate_gaussian_sigma(float(epsilon), float(delta), 1.0)
+
+
+def choose_convex_solver(loss, n_outputs, delta, calibration="tight"):
+    """The convex models' solver rule (module docstring)."""
+    if calibration == "paper" and loss.loss_id != ABSOLUTE:
+        return "output_perturbation", "calibration='paper': output perturbation (Zhang 2017)"
+    if loss.loss_id == ABSOLUTE:
+        if delta == 0.0:
+            raise ValueError(
+                "huber_threshold=0 (absolute loss) has no pure epsilon-DP solver: use "
+                "delta > 0 (solver='phased' or 'resque') or huber_threshold > 0")
+        return "phased", "absolute loss: one-pass phased SGD on the smoothed loss"
+    if n_outputs > 1:
+        if delta == 0.0:
+            return "output_perturbation", "multinomial, delta=0: output perturbation (pure)"
+        return "dpsgd", "multinomial: DP-SGD with the practical schedule"
+    if loss.loss_id in (LOGISTIC, HUBER):
+        return "objective_perturbation", ("binary logistic/Huber: objective perturbation "
+                                          "(noise damped by the data's curvature)")
+    return "output_perturbation", "default"
+
+
+def choose_nonconvex_solver(loss, delta):
+    """``DPNonconvexRegressor``'s rule: ``warm_gd`` for the smooth robust losses (Welsch,
+    Tukey, Cauchy), ``zeroth_order`` for the nonsmooth and user-supplied losses."""
+    from .._losses._kernels import CAUCHY, TUKEY, WELSCH
+
+    if loss.loss_id in (TUKEY, WELSCH, CAUCHY):
+        return "warm_gd", ("smooth robust loss: private Huber warm start, then noisy "
+                           "gradient descent on the robust loss")
+    return "zeroth_order", "nonsmooth or user loss: zeroth-order (loss values only)"
+
+
+def auto_alpha(solver, loss, *, n, p, epsilon, delta, row_bound):
+    """The ``alpha="auto"`` rule (module docstring): public quantities only."""
+    R = float(row_bound)
+    L = float(loss.lipschitz(R))
+    mu = gdp_mu(epsilon, delta, p)
+    W = MARGIN / R
+    if solver == "output_perturbation":
+        c = float(loss.smoothness(R)) / (R * R)
+        s = 2.0 * L / (n * mu)
+        return (c * R * R * s * s / (W * W)) ** (1.0 / 3.0)
+    sigma = 2.0 * L / mu
+    return sigma * math.sqrt(p) / (n * W)
+
+
+def dpsgd_schedule(n, p, batch_size=None, n_steps=None):
+    """``(batch_size, n_steps)`` of dpsgd: the practical default (module docstring) for
+    None, BST14's ``ceil(n^2/b^2)`` for ``n_steps="bst14"``, else the given values."""
+    n = int(n)
+    if batch_size is None:
+        batch_size = min(n, max(MIN_BATCH, round(4.0 * math.sqrt(n))))
+    if n_steps == "bst14":
+        n_steps = math.ceil(n * n / (int(batch_size) ** 2))
+    elif n_steps is None:
+        epochs = min(MAX_EPOCHS, max(MIN_EPOCHS, EPOCH_BUDGET / (n * p)))
+        n_steps = max(1, math.ceil(epochs * n / int(batch_size)))
+    return batch_size, n_steps
+
+
+def resolve_fit_plan(estimator, *, n_samples, n_features, loss, n_outputs, row_bound):
+    """Resolve ``solver="auto"``, ``alpha="auto"`` and the schedules of ``estimator``.
+
+    Parameters
+    ----------
+    estimator : BaseDPLinear
+        Read for its parameters only.
+    n_samples, n_features : int
+        Public sizes (``n`` and the number of features, intercept excluded).
+    loss : loss spec
+    n_outputs : int
+    row_bound : float
+        ``R`` (public, or data-derived for a non-private fit).
+
+    Returns
+    -------
+    FitPlan
+    """
+    n = int(n_samples)
+    p = (int(n_features) + int(bool(estimator.fit_intercept))) * int(n_outputs)
+    delta = float(estimator.delta)
+    reason = "given"
+    solver = estimator.solver
+    if solver == "auto":
+        if getattr(estimator, "_NONCONVEX", False):
+            solver, reason = choose_nonconvex_solver(loss, delta)
+        else:
+            solver, reason = choose_convex_solver(loss, n_outputs, delta,
+                                                  estimator.calibration)
+    alpha = estimator.alpha
+    if isinstance(alpha, str):  # "auto"
+        alpha = auto_alpha(solver, loss, n=n, p=p, epsilon=float(estimator.epsilon),
+                           delta=delta, row_bound=row_bound)
+    options = {}
+    if solver == "dpsgd" or (solver == "rrpsgd" and estimator.n_steps == "bst14"):
+        b, T = dpsgd_schedule(n, p, estimator.batch_size, estimator.n_steps)
+        options.update(batch_size=b, n_steps=T)
+    return FitPlan(solver=solver, alpha=float(alpha), row_bound=float(row_bound),
+                   options=options, reason=reason)
