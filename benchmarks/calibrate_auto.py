@@ -79,7 +79,7 @@ def run_warm(quick):
     from skdp import DPNonconvexRegressor
     from skdp._solvers import _warm_gd
 
-    ns = (2000,) if quick else (1000, 5000, 20_000)
+    ns = (2000,) if quick else (1000, 5000)
     epsilons = (0.5, 2.0) if quick else (0.5, 1.0, 2.0, 10.0)
     seeds = range(2 if quick else 3)
     saved = (_warm_gd.WARM_SHARE, _warm_gd.REFINE_STEPS)
@@ -127,7 +127,7 @@ def score(kind, est, X, y):
 
 
 def run(quick):
-    ns = (500, 5000) if quick else (500, 2000, 10_000, 50_000)
+    ns = (500, 5000) if quick else (500, 2000, 10_000)
     ps = (10,) if quick else (10, 40)
     epsilons = (0.5, 2.0) if quick else (0.1, 0.5, 1.0, 2.0, 10.0)
     seeds = range(2 if quick else 4)

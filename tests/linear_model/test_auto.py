@@ -1,0 +1,95 @@
+"""The auto rules (skdp.linear_model._auto): public quantities only, one decision for the
+fit and the planner, and the documented formulas."""
+
+import math
+
+import numpy as np
+import pytest
+
+from skdp import DPHuberRegressor, DPLogisticRegression
+from skdp._losses import HuberLoss, LogisticLoss, MultinomialLoss
+from skdp._losses._smoothed import AbsoluteLoss
+from skdp.accounting import calibrate_gaussian_sigma
+from skdp.linear_model import _auto
+from skdp.linear_model._base import planned_dp_event
+
+
+def _data(n=800, d=5, seed=0, classes=2):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, d)) / math.sqrt(d)
+    y = (X @ np.arange(1, d + 1) + 0.5 * rng.normal(size=n) > 0).astype(int)
+    if classes > 2:
+        y = rng.integers(0, classes, n)
+    return X, y
+
+
+def test_solver_rule():
+    assert _auto.choose_convex_solver(LogisticLoss(), 1, 1e-6)[0] == "objective_perturbation"
+    assert _auto.choose_convex_solver(HuberLoss(1.0), 1, 0.0)[0] == "objective_perturbation"
+    assert _auto.choose_convex_solver(MultinomialLoss(3), 3, 1e-6)[0] == "dpsgd"
+    assert _auto.choose_convex_solver(MultinomialLoss(3), 3, 0.0)[0] == "output_perturbation"
+    assert _auto.choose_convex_solver(AbsoluteLoss(), 1, 1e-6)[0] == "phased"
+    assert _auto.choose_convex_solver(LogisticLoss(), 1, 1e-6, "paper")[0] == \
+        "output_perturbation"
+    with pytest.raises(ValueError, match="pure"):
+        _auto.choose_convex_solver(AbsoluteLoss(), 1, 0.0)
+
+
+def test_alpha_rule_formulas():
+    R, n, p, eps, delta = math.sqrt(2.0), 10_000, 6, 1.0, 1e-6
+    mu = 1.0 / calibrate_gaussian_sigma(eps, delta, 1.0)
+    W = _auto.MARGIN / R
+    got = _auto.auto_alpha("objective_perturbation", LogisticLoss(), n=n, p=p, epsilon=eps,
+                           delta=delta, row_bound=R)
+    assert got == pytest.approx(2 * R / mu * math.sqrt(p) / (n * W))
+    out = _auto.auto_alpha("output_perturbation", LogisticLoss(), n=n, p=p, epsilon=eps,
+                           delta=delta, row_bound=R)
+    assert out == pytest.approx((0.25 * R**2 * (2 * R / (n * mu)) ** 2 / W**2) ** (1 / 3))
+    # more data or more epsilon: less regularisation
+    assert _auto.auto_alpha("objective_perturbation", LogisticLoss(), n=10 * n, p=p,
+                            epsilon=eps, delta=delta, row_bound=R) < got
+    assert _auto.auto_alpha("objective_perturbation", LogisticLoss(), n=n, p=p,
+                            epsilon=10 * eps, delta=delta, row_bound=R) < got
+
+
+def test_dpsgd_schedule():
+    assert _auto.dpsgd_schedule(10_000, 10) == (400, 500)         # 20 epochs of b = 4 sqrt(n)
+    assert _auto.dpsgd_schedule(10**6, 51) == (4000, math.ceil(5e8 / (10**6 * 51) * 10**6 / 4000))
+    assert _auto.dpsgd_schedule(100, 3) == (64, 32)
+    assert _auto.dpsgd_schedule(30, 3) == (30, 20)                 # batch capped at n
+    assert _auto.dpsgd_schedule(1000, 3, 50, "bst14") == (50, 400)
+    assert _auto.dpsgd_schedule(1000, 3, 50, 7) == (50, 7)
+
+
+@pytest.mark.parametrize("cls", [DPLogisticRegression, DPHuberRegressor])
+def test_replacing_a_row_changes_no_decision(cls):
+    """The plan (solver, alpha, schedule, event) is a function of public quantities: an
+    adversarially replaced row changes none of it."""
+    X, y = _data()
+    y = y.astype(float) if cls is DPHuberRegressor else y
+    X2, y2 = X.copy(), y.copy()
+    X2[0] = 1e6
+    y2[0] = 1e9 if cls is DPHuberRegressor else 1 - y2[0]
+    for kw in ({}, {"solver": "dpsgd"}, {"delta": 0.0}):
+        a = cls(epsilon=0.8, data_norm=1.0, random_state=0, **kw).fit(X, y)
+        b = cls(epsilon=0.8, data_norm=1.0, random_state=0, **kw).fit(X2, y2)
+        for name in ("solver_", "alpha_", "solver_params_", "dp_event_", "noise_scale_",
+                     "epsilon_", "row_bound_"):
+            assert getattr(a, name) == getattr(b, name), (kw, name)
+        assert planned_dp_event(a, len(y)) == a.dp_event_
+
+
+def test_multinomial_default_and_planner():
+    X, y = _data(classes=3)
+    clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=0).fit(X, y)
+    assert clf.solver_ == "dpsgd"
+    assert clf.solver_params_ == dict(zip(("batch_size", "n_steps"),
+                                          _auto.dpsgd_schedule(800, 18)))
+    assert planned_dp_event(clf, 800) == clf.dp_event_
+
+
+def test_explicit_values_are_kept():
+    X, y = _data()
+    clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, alpha=0.05, solver="phased",
+                               random_state=0).fit(X, y)
+    assert clf.solver_ == "phased" and clf.alpha_ == 0.05
