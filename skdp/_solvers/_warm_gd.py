@@ -72,7 +72,7 @@ REFINE_RADIUS = 2.0
 #: ``eta sigma sqrt(p T)``, exceeds this fraction of the refinement radius
 NOISE_DRIFT_LIMIT = 0.25
 #: comparator margin of the warm start's alpha rule (skdp.linear_model._auto.MARGIN)
-MARGIN = 16.0
+MARGIN = 8.0
 
 
 def _event(t, eps_j, T, warm_share):

@@ -45,8 +45,10 @@ coordinate, in directions of no curvature, is about ``p s^2 lambda/2 + lambda W^
   ``c R^2 s^2/2 + lambda W^2/2`` gives ``lambda = (c R^2 (2L/(n mu))^2/W^2)^{1/3}``.
 
 ``W = MARGIN/R``: a model whose margins ``x.w`` reach ``MARGIN`` on rows of norm ``R``.
-``MARGIN`` is the only calibrated constant; it was chosen on synthetic logistic and
-Huber data (``benchmarks/calibrate_auto.py``, never on the benchmark datasets).
+``MARGIN`` (16 for the classifiers, whose margins are logits; 8 for the regressors, in
+target units) is the only calibrated constant; it was chosen on synthetic logistic and
+Huber data with tight and loose public bounds (``benchmarks/calibrate_auto.py``, never on
+the benchmark datasets).
 ``objective_perturbation`` then applies its own privacy floor ``beta/(n expm1(eps/2))``
 (reported as ``alpha_``).
 
@@ -67,8 +69,18 @@ from .._losses._smoothed import ABSOLUTE
 __all__ = ["FitPlan", "resolve_fit_plan", "choose_convex_solver", "auto_alpha",
            "dpsgd_schedule"]
 
-#: margin scale of the comparator, ``W = MARGIN/R`` (calibrated on synthetic data)
-MARGIN = 16.0
+#: margin scale of the comparator, ``W = MARGIN/R``, per loss family (calibrated on
+#: synthetic data, benchmarks/calibrate_auto.py): logits for the classifiers, target units
+#: (relative to the Huber threshold) for the regressors
+MARGIN = {"classification": 16.0, "regression": 8.0}
+
+
+def margin_for(loss):
+    """``MARGIN`` of the loss's family."""
+    from .._losses import MULTINOMIAL
+
+    return MARGIN["classification" if loss.loss_id in (LOGISTIC, MULTINOMIAL)
+                  else "regression"]
 #: dpsgd: per-example-gradient x coordinate budget of the default schedule
 EPOCH_BUDGET = 5e8
 MAX_EPOCHS = 20.0
@@ -157,7 +169,7 @@ def auto_alpha(solver, loss, *, n, p, epsilon, delta, row_bound):
     R = float(row_bound)
     L = float(loss.lipschitz(R))
     mu = gdp_mu(epsilon, delta, p)
-    W = MARGIN / R
+    W = margin_for(loss) / R
     if solver == "output_perturbation":
         c = float(loss.smoothness(R)) / (R * R)
         s = 2.0 * L / (n * mu)

@@ -38,7 +38,8 @@ def test_solver_rule():
 def test_alpha_rule_formulas():
     R, n, p, eps, delta = math.sqrt(2.0), 10_000, 6, 1.0, 1e-6
     mu = 1.0 / calibrate_gaussian_sigma(eps, delta, 1.0)
-    W = _auto.MARGIN / R
+    W = _auto.MARGIN["classification"] / R
+    assert _auto.margin_for(LogisticLoss()) == 16.0 and _auto.margin_for(HuberLoss(1.0)) == 8.0
     got = _auto.auto_alpha("objective_perturbation", LogisticLoss(), n=n, p=p, epsilon=eps,
                            delta=delta, row_bound=R)
     assert got == pytest.approx(2 * R / mu * math.sqrt(p) / (n * W))
