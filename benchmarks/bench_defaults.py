@@ -208,7 +208,34 @@ def main(args):
     if not args.no_timing:
         raw["timing"] = timing()
     raw["machine"] = machine_info()
+    if args.part:
+        # one of several processes run side by side; --merge renders them together
+        write_results(f"defaults_part_{args.part}", render(raw), raw)
+        return
     write_results("defaults" + ("_quick" if args.quick else ""), render(raw), raw)
+
+
+def merge():
+    """Render ``defaults.md`` from the ``defaults_part_*.json`` of parallel runs."""
+    from _common import RESULTS_DIR
+
+    parts = sorted(RESULTS_DIR.glob("defaults_part_*.json"))
+    raw = None
+    for path in parts:
+        part = json.loads(path.read_text())
+        if raw is None:
+            raw = part
+            raw["cases"] = {}
+        raw["cases"].update(part["cases"])
+        raw["dpl_versions"] = raw.get("dpl_versions") or part.get("dpl_versions")
+        if part.get("timing"):
+            raw["timing"] = part["timing"]
+    for case in raw["cases"].values():   # JSON turned the epsilon keys into strings
+        case["eps"] = {float(k): v for k, v in case["eps"].items()}
+    write_results("defaults", render(raw), raw)
+    for path in parts:
+        path.unlink()
+        path.with_suffix(".md").unlink()
 
 
 def timing(repeats=3):
@@ -340,4 +367,14 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--no-timing", action="store_true")
-    main(ap.parse_args())
+    ap.add_argument("--part", help="tag of a partial run (several run side by side)")
+    ap.add_argument("--merge", action="store_true", help="render the partial runs")
+    ap.add_argument("--timing-only", action="store_true")
+    args = ap.parse_args()
+    if args.merge:
+        merge()
+    elif args.timing_only:
+        write_results("defaults_part_timing", "", {"cases": {}, "timing": timing(),
+                                                    "dpl_versions": None})
+    else:
+        main(args)

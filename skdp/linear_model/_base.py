@@ -165,13 +165,14 @@ PLANNERS = {"output_perturbation": _plan_output_perturbation, "dpsgd": _plan_dps
             "objective_perturbation": _plan_objective_perturbation}
 
 
-def planned_dp_event(estimator, n_samples, n_features=None):
+def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outputs=1):
     """The event a fit of ``estimator`` on ``n_samples`` rows will release, or None.
 
     ``NonPrivateDpEvent`` when a bound is read from the data (``data_norm=None``); None
     when the solver has no planner or its parameters are invalid (the solver then raises
     its own error, and a ledger checks the budget at commit time).  ``n_features``
-    defaults to the fitted ``n_features_in_``.
+    defaults to the fitted ``n_features_in_``, ``loss`` to the estimator's public one.
+    Everything goes through :func:`skdp.linear_model._auto.resolve_fit_plan`, as the fit.
     """
     import dp_accounting
 
@@ -180,7 +181,8 @@ def planned_dp_event(estimator, n_samples, n_features=None):
     try:
         if n_features is None:
             n_features = estimator.n_features_in_
-        loss, n_outputs = estimator._planning_loss()
+        if loss is None:
+            loss, n_outputs = estimator._planning_loss()
         plan = estimator._fit_plan(int(n_samples), int(n_features), loss, n_outputs,
                                    estimator._public_row_bound())
         planner = PLANNERS.get(plan.solver)
@@ -328,17 +330,8 @@ class BaseDPLinear(BaseEstimator):
         """
         import dp_accounting
 
-        n, n_features = X.shape
-        public_R = self._public_row_bound()
-        planned = dp_accounting.NonPrivateDpEvent() if public_R is None else None
-        if public_R is not None:
-            plan = self._fit_plan(n, n_features, loss, n_outputs, public_R)
-            planner = PLANNERS.get(plan.solver)
-            if planner is not None:
-                try:
-                    planned = planner(self._plan_view(plan, n_features, loss), n)
-                except (ValueError, TypeError, ZeroDivisionError, OverflowError):
-                    planned = None
+        planned = planned_dp_event(self, X.shape[0], X.shape[1], loss=loss,
+                                   n_outputs=n_outputs)
         with ledger_reservation(
             getattr(self, "privacy_ledger", None), planned, type(self).__name__,
         ) as reservation:
