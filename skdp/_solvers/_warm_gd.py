@@ -96,6 +96,8 @@ def warm_gd_plan(n, p, loss, *, epsilon, delta, alpha, row_bound, loss_scale,
     n, p, R = int(n), int(p), float(row_bound)
     if n < 2:
         raise ValueError(f"solver='warm_gd' needs at least 2 samples, got n={n}")
+    if n_steps is not None and (isinstance(n_steps, (str, bool)) or int(n_steps) != n_steps):
+        raise ValueError(f"solver='warm_gd' needs an integer n_steps, got {n_steps!r}")
     T = REFINE_STEPS if n_steps is None else int(n_steps)
     if T < 1:
         raise ValueError(f"n_steps must be >= 1, got {n_steps!r}")

@@ -127,13 +127,21 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
     * ``"cauchy"``: :math:`\ell = \frac{c^2}{2}\ln(1 + u^2)`.
 
     Gross outliers get (almost) zero weight, which a convex loss cannot do; the price is
-    nonconvexity.  The default solver ``"spider"`` is the private SpiderBoost of Liu &
+    nonconvexity.  The default ``solver="auto"`` runs ``"warm_gd"`` for the smooth losses
+    (``"zeroth_order"`` for the nonsmooth and user losses): a private convex warm start --
+    objective perturbation on the Huber loss with threshold ``loss_scale`` -- then a few
+    steps of noisy full-batch gradient descent on the robust loss, projected onto a ball of
+    radius ``2 loss_scale/R`` around the warm start, the two stages composed into one
+    guarantee (``skdp._solvers._warm_gd``; ``doc/defaults.rst``).  It fits every ``n >= 2``
+    and cannot diverge.  ``"spider"`` is the private SpiderBoost of Liu &
     Talwar (2025, v2): one pass over the data, a binary-tree mechanism on the stream of
     gradient estimates, adaptive batch sizes and Hessian-model escapes from saddle points;
     it outputs an approximate **second-order** stationary point (``||grad F|| <= ~gamma_``
     and no direction of curvature below ``-sqrt(rho gamma_)``) with high probability.
 
-    On rows clipped to ``||[x_i, intercept_scaling]|| <= data_norm = R`` the per-example
+    On feature rows clipped to ``data_norm`` and augmented with the intercept column,
+    ``||[x_i, intercept_scaling]|| <= R = sqrt(data_norm^2 + intercept_scaling^2)``, the
+    per-example
     gradient is bounded by ``G = sup|l'| R``, its Lipschitz constant by ``M = sup|l''| R^2``
     and the Hessian's by ``rho = Lip(l'') R^3`` (``skdp._losses``); no target bound is needed
     for privacy (``l'`` and ``l''`` are bounded).  The target accuracy ``gamma_`` is chosen
@@ -168,8 +176,10 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         Residual scale ``c > 0``; residuals much larger than ``c`` are treated as outliers.
         Must be public (fixed a priori, not estimated on the private data).
     data_norm : float or None, default=None
-        Public bound on each row's norm including the intercept column.  None reads it from
-        the data (``PrivacyLeakWarning``, ``privacy_guaranteed_ = False``).
+        Public bound on the norm of each feature row (the intercept column is appended
+        after clipping; ``row_bound_`` reports ``sqrt(data_norm^2 + intercept_scaling^2)``).
+        None reads it from the data (``PrivacyLeakWarning``, ``privacy_guaranteed_ =
+        False``, ``epsilon_ = inf``).
     y_bound : float or None, default=None
         Public bound on ``|y|``; targets are clipped to it.  Required for ``loss="cauchy"``
         with ``solver="spider"``
@@ -181,8 +191,13 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
     fit_intercept : bool, default=True
         Fit an intercept, as a constant feature ``intercept_scaling`` clipped with the row.
     intercept_scaling : float, default=1.0
-        Value of the constant column appended for the intercept (must be < data_norm).
-    solver : {"spider", "dpsgd", "rrpsgd", "zeroth_order", "zeroth_order_naive"}, default="spider"
+        Value of the constant column appended for the intercept after clipping.
+    solver : {"auto", "warm_gd", "spider", "dpsgd", "rrpsgd", "zeroth_order", "zeroth_order_naive"}, default="auto"
+        ``"auto"``: ``"warm_gd"`` for the smooth robust losses, ``"zeroth_order"`` for the
+        nonsmooth and callable ones (reported in ``solver_``; inside a private search,
+        which composes in Gaussian DP, ``"spider"``).  ``"warm_gd"``: private Huber warm
+        start, then ``n_steps`` (default 3; skipped at small ``n epsilon``) noisy gradient
+        steps on the robust loss; needs ``delta > 0`` and ``calibration="tight"``.
         ``"spider"``: private SpiderBoost with escapes (Liu & Talwar v2).  ``"dpsgd"``: the
         private-SGD baseline (Poisson mini-batches, per-example clipping to ``G``, noise
         calibrated by the PLD accountant; multi-pass); it needs ``max_coef_norm`` when
@@ -228,9 +243,11 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         ``"dpsgd"`` and ``"rrpsgd"`` (their step count is ``n_steps``).
     batch_size : int, default=50
         Expected mini-batch size of ``solver="dpsgd"`` and ``"rrpsgd"`` (ignored otherwise).
-    n_steps : int or None, default=None
-        Steps (rounds) of ``solver="dpsgd"`` and ``"rrpsgd"``; default
-        ``ceil(n^2/batch_size^2)`` (ignored otherwise).
+    n_steps : int, "bst14" or None, default=None
+        Steps (rounds) of ``solver="dpsgd"`` (None: the practical schedule of at most 20
+        epochs, ``skdp.linear_model._auto``; ``"bst14"``: ``ceil(n^2/batch_size^2)``),
+        ``"rrpsgd"`` (None: ``ceil(n^2/batch_size^2)``) and the refinement of
+        ``"warm_gd"`` (None: 3).  Ignored otherwise.
     max_coef_norm : float or None, default=None
         Projection radius of ``solver="dpsgd"`` (required there when ``alpha = 0``).
     random_state : int, Generator, RandomState or None, default=None
