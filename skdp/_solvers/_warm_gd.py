@@ -13,8 +13,8 @@ the same rows, and one accountant composes them:
    output step).
 2. **Refinement.**  ``T`` steps of noisy full-batch gradient descent on the robust loss
    from ``w_1``: ``w <- Pi(w - eta (grad F(w) + N(0, sigma^2 I)))``, ``grad F`` the mean
-   gradient (each row's part bounded by ``G = loss.lipschitz(R)``, so replacing a row moves
-   it by at most ``2G/n``), ``sigma = 2G/(n mu_s)``, ``eta = 1/(beta + alpha)``, ``Pi`` the
+   gradient with each row's term clipped to ``G = loss.lipschitz(R)`` (spider's oracle
+   kernel; a non-finite term is dropped), so replacing a row moves it by at most ``2G/n``, ``sigma = 2G/(n mu_s)``, ``eta = 1/(beta + alpha)``, ``Pi`` the
    projection onto the ball of radius ``REFINE_RADIUS * loss_scale / R`` around ``w_1``
    (post-processing: predictions move by at most two residual scales, so the refinement
    cannot diverge).  The output is the average of the last half of the iterates
@@ -48,13 +48,17 @@ import numpy as np
 from .._losses import HuberLoss
 from .._mechanisms import clip_and_augment, gaussian_noise
 from ..accounting import compose, gaussian_event, get_epsilon
-from ._objective import Objective
+from ..accounting._objective_perturbation import largest_safe_scale, objective_perturbation_event
+from ._dpsgd_kernel import row_norms
 from ._objective_perturbation import (
+    MARGIN,
     OUT_RATIO,
     minimum_alpha,
+    noise_balanced_alpha,
     objective_perturbation_plan,
     run_objective_perturbation,
 )
+from ._spider_kernel import oracle_refresh
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 from ._validation import check_gaussian_solver_args
@@ -71,15 +75,11 @@ REFINE_RADIUS = 2.0
 #: the refinement is skipped (T = 0, all the budget to the warm start) when its noise alone,
 #: ``eta sigma sqrt(p T)``, exceeds this fraction of the refinement radius
 NOISE_DRIFT_LIMIT = 0.25
-#: comparator margin of the warm start's alpha rule (skdp.linear_model._auto.MARGIN)
-MARGIN = 8.0
 
 
 def _event(t, eps_j, T, warm_share):
     mu1 = t * math.sqrt(warm_share)
     mu_s = t * math.sqrt(1.0 - warm_share) / math.sqrt(T)
-    from ..accounting._objective_perturbation import objective_perturbation_event
-
     warm = objective_perturbation_event(mu1, eps_j, OUT_RATIO * mu1)
     step = gaussian_event(1.0 / mu_s, 1.0)
     return compose([warm] + [step] * T), mu1, mu_s
@@ -125,7 +125,7 @@ def warm_gd_plan(n, p, loss, *, epsilon, delta, alpha, row_bound, loss_scale,
 
     mu_g = gaussian_mu_for(eps_warm, delta / 2.0)
     floor = minimum_alpha(huber, R, n, eps_warm, delta)
-    alpha1 = max(floor, 2.0 * L1 / mu_g * math.sqrt(p) * R / (n * MARGIN))
+    alpha1 = max(floor, noise_balanced_alpha(L1, p, n, mu_g, R, MARGIN["regression"]))
     delta_warm = delta if T == 0 else delta / 2.0
     if T == 0:
         probe = objective_perturbation_plan(n, p, huber, epsilon=epsilon, delta=delta,
@@ -146,16 +146,8 @@ def warm_gd_plan(n, p, loss, *, epsilon, delta, alpha, row_bound, loss_scale,
         def ok(t):
             return get_epsilon(_event(t, eps_j, T, warm_share)[0], delta) <= epsilon
 
-        lo, hi = 1e-6, 1.0
-        while ok(hi) and hi < 1e4:
-            lo, hi = hi, 2.0 * hi
-        if not ok(lo):
-            raise ValueError(f"no noise level gives ({epsilon}, {delta})-DP for "
-                             "solver='warm_gd'")
-        while hi / lo > 1.0 + 1e-6:
-            mid = math.sqrt(lo * hi)
-            lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-        _, mu1, mu_s = _event(lo, eps_j, T, warm_share)
+        _, mu1, mu_s = _event(largest_safe_scale(ok, 1e-6, 1.0, 1e4, 1e-6), eps_j, T,
+                              warm_share)
     if T == 0:
         warm = probe
         event = probe["dp_event"]
@@ -164,8 +156,6 @@ def warm_gd_plan(n, p, loss, *, epsilon, delta, alpha, row_bound, loss_scale,
         warm = objective_perturbation_plan(n, p, huber, epsilon=eps_warm,
                                            delta=delta_warm, alpha=alpha1, row_bound=R,
                                            mu=mu1)
-        from ..accounting._objective_perturbation import objective_perturbation_event
-
         record = objective_perturbation_event(mu1, eps_j, OUT_RATIO * mu1)
         event = compose([record] + [gaussian_event(1.0 / mu_s, 1.0)] * T)
         certified = epsilon if calibration == "tight" else float(get_epsilon(event, delta))
@@ -227,16 +217,24 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
         X, y, plan["warm_loss"], plan["warm"], row_bound=data_norm,
         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
         max_iter=max_iter, rng=rng)
-    # Stage 2: T noisy gradient steps on the robust loss, projected around W1.
+    # Stage 2: T noisy gradient steps on the robust loss, projected around W1.  The mean
+    # gradient is spider's oracle: every row's term clipped to G (non-finite rows dropped),
+    # so replacing a row moves it by at most 2G/n whatever the loss returns.
     Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
-    objective = Objective(Xc, y, loss, float(alpha), 1, data_norm)
+    xnorm = np.empty(n)
+    row_norms(Xc, xnorm)
+    rows = np.arange(n)
+    grad, weights = np.empty(p), np.empty(n)
+    hclip = float(loss.smoothness(data_norm))
     W = W1.copy()
     avg = np.zeros_like(W)
     T, eta, radius, sigma = plan["T"], plan["step"], plan["radius"], plan["sigma"]
     start_avg = T // 2
     for t in range(T):
-        _, grad = objective.value_grad(W)
-        W = W - eta * (grad + gaussian_noise(rng, W.shape, sigma))
+        oracle_refresh(Xc, y, rows, 0, n, np.ascontiguousarray(W[:, 0]), loss.loss_id,
+                       float(loss.param), xnorm, plan["G"], hclip, grad, weights)
+        step_grad = grad.reshape(W.shape) + float(alpha) * W
+        W = W - eta * (step_grad + gaussian_noise(rng, W.shape, sigma))
         shift = W - W1
         norm = float(np.linalg.norm(shift))
         if norm > radius:
@@ -252,7 +250,7 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
         coef=np.ascontiguousarray(coef),
         intercept=np.asarray(intercept, dtype=float).reshape(1),
         n_iter=int(T),
-        n_gradient_evals=int(n_grads + objective.n_example_gradients),
+        n_gradient_evals=int(n_grads + T * n),
         noise_scale=float(sigma if T > 0 else plan["warm"]["sigma"]),
         sensitivity=float(plan["sensitivity"] if T > 0 else 2.0 * plan["warm"]["L"]),
         dp_event=plan["event"],

@@ -62,7 +62,7 @@ is summarised here so that the code can be checked against it.
    ``(xi, rho)``-zCDP with ``xi = eps_J + sqrt(2/pi) mu``, ``rho = mu^2/2``
    (Redberg, Koskela & Wang 2023 state the add/remove version with ``L``; replace-one
    needs ``2L`` and our ``eps_J``).  :func:`objective_perturbation_event` returns it
-   composed with the Gaussian output step; its epsilon is 15-25 % above the profile's.
+   composed with the Gaussian output step; its epsilon is 13-23 % above the profile's (measured, logistic, n = 10^3-10^5).
 """
 
 import functools
@@ -128,6 +128,24 @@ def objective_perturbation_delta(epsilon, mu, mu_out, eps_j):
     return float(min(1.0, total.max()))
 
 
+def largest_safe_scale(ok, lo, hi, cap, rtol):
+    """Largest ``t`` with ``ok(t)`` for a predicate that holds below a threshold: double
+    ``hi`` while ``ok(hi)`` (return ``lo`` once ``hi`` exceeds ``cap``), then bisect on
+    ``log t`` to relative width ``rtol``, always keeping the safe end.  Raises
+    ``ValueError`` when even ``lo`` is unsafe.  The calibrations of objective perturbation
+    and of ``warm_gd`` share it."""
+    while ok(hi):
+        lo, hi = hi, hi * 2.0
+        if hi > cap:
+            return lo
+    if not ok(lo):
+        raise ValueError("no noise level meets the privacy target")
+    while hi / lo > 1.0 + rtol:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
 @functools.lru_cache(maxsize=512)
 def calibrate_objective_perturbation(epsilon, delta, eps_j, out_ratio):
     """Largest ``mu`` with ``delta_OP(epsilon; mu, out_ratio * mu, eps_j) <= delta``.
@@ -166,20 +184,7 @@ def calibrate_objective_perturbation(epsilon, delta, eps_j, out_ratio):
     def ok(mu):
         return objective_perturbation_delta(epsilon, mu, out_ratio * mu, eps_j) <= delta
 
-    lo, hi = 1e-8, 1.0
-    while ok(hi):
-        lo, hi = hi, hi * 2.0
-        if hi > 1e4:
-            return lo
-    if not ok(lo):
-        raise ValueError(f"no noise level gives ({epsilon}, {delta})-DP")
-    while hi / lo > 1.0 + 1e-9:
-        mid = math.sqrt(lo * hi)
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return largest_safe_scale(ok, 1e-8, 1.0, 1e4, 1e-9)
 
 
 def zcdp_record(mu, eps_j):

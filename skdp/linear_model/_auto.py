@@ -45,7 +45,8 @@ coordinate, in directions of no curvature, is about ``p s^2 lambda/2 + lambda W^
   ``c R^2 s^2/2 + lambda W^2/2`` gives ``lambda = (c R^2 (2L/(n mu))^2/W^2)^{1/3}``.
 
 ``W = MARGIN/R``: a model whose margins ``x.w`` reach ``MARGIN`` on rows of norm ``R``.
-``MARGIN`` (16 for the classifiers, whose margins are logits; 8 for the regressors, in
+``MARGIN`` (defined with the formula in :mod:`skdp._solvers._objective_perturbation`, which
+``warm_gd``'s warm start also uses; 16 for the classifiers, whose margins are logits; 8 for the regressors, in
 target units) is the only calibrated constant; it was chosen on synthetic logistic and
 Huber data with tight and loose public bounds (``benchmarks/calibrate_auto.py``, never on
 the benchmark datasets).
@@ -65,15 +66,10 @@ from dataclasses import dataclass, field
 
 from .._losses import HUBER, LOGISTIC
 from .._losses._smoothed import ABSOLUTE
+from .._solvers._objective_perturbation import MARGIN, noise_balanced_alpha
 
 __all__ = ["FitPlan", "resolve_fit_plan", "choose_convex_solver", "auto_alpha",
            "dpsgd_schedule"]
-
-#: margin scale of the comparator, ``W = MARGIN/R``, per loss family (calibrated on
-#: synthetic data, benchmarks/calibrate_auto.py): logits for the classifiers, target units
-#: (relative to the Huber threshold) for the regressors
-MARGIN = {"classification": 16.0, "regression": 8.0}
-
 
 def margin_for(loss):
     """``MARGIN`` of the loss's family."""
@@ -169,13 +165,12 @@ def auto_alpha(solver, loss, *, n, p, epsilon, delta, row_bound):
     R = float(row_bound)
     L = float(loss.lipschitz(R))
     mu = gdp_mu(epsilon, delta, p)
-    W = margin_for(loss) / R
     if solver == "output_perturbation":
+        W = margin_for(loss) / R
         c = float(loss.smoothness(R)) / (R * R)
         s = 2.0 * L / (n * mu)
         return (c * R * R * s * s / (W * W)) ** (1.0 / 3.0)
-    sigma = 2.0 * L / mu
-    return sigma * math.sqrt(p) / (n * W)
+    return noise_balanced_alpha(L, p, n, mu, R, margin_for(loss))
 
 
 def dpsgd_schedule(n, p, batch_size=None, n_steps=None):

@@ -31,6 +31,7 @@ bound ``R = sqrt(data_norm^2 + intercept_scaling^2)`` (:func:`skdp._mechanisms.r
 reported as ``row_bound_``.
 """
 
+import abc
 import math
 import numbers
 import warnings
@@ -155,7 +156,7 @@ def _plan_objective_perturbation(est, n_samples):
     p = int(est.n_features_in_) + int(bool(est.fit_intercept))
     return objective_perturbation_plan(
         n_samples, p, est.loss_, epsilon=est.epsilon, delta=est.delta, alpha=est.alpha,
-        row_bound=est.row_bound, calibration=est.op_calibration)["dp_event"]
+        row_bound=est.row_bound, calibration=est.calibration)["dp_event"]
 
 
 #: solver name -> f(plan view, n_samples) returning the event the fit will release,
@@ -182,15 +183,20 @@ def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outp
         if n_features is None:
             n_features = estimator.n_features_in_
         if loss is None:
-            loss, n_outputs = estimator._planning_loss()
+                loss, n_outputs = estimator._planning_loss()
         plan = estimator._fit_plan(int(n_samples), int(n_features), loss, n_outputs,
                                    estimator._public_row_bound())
-        planner = PLANNERS.get(plan.solver)
-        if planner is None:
-            return None
-        return planner(estimator._plan_view(plan, n_features, loss), int(n_samples))
+        return _event_of_plan(estimator, plan, int(n_samples), int(n_features), loss)
     except (ValueError, TypeError, ZeroDivisionError, OverflowError, AttributeError):
         return None
+
+
+def _event_of_plan(estimator, plan, n_samples, n_features, loss):
+    """The planner's event for a resolved ``plan`` (None without a planner)."""
+    planner = PLANNERS.get(plan.solver)
+    if planner is None:
+        return None
+    return planner(estimator._plan_view(plan, n_features, loss), n_samples)
 
 
 class DPLinearRegressorMixin(RegressorMixin):
@@ -231,7 +237,7 @@ CONVEX_MODEL_CONSTRAINTS = {
 }
 
 
-class BaseDPLinear(BaseEstimator):
+class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
     """Shared machinery of the DP linear models (not public)."""
 
     #: what ``solver="auto"`` becomes inside a private search, which composes its
@@ -298,9 +304,9 @@ class BaseDPLinear(BaseEstimator):
         norm = 2.0 ** math.ceil(math.log2(norm)) if norm > 0.0 else 1.0
         return norm, row_bound(norm, self.fit_intercept, self.intercept_scaling), False
 
+    @abc.abstractmethod
     def _planning_loss(self):
-        """``(loss, n_outputs)`` of a fit, from public parameters (overridden)."""
-        raise NotImplementedError  # pragma: no cover - every estimator defines it
+        """``(loss, n_outputs)`` of a fit, from public parameters only."""
 
     def _fit_plan(self, n_samples, n_features, loss, n_outputs, row_bound_value):
         """The resolved plan (:func:`skdp.linear_model._auto.resolve_fit_plan`)."""
@@ -311,13 +317,21 @@ class BaseDPLinear(BaseEstimator):
     def _plan_view(self, plan, n_features, loss):
         view = plan.view(self, n_features)
         view.loss_ = loss
-        view.op_calibration = self._op_calibration()
+        view.calibration = self._solver_calibration(plan.solver)
         return view
 
-    def _op_calibration(self):
-        """Objective perturbation's calibration: its composable record under a ledger
-        (so that the ledger, which accounts the record, sees at most ``epsilon``), its
-        tighter privacy profile otherwise."""
+    def _solver_calibration(self, solver):
+        """The calibration ``solver`` runs with: ``calibration`` as given, except for the
+        solvers certified by objective perturbation's privacy profile, which calibrate their
+        composable record instead under a ledger (so that the ledger, which accounts the
+        record, sees at most ``epsilon``) and have no ``"paper"`` mode."""
+        if solver not in ("objective_perturbation", "warm_gd"):
+            return self.calibration
+        if self.calibration == "paper":
+            raise ValueError(
+                f"solver={solver!r} has no calibration='paper' mode (the printed KST12 noise "
+                "of objective perturbation is calibrated for add/remove neighbours); use "
+                "calibration='tight'")
         if getattr(self, "privacy_ledger", None) is not None:
             return "composable"
         return "tight"
@@ -330,12 +344,19 @@ class BaseDPLinear(BaseEstimator):
         """
         import dp_accounting
 
-        planned = planned_dp_event(self, X.shape[0], X.shape[1], loss=loss,
-                                   n_outputs=n_outputs)
+        n, n_features = X.shape
+        plan, planned = None, dp_accounting.NonPrivateDpEvent()
+        if self.data_norm is not None:
+            # resolved once: the reserved event and the run come from the same plan
+            plan = self._fit_plan(n, n_features, loss, n_outputs, self._public_row_bound())
+            try:
+                planned = _event_of_plan(self, plan, n, n_features, loss)
+            except (ValueError, TypeError, ZeroDivisionError, OverflowError):
+                planned = None   # the solver raises its own error; commit re-checks
         with ledger_reservation(
             getattr(self, "privacy_ledger", None), planned, type(self).__name__,
         ) as reservation:
-            attrs, result = self._run_solver_unrecorded(X, y, loss, n_outputs, y_bound)
+            attrs, result = self._run_solver_unrecorded(X, y, loss, n_outputs, y_bound, plan)
             reservation.commit(
                 attrs["dp_event_"]
                 if attrs["privacy_guaranteed_"]
@@ -343,24 +364,17 @@ class BaseDPLinear(BaseEstimator):
             )
         return attrs, result
 
-    def _run_solver_unrecorded(self, X, y, loss, n_outputs, y_bound):
+    def _run_solver_unrecorded(self, X, y, loss, n_outputs, y_bound, plan=None):
         import dp_accounting
 
         data_norm, R, guaranteed = self._resolve_bounds(X)
-        plan = self._fit_plan(X.shape[0], X.shape[1], loss, n_outputs, R)
+        if plan is None:   # data_norm=None: the plan uses the data-derived bound
+            plan = self._fit_plan(X.shape[0], X.shape[1], loss, n_outputs, R)
         rng = _check_random_state(self.random_state)
         solver = plan.solver
         options = {name: plan.options.get(name, getattr(self, name))
                    for name in SOLVER_OPTIONS[solver]}
-        if solver in ("objective_perturbation", "warm_gd"):
-            if self.calibration == "paper":
-                raise ValueError(
-                    f"solver={solver!r} has no calibration='paper' mode (the printed KST12 "
-                    "noise of objective perturbation is calibrated for add/remove "
-                    "neighbours); use calibration='tight'")
-            calibration = self._op_calibration()
-        else:
-            calibration = self.calibration
+        calibration = self._solver_calibration(solver)
         result = SOLVERS[solver](
             X,
             y,

@@ -105,7 +105,7 @@ def _plan_warm_gd(est, n_samples):
     return warm_gd_plan(n_samples, p, est.loss_, epsilon=est.epsilon, delta=est.delta,
                         alpha=est.alpha, row_bound=est.row_bound,
                         loss_scale=est.loss_scale, n_steps=est.n_steps,
-                        calibration=est.op_calibration)["event"]
+                        calibration=est.calibration)["event"]
 
 
 PLANNERS.setdefault("warm_gd", _plan_warm_gd)
