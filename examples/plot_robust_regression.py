@@ -55,7 +55,7 @@ ax.set_ylabel("y")
 ax.set_title("20 % gross outliers (red)")
 ax.legend(fontsize=8, loc="upper left")
 
-# A planted saddle (spec §9): y = s a.w* + noise with random signs s; 0 is a saddle of the
+# A planted saddle: y = s a.w* + noise with random signs s; 0 is a saddle of the
 # Welsch objective and +-w* are its minima.
 th = rng.uniform(0, 2 * np.pi, n)
 A = np.c_[np.cos(th), np.sin(th)]

@@ -122,8 +122,8 @@ class HuberLoss:
 
 
 # ---------------------------------------------------------------------------------------
-# Nonconvex robust losses of a linear model (DPNonconvexRegressor, spec
-# private_sosp_spider.md §7.1).  f(w; (a, y)) = l(a.w - y) with scale c = loss_scale.
+# Nonconvex robust losses of a linear model (DPNonconvexRegressor; the constants of Liu &
+# Talwar 2025, v2).  f(w; (a, y)) = l(a.w - y) with scale c = loss_scale.
 #
 # With rows clipped to ||a|| <= R (intercept column included):
 #   grad f = l'(r) a                      => ||grad f|| <= L1 R                    = G
@@ -183,7 +183,7 @@ class _RobustLoss(abc.ABC):
         return self.derivative_bounds()[2] * float(data_norm) ** 3
 
     def constants(self, data_norm):
-        """``(G, M, rho)`` of spec §7.1 for rows with ``||a|| <= data_norm``.
+        """``(G, M, rho)`` for rows with ``||a|| <= data_norm``.
 
         Examples
         --------

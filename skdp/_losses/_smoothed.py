@@ -8,7 +8,7 @@ only through the margin ``m = a.w`` and the margin noise ``a.u ~ N(0, s^2)``,
     f_rho(w) = l_s(a.w; y),      l_s(m; y) = E_{Z ~ N(0, 1)} l(m + s Z; y),
     grad f_rho(w) = l_s'(a.w; y) a.
 
-So the smoothing is one-dimensional (spec resque_private_sco.md §2.5).  Closed forms, with
+So the smoothing is one-dimensional.  Closed forms, with
 ``Phi``/``phi`` the standard normal CDF/density:
 
 * absolute ``l = |m - y|``, ``r = m - y``:

@@ -1,7 +1,6 @@
 r"""The binary-tree (tree-aggregation) mechanism for private prefix sums of a stream.
 
-Spec ``private_sosp_spider.md`` §2 (Dwork et al. 2010; Chan, Shi & Song 2011; Thm 2.2 of
-Liu & Talwar v2), normative form.  Leaves ``M_1, M_2, ... in R^d`` arrive one at a time
+Dwork et al. 2010; Chan, Shi & Song 2011; Thm 2.2 of Liu & Talwar v2.  Leaves ``M_1, M_2, ... in R^d`` arrive one at a time
 (``M_i`` may depend on the earlier releases); after leaf ``t`` the mechanism releases
 
     X_t = sum_{j <= t} M_j + TREE(t),      TREE(t) = sum_{I in NODE(t)} zeta_I,
@@ -15,7 +14,7 @@ bit ``l`` of ``t``: ``[(k - 1) 2^l + 1, k 2^l]`` with ``k = floor(t / 2^l)`` (``
 exactly when bit ``l`` is set).  These intervals are disjoint and cover ``[1, t]`` (binary
 expansion of ``t``), so ``|NODE(t)| = popcount(t) <= m`` and, the ``zeta`` being
 independent, every coordinate of ``TREE(t)`` has variance ``popcount(t) sigma^2``.  (The
-literal v2 routine never uses the root interval and v1's has a typo; see spec §2.)
+literal v2 routine never uses the root interval and v1's has a typo.)
 
 Memory ``O(m d)``: per level the current block index ``k`` and its noise vector are
 cached; a level's noise is redrawn when its block index changes.  Since ``t`` increases by
@@ -38,7 +37,7 @@ composition of ``m`` Gaussian mechanisms with ``mu_i = s/sigma`` is exactly
 
 and the (epsilon, delta) guarantee follows from the exact GDP profile.
 
-Restart (spec §3.6).  A new tree (all nodes fresh, leaf index back to 1) may be started
+Restart.  A new tree (all nodes fresh, leaf index back to 1) may be started
 at any time chosen from public information; trees on disjoint records compose in
 parallel, so when every record is in one leaf of one tree the guarantee is one tree's
 event.  :meth:`TreeAggregator.restart` does this; ``leaf index == horizon`` forces it

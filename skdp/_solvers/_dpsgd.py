@@ -1,6 +1,6 @@
 r"""Private SGD baseline (Bassily, Smith & Thakurta, FOCS 2014), mini-batch form.
 
-The baseline of the paper's Table 3 (spec ``output_perturbation_gd.md`` §4.1) for the
+The baseline of the paper's Table 3 for the
 convex linear models: losses ``LOGISTIC``, ``MULTINOMIAL``, ``HUBER`` of :mod:`skdp._losses`
 on a coefficient matrix ``W`` of shape ``(p_in, K)`` (``p = p_in K`` coordinates), objective
 
@@ -48,7 +48,7 @@ Ball and steps (public)
 -----------------------
 ``R = max_coef_norm`` if given; otherwise, for ``alpha > 0``, ``R = D = min(L/alpha,
 sqrt(2 f0/alpha))`` with ``f0 = loss.sup_loss_at_zero(y_bound)`` -- a bound on
-``||W_hat||`` valid for every dataset (spec §5), so the projection never excludes the
+``||W_hat||`` valid for every dataset, so the projection never excludes the
 minimiser.  ``alpha = 0`` requires ``max_coef_norm`` (BST14's convex set ``C``); without
 it the step size has no public scale and a ``ValueError`` is raised.
 
@@ -57,14 +57,14 @@ it the step size has no public scale and a ``ValueError`` is raised.
   regularised loss so the first steps cannot overshoot.
 * ``alpha = 0``: ``eta_t = R / (G sqrt(t))``, ``G^2 = L^2 + p sigma^2 / m^2`` (a bound on
   ``E||g_t||^2``: gradient part ``<= L^2``, noise part ``p (sigma/m)^2``).  BST14 write the
-  diameter ``||C||_2`` (``= 2R``) in the numerator; we use the radius (as the spec's
-  mini-batch form does), a constant factor in the step.
+  diameter ``||C||_2`` (``= 2R``) in the numerator; we use the radius (a constant
+  factor in the step).
 
-Number of steps: ``T = n_steps`` if given, else ``ceil(n^2/m^2)`` (spec §4.1: keeps
+Number of steps: ``T = n_steps`` if given, else ``ceil(n^2/m^2)`` (keeps
 ``q sqrt(T) = 1`` as in BST14's ``n^2`` steps of one row).  ``max_iter`` does **not** cap
 ``T`` (it would silently change the privacy calibration and the baseline); it is ignored.
 
-Privacy (replace-one neighbours, DESIGN.md §4)
+Privacy (replace-one neighbours)
 ----------------------------------------------
 Everything that shapes the run -- ``q``, ``T``, ``m``, ``R``, ``eta_t``, ``L``, ``sigma`` -- is
 computed from public quantities before the data is touched.  Fix neighbours ``S, S'``
@@ -98,7 +98,7 @@ Keeping the ratio on the mini-batch sum (sensitivity ``2L``, noise ``z L``) give
     z_paper = 2 sqrt(8 ln(n/delta) ln(1/delta)) / epsilon
             = sqrt(32 ln(n/delta) ln(1/delta)) / epsilon.
 
-The spec notes that such printed chains need not close exactly, so the paper noise is
+Such printed chains need not close exactly, so the paper noise is
 *certified* by the accountant: if the event with ``z_paper`` is not ``(epsilon, delta)``-DP
 by the PLD accountant a ``ValueError`` is raised.  For the default ``T`` it is certified
 with a wide margin: at ``n = 45211``, ``m = 50``, ``delta = 1e-3`` and epsilon = 0.1 / 0.5 /

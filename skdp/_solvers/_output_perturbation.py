@@ -10,7 +10,7 @@ the replace-one L2 sensitivity ``Delta = sup ||w(S) - w(S')||``.  Notation: ``L`
 ``beta_l`` are the Lipschitz and smoothness constants of the *unregularised* per-row loss
 (see :mod:`skdp._losses`), ``p`` the number of released coordinates, ``n`` public.
 
-Sensitivities (replace-one neighbours, DESIGN.md §4.1)
+Sensitivities (replace-one neighbours)
 ------------------------------------------------------
 **Tight, mu > 0 (default).**  Let ``w_hat``, ``w_hat'`` minimise ``F``, ``F'`` on neighbours
 differing in row ``n``.  Both are mu-strongly convex and
@@ -24,7 +24,7 @@ argument for its gradient-descent fallback), hence
 
     Delta = 2L/(n mu) + 2 tau,     tau = CERTIFICATE_SLACK * L/(n mu)  (Delta = 2.02 L/(n mu)).
 
-This is the bound of DESIGN.md §4.4 in the limit ``T -> infinity`` plus 1 %; it holds for
+This is the bound of the replace-one convention in the limit ``T -> infinity`` plus 1 %; it holds for
 any path the optimiser takes, so its iteration count may depend on the data (it is a
 timing side channel only, like every fit time, and is reported in ``n_gradient_evals_``).
 The optimiser stops at the first point certified within ``min(tau, 0.01 sigma)`` of
@@ -44,7 +44,7 @@ on the ball ``||w|| <= 2D`` that GD is projected onto), ``Delta = 5 L_paper (mu 
 Iteration counts (public)
 -------------------------
 Paper mode, mu > 0: ``T = ceil((mu+beta)^2/(2 mu beta) ln(max(1, 10 D^2/E||z||^2)))``
-(spec §3), capped by ``max_iter``.  mu = 0 (both modes): the minimiser of the explicit
+(the linear rate of GD until its error is 10 times below the noise), capped by ``max_iter``.  mu = 0 (both modes): the minimiser of the explicit
 bound of Theorem 3, ``T* = ceil((2 beta^2 D^2 n^2 / (p c^2 k^2 L^2))^(1/3))`` with the
 paper's constants ``k = 3``, ``c^2 = 2 ln(2/delta)/epsilon^2`` (``(p+1)/epsilon^2`` when
 ``delta = 0``) in both modes -- tight mode then adds less noise to the same iterate -- and

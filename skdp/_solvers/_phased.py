@@ -1,7 +1,7 @@
 r"""Phased SGD on the exactly smoothed loss (Feldman, Koren & Talwar, STOC 2020, Alg. 2).
 
 ``solver="phased"``: the linear-time, optimal-rate private solver for the convex linear
-models (spec ``resque_private_sco.md`` §5.7 F3).  Losses: ``LOGISTIC`` and ``MULTINOMIAL``
+models.  Losses: ``LOGISTIC`` and ``MULTINOMIAL``
 (smooth, used as they are), ``HUBER`` and the absolute loss (``ABSOLUTE``,
 ``huber_threshold=0``), which are replaced by their exact Gaussian smoothing
 ``f_rho(w) = E f(w + N(0, rho^2 I))`` (closed forms in :mod:`skdp._losses._smoothed`:

@@ -1,10 +1,10 @@
-r"""Localized DP-SGD with ReSQue blocks (``solver="resque"``; spec ``resque_private_sco.md``
-§5.2 PR-1, after Carmon, Jambulapati, Jin, Lee, Liu, Sidford & Tian, FOCS 2023).
+r"""Localized DP-SGD with ReSQue blocks (``solver="resque"``, after Carmon, Jambulapati,
+Jin, Lee, Liu, Sidford & Tian, FOCS 2023).
 
 Why not the paper's mechanism.  The paper bounds the drift of coupled ReSQue-SGD runs only
 with high probability, through moment bounds with an unspecified universal constant, and
 accounts it with approximate RDP and a subsampling theorem with its own range conditions
-(spec §0): any constant we chose would be a guess, and a guess voids the (epsilon, delta)
+: any constant we chose would be a guess, and a guess voids the (epsilon, delta)
 claim.  This solver keeps the paper's *structure* -- ReSQue anchors with reweighting,
 FKT20-style localization, subsampling -- and makes every data access a Poisson-subsampled
 Gaussian step on contributions clipped to a public norm, so the privacy proof is the
@@ -24,7 +24,7 @@ per (step, example) pair; all the ``l'(t_j)`` depend only on the anchor and thes
 (**one oracle round** per block: one batched pass over the block's gathered rows, a
 matrix-vector product and one derivative per query).
 Each step of the block then uses the GLM ReSQue estimate
-``w_j l'(t_j) a_j`` (``w_j`` the reweighting from ``xbar`` to the current iterate, spec §2.5;
+``w_j l'(t_j) a_j`` (``w_j`` the reweighting from ``xbar`` to the current iterate;
 ``w_j = 1`` when ``m_i = 1``), clipped to ``C_t`` (``L`` if ``m_i = 1``, else ``w_max L``),
 sums it over the batch, adds ``N(0, (z C_t)^2 I)``, divides by ``b`` and takes a projected
 step (onto ``B_{kappa rho}(xbar)`` when ``m_i > 1``, then ``B_{r_i}(c)`` and ``B_R(0)``).
@@ -86,7 +86,7 @@ W_MAX = 1.5
 
 
 def default_batch_size(n):
-    """Spec §5.5 batch size ``min(n/10, max(256, 4 sqrt(n)))`` (at least 1): a public
+    """Default batch size ``min(n/10, max(256, 4 sqrt(n)))`` (at least 1): a public
     function of ``n`` only.
 
     >>> from skdp._solvers._resque import default_batch_size
@@ -213,7 +213,7 @@ def resque_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
 
 
 def solve_resque(X, y, loss, **kwargs):
-    """Localized DP-SGD with ReSQue blocks (spec §5.2 PR-1); see the module docstring.
+    """Localized DP-SGD with ReSQue blocks; see the module docstring.
 
     Parameters
     ----------
@@ -238,7 +238,7 @@ def solve_resque(X, y, loss, **kwargs):
         Source of the batches, the queries and the noise.
     batch_size : int or None, default=None
         Expected batch size ``b`` (None: :func:`default_batch_size`,
-        ``min(n/10, max(256, 4 sqrt(n)))``, spec §5.5).
+        ``min(n/10, max(256, 4 sqrt(n)))``).
     n_epochs : float, default=10
         ``T = ceil(n_epochs n / b)`` steps.
     n_phases : int, default=5
@@ -248,7 +248,7 @@ def solve_resque(X, y, loss, **kwargs):
     smoothing : float or None, default=None
         ReSQue radius ``rho`` (None: ``min(R/4, 10 R/sqrt(n))``).
     step_scale : float or None, default=None
-        Step multiplier (None: 8, the spec's ``eta_mult``).
+        Step multiplier (None: 8).
     n_jobs : int or None, default=None
         Threads of the batched oracle round of blocks with at least
         ``PARALLEL_ROUND_WORK`` entries (None or 1: serial; -1: all numba threads).  The

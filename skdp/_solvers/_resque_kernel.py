@@ -1,4 +1,4 @@
-r"""numba kernels of the ReSQue estimator and of ``solver="resque"`` (spec §2, §5.2, §5.8).
+r"""numba kernels of the ReSQue estimator and of ``solver="resque"``.
 
 ReSQue (reweighted stochastic query, Carmon et al. 2023, Def. 2).  Fix an anchor ``xbar`` and
 a radius ``rho > 0``; draw ``xi ~ N(xbar, rho^2 I)`` and query a subgradient ``g(xi)``.  For
@@ -13,7 +13,7 @@ many future steps can be made in one parallel round before the iterates are know
 ``E w_x^2 = exp(||x - xbar||^2/rho^2)`` (log-normal weight), so
 ``E||g_hat||^2 <= L^2 exp(||x - xbar||^2/rho^2)`` (equality when ``||g|| = L``).
 
-GLM form (spec §2.5, Rao-Blackwellised): for ``f = l(<a, .>)`` only ``t = <a, xi>`` matters;
+GLM form: for ``f = l(<a, .>)`` only ``t = <a, xi>`` matters;
 draw ``t = tbar + s Z`` with ``tbar = <a, xbar>``, ``s = rho ||a||``, and use
 ``log w = (t - tbar)(t_x - tbar)/s^2 - (t_x - tbar)^2/(2 s^2) = Z D/s - D^2/(2 s^2)``,
 ``D = t_x - tbar = <a, x - xbar>``; then ``w l'(t) a`` is unbiased for ``grad f_rho(x)`` and
@@ -22,7 +22,7 @@ draw ``t = tbar + s Z`` with ``tbar = <a, xbar>``, ``s = rho ||a||``, and use
 Privacy-critical part: the log-weight is capped (``LOGW_CAP``) before ``exp`` and every
 per-example contribution ``w g`` is **clipped** to a public norm ``clip``; a non-finite
 contribution counts as zero.  Hence each contribution has norm ``<= clip`` whatever the data,
-the anchor, the iterate or the draws: the sensitivity is deterministic (spec §4.1; the
+the anchor, the iterate or the draws: the sensitivity is deterministic (the
 paper's high-probability moment bound is not used).
 
 All random numbers are drawn serially from the ``numpy.random.Generator`` passed in (same
@@ -149,7 +149,7 @@ def oracle_chunk(X, y, xnorm, idx, lo, hi, Xb, yb, nb, anchor, rho, loss_id, par
     stored as zeros with ``nb[j] = NaN``: :func:`step_coefficients` then gives it the
     coefficient 0, and the products over ``Xb`` never meet ``0 * inf = NaN``.
 
-    Nothing here depends on the iterates of the block's steps (spec §2: the queries are
+    Nothing here depends on the iterates of the block's steps (the queries are
     ``xi_j ~ N(xbar, rho^2 I)``, summarised by ``t_j = <a_j, xi_j>`` in the GLM form), and
     rows are independent: chunks can run in any order or in parallel.
     """
@@ -246,7 +246,7 @@ def step_sum(Xb, nb, lo, hi, gq, tbar, Z, rho, x, weighted, C, coef, out):
 def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschitz, w_max,
                 rho, kappa, alpha, radius, phase_steps, phase_eta, phase_block,
                 phase_radius, rng, stats, parallel_work):
-    """The whole PR-1 run (spec §5.2) on the clipped design ``X`` (rows ``||a|| <= C``).
+    """The whole PR-1 run on the clipped design ``X`` (rows ``||a|| <= C``).
 
     For each phase ``i`` (center ``c``, radius ``r_i = phase_radius[i]``, ``T_i`` steps of size
     ``eta_i``, block ``m_i``): from ``x = c``, repeat blocks of ``m = min(m_i, steps left)``:

@@ -55,7 +55,7 @@ def split_intercept(W, fit_intercept, intercept_scaling):
     """``(coef, intercept)`` of a released vector ``W`` of the augmented model.
 
     With ``fit_intercept`` the last coordinate multiplies the constant column
-    ``intercept_scaling`` (DESIGN.md §5), so the intercept is ``W[-1] * intercept_scaling``
+    ``intercept_scaling``, so the intercept is ``W[-1] * intercept_scaling``
     (post-processing: no privacy cost).  ``W`` has shape ``(p, K)`` or ``(p,)``; the
     intercept always has shape ``(K,)`` (``(1,)`` for a vector).
 

@@ -1,7 +1,7 @@
 r"""Random-round private SGD (Zhang, Zheng, Mou & Wang, IJCAI 2017, Algorithm 2, "RRPSGD").
 
 The solver of :class:`~skdp.DPNonconvexRegressor` for smooth nonconvex losses
-(spec ``output_perturbation_gd.md`` §4).  It runs noisy (mini-batch) SGD with a constant
+(Zhang et al. 2017).  It runs noisy (mini-batch) SGD with a constant
 step and outputs the iterate at a round ``R`` drawn uniformly at random *before* the data
 is read; the random round turns the stochastic-gradient convergence bound of Ghadimi & Lan
 into a bound on ``E ||grad F(w_R)||^2`` (paper Theorem 5).  Losses: the robust losses
@@ -38,7 +38,7 @@ neighbours its privacy has an exact accountant (dp-accounting's PLD,
 :mod:`skdp.accounting._sampled`); the default ``T = ceil(n^2/m^2)`` keeps the paper's
 ``q sqrt(T) = 1``.  ``batch_size = n`` gives full-batch noisy gradient descent (``q = 1``).
 
-Sensitivity (replace-one, DESIGN.md §4)
+Sensitivity (replace-one)
 ---------------------------------------
 Fix neighbours ``S, S'`` differing in row ``i`` and condition on the previous iterate
 (released, hence public in the composition).  Row ``i``'s inclusion coin is independent of
@@ -78,7 +78,7 @@ delta)`` for ``q = 1``.
 ``calibration="paper"``: the paper's printed noise ``z_t ~ N(0, sigma_z^2 I)`` added to a
 single gradient, ``sigma_z^2 = 4 L^2 ln(3n/delta) ln(2/delta)/epsilon^2`` (Thm 4; step 6 of
 Algorithm 2), i.e. ``z = sigma_z / L = 2 sqrt(ln(3n/delta) ln(2/delta))/epsilon`` per-record
-bounds, kept on the mini-batch sum.  Erratum (spec §4, §9.5): the paper's chain (per-step
+bounds, kept on the mini-batch sum.  Erratum: the paper's chain (per-step
 Gaussian bound, amplification by sampling, advanced composition over ``n^2`` steps) does not
 close with the printed constants, so the printed noise is **certified by the accountant** for
 the mechanism actually run; a ``ValueError`` is raised if it is not (never observed: at

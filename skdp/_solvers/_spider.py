@@ -2,15 +2,15 @@ r"""Private SpiderBoost with adaptive batches and Hessian-model escapes (Liu & T
 
 Finds an approximate second-order stationary point of a nonconvex robust regression loss
 ``f(w; (a, y)) = l(a.w - y)`` (Tukey, Welsch, Cauchy; :mod:`skdp._losses`) in **one pass**
-over the data.  Normative description: spec ``private_sosp_spider.md`` (Algorithm 3 with
-its errata fixed, §3.3; parameters of §7.3; target accuracy by the public rule of §7.4).
+over the data: Algorithm 3 of Liu & Talwar (2025, v2) with its errata fixed and the target
+accuracy chosen by a public rule.
 
-Constants (§7.1).  Rows ``a = [x, intercept_scaling]`` are clipped to ``||a|| <= R =
+Constants.  Rows ``a = [x, intercept_scaling]`` are clipped to ``||a|| <= R =
 data_norm``; then ``G = L1 R``, ``M = L2 R^2``, ``rho = L3 R^3`` bound the per-example
 gradient, its Lipschitz constant and the Hessian's Lipschitz constant, and
 ``B = sup l(-y)`` bounds ``F(0) - inf F`` (start ``x_0 = 0``).
 
-Algorithm (spec §3.3, per-epoch tree of §3.6).  A random order of the rows is drawn first;
+Algorithm (per-epoch tree).  A random order of the rows is drawn first;
 batches are consecutive, never reused (a data-use counter ``ptr``; the run stops when the
 next batch cannot be filled).  An *epoch* starts with a refresh batch of size ``b``:
 ``grad = O1(x)``, ``H = O3(x)`` (kept as Hessian weights, never formed), and a new binary
@@ -23,7 +23,7 @@ or until ``||x - x_a|| >= Xi``.  Steps are ``x <- x - eta (g + alpha x)``, ``eta
 alpha)``.  A new epoch starts when the drift (sum of step norms) reaches ``kappa``, after
 ``K`` escapes, or when the tree is full (``j = Sigma``).
 
-Privacy (replace-one, spec §3.5 with DESIGN.md's ``2G/b``).  Released: every private
+Privacy (replace-one, with sensitivity ``2G/b``).  Released: every private
 gradient (through the tree's node sums) and every escape direction; everything else
 (iterates, ``D_t``, ``b_t``, the refresh and escape decisions, the data consumed, the
 stopping time) is a function of those and public inputs.
@@ -52,15 +52,15 @@ released outputs) chosen so that the sensitivity bound holds for every history (
 allows adaptively chosen leaves).  Nothing that shapes the run reads the un-noised
 gradient or Hessian.
 
-Calibration (spec §7.2, ``k_tree = sigma_tree/s_g``, ``k_esc = sigma_esc/(s_H Xi)``).
-``"tight"`` (default, DESIGN.md §4.4): ``mu*`` = the largest GDP parameter within
+Calibration (``k_tree = sigma_tree/s_g``, ``k_esc = sigma_esc/(s_H Xi)``).
+``"tight"`` (default): ``mu*`` = the largest GDP parameter within
 ``(epsilon, delta)``, split evenly: ``k_tree = sqrt(2m)/mu*``, ``k_esc = sqrt(2 K Gamma)/mu*``.
 ``"paper"``: Thm 2.2 and Lemma 3.13 at ``(epsilon/2, delta/2)`` with the errata fixed:
 ``k_tree = 8 sqrt(ln(max(Sigma, 2)) ln(2/delta))/epsilon``,
 ``k_esc = 4 sqrt(K Gamma ln(2/delta))/epsilon``.  Either way the event is checked against
 the target before the data is touched.
 
-Parameters from ``gamma`` (spec §7.3; ``c_b = c_T = 4``, ``K = 1``, ``c_thr = 2``,
+Parameters from ``gamma`` (``c_b = c_T = 4``, ``K = 1``, ``c_thr = 2``,
 ``iota = 0.1``): ``Xi = sqrt(gamma/rho)``, ``varkappa = sqrt(rho gamma)/2``,
 ``Gamma = ceil((2M/sqrt(rho gamma)) ln(32 sqrt(p) M/(iota^2 sqrt(rho gamma))))``,
 ``T_max = Sigma = ceil(c_T (B M/gamma^2 + Gamma B sqrt(rho)/gamma^{3/2}))``,
@@ -70,12 +70,12 @@ Parameters from ``gamma`` (spec §7.3; ``c_b = c_T = 4``, ``K = 1``, ``c_thr = 2
 ``kappa = max(gamma sqrt(b/c_b), gamma)``,
 ``b_t(D) = max(1, ceil(D max(2M/s_g, 2 rho/s_H, c_b kappa M/gamma^2, 4 c_b rho kappa/(M gamma))))``,
 ``thr = c_thr gamma``.  ``gamma`` itself is the smallest value of a geometric grid (ratio
-1.02, from ``G`` down) whose predicted data use ``N(gamma)`` (§7.4) fits the training rows
+1.02, from ``G`` down) whose predicted data use ``N(gamma)`` fits the training rows
 with ``b <= n/4``: a public computation.  If none does, a ``ValueError`` names the ``n``
 required; if ``gamma >= G/2`` the fit is flagged as vacuous (every point is nearly a
 ``gamma``-stationary point).
 
-Output (§6).  ``selection="last"``: the last iterate (post-processing).
+Output.  ``selection="last"``: the last iterate (post-processing).
 ``selection="private"``: ``n_v = ceil(0.1 n)`` rows are split off by the random order (a
 data-independent split) and never enter the stream; ``K_c = min(32, t)`` evenly spaced
 iterates are scored on them by ``s(x) = max(||grad F_v(x)||, sqrt(thr/rho) (-lambda_min(
@@ -168,7 +168,7 @@ def _mu_star(epsilon, delta):
 
 
 def _k_values(epsilon, delta, horizon, m, K, Gamma, calibration):
-    """Noise-to-sensitivity ratios ``(k_tree, k_esc)`` of spec §7.2."""
+    """Noise-to-sensitivity ratios ``(k_tree, k_esc)``."""
     if calibration == "paper":
         l2d = math.log(2.0 / delta)
         k_tree = 8.0 * math.sqrt(math.log(max(horizon, 2)) * l2d) / epsilon
@@ -182,11 +182,11 @@ def _k_values(epsilon, delta, horizon, m, K, Gamma, calibration):
 
 def spider_parameters(gamma, *, p, G, M, rho, B, epsilon, delta, calibration="tight",
                       alpha=0.0, max_iter=None):
-    """All public parameters of a run with target accuracy ``gamma`` (spec §7.3).
+    """All public parameters of a run with target accuracy ``gamma``.
 
     Returns a :class:`SpiderParameters` with ``eta, Xi, Gamma, T_max, horizon, m, k_tree,
     k_esc, sigma_tree, s_g, sigma_esc, s_H, b, kappa, bt_coef, thr, K, mu, N`` (``N`` is the
-    predicted data use of §7.4; ``mu`` the GDP parameter of the whole run).
+    predicted data use; ``mu`` the GDP parameter of the whole run).
 
     Examples
     --------
@@ -232,7 +232,7 @@ def spider_parameters(gamma, *, p, G, M, rho, B, epsilon, delta, calibration="ti
 
 
 def choose_gamma(n_train, **kwargs):
-    """Smallest grid ``gamma`` with ``N(gamma) <= n_train`` and ``b <= n_train/4`` (§7.4).
+    """Smallest grid ``gamma`` with ``N(gamma) <= n_train`` and ``b <= n_train/4``.
 
     The grid is ``G * 1.02^-k`` over eight decades.  Raises ``ValueError`` naming the ``n``
     the smallest feasible grid value would need when none fits.
@@ -275,7 +275,7 @@ def _spider_event(P):
 
 
 def _scores(Xv, yv, cand, loss, alpha, weight):
-    """Selection scores of the candidate rows ``cand`` on the held-out rows (§6)."""
+    """Selection scores of the candidate rows ``cand`` on the held-out rows."""
     from .._losses._kernels import robust_derivatives
 
     n_v, p = Xv.shape
@@ -380,7 +380,7 @@ def solve_spider(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
     ``loss`` must be a nonconvex robust loss spec (``hessian_lipschitz``); ``n_outputs``
     must be 1; ``max_coef_norm`` is ignored (the run is unconstrained); ``max_iter`` caps
     ``T_max`` (public, before calibration); ``escape=False`` runs the FOSP variant
-    (ablation: no escape phases, no escape releases); ``gamma`` overrides the rule of §7.4.
+    (ablation: no escape phases, no escape releases); ``gamma`` overrides the rule
     """
     n, d = X.shape
     p = d + int(bool(fit_intercept))
@@ -421,7 +421,7 @@ def solve_spider(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
         Xc, yc, stream, int(loss.loss_id), float(loss.param), norms, fpar, ipar, rng, traj,
         log_bt, log_D, log_flag, log_ptr, w)
 
-    # 3. Output rule (spec §6).
+    # 3. Output rule.
     selected, n_averaged = t, 1
     if selection == "private" and t > 0:
         iterates = np.vstack([traj[:n_stored], w[None, :]])

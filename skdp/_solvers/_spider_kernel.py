@@ -6,13 +6,13 @@
   the weights ``(l''(r) - l''(r'))/b_t``;
 * :func:`hessian_vector` -- ``H v = sum_r w_r a_r (a_r . v)`` over a range of the stream;
 * :func:`escape_offset`, :func:`escape_direction`, :func:`descent_step`, :func:`left_ball`
-  -- the steps of the escape subprocedure (Alg. 2 [paper], spec §3.2), exposed so that
-  tests can drive them with an injected ``(g, H)`` oracle (spec §9 tests 5-6);
+  -- the steps of the escape subprocedure (Alg. 2 [paper]), exposed so that
+  tests can drive them with an injected ``(g, H)`` oracle (tests 5-6);
 * :func:`spider_loop` -- Algorithm 3 of Liu & Talwar (v2) with the escape subprocedure
-  inlined through those kernels (spec §3.3), drawing every random number serially from the
+  inlined through those kernels, drawing every random number serially from the
   Generator passed in.
 
-Per-row clipping (the safety net of DESIGN.md §4.2).  Every per-row term is clipped to the
+Per-row clipping (the safety net of the replace-one convention).  Every per-row term is clipped to the
 bound the privacy proof uses *before* it is averaged, so a leaf's replace-one sensitivity
 is at most twice the clip over the batch size whatever the loss constants or the data:
 
@@ -187,7 +187,7 @@ def left_ball(x, xa, Xi):
 @njit(cache=True)
 def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt, log_D,
                 log_flag, log_ptr, x_out):
-    """Run Algorithm 3 (spec §3.3) on the stream ``rows`` (a random order of the training
+    """Run Algorithm 3 on the stream ``rows`` (a random order of the training
     rows, drawn by the caller); every row is used at most once.
 
     Returns ``(t, ptr, n_escapes, n_refreshes, n_evals, n_stored)``: steps taken, rows

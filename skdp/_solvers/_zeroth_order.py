@@ -3,7 +3,7 @@ r"""Private zeroth-order optimisation of nonsmooth nonconvex losses (Zhang, Tran
 Finds a Goldstein-stationary point of ``F(w) = (1/n) sum_i l(a_i.w, y_i) + (alpha/2)||w||^2``
 for a loss ``l`` that is only Lipschitz (capped absolute, absolute, truncated squared, the
 smooth robust losses, or a user function), evaluating ``l`` only.  Normative description:
-spec ``private_zeroth_order.md`` (its [FIX]es applied); kernels in
+(with the errata listed below); kernels in
 :mod:`skdp._solvers._zeroth_order_kernel`.
 
 Setting.  Rows ``a = [x, intercept_scaling]`` clipped to ``||a|| <= R = data_norm``;
@@ -15,7 +15,7 @@ Setting.  Rows ``a = [x, intercept_scaling]`` clipped to ``||a|| <= R = data_nor
 ``||grad F_hat||`` at points within ``delta_s`` of ``w_bar`` bounds the Goldstein
 ``(2 delta_s)``-subdifferential of ``F`` (Cor. 2.3).
 
-Algorithm (spec §2.3-2.5).  A seeded permutation of the rows; ``K`` periods of ``T`` rounds;
+Algorithm.  A seeded permutation of the rows; ``K`` periods of ``T`` rounds;
 period ``k`` uses ``B1`` fresh rows for ``GRAD`` at round 1 and ``B2`` fresh rows for
 ``DIFF`` at every later round (``M = K (B1 + (T-1) B2)`` rows, each read **once**):
 
@@ -25,10 +25,10 @@ period ``k`` uses ``B1`` fresh rows for ``GRAD`` at round 1 and ``B2`` fresh row
 * oracle: ``g_1 = GRAD(w_1)``, ``g_t = g_{t-1} + DIFF(w_t, w_{t-1})``;
   release ``g_tilde_t = g_t + TREE(t) + alpha w_t`` (tree mechanism of
   :mod:`skdp._mechanisms._tree`, one tree per period; ``alpha w_t`` is public);
-* output (spec §4): ``"last"`` period average ``w_bar^K`` (default), ``"uniform"`` (the
+* output: ``"last"`` period average ``w_bar^K`` (default), ``"uniform"`` (the
   paper's rule) or ``"tail_mean"``.
 
-Privacy (replace-one; DESIGN.md's ``2G/b``).  Per-row clipping in the kernel makes every
+Privacy (replace-one; sensitivity ``2G/b``).  Per-row clipping in the kernel makes every
 GRAD row vector ``<= p L`` and every DIFF row vector ``<= p L min(||w_t - w_{t-1}||, 2D)/
 delta_s`` in norm whatever the loss does, and ``||w_t - w_{t-1}|| <= (1 - s_{t-1})||Delta_{t-1}||
 + s_t ||Delta_t|| <= 2D`` deterministically (projection).  A replaced row changes one row
@@ -45,11 +45,11 @@ Calibration.  ``"tight"`` (default): the smallest ``sigma`` whose tree event is
 the paper's RDP statement, ``sigma = sqrt(c_T) s/rho`` with
 ``rho = sqrt(2 ln(1/delta) + 2 epsilon) - sqrt(2 ln(1/delta))`` (inverse of
 ``epsilon = rho^2/2 + rho sqrt(2 ln(1/delta))``) and ``c_T = max(2 ln T, floor(log2 T) + 1)``
-(spec §2.5 [FIX]: the paper's ``2 ln T`` undercounts the nodes for ``T in {1, 2, 4}`` and
+(the paper's ``2 ln T`` undercounts the nodes for ``T in {1, 2, 4}`` and
 gives ``sigma = 0`` at ``T = 1``; ``c_T >= 2 ln T`` so this is never below the paper's
 noise).  Either way the event is checked against the target before any data is read.
 
-Parameters (Theorem 4.9 with the errata of spec §2.7): ``B1 = T + 1``, ``B2 = 1``,
+Parameters (Theorem 4.9 with the errata listed below): ``B1 = T + 1``, ``B2 = 1``,
 ``D = delta_s/T``, ``T = max(T1, T2)`` (the paper prints ``min``; erratum, the bound
 ``aT + b/sqrt T + c/T`` is minimised near the larger balance point), ``T1 = (sqrt(p) L
 delta_s M/(F* + L delta_s))^{2/3}`` (the ``sqrt`` was lost in the dump), ``T2 = (p^{3/2} L
@@ -59,7 +59,7 @@ delta_s M/((F* + L delta_s) rho))^{1/2}``, clamped to ``[1, floor(M/2)]`` and ``
 ``F* = sup_loss_at_zero(y_bound)`` (``F(0) - inf F``; ``L`` when unbounded).  All utility
 constants: privacy holds for any of them because ``sigma`` uses the ``T, D`` actually run.
 
-Naive baseline (spec §2.6, ``solver="zeroth_order_naive"``): same O2NC, but every round
+Naive baseline (``solver="zeroth_order_naive"``): same O2NC, but every round
 reads ``B`` fresh rows (default 1) with one direction each and adds fresh
 ``N(0, sigma^2 I)``: sensitivity ``2 p L/B`` per release, each row in one release, so the
 run is one Gaussian mechanism (``"tight"``: analytic Gaussian; ``"paper"``:
@@ -135,7 +135,7 @@ def rho_from_epsilon_delta(epsilon, delta):
 
 
 def default_smoothing_radius(data_norm, y_bound, loss):
-    """``0.2 * scale / R`` (spec §5.2 says 0.1; 0.2 did better on synthetic data), ``scale =
+    """``0.2 * scale / R`` (0.2 did better than 0.1 on synthetic data), ``scale =
     y_bound`` if given, else ``2 loss_scale``
     for the capped/truncated losses (``tau = B_y/2``), else 1.  Public; utility only."""
     if y_bound is not None:
@@ -318,7 +318,7 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_inter
     kernel(Xc, yc, order, int(loss.loss_id), float(loss.param), norms, fpar, ipar, rng,
            period_avgs, reads, stats, x_last, trace)
 
-    # 3. Output rule (post-processing of the period averages, spec §4).
+    # 3. Output rule (post-processing of the period averages).
     if output == "last":
         w = period_avgs[-1].copy()
     elif output == "uniform":
@@ -364,7 +364,7 @@ def solve_zeroth_order(X, y, loss, *, epsilon, delta, alpha, data_norm, n_output
     ``directions="sphere"`` draws explicit directions instead of the linear fast path;
     ``read_counter`` (int64, length n) receives the number of reads of every row (tests);
     ``step="adagrad"`` replaces the OSD step ``eta`` by AdaGrad-norm
-    ``D/sqrt(sum_{s<t} ||g_tilde_s||^2)`` (spec §5.2; post-processing of the releases, same
+    ``D/sqrt(sum_{s<t} ||g_tilde_s||^2)`` (post-processing of the releases, same
     privacy; better without noise, not better in the private regimes we measured).
     ``n_gradient_evals`` counts the per-example oracle evaluations (rows read, each once);
     ``details["n_function_evals"]`` the loss evaluations (``2 m`` per row).
@@ -394,7 +394,7 @@ def solve_zeroth_order_naive(X, y, loss, *, epsilon, delta, alpha, data_norm, n_
                              calibration="tight", max_iter=None, max_coef_norm=None, rng,
                              smoothing_radius=None, output="last", directions="linear",
                              batch_size=1, read_counter=None, step="fixed"):
-    """Naive private zeroth-order O2NC (spec §2.6; ablation baseline of
+    """Naive private zeroth-order O2NC (ablation baseline of
     :func:`solve_zeroth_order`): fresh ``batch_size`` rows and fresh Gaussian noise every
     round, one direction per row.  Returns a :class:`SolverResult`.
 

@@ -3,7 +3,7 @@ r"""numba kernels of the private zeroth-order solver (see :mod:`skdp._solvers._z
 Linear model ``f(w; (a, y)) = l(a.w, y)`` on rows clipped to ``||a|| <= R`` (intercept
 column included), ``p`` coordinates, smoothing radius ``delta``, ``m`` directions per row.
 
-Per-row estimators (spec §2.1/§2.2; ``u ~ Unif(S^{p-1})``, ``t = u.a_hat``,
+Per-row estimators (``u ~ Unif(S^{p-1})``, ``t = u.a_hat``,
 ``a_hat = a/||a||``):
 
 * GRAD row: ``(1/m) sum_j c_j u_j``, ``c_j = (p/(2 delta)) (l(z + delta ||a|| t_j) -
@@ -12,7 +12,7 @@ Per-row estimators (spec §2.1/§2.2; ``u ~ Unif(S^{p-1})``, ``t = u.a_hat``,
   (one-point estimator at each end, shared direction).
 
 Since ``f(w + delta u) = l(z + delta ||a|| t)``, only ``t_j`` enters the values.
-**Linear fast path** (``fast = 1``, spec §5.3): draw ``t_j`` directly, ``(t_j + 1)/2 ~
+**Linear fast path** (``fast = 1``): draw ``t_j`` directly, ``(t_j + 1)/2 ~
 Beta((p-1)/2, (p-1)/2)`` (``t = +-1`` when ``p = 1``), and return
 ``(1/m)[(sum_j c_j t_j) a_hat + sqrt(sum_j c_j^2 (1 - t_j^2)) v]`` with ``v`` uniform on the
 unit sphere of ``a_hat^perp``.  Writing ``u_j = t_j a_hat + sqrt(1 - t_j^2) e_j`` with
@@ -40,7 +40,7 @@ most ``2 bound / b`` (``s_1 = 2 p L/B1``, ``s_t = 4 p L D/(delta B2)``; ``L = Li
 
 The loss is evaluated through :func:`_value` (built-in ids).  A user loss gets its own,
 uncached copy of the kernels (:func:`specialise`): the same code objects with ``_value``
-bound to the user's function (DESIGN.md: no function arguments into cached kernels).
+bound to the user's function (no function arguments into cached kernels).
 """
 
 import math

@@ -1,6 +1,6 @@
 """epsilon at a given delta (and back) for any event skdp builds.
 
-Strategy, tightest exact method first (DESIGN.md §3):
+Strategy, tightest exact method first:
 
 1. Events made only of Gaussian releases (``GaussianDpEvent``, nested in ``ComposedDpEvent``
    / ``SelfComposedDpEvent``) are ``mu``-GDP with ``mu = sqrt(sum mu_i^2)``: the closed form

@@ -35,7 +35,7 @@ entries, compose them with the new event, compare with the budget, append" is at
 two parallel fits cannot both pass the check and together overspend.  A fit
 
 1. *reserves* its planned event before touching the data (the event of every skdp
-   mechanism is a function of public quantities only, DESIGN.md §4.3, so it is known in
+   mechanism is a function of public quantities only, so it is known in
    advance); the reservation counts against the budget from then on, so a parallel fit
    sees it;
 2. runs;

@@ -9,8 +9,7 @@ neighbours, and ``GaussianDpEvent(z)`` means a release whose *replace-one* L2 se
 ``N(0, z^2)`` versus ``N(1, z^2)`` -- sensitivity ``1`` in units of ``C`` -- under *every*
 neighbouring relation (its Gaussian branch ignores the relation).  Read directly it would
 report ``alpha / (2 z^2)`` instead of the true ``alpha (2/z)^2 / 2 = 2 alpha / z^2``: a
-four-fold under-count of the Rényi divergence (DESIGN.md §3 pitfall; pinned by
-``tests/accounting/test_rdp.py``).
+four-fold under-count of the Rényi divergence .
 
 Derivation of the translation.  The Rényi divergence of order ``alpha`` between
 ``N(a, s^2 I)`` and ``N(b, s^2 I)`` is ``alpha ||a - b||^2 / (2 s^2)``, and the supremum over

@@ -151,7 +151,7 @@ def placeholder_data(X, y, n_rows, classes):
 def probe(est, X, y, n_rows, classes):
     """(event, privacy_guaranteed) that ``est`` releases when fitted on ``n_rows`` rows.
 
-    By DESIGN.md §4.3 nothing that shapes the noise depends on the private data, so the
+    By the replace-one convention nothing that shapes the noise depends on the private data, so the
     event read from a fit on public placeholder data of the same shape is the event the
     real fit will release; the search checks every real fit against it and stops (before
     releasing anything) if they differ.

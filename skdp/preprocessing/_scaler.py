@@ -22,7 +22,7 @@ released *jointly* with independent Gaussian noise:
 ``S`` is not distinguishable from it; ``r_j^2`` is the largest variance of a variable in
 ``[-r_j, r_j]``); ``scale_ = sqrt(var_)``.
 
-Sensitivity (replace-one, DESIGN.md §4.1)
+Sensitivity (replace-one)
 -----------------------------------------
 Divide every released coordinate by its noise standard deviation: the release becomes
 ``q(S) + N(0, I_{2d})`` with ``q = (m_j/sigma^M_j, s_j/sigma^S_j)_j``.  Replacing row ``i``
