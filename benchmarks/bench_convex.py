@@ -116,7 +116,7 @@ def delta_for(n):
 def make_dp(alpha, n, epsilon=EPS_SPEED, seed=0):
     from skdp import DPLogisticRegression
 
-    return DPLogisticRegression(
+    return DPLogisticRegression(classes=[0, 1],
         epsilon=epsilon,
         delta=delta_for(n),
         data_norm=DATA_NORM,
@@ -406,7 +406,8 @@ X = rng.standard_normal((1000, 10)) / np.sqrt(10)
 X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
 y = (X[:, 0] + 0.3 * rng.standard_normal(1000) > 0).astype(int)
 t3 = time.perf_counter()
-DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=2 ** 0.5, random_state=0).fit(X, y)
+DPLogisticRegression(classes=[0, 1],
+                     epsilon=1.0, delta=1e-6, data_norm=2 ** 0.5, random_state=0).fit(X, y)
 t4 = time.perf_counter()
 import json, numba
 print(json.dumps({"import_skdp_s": t1 - t0, "import_estimator_s": t2 - t1,

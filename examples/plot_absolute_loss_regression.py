@@ -119,14 +119,15 @@ plt.show()
 # the default batch ``min(n/10, max(256, 4 sqrt(n))) = 692``), grouped in blocks that share
 # one batched oracle round; ``block_size="auto"`` uses ``max(1, floor(2 rho/(eta G)))``
 # steps per block, so blocks grow as the phases shrink the step, and a smaller ``rho``
-# means smaller blocks.  A fixed ``block_size=4`` cuts the rounds about 4x.  The fitted estimator does not store
-# the solver's diagnostics; ``verbose=1`` prints them, and we read the round count there.
+# means smaller blocks.  A fixed ``block_size=4`` cuts the rounds about 4x.  The fitted
+# estimator does not store the solver's diagnostics; ``verbose=2`` prints them (labelled
+# as unprotected diagnostics), and we read the round count there.
 
 
 def fit_and_rounds(**kw):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        model = DPHuberRegressor(epsilon=1.0, random_state=0, verbose=1, **public, **kw)
+        model = DPHuberRegressor(epsilon=1.0, random_state=0, verbose=2, **public, **kw)
         model.fit(X_train, y_train)
     rounds = int(re.search(r"'sequential_rounds': (\d+)", out.getvalue()).group(1))
     return model, rounds

@@ -43,7 +43,7 @@ def dp_accuracy(epsilon, data_norm, seeds=(0, 1), X=X_train, y=y_train):
     """Mean and spread of the test accuracy over a few noise draws."""
     scores = []
     for seed in seeds:
-        clf = DPLogisticRegression(
+        clf = DPLogisticRegression(classes=[0, 1],
             epsilon=epsilon, delta=1e-6, data_norm=data_norm,
             alpha=0.01 / min(epsilon, 1.0), random_state=seed,
         ).fit(X, y)
@@ -93,7 +93,7 @@ for k in factors:
         warnings.simplefilter("always")
         leaky = DPLogisticRegression(epsilon=1.0, delta=1e-6, random_state=0).fit(X_nb, y_train)
     assert any(issubclass(w.category, PrivacyLeakWarning) for w in caught)
-    public = DPLogisticRegression(
+    public = DPLogisticRegression(classes=[0, 1],
         epsilon=1.0, delta=1e-6, data_norm=public_norm, random_state=0
     ).fit(X_nb, y_train)
     leaky_acc.append(leaky.score(X_test, y_test))

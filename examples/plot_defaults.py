@@ -34,7 +34,8 @@ epsilons = [0.1, 0.3, 1.0, 3.0]
 results = {name: [] for name in configs}
 for eps in epsilons:
     for name, kw in configs.items():
-        fits = [DPLogisticRegression(epsilon=eps, data_norm=data_norm, random_state=s, **kw)
+        fits = [DPLogisticRegression(classes=[0, 1],
+                                     epsilon=eps, data_norm=data_norm, random_state=s, **kw)
                 .fit(X_train, y_train) for s in range(3)]
         results[name].append(np.mean([f.score(X_test, y_test) for f in fits]))
         print(f"eps={eps:<4} {name:<42} accuracy={results[name][-1]:.4f} "

@@ -34,7 +34,8 @@ X, y = adult.data[:8000], adult.target[:8000]
 data_norm = adult.row_norm_bound  # public bound on the feature rows
 DELTA = 1e-6
 
-estimator = DPLogisticRegression(epsilon=0.5, delta=DELTA, data_norm=data_norm, random_state=0)
+estimator = DPLogisticRegression(classes=[0, 1],
+                                 epsilon=0.5, delta=DELTA, data_norm=data_norm, random_state=0)
 grid = {"alpha": [0.01, 0.03, 0.1]}
 
 # 1. How much does the whole search spend?

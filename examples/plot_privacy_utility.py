@@ -32,7 +32,7 @@ epsilons = [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0]
 means, stds = [], []
 for eps in epsilons:
     scores = [
-        DPLogisticRegression(
+        DPLogisticRegression(classes=[0, 1],
             epsilon=eps, delta=1e-6, data_norm=data_norm, random_state=seed,
         ).fit(X_train, y_train).score(X_test, y_test)
         for seed in range(5)

@@ -51,7 +51,8 @@ fits_per_row = (cv - 1) * len(grid["alpha"]) + 1  # training folds of every cand
 
 # 1. The anti-pattern: epsilon = 1 per fit.
 naive = GridSearchCV(
-    DPLogisticRegression(epsilon=EPSILON, delta=DELTA, data_norm=data_norm, random_state=0),
+    DPLogisticRegression(classes=[0, 1],
+                         epsilon=EPSILON, delta=DELTA, data_norm=data_norm, random_state=0),
     grid, cv=cv,
 ).fit(X_train, y_train)
 fit_event = naive.best_estimator_.dp_event_
@@ -61,7 +62,8 @@ naive_eps = get_epsilon(compose(*[fit_event] * fits_per_row), DELTA)
 #    (Gaussian-DP composition: mu_fit = mu_total / sqrt(fits per row)).
 eps_fit = gaussian_epsilon(DELTA, gaussian_mu_for(EPSILON, DELTA) / math.sqrt(fits_per_row))
 shrunk = GridSearchCV(
-    DPLogisticRegression(epsilon=eps_fit, delta=DELTA, data_norm=data_norm, random_state=0),
+    DPLogisticRegression(classes=[0, 1],
+                         epsilon=eps_fit, delta=DELTA, data_norm=data_norm, random_state=0),
     grid, cv=cv,
 ).fit(X_train, y_train)
 shrunk_eps = get_epsilon(compose(*[shrunk.best_estimator_.dp_event_] * fits_per_row), DELTA)
@@ -73,7 +75,8 @@ shrunk_eps = get_epsilon(compose(*[shrunk.best_estimator_.dp_event_] * fits_per_
 private_scores = []
 for seed in range(3):
     private = DPGridSearchCV(
-        DPLogisticRegression(data_norm=data_norm), grid, epsilon=EPSILON, delta=DELTA,
+        DPLogisticRegression(classes=[0, 1],
+                             data_norm=data_norm), grid, epsilon=EPSILON, delta=DELTA,
         n_repetitions=6, repetition_shape=2.0, random_state=seed,
     ).fit(X_train, y_train)
     private_scores.append(private.score(X_test, y_test))

@@ -55,7 +55,8 @@ def _cases():
             adult,
             "accuracy",
             lambda eps, norm: DPLogisticRegression(
-                epsilon=eps, delta=DELTA, data_norm=norm, random_state=0),
+                epsilon=eps, delta=DELTA, data_norm=norm, classes=[0, 1],
+                random_state=0),
             lambda: LogisticRegression(max_iter=1000),
         ),
         (

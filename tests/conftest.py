@@ -27,9 +27,11 @@ def warm_kernels():
     Xs = np.random.default_rng(0).normal(size=(20, 2))
     ys = np.arange(20) % 2
     for solver in ("output_perturbation", "dpsgd"):
-        DPLogisticRegression(solver=solver, data_norm=3.0, batch_size=5, random_state=0).fit(Xs, ys)
+        DPLogisticRegression(classes=[0, 1],
+                             solver=solver, data_norm=3.0, batch_size=5, random_state=0).fit(Xs, ys)
         DPHuberRegressor(solver=solver, data_norm=3.0, batch_size=5, random_state=0).fit(Xs, ys)
-        DPLogisticRegression(solver=solver, data_norm=3.0, batch_size=5, random_state=0).fit(
+        DPLogisticRegression(classes=[0, 1, 2],
+                             solver=solver, data_norm=3.0, batch_size=5, random_state=0).fit(
             Xs, np.arange(20) % 3)
     # nonconvex solvers: spider (its loop and escape kernels) and rrpsgd (the dpsgd kernel
     # on a robust loss)
@@ -57,9 +59,11 @@ def warm_kernels():
     for solver in ("phased", "resque"):
         DPHuberRegressor(solver=solver, huber_threshold=0.0, data_norm=3.0, max_coef_norm=3.0,
                          batch_size=5, block_size=2, random_state=0).fit(Xs, ys)
-        DPLogisticRegression(solver=solver, data_norm=3.0, batch_size=5, block_size=2,
+        DPLogisticRegression(classes=[0, 1],
+                             solver=solver, data_norm=3.0, batch_size=5, block_size=2,
                              random_state=0).fit(Xs, ys)
     # the threaded oracle round of resque (oracle_round_parallel)
-    DPLogisticRegression(solver="resque", data_norm=3.0, batch_size=5, block_size=2, n_jobs=2,
+    DPLogisticRegression(classes=[0, 1],
+                         solver="resque", data_norm=3.0, batch_size=5, block_size=2, n_jobs=2,
                          random_state=0).fit(Xs, ys)
     yield

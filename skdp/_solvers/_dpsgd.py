@@ -240,7 +240,7 @@ def _solve(
     epsilon, delta, mu = check_gaussian_solver_args(
         epsilon, delta, mu, calibration, "dpsgd", pure_dp_solver="output_perturbation")
     batch_size = check_int("batch_size", DEFAULT_BATCH_SIZE if batch_size is None
-                           else batch_size, 1, n)
+                           else batch_size, 1, n, high_name="n_samples")
     if n_steps is None:
         T = math.ceil(n * n / (batch_size * batch_size))
     else:

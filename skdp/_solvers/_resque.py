@@ -110,7 +110,7 @@ def _ledger(n, batch_size, n_epochs, epsilon, delta, calibration):
         raise ValueError(f"solver='resque' needs at least 2 samples, got n={n}")
     if batch_size is None:
         batch_size = default_batch_size(n)
-    b = check_int("batch_size", batch_size, 1, n)
+    b = check_int("batch_size", batch_size, 1, n, high_name="n_samples")
     n_epochs = float(n_epochs)
     if not (n_epochs > 0.0 and math.isfinite(n_epochs)):
         raise ValueError(f"n_epochs must be finite and > 0, got {n_epochs!r}")

@@ -191,9 +191,7 @@ def rrpsgd_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
         raise ValueError(
             f"calibration='paper' (Zhang et al. 2017, Thm 4) holds for epsilon <= 1 only, got "
             f"epsilon={epsilon}; use calibration='tight'")
-    m = check_int("batch_size", batch_size, 1)
-    if m > n:
-        raise ValueError(f"batch_size must be in [1, n_samples={n}], got {m}")
+    m = check_int("batch_size", batch_size, 1, n, high_name="n_samples")
     T = math.ceil(n * n / (m * m)) if n_steps is None else check_int("n_steps", n_steps, 1)
     q = 1.0 if m == n else m / n
     L = float(loss.lipschitz(data_norm))

@@ -137,6 +137,7 @@ from ._spider_kernel import (
     F_XI,
     spider_loop,
 )
+from .._stacklevel import user_stacklevel
 
 __all__ = ["solve_spider", "spider_parameters", "spider_plan", "choose_gamma",
            "noisy_argmin", "SpiderParameters"]
@@ -342,7 +343,7 @@ def spider_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
             f"solver='spider': the smallest target accuracy the data allows, gamma = "
             f"{P.gamma:.3g}, is >= G/2 = {G / 2:.3g}; the fit is nearly vacuous (every point "
             "is almost a gamma-stationary point). Use more data or a larger epsilon.",
-            UserWarning, stacklevel=5,
+            UserWarning, stacklevel=user_stacklevel(),
         )
     event = _spider_event(P) if escape else dp_accounting.SelfComposedDpEvent(
         gaussian_event(P.sigma_tree, P.s_g), P.m)

@@ -61,8 +61,11 @@ def check_gaussian_solver_args(epsilon, delta, alpha, calibration, solver, *,
     return epsilon, delta, alpha
 
 
-def check_int(name, value, low, high=None):
+def check_int(name, value, low, high=None, *, high_name=None):
     """``value`` as an ``int`` in ``[low, high]`` (``high=None``: no upper bound).
+
+    ``high_name`` names what ``high`` is (e.g. ``"n_samples"``): the error then says that
+    the data, not the parameter, is too small.
 
     Booleans and non-integers are refused: a batch size or step count fixes the noise
     calibration, so it must be exactly what the caller meant.
@@ -76,6 +79,11 @@ def check_int(name, value, low, high=None):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be an integer, got {value!r}")
     value = int(value)
+    if high_name is not None and high is not None and value > high >= low:
+        raise ValueError(
+            f"{name}={value} is larger than {high_name}={high}: the dataset is too small "
+            f"for this {name}. Pass {name} <= {high} (None picks a default that fits), "
+            "or fit on more rows.")
     if value < low or (high is not None and value > high):
         upper = "" if high is None else f" and <= {high}"
         raise ValueError(f"{name} must be >= {low}{upper}, got {value}")

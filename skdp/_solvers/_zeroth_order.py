@@ -105,6 +105,7 @@ from ._zeroth_order_kernel import (
     specialise,
     zo_run,
 )
+from .._stacklevel import user_stacklevel
 
 __all__ = ["zeroth_order_plan", "solve_zeroth_order", "solve_zeroth_order_naive",
            "rho_from_epsilon_delta", "MIN_ROWS"]
@@ -257,7 +258,7 @@ def zeroth_order_plan(n, p, loss, *, epsilon, delta, data_norm, y_bound=None,
             warnings.warn(
                 f"solver={solver!r} on n = {n} rows: {'; '.join(reasons)}; the fit may barely "
                 "move. Use more data, a larger epsilon or fewer features.",
-                UserWarning, stacklevel=4,
+                UserWarning, stacklevel=user_stacklevel(),
             )
     P = ZerothOrderParameters(
         T=int(T), K=int(K), B1=int(B1), B2=int(B2), m=int(m), D=D, delta_s=delta_s, eta=eta,

@@ -12,6 +12,7 @@ nothing from the data values are accepted without an event (``"passthrough"``, `
 short allow-list of stateless transformers); anything else makes :func:`fitted_dp_event` raise.
 """
 
+import dp_accounting
 from sklearn.pipeline import Pipeline
 
 from ._events import compose
@@ -72,7 +73,8 @@ def fitted_dp_event(estimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, (200, 2)); y = (X[:, 0] > 0).astype(int)
     >>> pipe = make_pipeline(PolynomialFeatures(2), DPLogisticRegression(
-    ...     data_norm=3.0, solver="output_perturbation", random_state=0)).fit(X, y)
+    ...     data_norm=3.0, classes=[0, 1], solver="output_perturbation",
+    ...     random_state=0)).fit(X, y)
     >>> get_epsilon(fitted_dp_event(pipe), delta=1e-6) <= 1.0
     True
 
@@ -81,7 +83,7 @@ def fitted_dp_event(estimator):
     with other events at a slightly larger epsilon:
 
     >>> pipe = make_pipeline(PolynomialFeatures(2), DPLogisticRegression(
-    ...     data_norm=3.0, random_state=0)).fit(X, y)
+    ...     data_norm=3.0, classes=[0, 1], random_state=0)).fit(X, y)
     >>> pipe[-1].epsilon_, get_epsilon(fitted_dp_event(pipe), delta=1e-6) >= 1.0
     (1.0, True)
     """
@@ -89,6 +91,9 @@ def fitted_dp_event(estimator):
     for step in _steps(estimator):
         event = getattr(step, "dp_event_", None)
         if event is not None:
+            if not getattr(step, "privacy_guaranteed_", True):
+                # a bound or label set read from the data: whatever the step's own record
+                event = dp_accounting.NonPrivateDpEvent()
             events.append(event)
         elif not _is_data_free(step):
             raise TypeError(

@@ -97,6 +97,7 @@ import dp_accounting
 from ..exceptions import BudgetExceededError, PrivacyLeakWarning
 from ._accountant import get_delta, get_epsilon
 from ._events import compose
+from .._stacklevel import user_stacklevel
 
 __all__ = ["PrivacyLedger", "LedgerEntry", "LedgerUnreachableError"]
 
@@ -408,8 +409,9 @@ class PrivacyLedger:
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, (300, 2)); y = (X[:, 0] > 0).astype(int)
     >>> ledger = PrivacyLedger(epsilon=3.0, delta=1e-6)
-    >>> search = GridSearchCV(DPLogisticRegression(epsilon=0.5, data_norm=2.0,
-    ...     random_state=0, privacy_ledger=ledger), {"alpha": [0.01, 0.1]}, cv=2)
+    >>> search = GridSearchCV(DPLogisticRegression(epsilon=0.5, data_norm=2.0, classes=[0, 1],
+    ...     random_state=0, privacy_ledger=ledger), {"alpha": [0.01, 0.1]}, cv=2,
+    ...     error_score="raise")
     >>> search = search.fit(X, y)       # 2 x 2 fold fits + 1 refit, all recorded
     >>> len(ledger), round(ledger.epsilon_spent(), 2), round(ledger.remaining, 2)
     (5, 1.71, 1.29)
@@ -996,7 +998,7 @@ def _check_coverage(est, where):
                 f"{type(est).__name__}, not its own use of the data: {detail}. Use "
                 "skdp.model_selection for private model selection.",
                 PrivacyLeakWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         for k, v in nested.items():
             _check_coverage(v, f"{where}.{k}")

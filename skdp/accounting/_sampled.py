@@ -194,8 +194,11 @@ def _calibrate_cached(epsilon, delta, q, steps):
         while True:
             if lo >= hi_limit:
                 raise ValueError(
-                    f"no noise multiplier up to {Z_MAX} gives ({epsilon}, {delta})-DP "
-                    f"for {steps} steps at sampling rate {q}"
+                    f"({epsilon}, {delta})-DP is out of reach: no noise multiplier up to "
+                    f"{Z_MAX:g} gives it for {steps} steps at sampling rate {q:.3g} (the "
+                    "noise would swamp any signal anyway). Use a larger epsilon (below "
+                    "0.01 a model rarely learns anything), fewer steps (n_steps; n_epochs for "
+                    "resque), or more data."
                 )
             hi = min(lo + factor, hi_limit)
             fhi = f(hi)

@@ -48,6 +48,7 @@ from .._solvers._phased import plan_phased_event
 from .._solvers._resque import plan_resque_event
 from ..accounting import get_delta, get_epsilon
 from ..accounting._ledger import PrivacyLedger, ledger_reservation
+from .._stacklevel import user_stacklevel
 from ..exceptions import PrivacyLeakWarning
 
 #: docstring entries of the solver hyperparameters shared by the convex models
@@ -177,13 +178,13 @@ def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outp
     """
     import dp_accounting
 
-    if getattr(estimator, "data_norm", 0.0) is None:
+    if estimator._data_derived_inputs():
         return dp_accounting.NonPrivateDpEvent()
     try:
         if n_features is None:
             n_features = estimator.n_features_in_
         if loss is None:
-                loss, n_outputs = estimator._planning_loss()
+            loss, n_outputs = estimator._planning_loss()
         plan = estimator._fit_plan(int(n_samples), int(n_features), loss, n_outputs,
                                    estimator._public_row_bound())
         return _event_of_plan(estimator, plan, int(n_samples), int(n_features), loss)
@@ -263,12 +264,16 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         "privacy_ledger": [PrivacyLedger, None],
     }
 
-    def _check_privacy_params(self, n_samples):
-        """Checks that ``_parameter_constraints`` cannot express; run before any noise."""
+    def _check_public_params(self):
+        """Checks of the parameters that ``_parameter_constraints`` cannot express and that
+        need no data; every fit runs them before it reads ``X``."""
         if not math.isfinite(self.epsilon):
             raise ValueError(f"epsilon must be finite, got {self.epsilon!r}")
         if self.data_norm is not None and not math.isfinite(self.data_norm):
             raise ValueError(f"data_norm must be finite, got {self.data_norm!r}")
+
+    def _check_n_samples(self, n_samples):
+        """Checks that need the (public) number of rows; run before any noise."""
         if n_samples < 2:
             raise ValueError(
                 f"a DP fit needs at least 2 samples; got n_samples = {n_samples} (1 sample)"
@@ -278,8 +283,14 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 f"delta={self.delta:g} >= 1/n_samples={1.0 / n_samples:g}: such a delta allows "
                 "releasing a whole row with probability delta; use delta << 1/n",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
+
+    def _data_derived_inputs(self):
+        """Names of the parameters left to be read from the private data (None values of
+        ``data_norm``, and of ``classes`` for classifiers): a fit with any of them reports
+        ``privacy_guaranteed_ = False`` and ``epsilon_ = inf``."""
+        return ["data_norm"] if self.data_norm is None else []
 
     def _public_row_bound(self):
         """``R`` from the public ``data_norm`` (None when it is not given)."""
@@ -298,7 +309,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             "breaks the differential-privacy guarantee (privacy_guaranteed_ = False, "
             "epsilon_ = inf). Pass a public data_norm.",
             PrivacyLeakWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
         norm = max_row_norm(X)
         norm = 2.0 ** math.ceil(math.log2(norm)) if norm > 0.0 else 1.0
@@ -346,7 +357,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
 
         n, n_features = X.shape
         plan, planned = None, dp_accounting.NonPrivateDpEvent()
-        if self.data_norm is not None:
+        if not self._data_derived_inputs():
             # resolved once: the reserved event and the run come from the same plan
             plan = self._fit_plan(n, n_features, loss, n_outputs, self._public_row_bound())
             try:
@@ -368,6 +379,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         import dp_accounting
 
         data_norm, R, guaranteed = self._resolve_bounds(X)
+        guaranteed = guaranteed and not self._data_derived_inputs()
         if plan is None:   # data_norm=None: the plan uses the data-derived bound
             plan = self._fit_plan(X.shape[0], X.shape[1], loss, n_outputs, R)
         rng = _check_random_state(self.random_state)
@@ -394,8 +406,13 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             **options,
         )
         if self.verbose:
+            # public values only at verbose=1; the solver's details may depend on the data
             print(f"[{type(self).__name__}] solver={solver} ({plan.reason}), "
-                  f"alpha={plan.alpha:.3g}: {result.details}")
+                  f"alpha={plan.alpha:.3g}, noise_scale={result.noise_scale:.4g}, "
+                  f"sensitivity={result.sensitivity:.4g}, schedule={plan.options}")
+            if self.verbose >= 2:
+                print(f"[{type(self).__name__}] unprotected diagnostics (may depend on the "
+                      f"data, not covered by the guarantee): {result.details}")
         delta_ = float(self.delta) if result.delta is None else float(result.delta)
         if not guaranteed:
             epsilon_spent = math.inf
@@ -416,7 +433,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             warnings.warn(
                 f"alpha={self.alpha:g} is below {solver}'s privacy floor "
                 f"beta/(n expm1(epsilon/2)) = {alpha_used:.3g}; alpha_ = {alpha_used:.3g} was "
-                "used", UserWarning, stacklevel=4)
+                "used", UserWarning, stacklevel=user_stacklevel())
         resolved = {name: options[name] for name in ("batch_size", "n_steps") if name in options}
         return {
             "epsilon_": float(epsilon_spent),

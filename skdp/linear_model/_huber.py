@@ -7,6 +7,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
+from .._fitted_attributes import atomic_fit
 from .._losses import HuberLoss
 from .._losses._smoothed import AbsoluteLoss
 from ._base import (
@@ -115,7 +116,8 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
     random_state : int, Generator, RandomState or None, default=None
         Seeds the noise.  Leave None in production.
     verbose : int, default=0
-        Print the solver's diagnostics after the fit when > 0.
+        ``1``: print the public plan of the fit (solver, alpha, noise); ``2``: also the
+        solver's unprotected diagnostics (iterations, work), labelled as such.
     privacy_ledger : :class:`~skdp.accounting.PrivacyLedger` or None, default=None
         Ledger that accounts this fit: the planned event is reserved (and the fit
         refused with ``BudgetExceededError`` if it would overspend) before the data
@@ -132,10 +134,10 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         :class:`DPLogisticRegression`
     privacy_guaranteed_ : bool
         False iff a bound was read from the data (``data_norm=None``).
-    n_gradient_evals_ : int
-        Per-example gradients computed (not protected: may depend on the data).
-    n_iter_ : int
-        Optimiser iterations (``solver="dpsgd"``: noisy steps).
+    n_gradient_evals_, n_iter_ : int
+        Per-example gradients computed and optimiser iterations.  Unprotected
+        diagnostics (they may depend on the data), removed from the models the private
+        searches return; see :class:`DPLogisticRegression`.
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray
@@ -217,6 +219,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self.privacy_ledger = privacy_ledger
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
     def fit(self, X, y, sample_weight=None):
         """Fit the private model.
 
@@ -232,14 +235,15 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self
         """
         _refuse_sample_weight(sample_weight)
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
-        self._check_privacy_params(X.shape[0])
+        self._check_public_params()
         if self.huber_threshold == 0 and self.solver not in _NONSMOOTH_SOLVERS | {"auto"}:
             raise ValueError(
                 "huber_threshold=0 (absolute loss) is nonsmooth: solver="
                 f"{self.solver!r} needs a smooth loss; use huber_threshold > 0 or "
                 f"solver in {sorted(_NONSMOOTH_SOLVERS)}"
             )
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+        self._check_n_samples(X.shape[0])
         y = np.asarray(y, dtype=np.float64)
         if self.y_bound is not None:
             y = np.clip(y, -self.y_bound, self.y_bound)

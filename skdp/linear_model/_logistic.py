@@ -1,5 +1,7 @@
 """Differentially private logistic regression (binary and multinomial)."""
 
+import warnings
+
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, _fit_context
@@ -15,6 +17,9 @@ from ._base import (
     BaseDPLinear,
     _refuse_sample_weight,
 )
+from .._fitted_attributes import atomic_fit
+from .._stacklevel import user_stacklevel
+from ..exceptions import PrivacyLeakWarning
 
 
 
@@ -32,12 +37,14 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
     ``beta = C^2/4``); three or more one multinomial (softmax) model with
     ``L = sqrt(2) C``, ``beta = C^2/2`` and no splitting of epsilon.
 
-    With the default ``solver="output_perturbation"`` and ``calibration="tight"``, the
-    noise-free solution is certified to lie within ``tau = 0.01 L/(n alpha)`` of the exact
-    minimiser, its replace-one sensitivity is ``2L/(n alpha) + 2 tau`` and Gaussian noise
-    is calibrated by the analytic Gaussian mechanism (``delta > 0``) or norm-Laplace noise
-    (``delta = 0``, pure epsilon-DP).  ``calibration="paper"`` reproduces Algorithm 1 of
-    Zhang et al. (IJCAI 2017) with its Lemma 2/3 sensitivities and printed noise.
+    The default ``solver="auto"`` runs objective perturbation for two classes and DP-SGD
+    for more (``solver_`` reports which).  With ``solver="output_perturbation"`` and
+    ``calibration="tight"``, the noise-free solution is certified to lie within ``tau =
+    0.01 L/(n alpha)`` of the exact minimiser, its replace-one sensitivity is ``2L/(n
+    alpha) + 2 tau`` and Gaussian noise is calibrated by the analytic Gaussian mechanism
+    (``delta > 0``) or norm-Laplace noise (``delta = 0``, pure epsilon-DP).
+    ``calibration="paper"`` reproduces Algorithm 1 of Zhang et al. (IJCAI 2017) with its
+    Lemma 2/3 sensitivities and printed noise.
     ``alpha = 0`` runs plain gradient descent for a public number of steps and needs
     ``max_coef_norm``.
 
@@ -63,7 +70,10 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         Value of the constant column appended for the intercept after the features are
         clipped; the row bound is ``sqrt(data_norm^2 + intercept_scaling^2)``.
     classes : array-like or None, default=None
-        Public label set.  ``None`` takes the labels present in ``y`` (treated as public).
+        Public label set -- the private way to fit a classifier.  ``None`` reads the
+        labels present in ``y``: one row with a new label would turn a binary model into a
+        multinomial one, so the fit warns (:class:`~skdp.exceptions.PrivacyLeakWarning`)
+        and reports ``privacy_guaranteed_ = False`` and ``epsilon_ = inf``.
     solver : {"auto", "objective_perturbation", "output_perturbation", "dpsgd", "phased", "resque"}, default="auto"
         ``"auto"``: a public rule picks the solver (reported in ``solver_``):
         ``"objective_perturbation"`` for binary logistic and Huber, ``"dpsgd"`` for
@@ -106,7 +116,8 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
     random_state : int, Generator, RandomState or None, default=None
         Seeds the noise.  Leave None in production.
     verbose : int, default=0
-        Print the solver's diagnostics after the fit when > 0.
+        ``1``: print the public plan of the fit (solver, alpha, noise); ``2``: also the
+        solver's unprotected diagnostics (iterations, work), labelled as such.
     privacy_ledger : :class:`~skdp.accounting.PrivacyLedger` or None, default=None
         Ledger that accounts this fit: the planned event is reserved (and the fit
         refused with ``BudgetExceededError`` if it would overspend) before the data
@@ -120,10 +131,11 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Private intercept (0 when ``fit_intercept=False``).
     classes_ : ndarray of shape (n_classes,)
-        Class labels (``classes`` if given, else the labels seen in ``y``).
+        Class labels (``classes`` if given, else the labels seen in ``y``, which voids the
+        guarantee).
     epsilon_ : float
         Epsilon this fit actually has at ``delta_`` (<= ``epsilon``; ``inf`` when
-        ``data_norm=None``).
+        ``data_norm`` or ``classes`` is None).
     delta_ : float
         Delta of the guarantee (the requested ``delta``).
     dp_event_ : dp_accounting.DpEvent
@@ -144,11 +156,14 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
     solver_params_ : dict
         Resolved schedule of ``dpsgd`` (``batch_size``, ``n_steps``); empty otherwise.
     privacy_guaranteed_ : bool
-        False iff a bound was read from the data (``data_norm=None``).
+        False iff a bound or the label set was read from the data (``data_norm=None``
+        or ``classes=None``).
     n_gradient_evals_ : int
-        Per-example gradients computed (not protected: may depend on the data).
+        Per-example gradients computed.  Unprotected diagnostic: may depend on the data;
+        removed from the models the private searches return.
     n_iter_ : int
-        Optimiser iterations (``solver="dpsgd"``: noisy steps).
+        Optimiser iterations (``solver="dpsgd"``: noisy steps).  Unprotected diagnostic:
+        the certified minimisers iterate until a data-dependent stopping test holds.
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray
@@ -164,7 +179,8 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
     >>> from skdp import DPLogisticRegression
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> X = MinMaxScaler().fit_transform(X) / 5.5  # public scaling: rows of norm <= 1
-    >>> clf = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.5, random_state=0)
+    >>> clf = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.5, classes=[0, 1],
+    ...                            random_state=0)
     >>> clf = clf.fit(X, y)
     >>> clf.epsilon_ <= 1.0, clf.privacy_guaranteed_
     (True, True)
@@ -229,6 +245,7 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         self.privacy_ledger = privacy_ledger
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
     def fit(self, X, y, sample_weight=None):
         """Fit the private model.
 
@@ -244,19 +261,31 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         self
         """
         _refuse_sample_weight(sample_weight)
+        self._check_public_params()
+        classes = None if self.classes is None else np.unique(np.asarray(self.classes))
+        if classes is not None and classes.size < 2:
+            raise ValueError(
+                f"DPLogisticRegression needs at least 2 classes; got classes={classes!r}")
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
-        self._check_privacy_params(X.shape[0])
-        if self.classes is not None:
-            classes = np.unique(np.asarray(self.classes))
+        self._check_n_samples(X.shape[0])
+        if classes is not None:
             unknown = np.setdiff1d(np.unique(y), classes)
             if unknown.size:
                 raise ValueError(f"y contains labels {unknown!r} not in classes={classes!r}")
         else:
             classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError(
-                f"DPLogisticRegression needs at least 2 classes; got 1 class: {classes!r}"
+            if classes.size < 2:
+                raise ValueError(
+                    f"DPLogisticRegression needs at least 2 classes; got 1 class: {classes!r}"
+                    " (pass the public label set as classes=[...])")
+            warnings.warn(
+                "classes is None: the label set is read from the private data. One row with "
+                "a new label turns a binary model into a multinomial one, which no noise "
+                "hides (privacy_guaranteed_ = False, epsilon_ = inf). Pass the public label "
+                f"set, e.g. classes={classes.tolist()!r}.",
+                PrivacyLeakWarning,
+                stacklevel=user_stacklevel(),
             )
         y_index = np.searchsorted(classes, y)
         if classes.size == 2:
@@ -273,6 +302,9 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         attrs["classes_"] = classes
         self._set_fitted(attrs)
         return self
+
+    def _data_derived_inputs(self):
+        return super()._data_derived_inputs() + (["classes"] if self.classes is None else [])
 
     def _planning_loss(self):
         """Binary or multinomial, from the public ``classes`` (or the fitted labels)."""

@@ -8,6 +8,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
+from .._fitted_attributes import atomic_fit
 from .._losses import ROBUST_LOSSES
 from .._solvers import NONCONVEX_SOLVERS
 from .._solvers._spider import spider_plan
@@ -253,7 +254,8 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
     random_state : int, Generator, RandomState or None, default=None
         Seeds the data order and the noise.  Leave None in production.
     verbose : int, default=0
-        Print the solver's diagnostics after the fit when > 0.
+        ``1``: print the public plan of the fit (solver, alpha, noise); ``2``: also the
+        solver's unprotected diagnostics (iterations, work), labelled as such.
     privacy_ledger : :class:`~skdp.accounting.PrivacyLedger` or None, default=None
         Ledger that accounts this fit: the planned event is reserved before the data is
         read (``BudgetExceededError`` if it would overspend) and the released event is
@@ -280,8 +282,10 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
     privacy_guaranteed_ : bool
         False iff a bound was read from the data (``data_norm=None``).
     n_gradient_evals_ : int
-        Per-example derivative evaluations (gradient differences count 2, Hessian-vector
-        products 1 per buffered row).  Zeroth-order solvers: rows read (each once; every
+        Unprotected diagnostic (as ``n_iter_``, ``n_escapes_`` and ``n_refreshes_``: may
+        depend on the data, not covered by the guarantee, removed from the models the
+        private searches return).  Per-example derivative evaluations (gradient
+        differences count 2, Hessian-vector products 1 per buffered row).  Zeroth-order solvers: rows read (each once; every
         row costs ``2 m`` loss evaluations, ``m = p`` directions, 1 for the naive one).
     n_iter_ : int
         Steps taken (the run stops when the next batch cannot be filled); for
@@ -378,6 +382,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self.privacy_ledger = privacy_ledger
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
     def fit(self, X, y, sample_weight=None):
         """Fit the private model.
 
@@ -396,8 +401,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
             The fitted estimator.
         """
         _refuse_sample_weight(sample_weight)
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
-        self._check_privacy_params(X.shape[0])
+        self._check_public_params()
         if self.delta == 0:
             raise ValueError(
                 f"solver={self.solver!r} adds Gaussian noise and needs delta > 0 (it has no "
@@ -415,6 +419,8 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
             )
         if not math.isfinite(self.loss_scale):
             raise ValueError(f"loss_scale must be finite, got {self.loss_scale!r}")
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+        self._check_n_samples(X.shape[0])
         y = np.asarray(y, dtype=np.float64)
         if self.y_bound is not None:
             y = np.clip(y, -self.y_bound, self.y_bound)

@@ -16,8 +16,11 @@ import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.utils import _safe_indexing
 
+from .._fitted_attributes import strip_unprotected
 from ..accounting import fitted_dp_event, fitted_privacy_guaranteed, gaussian_epsilon
 from ..accounting._events import compose, pure_dp_event
+from .._stacklevel import user_stacklevel
+from ..exceptions import PrivacyLeakWarning
 
 _SEED_HIGH = 2**31 - 1
 
@@ -340,18 +343,51 @@ def fit_and_score(est, parts, scorer, keep_model):
         est.fit(X_train, y_train)
     total = float(np.sum(scorer.row_values(est, X_val, y_val)))
     return (
-        est if keep_model else None,
+        strip_unprotected(est) if keep_model else None,
         total,
         fitted_dp_event(est),
         fitted_privacy_guaranteed(est),
     )
 
 
-def public_classes(estimator, y):
-    """Label set treated as public (as ``classes_`` of skdp's classifiers), or None."""
+def public_label_set(estimator, y):
+    """``(estimator, classes, public)``: the label set the candidates fit with.
+
+    A classifier's label set is public only when given as a parameter (``classes=`` of
+    a step, e.g. ``DPLogisticRegression(classes=[0, 1])``): it is then returned with
+    ``public = True``.  Otherwise it is read from ``y`` -- one row with a new label would
+    change the shape of every model -- with a :class:`~skdp.exceptions.PrivacyLeakWarning`;
+    the label set is written into every step's ``classes`` (so that the candidates agree
+    with the placeholder fits) and ``public = False``: the procedure then reports
+    ``privacy_guaranteed_ = False`` and ``epsilon_ = inf``.  A classifier without a
+    ``classes`` parameter answers for its own label set (its ``privacy_guaranteed_``);
+    ``np.unique(y)`` then only shapes the placeholder fits.  Non-classifiers:
+    ``(estimator, None, True)``.
+    """
     if not is_classifier(estimator):
-        return None
-    return np.unique(np.asarray(y))
+        return estimator, None, True
+    params = estimator.get_params(deep=True)
+    keys = [k for k in params if k == "classes" or k.endswith("__classes")]
+    given = [params[k] for k in keys if params[k] is not None]
+    if given:
+        return estimator, np.unique(np.asarray(given[-1])), True
+    labels = np.unique(np.asarray(y))
+    if not keys:
+        # no ``classes`` parameter: the classifier fixes its own label set, and its
+        # ``privacy_guaranteed_`` says whether it read it from the data; the label set is
+        # used for the placeholder fits only
+        return estimator, labels, True
+    warnings.warn(
+        f"{type(estimator).__name__} has classes=None: the label set is read from the private "
+        "data (one row with a new label changes the shape of every model), so the "
+        "procedure is not private (privacy_guaranteed_ = False, epsilon_ = inf). Pass the "
+        f"public label set, e.g. classes={labels.tolist()!r}.",
+        PrivacyLeakWarning,
+        stacklevel=user_stacklevel(),
+    )
+    if keys:
+        estimator = clone(estimator).set_params(**{k: labels for k in keys})
+    return estimator, labels, False
 
 
 def draw_seeds(rng, size):

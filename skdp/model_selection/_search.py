@@ -62,8 +62,14 @@ epsilon); the refit, if any, the same again, so that the selected candidate is r
 with the noise it was evaluated with.  ``mu`` is the largest value for which the whole
 procedure (selection, then refit) is ``(epsilon, delta)``-DP by the accountant.
 
-The label set of a classifier (``np.unique(y)``) is treated as public, as by skdp's
-classifiers (``classes_``): the placeholder fits cycle through it.
+The label set of a classifier is public only when a step is given ``classes=``; the
+placeholder fits cycle through it.  Without it the search reads ``np.unique(y)``, warns
+(:class:`~skdp.exceptions.PrivacyLeakWarning`), passes that set to the candidates and
+reports ``privacy_guaranteed_ = False`` and ``epsilon_ = inf``.
+
+Every model the search returns (``best_estimator_``) is stripped of the unprotected
+diagnostics (``n_iter_``, ``n_gradient_evals_``...; :mod:`skdp._fitted_attributes`), so
+that everything it carries is covered by ``epsilon_``.
 
 Not protected: the run time (it reveals ``K`` roughly, which is data-independent but
 must not be published together with the selection), and the floating-point bits of the
@@ -78,6 +84,7 @@ import numbers
 import time
 import warnings
 
+import dp_accounting
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
@@ -90,6 +97,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
 from ..accounting import fitted_dp_event, gaussian_epsilon, get_epsilon
 from ..accounting._events import compose, pure_dp_event
 from ..accounting._rdp import rdp_epsilon, repeat_and_select_event
+from .._fitted_attributes import atomic_fit, strip_unprotected
 from ..exceptions import BudgetExceededError
 from ._common import (
     check_grid_keys,
@@ -100,13 +108,14 @@ from ._common import (
     fit_and_score,
     gaussian_mu_event,
     probe,
-    public_classes,
+    public_label_set,
     public_splits,
     self_compose,
     split_data,
     step_layout,
 )
 from ._scorer import PrivateScorer, check_private_scoring
+from .._stacklevel import user_stacklevel
 
 __all__ = ["DPGridSearchCV", "DPRandomizedSearchCV"]
 
@@ -321,6 +330,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         return selection
 
     @_fit_context(prefer_skip_nested_validation=False)
+    @atomic_fit
     def fit(self, X, y):
         """Run the private search.
 
@@ -348,7 +358,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
             warnings.warn(
                 f"delta={delta:g} >= 1/n_samples={1.0 / n:g}: use delta << 1/n",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         selection = self._resolve_selection()
         scorer = check_private_scoring(self.scoring, self.estimator)
@@ -359,6 +369,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         if not candidates:
             raise ValueError("the candidate list is empty")
         check_grid_keys(candidates, self.estimator)
+        base, classes, labels_public = public_label_set(self.estimator, y)
         cv = 0.2 if self.cv is None else self.cv
         cv = int(cv) if isinstance(cv, numbers.Integral) else float(cv)
         kfold = isinstance(cv, int)
@@ -381,13 +392,12 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
             score_event = pure_dp_event(per_fit)
 
         # ---- 2. the events each candidate will release (public placeholder fits) ----
-        classes = public_classes(self.estimator, y)
         train_sizes = sorted({tr.shape[0] for tr, _ in splits})
         sizes = sorted(set(train_sizes) | ({n} if refit else set()))
-        layouts = [step_layout(self.estimator, params) for params in candidates]
+        layouts = [step_layout(base, params) for params in candidates]
         probes = {}
         for i, params in enumerate(candidates):
-            est = configure(self.estimator, params, budget, None, layouts[i])
+            est = configure(base, params, budget, None, layouts[i])
             for size in sizes:
                 probes[i, size] = probe(est, X, y, size, classes)
         fit_dom = dominating([probes[i, s][0] for i in range(len(candidates)) for s in train_sizes])
@@ -420,7 +430,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
                 f"epsilon={epsilon} (a DP step does not release a Gaussian/pure mechanism "
                 "at the budget the search set); nothing was fitted on the private data"
             )
-        guaranteed = all(g for _, g in probes.values())
+        guaranteed = labels_public and all(g for _, g in probes.values())
 
         # ---- 3. every random draw, serially, before any fit ----
         if selection == "random_stopping":
@@ -438,7 +448,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         # ---- 4. the runs (parallel; results independent of n_jobs) ----
         keep_model = not refit and not kfold
         tasks = [
-            (j, s, configure(self.estimator, candidates[chosen[j]], budget, seeds[j, s],
+            (j, s, configure(base, candidates[chosen[j]], budget, seeds[j, s],
                              layouts[chosen[j]]))
             for j in range(n_runs)
             for s in range(len(splits))
@@ -472,7 +482,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         # ---- 5. refit the selected candidate on all rows (its own budget) ----
         refit_time = None
         if refit:
-            est = configure(self.estimator, candidates[best_index], budget, refit_seeds,
+            est = configure(base, candidates[best_index], budget, refit_seeds,
                             layouts[best_index])
             t0 = time.perf_counter()
             with warnings.catch_warnings():
@@ -484,7 +494,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
                     "the refit released a different event on the private data than on "
                     "placeholder data: its noise depends on the data (privacy bug)"
                 )
-            best_estimator = est
+            best_estimator = strip_unprotected(est)
         elif keep_model:
             best_estimator = models[best_run]
         else:
@@ -508,9 +518,10 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         self.scorer_ = scorer
         self.n_splits_ = len(splits)
         self.multimetric_ = False
-        self.epsilon_ = float(epsilon_spent)
+        # a label set read from the data voids the guarantee (public_label_set)
+        self.epsilon_ = float(epsilon_spent) if guaranteed else math.inf
         self.delta_ = delta
-        self.dp_event_ = total_event
+        self.dp_event_ = total_event if guaranteed else dp_accounting.NonPrivateDpEvent()
         self.privacy_guaranteed_ = bool(guaranteed)
         self.budget_split_ = self._budget_split(
             selection, budget, mean, shape, k, refit, score_sensitivity, noise_scale,
@@ -662,7 +673,7 @@ class DPGridSearchCV(_BaseDPSearch):
     >>> from skdp.model_selection import DPGridSearchCV
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, (400, 2)); y = (X[:, 0] + X[:, 1] > 0).astype(int)
-    >>> search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0),
+    >>> search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0, classes=[0, 1]),
     ...                         {"alpha": [0.01, 0.1]}, epsilon=1.0, delta=1e-6,
     ...                         random_state=0).fit(X, y)
     >>> search.epsilon_ <= 1.0, search.best_params_["alpha"] in (0.01, 0.1)
@@ -736,7 +747,7 @@ class DPRandomizedSearchCV(_BaseDPSearch):
     >>> from skdp.model_selection import DPRandomizedSearchCV
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, (400, 2)); y = (X[:, 0] > 0).astype(int)
-    >>> search = DPRandomizedSearchCV(DPLogisticRegression(data_norm=2.0),
+    >>> search = DPRandomizedSearchCV(DPLogisticRegression(data_norm=2.0, classes=[0, 1]),
     ...                               {"alpha": loguniform(1e-3, 1.0)}, n_iter=3,
     ...                               epsilon=1.0, random_state=0).fit(X, y)
     >>> search.epsilon_ <= 1.0, len(search.cv_results_["params"])

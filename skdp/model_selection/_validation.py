@@ -31,6 +31,7 @@ import math
 import numbers
 import warnings
 
+import dp_accounting
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.utils.validation import _num_samples, indexable
@@ -46,12 +47,14 @@ from ._common import (
     fit_and_score,
     gaussian_mu_event,
     n_dp_steps,
+    public_label_set,
     public_splits,
     self_compose,
     split_data,
 )
 from ._scorer import check_private_scoring
 from ._search import PLAN_MARGIN, _score_noise_scale
+from .._stacklevel import user_stacklevel
 
 __all__ = ["dp_cross_validate"]
 
@@ -90,14 +93,16 @@ def dp_cross_validate(
     random_state : int, Generator or None, default=None
         Seeds the folds, the fits and the score noise.
     return_estimator : bool, default=False
-        Also return the k fitted models (already private: no extra cost).
+        Also return the k fitted models (already private: no extra cost; stripped of the
+        unprotected diagnostics such as ``n_iter_``).
 
     Returns
     -------
     result : dict
         ``test_score`` (k noisy fold scores), ``epsilon``, ``delta`` (the guarantee),
         ``dp_event``, ``budget_split``, ``privacy_guaranteed`` and, if asked,
-        ``estimator``.
+        ``estimator``.  A classifier without a public ``classes=`` reads its label set
+        from ``y``: it warns and reports ``privacy_guaranteed = False``, ``epsilon = inf``.
 
     Examples
     --------
@@ -106,8 +111,8 @@ def dp_cross_validate(
     >>> from skdp.model_selection import dp_cross_validate
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, (500, 2)); y = (X[:, 0] > 0).astype(int)
-    >>> res = dp_cross_validate(DPLogisticRegression(data_norm=2.0), X, y, epsilon=1.0,
-    ...                         cv=5, random_state=0)
+    >>> clf = DPLogisticRegression(data_norm=2.0, classes=[0, 1])
+    >>> res = dp_cross_validate(clf, X, y, epsilon=1.0, cv=5, random_state=0)
     >>> res["test_score"].shape, res["epsilon"] <= 1.0
     ((5,), True)
     """
@@ -128,10 +133,11 @@ def dp_cross_validate(
     if delta > 0 and delta >= 1.0 / n:
         warnings.warn(
             f"delta={delta:g} >= 1/n_samples={1.0 / n:g}: use delta << 1/n", UserWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     scorer = check_private_scoring(scoring, estimator)
     check_grid_keys([{}], estimator)
+    estimator, _, labels_public = public_label_set(estimator, y)
     rng = _check_random_state(random_state)
     splits = public_splits(n, k, rng)
 
@@ -172,12 +178,14 @@ def dp_cross_validate(
     scale = np.array([_score_noise_scale(s, per_fit) for s in sens])
     noisy = scores + scale * unit_noise
     del scores
+    guaranteed = labels_public and all(r[3] for r in results)
     out = {
         "test_score": noisy,
-        "epsilon": float(spent),
+        # a label set read from the data voids the guarantee (public_label_set)
+        "epsilon": float(spent) if guaranteed else math.inf,
         "delta": delta,
-        "dp_event": total_event,
-        "privacy_guaranteed": all(r[3] for r in results),
+        "dp_event": total_event if guaranteed else dp_accounting.NonPrivateDpEvent(),
+        "privacy_guaranteed": guaranteed,
         "budget_split": {
             "cv_folds": k,
             ("fit_mu" if delta > 0 else "fit_epsilon"): per_fit,

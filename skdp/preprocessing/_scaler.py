@@ -72,6 +72,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..accounting import gaussian_event, gaussian_mu_for, get_delta, get_epsilon
 from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from ..exceptions import PrivacyLeakWarning
+from .._fitted_attributes import atomic_fit
+from .._stacklevel import user_stacklevel
 
 __all__ = ["DPStandardScaler", "moment_sensitivity_factor"]
 
@@ -79,6 +81,30 @@ __all__ = ["DPStandardScaler", "moment_sensitivity_factor"]
 H_MARGIN = 1e-9
 #: Relative lower bound on the released standard deviation (``scale_ >= 1e-3 r``).
 SCALE_FLOOR = 1e-3
+
+
+def outward_power_of_two_bounds(lower, upper):
+    """Data-derived per-feature bounds rounded outward to ``{-s, 0, s}``, ``s`` the power of
+    two at or above ``max(|lower|, |upper|)`` (1 for an all-zero feature), so that no row's
+    value is printed in ``feature_bounds_`` (used only when ``feature_bounds=None``, which
+    is not private anyway).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.preprocessing._scaler import outward_power_of_two_bounds
+    >>> lo, hi = outward_power_of_two_bounds(np.array([-3.2, 100.0, 0.0]),
+    ...                                      np.array([0.7, 101.0, 0.0]))
+    >>> lo.tolist(), hi.tolist()
+    ([-4.0, 0.0, 0.0], [4.0, 128.0, 1.0])
+    """
+    lower = np.asarray(lower, dtype=np.float64)
+    upper = np.asarray(upper, dtype=np.float64)
+    magnitude = np.maximum(np.abs(lower), np.abs(upper))
+    s = np.exp2(np.ceil(np.log2(np.where(magnitude > 0, magnitude, 1.0))))
+    lo = np.floor(lower / s) * s
+    hi = np.ceil(upper / s) * s
+    return lo, np.where(hi > lo, hi, lo + s)
 
 
 def moment_sensitivity_factor(mean_share):
@@ -154,8 +180,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     feature_bounds : tuple (lower, upper), array-like of shape (2, n_features) or None
         Public bounds of each feature; ``lower`` and ``upper`` are scalars or arrays of
         length ``n_features`` with ``lower < upper``.  Values are clipped to them.
-        ``None`` reads them from the data (not private: warns, ``privacy_guaranteed_ =
-        False``).
+        ``None`` reads them from the data, rounded outward to powers of two (not private:
+        warns, ``privacy_guaranteed_ = False``, ``epsilon_ = inf``).
     with_mean : bool, default=True
         Centre the data (subtract ``mean_``) in :meth:`transform`.
     with_std : bool, default=True
@@ -183,11 +209,13 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     scale_ : ndarray of shape (n_features,) or None
         ``sqrt(var_)``; None when ``with_std=False``.
     feature_bounds_ : ndarray of shape (2, n_features)
-        Bounds enforced (lower, upper).
+        Bounds enforced (lower, upper): ``feature_bounds``, or -- when it is None -- the
+        data's range rounded outward to powers of two (no row's value is printed).
     n_samples_seen_ : int
         Number of rows (public).
     epsilon_ : float
-        Epsilon this fit has at ``delta_`` (<= ``epsilon``).
+        Epsilon this fit has at ``delta_`` (<= ``epsilon``; ``inf`` when
+        ``feature_bounds=None``, with ``dp_event_ = NonPrivateDpEvent()``).
     delta_ : float
         Delta of the guarantee.
     dp_event_ : dp_accounting.DpEvent
@@ -262,7 +290,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.privacy_ledger = privacy_ledger
 
-    def _check_params(self, n_samples):
+    def _check_public_params(self):
+        """Parameter checks that need no data (run before ``X`` is read)."""
         if not math.isfinite(self.epsilon):
             raise ValueError(f"epsilon must be finite, got {self.epsilon!r}")
         if self.delta == 0:
@@ -274,6 +303,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             raise ValueError(
                 "with_mean=False and with_std=False release nothing; use 'passthrough'"
             )
+
+    def _check_n_samples(self, n_samples):
         if n_samples < 2:
             raise ValueError(
                 f"a DP fit needs at least 2 samples; got n_samples = {n_samples} (1 sample)"
@@ -283,7 +314,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 f"delta={self.delta:g} >= 1/n_samples={1.0 / n_samples:g}: such a delta allows "
                 "releasing a whole row with probability delta; use delta << 1/n",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     def _public_bounds(self, n_features):
@@ -319,6 +350,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return gaussian_event(1.0, mu)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
     def fit(self, X, y=None):
         """Release the private means and variances.
 
@@ -334,9 +366,10 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self : DPStandardScaler
             Fitted scaler.
         """
+        self._check_public_params()
         X = validate_data(self, X, dtype=np.float64)
         n, d = X.shape
-        self._check_params(n)
+        self._check_n_samples(n)
         if self.feature_bounds is not None:
             lower, upper = self._public_bounds(d)  # before anything reads X
         import dp_accounting
@@ -349,16 +382,17 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 warnings.warn(
                     "feature_bounds is None: the bounds are read from the private data, "
                     "which breaks the differential-privacy guarantee "
-                    "(privacy_guaranteed_ = False). Pass public feature_bounds.",
+                    "(privacy_guaranteed_ = False, epsilon_ = inf). Pass public "
+                    "feature_bounds.",
                     PrivacyLeakWarning,
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
-                lower, upper = X.min(axis=0), X.max(axis=0)
-                flat = ~(lower < upper)
-                lower = np.where(flat, lower - 0.5, lower)
-                upper = np.where(flat, upper + 0.5, upper)
+                lower, upper = outward_power_of_two_bounds(X.min(axis=0), X.max(axis=0))
             attrs = self._release(X, lower, upper)
             attrs["privacy_guaranteed_"] = guaranteed
+            if not guaranteed:
+                attrs["epsilon_"] = math.inf
+                attrs["dp_event_"] = dp_accounting.NonPrivateDpEvent()
             reservation.commit(
                 attrs["dp_event_"] if guaranteed else dp_accounting.NonPrivateDpEvent()
             )

@@ -238,7 +238,7 @@ def _data(n=600, d=4, seed=0):
 def test_record_dominates_and_alpha_floor_is_reported():
     X, y = _data()
     with pytest.warns(UserWarning, match="alpha"):
-        clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, alpha=1e-8,
+        clf = DPLogisticRegression(classes=[0, 1], epsilon=1.0, data_norm=1.0, alpha=1e-8,
                                    solver="objective_perturbation", random_state=0).fit(X, y)
     floor = op.minimum_alpha(LogisticLoss(), clf.row_bound_, X.shape[0], 1.0, 1e-6)
     assert clf.alpha_ == pytest.approx(floor)
@@ -251,11 +251,12 @@ def test_pure_variant_and_ledger_calibration():
     from skdp.accounting import PrivacyLedger
 
     X, y = _data()
-    pure = DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=1.0, random_state=0).fit(X, y)
+    pure = DPLogisticRegression(classes=[0, 1],
+                                epsilon=1.0, delta=0.0, data_norm=1.0, random_state=0).fit(X, y)
     assert pure.solver_ == "objective_perturbation"
     assert pure.delta_ == 0.0 and get_epsilon(pure.dp_event_, 0.0) == pytest.approx(1.0)
     ledger = PrivacyLedger(epsilon=1.0, delta=1e-6)
-    clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=0,
+    clf = DPLogisticRegression(classes=[0, 1], epsilon=1.0, data_norm=1.0, random_state=0,
                                privacy_ledger=ledger).fit(X, y)
     # under a ledger the composable record itself meets the target
     assert get_epsilon(clf.dp_event_, 1e-6) <= 1.0 + 1e-9
@@ -286,13 +287,14 @@ def test_refusals():
         objective_perturbation_plan(100, 3, AbsoluteLoss(), epsilon=1, delta=1e-6,
                                     alpha=0.1, row_bound=1.0)
     with pytest.raises(ValueError, match="sample_weight"):
-        DPLogisticRegression(data_norm=1.0, solver="objective_perturbation").fit(
+        DPLogisticRegression(classes=[0, 1], data_norm=1.0, solver="objective_perturbation").fit(
             X, y, sample_weight=np.ones(len(y)))
     y3 = np.arange(len(y)) % 3
     with pytest.raises(ValueError, match="binary logistic and Huber"):
-        DPLogisticRegression(data_norm=1.0, solver="objective_perturbation").fit(X, y3)
+        DPLogisticRegression(classes=[0, 1, 2], data_norm=1.0,
+                             solver="objective_perturbation").fit(X, y3)
     with pytest.raises(ValueError, match="calibration='paper'"):
-        DPLogisticRegression(data_norm=1.0, solver="objective_perturbation",
+        DPLogisticRegression(classes=[0, 1], data_norm=1.0, solver="objective_perturbation",
                              calibration="paper").fit(X, y)
 
 

@@ -217,7 +217,8 @@ def test_utility_improves_with_epsilon_and_is_near_optimal(kind):
         vals = []
         for seed in range(3):
             if kind == "logistic":
-                est = DPLogisticRegression(epsilon=eps, solver="phased", data_norm=1.5,
+                est = DPLogisticRegression(classes=[0, 1],
+                                           epsilon=eps, solver="phased", data_norm=1.5,
                                            alpha=0.0, max_coef_norm=5.0, random_state=seed)
             else:
                 est = DPHuberRegressor(epsilon=eps, solver="phased", huber_threshold=0.0,
@@ -242,7 +243,8 @@ def test_estimators_route_parameters_and_planner_matches():
     assert est.n_gradient_evals_ == 3000
     assert est.sensitivity_ > 0 and est.noise_scale_ > est.sensitivity_
     Xc, yc, _ = _synthetic(3000, 4, 0, "logistic")
-    multi = DPLogisticRegression(solver="phased", data_norm=1.5, random_state=0).fit(
+    multi = DPLogisticRegression(classes=[0, 1, 2],
+                                 solver="phased", data_norm=1.5, random_state=0).fit(
         Xc, np.arange(3000) % 3)
     assert multi.coef_.shape == (3, 4) and multi.epsilon_ <= 1.0
 

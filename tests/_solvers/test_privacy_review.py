@@ -348,7 +348,8 @@ def test_resque_event_is_poisson_gaussian_with_T_steps():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(300, 2)), rng.choice([0, 1], size=300)
     for bs, ne, block in [(30, 1.0, "auto"), (7, 0.5, 3), (300, 2.0, 1)]:
-        est = DPLogisticRegression(solver="resque", data_norm=2.0, batch_size=bs, n_epochs=ne,
+        est = DPLogisticRegression(classes=[0, 1],
+                                   solver="resque", data_norm=2.0, batch_size=bs, n_epochs=ne,
                                    block_size=block, random_state=0).fit(X, y)
         T = max(1, math.ceil(ne * 300 / bs))
         ev = est.dp_event_
@@ -567,14 +568,17 @@ def test_rrpsgd_batches_are_poisson_sized():
 
 def _estimators():
     return [
-        ("logit-phased", DPLogisticRegression(solver="phased", data_norm=2.0, alpha=0.05)),
-        ("logit-phased-paper", DPLogisticRegression(solver="phased", data_norm=2.0,
+        ("logit-phased", DPLogisticRegression(classes=[0, 1],
+                                              solver="phased", data_norm=2.0, alpha=0.05)),
+        ("logit-phased-paper", DPLogisticRegression(classes=[0, 1], solver="phased", data_norm=2.0,
                                                     calibration="paper", alpha=0.05,
                                                     fit_intercept=False)),
-        ("multi-phased", DPLogisticRegression(solver="phased", data_norm=2.0, alpha=0.05)),
+        ("multi-phased", DPLogisticRegression(classes=[0, 1, 2],
+                                              solver="phased", data_norm=2.0, alpha=0.05)),
         ("huber-phased", DPHuberRegressor(solver="phased", data_norm=2.0, alpha=0.0,
                                           max_coef_norm=3.0, huber_threshold=0.0)),
-        ("logit-resque", DPLogisticRegression(solver="resque", data_norm=2.0, batch_size=20,
+        ("logit-resque", DPLogisticRegression(classes=[0, 1],
+                                              solver="resque", data_norm=2.0, batch_size=20,
                                               n_epochs=1.0, block_size=2)),
         ("huber-resque", DPHuberRegressor(solver="resque", data_norm=2.0, batch_size=40,
                                           n_epochs=0.5)),

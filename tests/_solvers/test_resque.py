@@ -267,10 +267,11 @@ def test_estimators_route_parameters_and_planner_matches():
     assert DPHuberRegressor(solver="resque", huber_threshold=1.0, data_norm=1.5,
                             max_coef_norm=4.0, random_state=0).fit(X, y).epsilon_ <= 1.0
     Xc, yc, _ = _synthetic(4000, 4, 0, "logistic")
-    clf = DPLogisticRegression(solver="resque", data_norm=1.5, batch_size=80, random_state=0)
+    clf = DPLogisticRegression(classes=[-1, 1],
+                               solver="resque", data_norm=1.5, batch_size=80, random_state=0)
     assert clf.fit(Xc, yc).score(Xc, yc) > 0.6
     with pytest.raises(ValueError, match="multinomial"):
-        clf.fit(Xc, np.arange(4000) % 3)
+        clf.set_params(classes=[0, 1, 2]).fit(Xc, np.arange(4000) % 3)
 
 
 # ---------------------------------------------------------------------------------------
@@ -319,10 +320,10 @@ def test_privacy_ledger_plans_records_and_refuses():
     ledger = PrivacyLedger(epsilon=1.1, delta=1e-6)
     kw = dict(solver="resque", data_norm=1.5, batch_size=50, n_epochs=2, block_size=4,
               delta=1e-6, privacy_ledger=ledger, random_state=0)
-    DPLogisticRegression(epsilon=1.0, **kw).fit(X, y)
+    DPLogisticRegression(classes=[-1, 1], epsilon=1.0, **kw).fit(X, y)
     assert len(ledger.entries()) == 1 and ledger.epsilon_spent() <= 1.0 + 1e-9
     with pytest.raises(BudgetExceededError):
-        DPLogisticRegression(epsilon=1.0, **kw).fit(X, y)
+        DPLogisticRegression(classes=[-1, 1], epsilon=1.0, **kw).fit(X, y)
     assert len(ledger.entries()) == 1
 
 
@@ -525,9 +526,9 @@ def test_n_jobs_threads_the_oracle_round_without_changing_the_model_beyond_round
               n_epochs=1, n_phases=1, block_size=4, random_state=3)
     assert 4 * (3000 - 300) * 50 >= PARALLEL_ROUND_WORK  # the blocks run threaded
     before = numba.get_num_threads()
-    serial = DPLogisticRegression(**kw).fit(X, y)
-    threaded = DPLogisticRegression(n_jobs=2, **kw).fit(X, y)
-    again = DPLogisticRegression(n_jobs=-1, **kw).fit(X, y)
+    serial = DPLogisticRegression(classes=[-1, 1], **kw).fit(X, y)
+    threaded = DPLogisticRegression(classes=[-1, 1], n_jobs=2, **kw).fit(X, y)
+    again = DPLogisticRegression(classes=[-1, 1], n_jobs=-1, **kw).fit(X, y)
     assert numba.get_num_threads() == before
     assert np.array_equal(threaded.coef_, again.coef_)
     assert np.array_equal(threaded.intercept_, again.intercept_)
@@ -540,7 +541,7 @@ def test_n_jobs_threads_the_oracle_round_without_changing_the_model_beyond_round
 @pytest.mark.parametrize("n_jobs", [0, -2, 1.5, "two"])
 def test_invalid_n_jobs_is_refused_before_fitting(n_jobs):
     X, y, _ = _synthetic(300, 3, 1, "logistic")
-    est = DPLogisticRegression(solver="resque", n_jobs=n_jobs, data_norm=1.5)
+    est = DPLogisticRegression(classes=[-1, 1], solver="resque", n_jobs=n_jobs, data_norm=1.5)
     with pytest.raises(ValueError, match="n_jobs"):
         est.fit(X, y)
     assert not hasattr(est, "coef_")
@@ -556,11 +557,12 @@ def test_default_batch_size_is_the_spec_rule_and_the_planner_uses_it():
 
     assert [default_batch_size(n) for n in (20, 3000, 10**4, 10**6)] == [2, 256, 400, 4000]
     X, y, _ = _synthetic(3000, 4, 2, "logistic")
-    est = DPLogisticRegression(solver="resque", data_norm=1.5, n_epochs=2,
+    est = DPLogisticRegression(classes=[-1, 1], solver="resque", data_norm=1.5, n_epochs=2,
                                random_state=0).fit(X, y)
     assert est.n_iter_ == math.ceil(2 * 3000 / 256)
     assert planned_dp_event(est, 3000) == est.dp_event_
-    sgd = DPLogisticRegression(solver="dpsgd", data_norm=1.5, random_state=0).fit(X, y)
+    sgd = DPLogisticRegression(classes=[-1, 1],
+                               solver="dpsgd", data_norm=1.5, random_state=0).fit(X, y)
     assert sgd.solver_params_["batch_size"] == round(4 * math.sqrt(3000)) == 219
     assert sgd.n_iter_ == math.ceil(20 * 3000 / 219)
     assert planned_dp_event(sgd, 3000) == sgd.dp_event_

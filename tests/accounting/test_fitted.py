@@ -20,14 +20,14 @@ def data():
 
 
 def test_single_estimator_event_is_its_own(data):
-    clf = DPLogisticRegression(data_norm=2.0, random_state=0).fit(*data)
+    clf = DPLogisticRegression(classes=[0, 1], data_norm=2.0, random_state=0).fit(*data)
     assert fitted_dp_event(clf) is clf.dp_event_
     assert fitted_privacy_guaranteed(clf)
 
 
 def test_pipeline_composes_every_dp_step(data):
     X, y = data
-    a = DPLogisticRegression(epsilon=0.5, data_norm=2.0, random_state=0).fit(X, y)
+    a = DPLogisticRegression(classes=[0, 1], epsilon=0.5, data_norm=2.0, random_state=0).fit(X, y)
     pipe = make_pipeline(PolynomialFeatures(1), a)
     pipe.fit(X, y)
     ev = fitted_dp_event(pipe)
@@ -39,7 +39,7 @@ def test_pipeline_composes_every_dp_step(data):
 
 def test_non_private_step_is_refused(data):
     pipe = make_pipeline(
-        StandardScaler(), DPLogisticRegression(data_norm=2.0, random_state=0)
+        StandardScaler(), DPLogisticRegression(classes=[0, 1], data_norm=2.0, random_state=0)
     ).fit(*data)
     with pytest.raises(TypeError, match="StandardScaler"):
         fitted_dp_event(pipe)

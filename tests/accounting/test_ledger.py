@@ -59,7 +59,7 @@ def ledger():
 def _clf(ledger=None, epsilon=0.5, **kw):
     """A fit releasing one Gaussian mechanism (closed-form composition in these tests)."""
     kw = {"solver": "output_perturbation", "alpha": 0.01, **kw}
-    return DPLogisticRegression(
+    return DPLogisticRegression(classes=[0, 1], 
         epsilon=epsilon, delta=DELTA, data_norm=2.0, random_state=0, privacy_ledger=ledger, **kw
     )
 
@@ -116,7 +116,8 @@ def test_default_objective_perturbation_fit_fits_its_budget(data):
     so a ledger of exactly epsilon accepts the fit and the total is at most epsilon."""
     X, y = data
     with PrivacyLedger(epsilon=0.5, delta=DELTA) as led:
-        est = DPLogisticRegression(epsilon=0.5, delta=DELTA, data_norm=2.0, random_state=0,
+        est = DPLogisticRegression(classes=[0, 1],
+                                   epsilon=0.5, delta=DELTA, data_norm=2.0, random_state=0,
                                    privacy_ledger=led).fit(X, y)
         assert est.solver_ == "objective_perturbation"
         assert len(led) == 1 and led.epsilon_spent() <= 0.5 + 1e-9
@@ -430,7 +431,7 @@ def test_attach_sets_every_dp_step_and_warns_for_searches(data):
         pipe = make_pipeline(
             PolynomialFeatures(1),
             DPStandardScaler(feature_bounds=(-1, 1), random_state=0),
-            DPLogisticRegression(data_norm=2.0, random_state=0),
+            DPLogisticRegression(classes=[0, 1], data_norm=2.0, random_state=0),
         )
         search = GridSearchCV(pipe, {"dplogisticregression__alpha": [0.1, 1.0]}, cv=2)
         with pytest.warns(PrivacyLeakWarning, match="cv_results_"):
@@ -446,7 +447,7 @@ def test_attach_sets_every_dp_step_and_warns_for_searches(data):
 
 def test_attach_refuses_non_private_step():
     with PrivacyLedger() as led:
-        pipe = make_pipeline(StandardScaler(), DPLogisticRegression(data_norm=2.0))
+        pipe = make_pipeline(StandardScaler(), DPLogisticRegression(classes=[0, 1], data_norm=2.0))
         with pytest.raises(TypeError, match="StandardScaler"):
             led.attach(pipe)
         assert pipe[-1].privacy_ledger is None
@@ -466,6 +467,7 @@ def test_invalid_budget_and_ledger_parameter(data):
 def test_attach_refuses_private_search_that_accounts_itself():
     from skdp.model_selection import DPGridSearchCV
 
-    search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), {"alpha": [0.1, 1.0]})
+    search = DPGridSearchCV(DPLogisticRegression(classes=[0, 1],
+                                                 data_norm=2.0), {"alpha": [0.1, 1.0]})
     with PrivacyLedger() as led, pytest.raises(TypeError, match="record"):
         led.attach(search)

@@ -82,7 +82,8 @@ def test_replacing_a_row_changes_no_decision(cls):
 
 def test_multinomial_default_and_planner():
     X, y = _data(classes=3)
-    clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=0).fit(X, y)
+    clf = DPLogisticRegression(classes=[0, 1, 2],
+                               epsilon=1.0, data_norm=1.0, random_state=0).fit(X, y)
     assert clf.solver_ == "dpsgd"
     assert clf.solver_params_ == dict(zip(("batch_size", "n_steps"),
                                           _auto.dpsgd_schedule(800, 18)))
@@ -91,6 +92,7 @@ def test_multinomial_default_and_planner():
 
 def test_explicit_values_are_kept():
     X, y = _data()
-    clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, alpha=0.05, solver="phased",
+    clf = DPLogisticRegression(classes=[0, 1],
+                               epsilon=1.0, data_norm=1.0, alpha=0.05, solver="phased",
                                random_state=0).fit(X, y)
     assert clf.solver_ == "phased" and clf.alpha_ == 0.05

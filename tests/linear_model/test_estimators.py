@@ -21,6 +21,11 @@ PRIVACY_ATTRS = [
 ]
 
 
+def _public(cls, n_classes=2):
+    """The public label set of a classifier (passing it is the private way to fit)."""
+    return {"classes": list(range(n_classes))} if cls is DPLogisticRegression else {}
+
+
 def _data(cls, n=200, d=3, seed=0, n_classes=2):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
@@ -37,7 +42,7 @@ def _data(cls, n=200, d=3, seed=0, n_classes=2):
 def test_privacy_attributes(cls, calibration, delta):
     X, y = _data(cls)
     est = cls(epsilon=0.7, delta=delta, data_norm=3.0, calibration=calibration,
-              solver="output_perturbation", alpha=0.01, random_state=0).fit(X, y)
+              solver="output_perturbation", alpha=0.01, random_state=0, **_public(cls)).fit(X, y)
     _check_privacy_attributes(est, delta)
     assert est.solver_ == "output_perturbation" and est.alpha_ == 0.01
 
@@ -46,7 +51,7 @@ def test_privacy_attributes(cls, calibration, delta):
 def test_dpsgd_privacy_attributes(cls):
     X, y = _data(cls, n=500)
     est = cls(epsilon=0.7, delta=1e-6, data_norm=3.0, solver="dpsgd", batch_size=25,
-              n_steps="bst14", random_state=0).fit(X, y)
+              n_steps="bst14", random_state=0, **_public(cls)).fit(X, y)
     assert isinstance(est.dp_event_, dp_accounting.SelfComposedDpEvent)
     assert est.n_iter_ == 400  # ceil(n^2 / m^2)
     # the default schedule: batch max(64, 4 sqrt(n)) = 89, 20 epochs (5e8/(n p) > 20)
@@ -84,11 +89,13 @@ def _check_privacy_attributes(est, delta):
 
 def test_multinomial_is_one_model_without_epsilon_split():
     X, y = _data(DPLogisticRegression, n=300, n_classes=4)
-    est = DPLogisticRegression(epsilon=1.0, data_norm=3.0, random_state=0).fit(X, y)
+    est = DPLogisticRegression(classes=[0, 1, 2, 3],
+                               epsilon=1.0, data_norm=3.0, random_state=0).fit(X, y)
     assert est.solver_ == "dpsgd"   # the auto rule for three or more classes
     assert est.coef_.shape == (4, 3) and est.intercept_.shape == (4,)
     assert est.epsilon_ <= 1.0
-    est = DPLogisticRegression(epsilon=1.0, data_norm=3.0, alpha=0.01, random_state=0,
+    est = DPLogisticRegression(classes=[0, 1, 2, 3],
+                               epsilon=1.0, data_norm=3.0, alpha=0.01, random_state=0,
                                solver="output_perturbation").fit(X, y)
     R = np.hypot(3.0, 1.0)
     assert est.sensitivity_ == pytest.approx(2.02 * np.sqrt(2) * R / (300 * 0.01))
@@ -242,7 +249,7 @@ def test_huber_absolute_loss_needs_another_solver():
 
 def test_failed_refit_keeps_the_previous_model():
     X, y = _data(DPLogisticRegression)
-    est = DPLogisticRegression(data_norm=3.0, random_state=0).fit(X, y)
+    est = DPLogisticRegression(classes=[0, 1], data_norm=3.0, random_state=0).fit(X, y)
     coef = est.coef_.copy()
     est.set_params(alpha=0.0, solver="output_perturbation")  # needs max_coef_norm
     with pytest.raises(ValueError):
@@ -268,8 +275,10 @@ def test_private_model_is_useful_at_moderate_epsilon():
     n, d = 20_000, 5
     X = rng.normal(size=(n, d)) / np.sqrt(d)
     y = (X @ np.array([3, -2, 1, 0, 0.5]) + 0.3 * rng.normal(size=n) > 0).astype(int)
-    dp = DPLogisticRegression(epsilon=1.0, data_norm=2.0, alpha=1e-3, random_state=0)
-    ref = DPLogisticRegression(epsilon=1e6, data_norm=2.0, alpha=1e-3, random_state=0)
+    dp = DPLogisticRegression(classes=[0, 1],
+                              epsilon=1.0, data_norm=2.0, alpha=1e-3, random_state=0)
+    ref = DPLogisticRegression(classes=[0, 1],
+                               epsilon=1e6, data_norm=2.0, alpha=1e-3, random_state=0)
     assert dp.fit(X, y).score(X, y) >= ref.fit(X, y).score(X, y) - 0.03
     assert ref.score(X, y) > 0.85
 
@@ -277,7 +286,7 @@ def test_private_model_is_useful_at_moderate_epsilon():
 def test_works_in_pipeline_gridsearch_and_clone():
     X, y = _data(DPLogisticRegression, n=400)
     pipe = make_pipeline(FunctionTransformer(lambda Z: Z / 4.0),
-                         DPLogisticRegression(data_norm=2.0, random_state=0))
+                         DPLogisticRegression(classes=[0, 1], data_norm=2.0, random_state=0))
     grid = GridSearchCV(pipe, {"dplogisticregression__alpha": [0.01, 0.1]}, cv=3)
     grid.fit(X, y)
     assert grid.best_estimator_[-1].privacy_guaranteed_

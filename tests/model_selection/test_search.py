@@ -49,7 +49,7 @@ def _rdp_total(run_mu, refit_mu, mean, shape, delta):
 
 def test_total_matches_dp_accounting_holdout(data):
     X, y = data
-    search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, epsilon=1.0,
+    search = DPGridSearchCV(DPLogisticRegression(classes=[0, 1], data_norm=2.0), GRID, epsilon=1.0,
                             delta=1e-6, random_state=0).fit(X, y)
     best = search.best_estimator_
     fit_mu = _mu(best.noise_scale_, best.sensitivity_)  # read from the fitted refit model
@@ -67,7 +67,7 @@ def test_total_matches_dp_accounting_holdout(data):
 def test_total_matches_dp_accounting_kfold(data):
     X, y = data
     k = 3
-    search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, epsilon=2.0,
+    search = DPGridSearchCV(DPLogisticRegression(classes=[0, 1], data_norm=2.0), GRID, epsilon=2.0,
                             delta=1e-6, cv=k, n_repetitions=5, repetition_shape=0.0,
                             random_state=1).fit(X, y)
     best = search.best_estimator_
@@ -84,14 +84,17 @@ def test_total_matches_dp_accounting_kfold(data):
 def test_no_refit_keeps_winning_model_and_costs_less(data):
     X, y = data
     kw = dict(epsilon=1.0, random_state=0)
-    with_refit = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, **kw).fit(X, y)
-    no_refit = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, refit=False,
+    with_refit = DPGridSearchCV(DPLogisticRegression(classes=[0, 1],
+                                                     data_norm=2.0), GRID, **kw).fit(X, y)
+    no_refit = DPGridSearchCV(DPLogisticRegression(classes=[0, 1],
+                                                   data_norm=2.0), GRID, refit=False,
                               **kw).fit(X, y)
     # the same total leaves more per fit when nothing is refitted
     assert no_refit.budget_split_["fit_mu"] > with_refit.budget_split_["fit_mu"]
     assert no_refit.best_estimator_.coef_.shape == (1, 2)
     assert no_refit.epsilon_ <= 1.0
-    kfold = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, refit=False, cv=3,
+    kfold = DPGridSearchCV(DPLogisticRegression(classes=[0, 1],
+                                                data_norm=2.0), GRID, refit=False, cv=3,
                            **kw).fit(X, y)
     assert not hasattr(kfold, "best_estimator_")
     with pytest.raises(AttributeError):
@@ -100,7 +103,7 @@ def test_no_refit_keeps_winning_model_and_costs_less(data):
 
 def test_pure_random_stopping_total(data):
     X, y = data
-    search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, epsilon=1.0,
+    search = DPGridSearchCV(DPLogisticRegression(classes=[0, 1], data_norm=2.0), GRID, epsilon=1.0,
                             delta=0.0, random_state=0).fit(X, y)
     assert search.budget_split_["selection"] == "random_stopping"
     eps_fit = search.best_estimator_.epsilon_  # pure epsilon of the refit (= of each fit)
@@ -113,13 +116,16 @@ def test_pure_random_stopping_total(data):
 def test_parallel_results_identical(data):
     X, y = data
     kw = dict(epsilon=1.0, random_state=3, cv=3)
-    a = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, n_jobs=1, **kw).fit(X, y)
-    b = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, n_jobs=2, **kw).fit(X, y)
+    a = DPGridSearchCV(DPLogisticRegression(classes=[0, 1],
+                                            data_norm=2.0), GRID, n_jobs=1, **kw).fit(X, y)
+    b = DPGridSearchCV(DPLogisticRegression(classes=[0, 1],
+                                            data_norm=2.0), GRID, n_jobs=2, **kw).fit(X, y)
     assert a.best_index_ == b.best_index_
     assert a.best_score_ == b.best_score_
     np.testing.assert_array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
     assert a.epsilon_ == b.epsilon_
-    c = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, n_jobs=1, epsilon=1.0,
+    c = DPGridSearchCV(DPLogisticRegression(classes=[0, 1],
+                                            data_norm=2.0), GRID, n_jobs=1, epsilon=1.0,
                        random_state=4, cv=3).fit(X, y)
     assert c.best_score_ != a.best_score_  # the noise does come from random_state
 
@@ -129,11 +135,13 @@ def test_dask_backend_identical(data):
     distributed = pytest.importorskip("distributed")
     X, y = data
     kw = dict(epsilon=1.0, random_state=5, cv=0.3)
-    ref = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, n_jobs=1, **kw).fit(X, y)
+    ref = DPGridSearchCV(DPLogisticRegression(classes=[0, 1],
+                                              data_norm=2.0), GRID, n_jobs=1, **kw).fit(X, y)
     with distributed.Client(processes=False, n_workers=2, threads_per_worker=1,
                             dashboard_address=None):
         with joblib.parallel_config(backend="dask"):
-            got = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, n_jobs=2,
+            got = DPGridSearchCV(DPLogisticRegression(classes=[0, 1],
+                                                      data_norm=2.0), GRID, n_jobs=2,
                                  **kw).fit(X, y)
     assert got.best_index_ == ref.best_index_
     assert got.best_score_ == ref.best_score_
@@ -143,7 +151,8 @@ def test_dask_backend_identical(data):
 
 def test_cv_results_release_only_the_selected_score(data):
     X, y = data
-    search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, random_state=0).fit(X, y)
+    search = DPGridSearchCV(DPLogisticRegression(classes=[0, 1],
+                                                 data_norm=2.0), GRID, random_state=0).fit(X, y)
     res = search.cv_results_
     assert [p["alpha"] for p in res["params"]] == GRID["alpha"]
     assert np.isnan(res["mean_test_score"]).sum() == 2
@@ -159,12 +168,12 @@ def test_cv_results_release_only_the_selected_score(data):
 
 def test_randomized_search(data):
     X, y = data
-    search = DPRandomizedSearchCV(DPLogisticRegression(data_norm=2.0),
+    search = DPRandomizedSearchCV(DPLogisticRegression(classes=[0, 1], data_norm=2.0),
                                   {"alpha": loguniform(1e-3, 1.0)}, n_iter=4, epsilon=1.0,
                                   random_state=0).fit(X, y)
     assert len(search.cv_results_["params"]) == 4
     assert search.budget_split_["n_repetitions_mean"] == 4.0
-    again = DPRandomizedSearchCV(DPLogisticRegression(data_norm=2.0),
+    again = DPRandomizedSearchCV(DPLogisticRegression(classes=[0, 1], data_norm=2.0),
                                  {"alpha": loguniform(1e-3, 1.0)}, n_iter=4, epsilon=1.0,
                                  random_state=0).fit(X, y)
     assert again.best_params_ == search.best_params_
@@ -174,7 +183,8 @@ def test_randomized_search(data):
 def test_pipeline_with_two_dp_steps_shares_the_budget(data):
     X, y = data
     pipe = make_pipeline(NoisyCenterer(data_norm=2.0),
-                         PolynomialFeatures(1), DPLogisticRegression(data_norm=3.0))
+                         PolynomialFeatures(1), DPLogisticRegression(classes=[0, 1],
+                                                                     data_norm=3.0))
     search = DPGridSearchCV(pipe, {"dplogisticregression__alpha": [0.05, 0.5]}, epsilon=1.0,
                             random_state=0).fit(X, y)
     best = search.best_estimator_
@@ -209,27 +219,37 @@ def _not_fitted(search):
     "estimator,grid,kwargs,error",
     [
         (LogisticRegression(), {"C": [1.0]}, {}, TypeError),  # not DP
-        (make_pipeline(StandardScaler(), DPLogisticRegression(data_norm=2.0)),
+        (make_pipeline(StandardScaler(), DPLogisticRegression(classes=[0, 1], data_norm=2.0)),
          {"dplogisticregression__alpha": [0.1]}, {}, TypeError),  # non-DP scaler
-        (DPLogisticRegression(data_norm=2.0), {"epsilon": [0.5, 1.0]}, {}, ValueError),
-        (DPLogisticRegression(data_norm=2.0), {"random_state": [0, 1]}, {}, ValueError),
-        (DPLogisticRegression(data_norm=2.0, solver="dpsgd", batch_size=20, n_steps=5),
+        (DPLogisticRegression(classes=[0, 1],
+                              data_norm=2.0), {"epsilon": [0.5, 1.0]}, {}, ValueError),
+        (DPLogisticRegression(classes=[0, 1],
+                              data_norm=2.0), {"random_state": [0, 1]}, {}, ValueError),
+        (DPLogisticRegression(classes=[0, 1],
+                              data_norm=2.0, solver="dpsgd", batch_size=20, n_steps=5),
          {"alpha": [0.1]}, {}, UnsupportedDpEventError),  # Poisson: no exact RDP
-        (DPLogisticRegression(data_norm=2.0), GRID, {"selection": "random_stopping"},
+        (DPLogisticRegression(classes=[0, 1],
+                              data_norm=2.0), GRID, {"selection": "random_stopping"},
          ValueError),
-        (DPLogisticRegression(data_norm=2.0), GRID,
+        (DPLogisticRegression(classes=[0, 1], data_norm=2.0), GRID,
          {"selection": "repeat_and_select", "delta": 0.0}, ValueError),
-        (DPLogisticRegression(data_norm=2.0), GRID, {"delta": 0.0, "repetition_shape": 0.0},
+        (DPLogisticRegression(classes=[0, 1],
+                              data_norm=2.0), GRID, {"delta": 0.0, "repetition_shape": 0.0},
          ValueError),
-        (DPLogisticRegression(data_norm=2.0), GRID, {"scoring": "roc_auc"},
+        (DPLogisticRegression(classes=[0, 1], data_norm=2.0), GRID, {"scoring": "roc_auc"},
          InvalidParameterError),
-        (DPLogisticRegression(data_norm=2.0), GRID, {"scoring": lambda e, X, y: 1.0},
+        (DPLogisticRegression(classes=[0, 1],
+                              data_norm=2.0), GRID, {"scoring": lambda e, X, y: 1.0},
          InvalidParameterError),
-        (DPLogisticRegression(data_norm=2.0), GRID, {"epsilon": -1.0}, InvalidParameterError),
-        (DPLogisticRegression(data_norm=2.0), GRID, {"epsilon": math.inf}, ValueError),
-        (DPLogisticRegression(data_norm=2.0), GRID, {"delta": 1.0}, InvalidParameterError),
-        (DPLogisticRegression(data_norm=2.0), GRID, {"cv": 1}, InvalidParameterError),
-        (DPLogisticRegression(data_norm=2.0), GRID, {"n_repetitions": 0.5},
+        (DPLogisticRegression(classes=[0, 1],
+                              data_norm=2.0), GRID, {"epsilon": -1.0}, InvalidParameterError),
+        (DPLogisticRegression(classes=[0, 1],
+                              data_norm=2.0), GRID, {"epsilon": math.inf}, ValueError),
+        (DPLogisticRegression(classes=[0, 1],
+                              data_norm=2.0), GRID, {"delta": 1.0}, InvalidParameterError),
+        (DPLogisticRegression(classes=[0, 1],
+                              data_norm=2.0), GRID, {"cv": 1}, InvalidParameterError),
+        (DPLogisticRegression(classes=[0, 1], data_norm=2.0), GRID, {"n_repetitions": 0.5},
          InvalidParameterError),
     ],
 )
@@ -245,7 +265,8 @@ def test_bad_data_refused(data):
     X, y = data
     Xn = X.copy()
     Xn[3, 0] = np.nan
-    search = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, random_state=0)
+    search = DPGridSearchCV(DPLogisticRegression(classes=[0, 1],
+                                                 data_norm=2.0), GRID, random_state=0)
     with pytest.raises(ValueError):
         search.fit(Xn, y)
     assert _not_fitted(search)
@@ -270,7 +291,7 @@ def test_budget_too_small_is_refused(data):
     from skdp.exceptions import BudgetExceededError
 
     with pytest.raises(BudgetExceededError):
-        DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, epsilon=1e-4,
+        DPGridSearchCV(DPLogisticRegression(classes=[0, 1], data_norm=2.0), GRID, epsilon=1e-4,
                        n_repetitions=1e6, random_state=0).fit(X, y)
 
 
@@ -294,7 +315,7 @@ def test_candidates_reporting_to_a_ledger_are_refused(data):
 
     X, y = data
     ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
-    est = DPLogisticRegression(data_norm=2.0, privacy_ledger=ledger)
+    est = DPLogisticRegression(classes=[0, 1], data_norm=2.0, privacy_ledger=ledger)
     search = DPGridSearchCV(est, GRID, random_state=0)
     with pytest.raises(ValueError, match="ledger"):
         search.fit(X, y)

@@ -22,7 +22,7 @@ def data():
 @pytest.mark.parametrize("k", [2, 5])
 def test_total_is_k_minus_1_fits_plus_one_score(data, k):
     X, y = data
-    res = dp_cross_validate(DPLogisticRegression(data_norm=2.0), X, y, epsilon=1.0,
+    res = dp_cross_validate(DPLogisticRegression(classes=[0, 1], data_norm=2.0), X, y, epsilon=1.0,
                             delta=1e-6, cv=k, random_state=0, return_estimator=True)
     models = res["estimator"]
     fit_mus = [m.sensitivity_ / m.noise_scale_ for m in models]
@@ -45,7 +45,7 @@ def test_total_is_k_minus_1_fits_plus_one_score(data, k):
 
 def test_pure(data):
     X, y = data
-    res = dp_cross_validate(DPLogisticRegression(data_norm=2.0), X, y, epsilon=1.0,
+    res = dp_cross_validate(DPLogisticRegression(classes=[0, 1], data_norm=2.0), X, y, epsilon=1.0,
                             delta=0.0, cv=4, random_state=0, return_estimator=True)
     eps_fit = res["estimator"][0].epsilon_
     assert res["epsilon"] == pytest.approx(4 * eps_fit, rel=1e-9)  # 3 fits + 1 score
@@ -55,21 +55,25 @@ def test_pure(data):
 def test_scores_are_noisy_and_reproducible(data):
     X, y = data
     kw = dict(epsilon=1.0, cv=3)
-    a = dp_cross_validate(DPLogisticRegression(data_norm=2.0), X, y, random_state=1, **kw)
-    b = dp_cross_validate(DPLogisticRegression(data_norm=2.0), X, y, random_state=1,
+    a = dp_cross_validate(DPLogisticRegression(classes=[0, 1],
+                                               data_norm=2.0), X, y, random_state=1, **kw)
+    b = dp_cross_validate(DPLogisticRegression(classes=[0, 1],
+                                               data_norm=2.0), X, y, random_state=1,
                           n_jobs=2, **kw)
-    c = dp_cross_validate(DPLogisticRegression(data_norm=2.0), X, y, random_state=2, **kw)
+    c = dp_cross_validate(DPLogisticRegression(classes=[0, 1],
+                                               data_norm=2.0), X, y, random_state=2, **kw)
     np.testing.assert_array_equal(a["test_score"], b["test_score"])
     assert not np.array_equal(a["test_score"], c["test_score"])
     # the noise is as claimed: the spread over seeds of a fold score matches sigma
-    high = [dp_cross_validate(DPLogisticRegression(data_norm=2.0), X, y, epsilon=50.0,
+    high = [dp_cross_validate(DPLogisticRegression(classes=[0, 1],
+                                                   data_norm=2.0), X, y, epsilon=50.0,
                               cv=3, random_state=s)["test_score"] for s in range(3)]
     assert np.all(np.abs(np.array(high) - np.mean(high)) < 0.2)
 
 
 def test_refusals(data):
     X, y = data
-    est = DPLogisticRegression(data_norm=2.0)
+    est = DPLogisticRegression(classes=[0, 1], data_norm=2.0)
     with pytest.raises(ValueError):
         dp_cross_validate(est, X, y, cv=1)
     with pytest.raises(ValueError):
@@ -82,7 +86,8 @@ def test_refusals(data):
         dp_cross_validate(est, X[:5], y[:5], cv=3)
     with pytest.raises(TypeError):
         dp_cross_validate(est, X, y, scoring=lambda e, X, y: 1.0)
-    dpsgd = DPLogisticRegression(data_norm=2.0, solver="dpsgd", batch_size=30, n_steps=20)
+    dpsgd = DPLogisticRegression(classes=[0, 1],
+                                 data_norm=2.0, solver="dpsgd", batch_size=30, n_steps=20)
     with pytest.raises(BudgetExceededError):
         # Poisson-sampled fits are not Gaussian: the GDP split over-spends, caught
         # before any score is released

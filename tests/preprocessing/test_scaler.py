@@ -192,7 +192,7 @@ def test_pipeline_end_to_end_event():
     with PrivacyLedger(epsilon=None, delta=1e-6) as led:
         pipe = led.attach(make_pipeline(
             DPStandardScaler(0.5, 1e-6, feature_bounds=([-5, -6], [15, 0]), random_state=0),
-            DPLogisticRegression(0.5, 1e-6, data_norm=4.0, random_state=0),
+            DPLogisticRegression(0.5, 1e-6, data_norm=4.0, classes=[0, 1], random_state=0),
         ))
         pipe.fit(X, y)
         event = fitted_dp_event(pipe)
