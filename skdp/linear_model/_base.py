@@ -97,10 +97,12 @@ _PRIVACY_DOC = """\
     ``row_bound_ = sqrt(data_norm^2 + intercept_scaling^2)`` holds for any input.  With
     ``data_norm=None`` the bound is read from the data (rounded up to a power of two), a
     :class:`~skdp.exceptions.PrivacyLeakWarning` is issued, ``privacy_guaranteed_`` is
-    False and ``epsilon_`` is infinite.  The class labels seen in ``y`` (``classes_``) are
-    treated as public.  Not protected: fit time and ``n_gradient_evals_`` (they may depend
-    on the data), and the exact floating-point bits of the noise (the samplers are not
-    hardened against floating-point attacks, Mironov 2012).  A fixed ``random_state``
+    False and ``epsilon_`` is infinite; the same holds for a classifier whose label set is
+    read from ``y`` (``classes=None``).  Every other fitted attribute is a function of the
+    public parameters, ``n`` and ``d``, except the unprotected diagnostics ``n_iter_`` and
+    ``n_gradient_evals_`` (they may depend on the data; the private searches remove them).
+    Not protected: fit time, those diagnostics, and the exact floating-point bits of the
+    noise (the samplers are not hardened against floating-point attacks, Mironov 2012).  A fixed ``random_state``
     reuses the same noise: two fits on different data with the same seed reveal the
     difference of their noise-free models -- use it for tests only.
 """
