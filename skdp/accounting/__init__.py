@@ -14,7 +14,14 @@ True
 from ._accountant import get_delta, get_epsilon
 from ._events import NEIGHBORING_RELATION, compose, gaussian_event, pure_dp_event
 from ._fitted import fitted_dp_event, fitted_privacy_guaranteed
-from ._ledger import LedgerEntry, LedgerUnreachableError, PrivacyLedger
+from ._ledger import (
+    LedgerCorruptError,
+    LedgerEntry,
+    LedgerError,
+    LedgerPermissionError,
+    LedgerUnreachableError,
+    PrivacyLedger,
+)
 from ._gaussian import (
     calibrate_gaussian_sigma,
     gaussian_delta,
@@ -26,7 +33,10 @@ from ._rdp import rdp_delta, rdp_epsilon, repeat_and_select_event, to_rdp_event
 
 __all__ = [
     "NEIGHBORING_RELATION",
+    "LedgerCorruptError",
     "LedgerEntry",
+    "LedgerError",
+    "LedgerPermissionError",
     "LedgerUnreachableError",
     "PrivacyLedger",
     "calibrate_gaussian_sigma",

@@ -78,6 +78,7 @@ with a finite budget it is refused before it runs.
 import contextlib
 import json
 import math
+import numbers
 import os
 import shutil
 import socket
@@ -99,7 +100,8 @@ from ._accountant import get_delta, get_epsilon
 from ._events import compose
 from .._stacklevel import user_stacklevel
 
-__all__ = ["PrivacyLedger", "LedgerEntry", "LedgerUnreachableError"]
+__all__ = ["PrivacyLedger", "LedgerEntry", "LedgerError", "LedgerUnreachableError",
+           "LedgerCorruptError", "LedgerPermissionError"]
 
 STORE_NAME = "ledger.sqlite"
 #: Seconds a process waits for the store's write lock before giving up (a budget check of
@@ -110,7 +112,16 @@ SCHEMA_VERSION = "1"
 _ACTIVE = ("reserved", "committed")
 
 
-class LedgerUnreachableError(RuntimeError):
+class LedgerError(RuntimeError):
+    """A problem with a :class:`PrivacyLedger`'s store; the release is refused.
+
+    The message names the store's path and the cause.  Subclasses tell which:
+    :class:`LedgerUnreachableError`, :class:`LedgerCorruptError`,
+    :class:`LedgerPermissionError`.
+    """
+
+
+class LedgerUnreachableError(LedgerError):
     """The ledger's store cannot be reached from this process: the fit is refused.
 
     Raised before the data is touched when the store file is missing (a worker on another
@@ -130,6 +141,59 @@ class LedgerUnreachableError(RuntimeError):
     ...     print("refused")
     refused
     """
+
+
+class LedgerCorruptError(LedgerError, ValueError):
+    """The file is not a ledger store, or its header or an entry cannot be read back.
+
+    A corrupt store never reads as "nothing spent": every operation that needs the total
+    (a fit, :meth:`PrivacyLedger.epsilon_spent`, :meth:`PrivacyLedger.summary`) raises.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from skdp.accounting import LedgerCorruptError, PrivacyLedger
+    >>> path = os.path.join(tempfile.mkdtemp(), "notes.sqlite")
+    >>> _ = open(path, "w").write("not a database")
+    >>> try:
+    ...     PrivacyLedger.open(path)
+    ... except LedgerCorruptError as exc:
+    ...     print("refused")
+    refused
+    """
+
+
+class LedgerPermissionError(LedgerError, PermissionError):
+    """This process may not write the store (or create it): the release is refused.
+
+    A ledger that cannot record a release cannot account it.  SQLite also writes a
+    journal file next to the store, so its *directory* must be writable too.
+    """
+
+
+def _sqlite_error(path, exc, action):
+    """The skdp error for a ``sqlite3.Error`` raised while ``action`` on the store ``path``."""
+    msg = str(exc)
+    directory = os.path.dirname(path) or "."
+    where = f"the privacy ledger's store {path}"
+    if "readonly" in msg or "read-only" in msg or "attempt to write" in msg or (
+            "unable to open" in msg and not os.access(directory, os.W_OK)):
+        state = ("does not exist yet" if not os.path.exists(path)
+                 else "is writable" if os.access(path, os.W_OK) else "is not writable")
+        writable = (f"the file {state}, its directory {directory} is "
+                    f"{'' if os.access(directory, os.W_OK) else 'not '}writable")
+        return LedgerPermissionError(
+            f"cannot {action} {where}: this process may not write it ({writable}; sqlite: "
+            f"{msg}). Nothing was released. Make the file and its directory writable (SQLite "
+            "writes a journal next to the store), or use a ledger elsewhere.")
+    if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError) \
+            or "not a database" in msg or "malformed" in msg:
+        return LedgerCorruptError(
+            f"cannot {action} {where}: the file is corrupt (sqlite: {msg}). Nothing was "
+            "released, and the spent budget is unknown, so every release under this "
+            "ledger is refused. Restore the store from a backup.")
+    return LedgerUnreachableError(
+        f"cannot {action} {where} (sqlite: {msg}). Nothing was released.")
 
 
 # --------------------------------------------------------------------------------------
@@ -175,14 +239,6 @@ def event_to_json(event):
 def event_from_json(text):
     """Inverse of :func:`event_to_json`."""
     return _from_jsonable(json.loads(text))
-
-
-def _canonical_total(event_texts):
-    """Composition of serialised events in a canonical (sorted) order."""
-    texts = sorted(event_texts)
-    if not texts:
-        return dp_accounting.NoOpDpEvent()
-    return compose(*[event_from_json(t) for t in texts])
 
 
 # --------------------------------------------------------------------------------------
@@ -336,6 +392,13 @@ def _rebuild(path, ledger_id, inode, epsilon, delta):
 
 
 def _check_budget(epsilon, delta):
+    from sklearn.utils._param_validation import Interval, validate_parameter_constraints
+
+    # the estimators' own constraints: "1" or True is refused, not coerced
+    validate_parameter_constraints(
+        {"epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
+         "delta": [Interval(numbers.Real, 0, 1, closed="left")]},
+        {"epsilon": epsilon, "delta": delta}, caller_name="PrivacyLedger")
     if epsilon is not None:
         epsilon = float(epsilon)
         if not (epsilon > 0.0 and math.isfinite(epsilon)):
@@ -434,6 +497,17 @@ class PrivacyLedger:
                     f"{path} exists; reopen an existing ledger with PrivacyLedger.open(path)"
                 )
         ledger_id = uuid.uuid4().hex
+        try:
+            self._create_store(path, ledger_id, epsilon, delta)
+        except sqlite3.Error as exc:
+            if owner_dir is not None:
+                shutil.rmtree(owner_dir, True)
+            raise _sqlite_error(path, exc, "create") from exc
+        inode = os.stat(path).st_ino
+        self._init_handle(path, ledger_id, inode, epsilon, delta, owner_dir=owner_dir)
+
+    @staticmethod
+    def _create_store(path, ledger_id, epsilon, delta):
         con = sqlite3.connect(path, timeout=LOCK_TIMEOUT, isolation_level=None)
         try:
             con.execute("PRAGMA journal_mode=DELETE")
@@ -456,8 +530,6 @@ class PrivacyLedger:
             con.execute("COMMIT")
         finally:
             con.close()
-        inode = os.stat(path).st_ino
-        self._init_handle(path, ledger_id, inode, epsilon, delta, owner_dir=owner_dir)
 
     def _init_handle(self, path, ledger_id, inode, epsilon, delta, owner_dir):
         self._path = path
@@ -496,24 +568,33 @@ class PrivacyLedger:
         path = os.path.abspath(os.fspath(path))
         if not os.path.isfile(path):
             raise FileNotFoundError(path)
-        con = sqlite3.connect(
-            f"file:{urllib.parse.quote(path)}?mode=rw", uri=True, timeout=LOCK_TIMEOUT
-        )
         try:
-            meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError as exc:
-            raise ValueError(f"{path} is not a PrivacyLedger store: {exc}") from exc
-        finally:
-            con.close()
+            con = sqlite3.connect(
+                f"file:{urllib.parse.quote(path)}?mode=rw", uri=True, timeout=LOCK_TIMEOUT
+            )
+            try:
+                meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+            finally:
+                con.close()
+        except sqlite3.Error as exc:
+            if "no such table" in str(exc):
+                raise LedgerCorruptError(
+                    f"{path} is not a PrivacyLedger store (an SQLite file without its "
+                    f"tables: {exc})") from exc
+            raise _sqlite_error(path, exc, "open") from exc
         if meta.get("schema") != SCHEMA_VERSION or "ledger_id" not in meta:
-            raise ValueError(f"{path} is not a PrivacyLedger store (schema {SCHEMA_VERSION})")
-        return _rebuild(
-            path,
-            meta["ledger_id"],
-            os.stat(path).st_ino,
-            json.loads(meta["epsilon"]),
-            json.loads(meta["delta"]),
-        )
+            raise LedgerCorruptError(
+                f"{path} is not a PrivacyLedger store (schema {SCHEMA_VERSION}): its header "
+                "has no ledger id or another schema")
+        try:
+            epsilon, delta = _check_budget(json.loads(meta["epsilon"]),
+                                           json.loads(meta["delta"]))
+        except (KeyError, ValueError, TypeError) as exc:
+            raise LedgerCorruptError(
+                f"the header of the privacy ledger's store {path} is corrupt (budget "
+                f"{meta.get('epsilon')!r}, {meta.get('delta')!r}: {exc}); restore the store "
+                "from a backup") from exc
+        return _rebuild(path, meta["ledger_id"], os.stat(path).st_ino, epsilon, delta)
 
     # -- identity: copies are handles on the same store ---------------------------------
 
@@ -600,7 +681,10 @@ class PrivacyLedger:
             )
             row = con.execute("SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()
         except sqlite3.Error as exc:
-            raise self._unreachable(f"cannot read it ({exc})") from None
+            error = _sqlite_error(self._path, exc, "read")
+            if isinstance(error, LedgerUnreachableError):
+                raise self._unreachable(f"cannot read it ({exc})") from None
+            raise error from None
         if row is None or row[0] != self._id:
             con.close()
             raise self._unreachable("it belongs to another ledger")
@@ -610,13 +694,24 @@ class PrivacyLedger:
     def _write(self):
         con = self._connect()
         try:
-            con.execute("BEGIN IMMEDIATE")
+            try:
+                con.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise _sqlite_error(self._path, exc, "write to") from None
             try:
                 yield con
-            except BaseException:
-                con.execute("ROLLBACK")
+            except BaseException as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    con.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise _sqlite_error(self._path, exc, "write to") from None
                 raise
-            con.execute("COMMIT")
+            try:
+                con.execute("COMMIT")
+            except sqlite3.Error as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    con.execute("ROLLBACK")
+                raise _sqlite_error(self._path, exc, "write to") from None
         finally:
             con.close()
 
@@ -629,8 +724,28 @@ class PrivacyLedger:
                 f"WHERE status IN ({marks}) ORDER BY id",
                 status,
             ).fetchall()
+        except sqlite3.Error as exc:
+            raise _sqlite_error(self._path, exc, "read") from None
         finally:
             con.close()
+
+    def _decode(self, text, entry_id=None):
+        """The event of one stored entry; a corrupt entry raises (never reads as 0 spent)."""
+        try:
+            return event_from_json(text)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            which = "an entry" if entry_id is None else f"entry {entry_id}"
+            raise LedgerCorruptError(
+                f"{which} of the privacy ledger's store {self._path} is corrupt ({exc}). The "
+                "spent budget is unknown, so every release under this ledger is refused; "
+                "restore the store from a backup.") from None
+
+    def _total(self, event_texts):
+        """Composition (canonical order) of stored events, decoded with :meth:`_decode`."""
+        texts = sorted(event_texts)
+        if not texts:
+            return dp_accounting.NoOpDpEvent()
+        return compose(*[self._decode(t) for t in texts])
 
     @staticmethod
     def _active_texts(con, exclude=None):
@@ -643,7 +758,7 @@ class PrivacyLedger:
         """(over budget?, epsilon of the composition at the budget delta)."""
         if self._epsilon is None:  # recording only: no need to account now
             return False, math.nan
-        total = _canonical_total(event_texts)
+        total = self._total(event_texts)
         eps = get_epsilon(total, self._delta)
         if eps <= self._epsilon:
             return False, eps
@@ -811,7 +926,7 @@ class PrivacyLedger:
             One per release.
         """
         return [
-            LedgerEntry(i, status, source, event_from_json(text), t, host, pid)
+            LedgerEntry(i, status, source, self._decode(text, i), t, host, pid)
             for i, status, source, text, t, host, pid in self._read()
         ]
 
@@ -821,7 +936,7 @@ class PrivacyLedger:
     @property
     def dp_event(self):
         """Composition (canonical order) of every recorded event: the total release."""
-        return _canonical_total([row[3] for row in self._read()])
+        return self._total([row[3] for row in self._read()])
 
     def epsilon_spent(self, delta=None):
         """Epsilon of the composition of every recorded event.
@@ -891,10 +1006,10 @@ class PrivacyLedger:
         )
         lines = [f"PrivacyLedger {self._path} ({budget})",
                  f"{'#':>4}  {'status':<9}  {'epsilon alone':>13}  source"]
-        for k, (_, status, source, text, *_rest) in enumerate(rows, 1):
-            eps = get_epsilon(event_from_json(text), self._delta)
+        for k, (entry_id, status, source, text, *_rest) in enumerate(rows, 1):
+            eps = get_epsilon(self._decode(text, entry_id), self._delta)
             lines.append(f"{k:>4}  {status:<9}  {eps:>13.4g}  {source}")
-        spent = float(get_epsilon(_canonical_total([r[3] for r in rows]), self._delta))
+        spent = float(get_epsilon(self._total([r[3] for r in rows]), self._delta))
         n_res = sum(r[1] == "reserved" for r in rows)
         tail = "" if self._epsilon is None else f"; remaining {max(0.0, self._epsilon - spent):.4g}"
         lines.append(
