@@ -14,7 +14,9 @@ _INTERNAL_DIRS = tuple(
 
 
 def _is_internal(filename):
-    return os.path.abspath(filename).startswith(_INTERNAL_DIRS)
+    # "<frozen importlib._bootstrap>": a warning raised while a module is imported
+    return filename.startswith("<frozen importlib") or os.path.abspath(filename).startswith(
+        _INTERNAL_DIRS)
 
 
 def user_stacklevel():

@@ -39,6 +39,8 @@ rows, which bounds their rounding error by ``(BLOCK + n/BLOCK + N_CHUNKS) u sum|
 import numpy as np
 from numba import njit, prange
 
+from .._numba_cache import ensure_cache_locator
+
 LOGISTIC = 0
 MULTINOMIAL = 1
 HUBER = 2
@@ -52,6 +54,9 @@ TRUNCATED_SQUARED = 8  # min(r^2, tau^2)
 
 N_CHUNKS = 16
 BLOCK = 4096
+
+
+ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
 @njit(cache=True)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from numba import njit
 
 from ._kernels import HUBER, LOGISTIC, MULTINOMIAL
+from .._numba_cache import ensure_cache_locator
 
 __all__ = ["ABSOLUTE", "HINGE", "AbsoluteLoss", "HingeLoss", "smoothed_margin_loss",
            "raw_margin_derivative", "smoothed_margin_arrays", "smoothing_smoothness"]
@@ -105,6 +106,9 @@ def smoothing_smoothness(loss, data_norm, rho):
     if loss.loss_id in (LOGISTIC, MULTINOMIAL) or not rho > 0.0:
         return beta
     return min(beta, SQRT_2_OVER_PI * float(loss.lipschitz(data_norm)) / float(rho))
+
+
+ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
 @njit(cache=True)

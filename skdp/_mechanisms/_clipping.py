@@ -24,7 +24,12 @@ entries cannot overflow to ``inf`` and zero the wrong row.
 import numpy as np
 from numba import njit, prange
 
+from .._numba_cache import ensure_cache_locator
+
 SAFETY = 1.0 - 1e-12
+
+
+ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
 @njit(cache=True)

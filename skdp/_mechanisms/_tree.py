@@ -55,6 +55,7 @@ import numpy as np
 from numba import njit
 
 from ..accounting import gaussian_delta, gaussian_event, gaussian_mu_for, get_delta
+from .._numba_cache import ensure_cache_locator
 
 __all__ = [
     "TreeAggregator",
@@ -103,6 +104,9 @@ def tree_nodes(t):
             k = t >> level
             out.append(((k - 1) * (1 << level) + 1, k * (1 << level)))
     return out
+
+
+ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
 @njit(cache=True)

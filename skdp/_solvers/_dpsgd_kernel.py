@@ -28,6 +28,10 @@ from .._losses._kernels import (
     _robust_row,
 )
 from .._mechanisms._clipping import _row_norm
+from .._numba_cache import ensure_cache_locator
+
+
+ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
 @njit(cache=True)

@@ -91,6 +91,7 @@ from ._dpsgd_kernel import row_norms
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 from ._validation import check_gaussian_solver_args
+from .._numba_cache import ensure_cache_locator
 
 __all__ = ["solve_phased", "phased_plan", "plan_phased_event", "public_radius"]
 
@@ -234,6 +235,9 @@ def plan_phased_event(est, n_samples):
     if int(n_samples) < 2:
         raise ValueError("solver='phased' needs at least 2 samples")
     return gaussian_event(_noise_ratio(epsilon, delta, est.calibration), 1.0)
+
+
+ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
 @njit(cache=True)

@@ -51,9 +51,13 @@ from numba import njit, prange
 
 from .._losses._smoothed import raw_margin_derivative
 from ._dpsgd_kernel import _sample_batch
+from .._numba_cache import ensure_cache_locator
 
 #: Cap on the log-weight before ``exp`` (no overflow; the clip bounds the contribution).
 LOGW_CAP = 30.0
+
+
+ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
 @njit(cache=True)

@@ -35,6 +35,7 @@ from numba import njit
 from .._losses._kernels import _robust_row
 from .._mechanisms._clipping import clip_scalar
 from .._mechanisms._tree import tree_noise, tree_reset
+from .._numba_cache import ensure_cache_locator
 
 SAFE = 1.0 - 1e-9
 
@@ -50,6 +51,9 @@ N_INT = 8
 FLAG_REFRESH = 1
 FLAG_ESCAPE = 2
 FLAG_ANCHOR = 4
+
+
+ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
 @njit(cache=True)

@@ -52,6 +52,7 @@ from numba import njit
 from .._losses._kernels import _robust_row
 from .._mechanisms._clipping import clip_scalar
 from .._mechanisms._tree import tree_noise, tree_reset
+from .._numba_cache import ensure_cache_locator
 
 SAFE = 1.0 - 1e-9
 
@@ -66,6 +67,9 @@ S_MAX_DELTA, S_MAX_STEP, S_FEVALS, S_ROWS = range(4)
 N_STATS = 4
 
 _USER_FUNCTION = None  # bound by specialise()
+
+
+ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
 @njit(cache=True)

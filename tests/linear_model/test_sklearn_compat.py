@@ -39,6 +39,7 @@ _SAMPLE_WEIGHT_CHECKS = [
     "check_sample_weights_shape",
     "check_sample_weights_not_overwritten",
     "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weights_pandas_series",   # runs when pandas is installed (test extra)
 ]
 EXPECTED_FAILED = {
     "DPLogisticRegression": {
@@ -50,7 +51,7 @@ EXPECTED_FAILED = {
 }
 # solver="spider" is single-pass with a public target-accuracy rule: even at epsilon = 1e4
 # its sampling terms need ~400+ rows, and on fewer it raises a ValueError naming the n
-# required (by design, spec §7.4).  The checks below fit on 10-200 rows.
+# required (by design: spider's sample-size rule).  The checks below fit on 10-200 rows.
 _SPIDER_TOO_FEW_ROWS = "solver='spider' refuses n < ~400 rows (ValueError naming the n needed)"
 _SPIDER_SMALL_DATA_CHECKS = [
     "check_dict_unchanged", "check_dont_overwrite_parameters", "check_dtype_object",
@@ -80,3 +81,16 @@ def test_sklearn_compatible(estimator, check):
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         warnings.filterwarnings("ignore", message="delta=.*>= 1/n_samples")
         check(estimator)
+
+
+def test_pandas_is_installed_so_the_pandas_checks_run():
+    """pandas is in the test extra: without it scikit-learn silently skips its pandas checks
+    (``check_sample_weights_pandas_series``, DataFrame feature names)."""
+    import pandas as pd
+
+    from sklearn.utils.estimator_checks import check_sample_weights_pandas_series  # noqa
+
+    X = pd.DataFrame({"a": [0.1, 0.5, -0.3, 0.9] * 25, "b": [1.0, -1.0, 0.2, 0.0] * 25})
+    y = pd.Series([0, 1, 0, 1] * 25)
+    clf = DPLogisticRegression(data_norm=2.0, classes=[0, 1], random_state=0).fit(X, y)
+    assert list(clf.feature_names_in_) == ["a", "b"]

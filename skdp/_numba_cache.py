@@ -1,0 +1,77 @@
+"""Make numba's on-disk cache of skdp's kernels work on a read-only install.
+
+The kernels are compiled with ``@njit(cache=True)``.  numba stores the compiled code in the
+first writable place among: ``NUMBA_CACHE_DIR``, the ``__pycache__`` next to the module, and
+the user-wide cache directory (``~/.cache/numba``).  When the package is installed
+read-only (by root, used by another user) and HOME is not writable either, numba finds no
+place and the *decorator* raises ``RuntimeError: cannot cache function ...: no locator
+available`` -- ``from skdp import DPLogisticRegression`` would fail.
+
+:func:`ensure_cache_locator` runs before the decorators of each kernel module: if none of
+numba's places is writable it points numba at a fresh temporary directory (removed at
+exit) and warns once.  The kernels then work, and are recompiled in each new process; set
+``NUMBA_CACHE_DIR`` to a writable directory to keep them.
+"""
+
+import atexit
+import os
+import shutil
+import tempfile
+import warnings
+
+from ._stacklevel import user_stacklevel
+
+__all__ = ["ensure_cache_locator"]
+
+_checked = {}
+
+
+def _writable_dir(path):
+    """Whether numba could cache into ``path`` (its own test: create it, write a file)."""
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+        return True
+    except OSError:
+        return False
+
+
+def _user_wide_cache_dir():
+    from numba.misc.appdirs import AppDirs
+
+    return AppDirs(appname="numba", appauthor=False).user_cache_dir
+
+
+def ensure_cache_locator(module_file):
+    """Ensure numba can cache the kernels of ``module_file`` (call with ``__file__``).
+
+    Returns the cache directory chosen for the fallback, or None when one of numba's own
+    places is writable.
+    """
+    from numba.core import config
+
+    directory = os.path.dirname(os.path.abspath(module_file))
+    if directory in _checked:
+        return _checked[directory]
+    fallback = None
+    if config.CACHE_DIR and _writable_dir(config.CACHE_DIR):
+        pass
+    elif _writable_dir(os.path.join(directory, "__pycache__")):
+        pass
+    elif _writable_dir(_user_wide_cache_dir()):
+        pass
+    else:
+        fallback = tempfile.mkdtemp(prefix="skdp-numba-cache-")
+        atexit.register(shutil.rmtree, fallback, True)
+        config.CACHE_DIR = fallback
+        warnings.warn(
+            f"numba cannot cache skdp's compiled kernels: neither {directory}/__pycache__ "
+            f"nor the user cache {_user_wide_cache_dir()} is writable (a read-only install "
+            f"with a read-only HOME). Using the temporary cache {fallback} for this process: "
+            "the kernels are recompiled in every new process. Set NUMBA_CACHE_DIR to a "
+            "writable directory to keep them.",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    _checked[directory] = fallback
+    return fallback
