@@ -1,0 +1,73 @@
+"""Fit every solver once (and the scaler, a private search, a ledger) on the installed
+versions; CI runs it in an environment with the declared *minimum* versions
+(.ci/min_versions.py).  Prints the versions, then one line per fit; exits non-zero on the
+first failure.  Guards against the defects found with old floors: dp-accounting without
+RandomizedResponseDpEvent, and numba's Generator.binomial hanging or returning wrong values
+for mid-range n (numba #9493, #9734), which the Poisson batch sampling of dpsgd, rrpsgd and
+resque draws from and their accounting assumes."""
+
+import importlib.metadata as md
+import math
+import time
+import warnings
+
+import numpy as np
+
+for pkg in ("numpy", "scipy", "scikit-learn", "numba", "dp-accounting"):
+    print(f"{pkg} {md.version(pkg)}")
+
+from skdp import (  # noqa: E402
+    DPGridSearchCV,
+    DPHuberRegressor,
+    DPLogisticRegression,
+    DPNonconvexRegressor,
+    PrivacyLedger,
+)
+from skdp._solvers import CONVEX_SOLVERS, NONCONVEX_SOLVERS  # noqa: E402
+from skdp._solvers._dpsgd_kernel import _sample_batch  # noqa: E402
+from skdp.preprocessing import DPStandardScaler  # noqa: E402
+
+# numba's binomial, through the kernel that uses it: mean batch size at mid-range n
+n, q, T = 5000, 0.3, 400
+rng = np.random.default_rng(0)
+idx, perm, stamp = np.empty(n, np.int64), np.arange(n), np.zeros(n, np.int64)
+sizes = np.array([_sample_batch(rng, n, q, idx, perm, stamp, t) for t in range(1, T + 1)])
+sd = math.sqrt(n * q * (1 - q) / T)
+assert abs(sizes.mean() - n * q) < 6 * sd, f"Poisson batch sizes: mean {sizes.mean()}"
+print(f"poisson batch sampling: mean {sizes.mean():.1f} (expected {n * q:.0f})")
+
+rng = np.random.default_rng(1)
+X = rng.uniform(-1, 1, (3000, 4)) / 2.0
+y_cls = (X @ [1.0, -2.0, 1.5, 0.5] + 0.3 * rng.normal(size=3000) > 0).astype(int)
+y_reg = X @ [1.0, -2.0, 1.5, 0.5] + 0.1 * rng.normal(size=3000)
+cases = [(f"DPLogisticRegression solver={s}", DPLogisticRegression(
+    epsilon=2.0, data_norm=1.0, classes=[0, 1], solver=s, random_state=0), y_cls)
+    for s in ["auto", *sorted(CONVEX_SOLVERS)]]
+cases += [("DPLogisticRegression multinomial", DPLogisticRegression(
+    epsilon=2.0, data_norm=1.0, classes=[0, 1, 2], random_state=0), np.arange(3000) % 3)]
+cases += [(f"DPHuberRegressor solver={s}", DPHuberRegressor(
+    epsilon=2.0, data_norm=1.0, y_bound=3.0, solver=s, random_state=0), y_reg)
+    for s in ["auto", *sorted(CONVEX_SOLVERS)]]
+cases += [(f"DPNonconvexRegressor solver={s}", DPNonconvexRegressor(
+    epsilon=20.0 if s == "spider" else 2.0, data_norm=1.0, y_bound=3.0, alpha=0.01,
+    solver=s, random_state=0), y_reg) for s in ["auto", *sorted(NONCONVEX_SOLVERS)]]
+for name, est, y in cases:
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    assert est.privacy_guaranteed_ and math.isfinite(est.epsilon_), name
+    assert np.all(np.isfinite(est.coef_)), name
+    print(f"{name}: epsilon_={est.epsilon_:.3g} score={est.score(X, y):.3f} "
+          f"({time.perf_counter() - t0:.1f} s)")
+
+scaler = DPStandardScaler(feature_bounds=(-1, 1), random_state=0).fit(X)
+assert scaler.privacy_guaranteed_
+search = DPGridSearchCV(DPLogisticRegression(data_norm=1.0, classes=[0, 1]),
+                        {"alpha": [0.01, 0.1]}, epsilon=2.0, random_state=0).fit(X, y_cls)
+assert search.epsilon_ <= 2.0
+with PrivacyLedger(epsilon=3.0) as ledger:
+    DPLogisticRegression(data_norm=1.0, classes=[0, 1], solver="dpsgd",
+                         privacy_ledger=ledger, random_state=0).fit(X, y_cls)
+    assert 0 < ledger.epsilon_spent() <= 3.0
+print("scaler, DPGridSearchCV and PrivacyLedger: ok")
