@@ -1,4 +1,4 @@
-r"""NOT PRIVATE -- non-private reference of the accelerated ReSQue pipeline (spec §3.1-3.4).
+r"""NOT PRIVATE -- non-private reference of the accelerated ReSQue pipeline (Carmon et al. 2023, Sec. 3: ball acceleration over ReSQue ball oracles).
 
 **This module is NOT PRIVATE and never ships as a solver.**  It adds no noise, clips nothing
 by default and evaluates the objective on the data to *measure* progress.  It exists only to
@@ -16,13 +16,13 @@ The pipeline minimises the Gaussian convolution ``F_rho`` (closed form for the G
 ``l_s`` of :mod:`skdp._losses._smoothed` for the absolute loss, Gauss-Hermite for logistic)
 and reports ``F_rho(x) - min F_rho`` and the unsmoothed ``F(x)``.
 
-The pipeline (:func:`run_accelerated`) -- Monteiro-Svaiter ball acceleration (spec §3.1)::
+The pipeline (:func:`run_accelerated`) -- Monteiro-Svaiter ball acceleration (Carmon et al. 2023)::
 
     v <- x0; x <- x0; A <- 0
     for k = 0, 1, ...:
         a(lam) = (1 + sqrt(1 + 4 lam A))/(2 lam);  y(lam) = (A x + a(lam) v)/(A + a(lam))
         lo, hi = log lam_*, log(L/r)
-        repeat N_BISECT = 6 times:            # line search, fixed count (spec §5.3)
+        repeat N_BISECT = 6 times:            # line search, fixed count
             lam = exp((lo + hi)/2);  xt = Ball(y(lam), lam)
             if ||xt - y(lam)|| >= THETA r: lo = log lam  else: hi = log lam
         lam_k = exp(hi); y = y(lam_k)
@@ -49,12 +49,12 @@ evaluated, ``rounds`` = batched oracle rounds (query depth), ``outer`` = MS iter
 ``K``, ``line_search_calls`` = ball calls made by the line search (``6 K``), ``ball_calls``.
 Each iteration is ``6 + 1 = 7`` sequential rounds (as in ``_resque_reference.schedule``).
 
-Constants (the paper gives none; spec §3 says so -- these are ours):
+Constants (the paper gives none -- these are ours):
 
 * ``rho = eps/(L sqrt d)`` (the paper's smoothing; for a GLM the bias is only
   ``sqrt(2/pi) L rho``, so this is conservative but is what the claims are stated for);
 * ``r = rho`` (polylog = 1): ``E w^2 <= exp(||x - c||^2/rho^2) <= e`` on the ball;
-* ``lam_* = eps/(R^(2/3) r^(4/3))`` (spec §3.1), line-search bracket ``[lam_*, L/r]``,
+* ``lam_* = eps/(R^(2/3) r^(4/3))`` (Carmon et al. 2023), line-search bracket ``[lam_*, L/r]``,
   ``N_BISECT = 6`` bisections on ``log lam``, acceptance ``THETA = 0.7``
   (``||xt - y|| < 0.7 r``: the ball constraint inactive, so ``lam (y - x)`` is a gradient);
 * queries per ball call ``N(lam) = ceil(C_N (1 + e L^2/(lam r)^2))``, ``C_N = 8``, within
@@ -67,7 +67,7 @@ Constants (the paper gives none; spec §3 says so -- these are ours):
   step ``R/(L sqrt t)``, projection on ``B_R``, step-weighted average.
 
 Deviations from the paper (all documented choices, none affects what is counted): the
-stochastic proximal oracle reuses the ball output (spec §5.3; no MLMC bias reduction, Alg.
+stochastic proximal oracle reuses the ball output (no MLMC bias reduction, Alg.
 6); the line search is a fixed 6-step bisection on the distance test instead of the
 paper's ``O(log)`` calls with tolerance ``Delta`` (Prop. 1); the ball oracle is projected SGD
 with weighted averaging instead of EpochSGD/AC-SA (Algs 1-2; same ``1/(lam N)`` rate, one
@@ -327,7 +327,7 @@ def _ball_sgd_full(G, Xi, centre, x_start, lam, rho, r, clip, logw_cap, out, tra
 @njit(cache=True)
 def _ball_sgd_glm(A, idx, t_q, g_q, centre, x_start, lam, rho, r, clip, logw_cap, out,
                   trace):
-    """As :func:`_ball_sgd_full` with the 1-D GLM weight (spec §2.5) on the round's answers:
+    """As :func:`_ball_sgd_full` with the 1-D GLM weight (doc/solvers/resque.rst) on the round's answers:
     ``est = clip(exp(resque_logw_glm(t_j, <a_j, c>, <a_j, x>, rho ||a_j||)) g_j a_j)``
     (``clipped_weight_scale``), i.e. the value of ``resque_estimates_glm`` for that query."""
     p = A.shape[1]
@@ -461,7 +461,7 @@ def run_accelerated(problem, eps, *, seed=0, form="full", k_max=None, f_star=Non
         lam = math.exp(hi)
         a, y = y_of(lam)
         x = ball_oracle(oracle, y, lam, queries_per_call(lam, sch, c_n), sch, rng, cnt, **kw)
-        g = lam * (y - x)  # stochastic proximal oracle: the ball output reused (spec §5.3)
+        g = lam * (y - x)  # stochastic proximal oracle: the ball output reused
         v = v - a * g
         nv = np.linalg.norm(v - x0)
         if nv > problem.R:

@@ -1,4 +1,4 @@
-"""Schedule simulator of the paper's accelerated private pipeline (spec §3.4, §7.C).
+"""Schedule simulator of the paper's accelerated private pipeline (Carmon et al. 2023, Sec. 3-4).
 
 Not private, touches no data.  What it is: the query and depth counts implied by the
 scalings of Carmon et al. (FOCS 2023) §3.4 as reconstructed in the spec, with every

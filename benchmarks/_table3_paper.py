@@ -1,7 +1,7 @@
 """Table 3 of Zhang, Zheng, Mou & Wang (IJCAI 2017), transcribed.
 
-Source: /work/shared/specs/output_perturbation_gd.md §6 (checked against the paper text,
-/work/shared/papers/zhang_zheng_mou_wang_efficient_private_erm_smooth.txt, Table 3).
+Source: Zhang, Zheng, Mou & Wang, "Efficient private ERM for smooth objectives" (IJCAI
+2017), Table 3.
 Key ``(dataset, mu, epsilon)``; value ``(error ours, error BST14, CPU s ours, CPU s BST14)``
 (mean excess empirical risk over 100 runs, delta = 1e-3).
 """

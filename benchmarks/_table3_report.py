@@ -218,10 +218,10 @@ def render_markdown(meta, refs, results, checks, machine):
     A(f"| intercept | `fit_intercept=True`: constant column s = {INTERCEPT_SCALING:g}, clipped and regularised with the weights (the paper's d for CreditCard 34 = 33 + 1 and BIKE 62 = 61 + 1 suggest an intercept column counted in d) | same |")
     A(f"| data_norm C_x | √(d + s²) (e.g. bank √43) | √(1 + s²) = {math.sqrt(1 + INTERCEPT_SCALING ** 2):.4f} |")
     A(f"| regression targets | raw targets; `y_bound` = {TARGET_RANGE['wine']:g} (wine: the documented 0–10 quality scale), {TARGET_RANGE['bike']:g} (bike: a round bound above the observed max 977 — chosen after seeing the README's range, so not strictly data-independent) | divided by the same public range bounds; `y_bound` = 1 |")
-    A(f"| Huber threshold h | {HUBER_THRESHOLD:g} (skdp's default; spec §7) | {HUBER_THRESHOLD:g} |")
+    A(f"| Huber threshold h | {HUBER_THRESHOLD:g} (skdp's default) | {HUBER_THRESHOLD:g} |")
     A("| labels | {0,1} → {−1,+1} | same |")
     A("| μ = 0: `max_coef_norm` D (fixes T and, for dpsgd, the ball radius R) | **‖ŵ‖ of the non-private solve — data-dependent, NOT private; used for the reproduction only** (the paper presumably did the same). Where the logistic minimiser is not attained, the norm of the first continuation point whose F is within 1e-6 of inf F (see References) | same |")
-    A(f"| μ > 0 | solver defaults: paper mode D = min(L/μ, √(2f0/μ)) (public), T from spec §3 (κ = 10); tight mode: certified L-BFGS, Δ = 2.02 L/(nμ) | same |")
+    A(f"| μ > 0 | solver defaults: paper mode D = min(L/μ, √(2f0/μ)) (public), T from the paper's iteration count (κ = 10); tight mode: certified L-BFGS, Δ = 2.02 L/(nμ) | same |")
     A(f"| dpsgd (BST14 baseline) | `solve_dpsgd` defaults: Poisson sampling, expected batch m = {BATCH_SIZE}, T = ⌈n²/m²⌉, step 1/(μt) capped at 1/(β+μ) for μ > 0, R/(G√t) for μ = 0; run twice: **dpsgd** = `calibration=\"tight\"` (PLD accountant for the Poisson-subsampled Gaussian, replace-one — the strongest version of the baseline) and **dpsgd paper** = `calibration=\"paper\"` (BST14's printed noise multiplier z = √(32 ln(n/δ) ln(1/δ))/ε, the baseline the paper compared against) | not run |")
     A(f"| privacy | (ε, δ) with δ = {DELTA:g} (note δ > 1/n on every set, as in the paper) | same |")
     A("")
@@ -438,7 +438,7 @@ def render_analysis(meta, refs, results, checks):
         rB_nb = [d["ratio"] for d in checks["a_B"]["rows_detail"]
                  if d["mu"] > 0 and d["dataset"] != "bike"]
         A("So the paper's μ > 0 numbers are reproduced by Algorithm 1 exactly as printed "
-          "(Lemma 3 sensitivity, the paper's Gaussian σ, spec §3 iteration count) when the "
+          "(Lemma 3 sensitivity, the paper's Gaussian σ, the paper's iteration count) when the "
           "features are the min–max/one-hot columns in [0, 1] without row normalisation and "
           "C_x is the corresponding public bound √(d+1). Normalising rows to ‖x‖ ≤ 1 (config "
           f"B, as the spec assumes) gives errors {1 / max(rB_nb):.0f}–{1 / min(rB_nb):.0f}× "

@@ -30,7 +30,7 @@ Methods (same loss, same ``data_norm``, same ``(epsilon, delta)``):
   ``alpha = 0`` rule ``R/(G sqrt t)`` overshoots into the flat outlier region of the loss);
 * ``dpsgd-1pass`` -- the same DP-SGD (batches of 1000, ``alpha``, step rule, public ball,
   PLD calibration) for ``T = n/1000`` steps: one epoch of expected data use, the
-  single-pass comparison of spec §8 (spider uses each row at most once);
+  single-pass comparison (spider uses each row at most once);
 * ``rrpsgd`` -- ``DPNonconvexRegressor(solver="rrpsgd")`` (Zhang et al. 2017, Alg. 2):
   the same Poisson batches of 1000 and ``T = 5 n/1000`` rounds, constant step
   ``min(1/beta, D_F/(sigma_g sqrt T))``, ``alpha = 0``, output at a uniformly random round
@@ -40,7 +40,7 @@ Methods (same loss, same ``data_norm``, same ``(epsilon, delta)``):
 A spider fit that the public data rule refuses (too few rows for any useful accuracy at
 that epsilon) is reported as such with the ``n`` it would need.
 
-Planted saddle (spec §9 test 7, issue 4): Welsch ``c = 1`` on rows uniform on the unit circle,
+Planted saddle (issue 4): Welsch ``c = 1`` on rows uniform on the unit circle,
 ``y = s a.x* + 0.05 N(0, 1)``, ``s = +-1``, ``||x*|| = 1.5``, ``n = 1e5``, no intercept,
 ``data_norm = 1``: the start 0 is a saddle (``lambda_min ~ -0.18``).  spider (``selection=
 "last"``, as in the test), dpsgd, dpsgd-1pass and rrpsgd (same batches/rounds as above) at
@@ -400,7 +400,7 @@ def main():
         "ends after "
         f"{steps_lo}-{steps_hi} steps (privacy sizes its batches, ``b_t`` grows with the "
         "step length), against dpsgd-1pass's n/1000; at these n the paper's advantage is "
-        "asymptotic (spec §8 expects this) and spider's constants (spec §7.3) are "
+        "asymptotic (expected) and spider's constants (doc/solvers/spider.rst) are "
         "conservative -- its output's ‖∇F‖ is far below its target accuracy gamma_.  One "
         "seed (random_state=0) per setting: ratios within about 2x can flip with the seed.  "
         "On wine and bike (5-13k training rows) the public data rule refuses spider "
@@ -409,7 +409,7 @@ def main():
         "",
         md_table(headers, rows),
         "",
-        f"## Planted saddle (spec §9 test 7): F(0) = {F0:.4f}, eps = 1, delta = 1e-6, n = 1e5",
+        f"## Planted saddle: F(0) = {F0:.4f}, eps = 1, delta = 1e-6, n = 1e5",
         "",
         saddle_table,
         "",

@@ -15,7 +15,7 @@ per-example gradient queries, sequential oracle rounds and wall time.
 Common public settings: ``data_norm = 1.5`` with ``intercept_scaling = 1`` (synthetic) /
 ``data_norm = 1.0`` with ``intercept_scaling = 0.5`` (real), ``alpha = 0``,
 ``max_coef_norm = 5`` (synthetic) / ``20`` (real), ``delta = n^-1.1``.
-``resque``: ``batch_size = min(n/10, max(256, 4 sqrt(n)))`` (spec §5.5), 10 epochs, 5 phases,
+``resque``: ``batch_size = min(n/10, max(256, 4 sqrt(n)))`` (a rule of the public n), 10 epochs, 5 phases,
 block sizes 1, 4, 16.  ``dpsgd``: the same batch size and number of steps (so the same
 ledger: equal epsilon *and* epochs).  ``phased``: one pass (n sequential steps).
 ``output_perturbation`` (logistic only; it refuses the nonsmooth absolute loss): gradient
@@ -295,7 +295,7 @@ def _reference_section():
     from _resque_reference import schedule
 
     out = ["## The paper's accelerated pipeline (schedule simulator, unit constants)", "",
-           "Query and depth counts implied by the paper's scalings (spec §3.4) with every "
+           "Query and depth counts implied by the paper's scalings (Carmon et al. 2023, Sec. 3-4) with every "
            "constant and polylog set to 1 -- shapes, not predictions; nothing is run.  "
            "Compare: resque/dpsgd above use 10 n queries.", ""]
     cells = []

@@ -159,7 +159,7 @@ def render(results, slopes, info, load, quick, wall):
         "Methods (same problem, same seeds): **accelerated** = Monteiro-Svaiter ball "
         "acceleration, each iteration 6 line-search ball calls + 1 ball call, every call ONE "
         "batched round of queries at a fixed centre (depth = 7 K), general-form ReSQue "
-        "weights; **accelerated_glm** = the same with the 1-D GLM weights (spec §2.5); "
+        "weights; **accelerated_glm** = the same with the 1-D GLM weights (doc/solvers/resque.rst); "
         "**ball_iteration** = "
         "x <- Ball(x, lam_*) with the same oracle, no acceleration (depth = K); **sgd** = "
         "sequential SGD on F_rho, step R/(L sqrt t), step-weighted average (depth = queries "

@@ -7,7 +7,7 @@ are compared side by side in one process:
 
 * ``zo`` -- ``DPNonconvexRegressor(solver="zeroth_order")`` (variance-reduced oracle, tree
   noise, tight calibration, default smoothing radius ``0.2 y_bound/data_norm``);
-* ``naive`` -- ``solver="zeroth_order_naive"`` (spec §2.6: one row, one direction and fresh
+* ``naive`` -- ``solver="zeroth_order_naive"`` (one row, one direction and fresh
   Gaussian noise per round), same smoothing radius;
 * ``dpsgd`` -- ``solver="dpsgd"`` on the same loss through its **subgradient** (the
   dpsgd kernel dispatches the capped-absolute id to ``sign(r) 1{|r| < tau}``): Poisson

@@ -98,7 +98,7 @@ def test_glm_form_is_unbiased(loss_id, y, ratio):
 
 @pytest.mark.parametrize("ratio", [0.5, 1.0])
 def test_second_moment_identity(ratio):
-    """With ||g|| = L: E||g_hat||^2 = L^2 exp(||x - xbar||^2/rho^2) (spec §2.3), M = 1e6,
+    """With ||g|| = L: E||g_hat||^2 = L^2 exp(||x - xbar||^2/rho^2), M = 1e6,
     2 % relative tolerance (about 2.8 standard errors at ratio 1, whose weight is heavy
     tailed: error rate < 1 %; fixed seed)."""
     a = np.array([0.0, 2.0])  # L = 2: g = sign(a.xi) a has norm 2 always
@@ -122,7 +122,7 @@ def test_second_moment_identity(ratio):
 
 def test_weight_moments():
     """E w^p = exp(p(p-1)||D||^2/(2 rho^2)) for p = 2, 3 and the cross moment
-    E(w_x - w_x')^2 = e^{|D|^2} + e^{|D'|^2} - 2 e^{<D, D'>} (units of rho^2), spec §2.4.
+    E(w_x - w_x')^2 = e^{|D|^2} + e^{|D'|^2} - 2 e^{<D, D'>} (units of rho^2)
     M = 2e6; 3 % tolerance (p = 3 at |D| = 0.3 rho: < 0.5 % standard error)."""
     rng = np.random.default_rng(5)
     rho = 1.0
@@ -347,7 +347,7 @@ def test_queries_do_not_depend_on_the_data_or_iterates():
 # ---------------------------------------------------------------------------------------
 # The optimised kernel (one gather per block, one batched oracle round per block, BLAS
 # products per step, the product skipped at a block's first step) against a straightforward
-# numpy implementation of the same run (spec §5.2 PR-1), drawing the same random numbers in
+# numpy implementation of the same run, drawing the same random numbers in
 # the same order.
 
 
@@ -548,7 +548,7 @@ def test_invalid_n_jobs_is_refused_before_fitting(n_jobs):
 
 
 def test_default_batch_size_is_the_spec_rule_and_the_planner_uses_it():
-    """batch_size=None: resque uses min(n/10, max(256, 4 sqrt n)) (spec §5.5, public n only),
+    """batch_size=None: resque uses min(n/10, max(256, 4 sqrt n)),
     the ledger planner reserves exactly the fitted event; dpsgd's default is the practical
     schedule of skdp.linear_model._auto (batch max(64, 4 sqrt n), 20 epochs here)."""
     import math

@@ -62,7 +62,7 @@ def test_calibration_is_certified(calibration, epsilon, delta, gamma):
     assert gaussian_delta(epsilon, P.mu) <= delta * (1 + 1e-9)
     if calibration == "tight":  # exact: the budget is spent
         assert gaussian_epsilon(delta, P.mu) == pytest.approx(epsilon, rel=1e-6)
-    else:  # spec §7.2: mu^2 <= 0.11 eps^2 / ln(2/delta)
+    else:  # mu^2 <= 0.11 eps^2 / ln(2/delta)
         assert P.mu**2 <= 0.11 * epsilon**2 / math.log(2 / delta)
     # paper tree noise is Thm 2.2 at (eps/2, delta/2) with ln(max(Sigma, 2))
     if calibration == "paper":

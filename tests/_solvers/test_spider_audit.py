@@ -1,5 +1,5 @@
-"""White-box statistical privacy audit of solver='spider' (spec §9, "Statistical privacy
-audit"), with an under-noised variant that must be caught.
+"""White-box statistical privacy audit of solver='spider', with an under-noised variant
+that must be caught.
 
 Two neighbouring datasets differ in one canary row placed in the first refresh batch (the
 stream order is fixed: privacy does not rely on shuffling).  The noise-free parts are

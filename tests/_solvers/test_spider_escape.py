@@ -1,5 +1,5 @@
 """Spec ``private_sosp_spider.md`` §9 tests 5 and 6: the escape subprocedure of the private
-SpiderBoost (Alg. 2 [paper], spec §3.2), driven through the solver's own kernels
+SpiderBoost (Alg. 2 [paper]), driven through the solver's own kernels
 (:func:`escape_offset`, :func:`escape_direction`, :func:`descent_step`, :func:`left_ball` of
 ``skdp._solvers._spider_kernel``, the steps ``spider_loop`` runs) with an injected
 ``(g, H)`` oracle instead of the data, and the solver's own parameter rule
@@ -12,7 +12,7 @@ control ``H = diag(1, 1)`` (a minimum, no negative curvature): never left.
 
 Test 6 (toy saddle): ``F(x) = x1^2/2 - x2^2/2 + x2^4/4`` started at the saddle 0, gradient
 oracle ``grad F + N(0, 0.01^2 I)``, Hessian oracle ``hess F``, privacy off (noise at the
-utility floor ``sigma_esc``), the main loop's escape logic (spec §3.3 lines 15-21): ``|x2|``
+utility floor ``sigma_esc``), the main loop's escape logic: ``|x2|``
 ends within ``1 +- 0.1`` and ``F`` drops by >= 0.2 (``min F = -1/4``).  Also with exact
 gradients (only the escape noise breaks the symmetry); control: exact gradients, no noise,
 escape off => stays at 0 exactly.
@@ -99,7 +99,7 @@ def _toy_hess(x):
 
 
 def _toy_run(seed, grad_noise, escape_on, steps=300):
-    """The main loop's gradient / escape logic (spec §3.3 lines 15-21) with injected oracles:
+    """The main loop's gradient / escape logic with injected oracles:
     gradient ``grad F + N(0, grad_noise^2 I)``, frozen model ``(g_a, hess F(x_a))``."""
     P = _toy_params()
     rng = np.random.default_rng(seed)

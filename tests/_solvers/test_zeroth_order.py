@@ -54,7 +54,7 @@ def _row_draws(X, y, wa, wb, diff, p, fast, loss_id, c, n_draws, seed, lip=1.0):
 
 
 def _smoothed_abs_grad(a, w, y, d):
-    """grad of E|a.(w + DS v) - y|, v ~ Unif(ball in R^d) (spec §7.1)."""
+    """grad of E|a.(w + DS v) - y|, v ~ Unif(ball in R^d)."""
     nu = np.linalg.norm(a)
     s = np.clip((a @ w - y) / (DS * nu), -1.0, 1.0)
     return a * (2.0 * betainc((d + 1) / 2, (d + 1) / 2, (s + 1) / 2) - 1.0)
@@ -364,7 +364,7 @@ def test_deterministic_given_seed():
 
 
 def test_converges_and_beats_naive():
-    """Capped-L1 regression with 20 % outliers (spec §6.3 setup, n = 2e4, d = 5)."""
+    """Capped-L1 regression with 20 % outliers."""
     X, y, w_star = _data(20_000, 5, 2)
     loss = CappedAbsoluteLoss(1.5)
     kw = dict(delta=DELTA, alpha=0.0, data_norm=1.0, fit_intercept=False, smoothing_radius=0.5)

@@ -1,4 +1,4 @@
-"""White-box statistical privacy audit of solver='zeroth_order' (spec §7.7), with an
+"""White-box statistical privacy audit of solver='zeroth_order', with an
 under-noised variant that must be caught.
 
 Two neighbouring datasets differ in one canary row placed in the first GRAD batch of a

@@ -1,4 +1,4 @@
-"""Pin skdp's mechanism -> event convention against closed forms (DESIGN.md §3).
+"""Pin skdp's mechanism -> event convention against closed forms.
 
 If dp-accounting ever changed what ``GaussianDpEvent(z)`` means under REPLACE_ONE, or if
 skdp's mapping drifted, these tests fail instead of the noise silently halving.
@@ -34,7 +34,7 @@ def test_relation_is_replace_one():
 
 
 def test_design_md_measurement():
-    """DESIGN.md §3: z = 1 under REPLACE_ONE PLD is eps = 10.0 at delta = 1e-5."""
+    """z = 1 under REPLACE_ONE PLD is eps = 10.0 at delta = 1e-5."""
     ev = gaussian_event(noise_std=1.0, sensitivity=2.0)
     assert ev.noise_multiplier == 1.0
     assert _pld_epsilon(ev, 1e-5) == pytest.approx(10.0, abs=0.01)

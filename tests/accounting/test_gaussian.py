@@ -39,7 +39,7 @@ def test_sensitivity_scales_sigma_linearly():
 
 
 def test_paper_and_classic_sigmas_vs_analytic():
-    """The paper's sigma is valid on its grid; the classic one fails at eps = 10 (spec §2.2)."""
+    """The paper's sigma is valid on its grid; the classic one fails at eps = 10."""
     for eps in (0.1, 0.5, 1.0, 2.0):
         paper = math.sqrt(2 * math.log(2 / 1e-3)) / eps
         assert gaussian_delta(eps, 1 / paper) <= 1e-3

@@ -56,7 +56,7 @@ def test_gaussian_never_below_exact_and_not_loose(z):
     exact = gaussian_epsilon(delta, 2.0 / z)  # Balle-Wang, exact for mu-GDP
     via_rdp = rdp_epsilon(dp_accounting.GaussianDpEvent(z), delta)
     assert exact <= via_rdp <= 1.35 * exact + 0.05
-    # the DESIGN.md pitfall: the untranslated event under REPLACE_ONE is read with half
+    # the known pitfall: the untranslated event under REPLACE_ONE is read with half
     # the sensitivity and under-counts -- this is what the translation prevents
     naive = dp_accounting.rdp.RdpAccountant(neighboring_relation=NEIGHBORING_RELATION)
     naive.compose(dp_accounting.GaussianDpEvent(z))

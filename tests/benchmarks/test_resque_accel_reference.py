@@ -3,7 +3,7 @@
 The module under test is a measurement tool (query counts and depth against the paper's
 claims), not a solver: these tests check that it optimises, that its counters are what an
 instrumented oracle observes, that every oracle round's queries are drawn at one centre
-independently of the iterates (spec §7.A.5) and that the general-form and GLM-form ReSQue
+independently of the iterates and that the general-form and GLM-form ReSQue
 estimators it can use agree in expectation.
 """
 

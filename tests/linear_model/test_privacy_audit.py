@@ -1,4 +1,4 @@
-"""Black-box privacy audits of the estimators (DESIGN.md §7).
+"""Black-box privacy audits of the estimators.
 
 For each estimator and calibration: two neighbouring datasets built to be (near) worst
 case, 10^4 fits on each, a threshold chosen on half of the runs and a 95 % Clopper–Pearson

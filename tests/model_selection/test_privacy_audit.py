@@ -1,4 +1,4 @@
-"""Black-box privacy audit of the whole DPGridSearchCV procedure (DESIGN.md §7).
+"""Black-box privacy audit of the whole DPGridSearchCV procedure.
 
 Tiny grid: two constant classifiers (``label`` 0 or 1) whose fit releases a noisy mean of
 ``y`` (:class:`tests.model_selection._toy.NoisyMeanClassifier`).  Their k-fold accuracy is
