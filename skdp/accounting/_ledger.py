@@ -118,6 +118,13 @@ class LedgerError(RuntimeError):
     The message names the store's path and the cause.  Subclasses tell which:
     :class:`LedgerUnreachableError`, :class:`LedgerCorruptError`,
     :class:`LedgerPermissionError`.
+
+    Examples
+    --------
+    >>> from skdp.accounting import LedgerCorruptError, LedgerError, LedgerUnreachableError
+    >>> issubclass(LedgerUnreachableError, LedgerError), issubclass(LedgerCorruptError,
+    ...                                                             LedgerError)
+    (True, True)
     """
 
 
@@ -167,7 +174,15 @@ class LedgerPermissionError(LedgerError, PermissionError):
     """This process may not write the store (or create it): the release is refused.
 
     A ledger that cannot record a release cannot account it.  SQLite also writes a
-    journal file next to the store, so its *directory* must be writable too.
+    journal file next to the store, so its *directory* must be writable too.  It is a
+    ``PermissionError`` too, so ``except PermissionError`` catches it.
+
+    Examples
+    --------
+    >>> from skdp.accounting import LedgerError, LedgerPermissionError
+    >>> issubclass(LedgerPermissionError, LedgerError), issubclass(LedgerPermissionError,
+    ...                                                            PermissionError)
+    (True, True)
     """
 
 
