@@ -41,11 +41,17 @@ def datasets(kind):
     return (X, y0), (X, y1)
 
 
+#: the estimators' secure_noise (the default "auto": exact grid noise for output
+#: perturbation); set to False to audit the float path
+SECURE_NOISE = "auto"
+
+
 def make(kind, calibration, seed, solver="output_perturbation"):
     cls = DPHuberRegressor if kind == "huber" else DPLogisticRegression
     # dpsgd: expected batch 10 of 20 rows (q = 1/2), ceil(n^2/m^2) = 4 steps
     return cls(epsilon=EPSILON, delta=DELTA, data_norm=C, alpha=MU, fit_intercept=False,
-               calibration=calibration, random_state=seed, solver=solver, batch_size=10)
+               calibration=calibration, random_state=seed, solver=solver, batch_size=10,
+               secure_noise=SECURE_NOISE)
 
 
 def outputs(kind, calibration, data, n_fits, seed0, solver="output_perturbation"):
@@ -57,28 +63,31 @@ def outputs(kind, calibration, data, n_fits, seed0, solver="output_perturbation"
 
 
 def noiseless_gap(kind, calibration):
-    original = op.gaussian_noise
-    op.gaussian_noise = lambda rng, shape, sigma: np.zeros(shape)
+    original = op.release_gaussian
+    op.release_gaussian = lambda values, sigma, *args, **kw: (np.array(values), sigma)
     try:
         d0, d1 = datasets(kind)
         w = [float(np.ravel(make(kind, calibration, 0).fit(*d).coef_)[0]) for d in (d0, d1)]
     finally:
-        op.gaussian_noise = original
+        op.release_gaussian = original
     return abs(w[0] - w[1])
 
 
 def audit(kind, calibration, n_fits, under_noised):
-    original = op.gaussian_noise
+    # the release site of output perturbation (exact grid noise by default, float with
+    # secure_noise=False): the under-noised variant passes it a quarter of the noise
+    original = op.release_gaussian
     gap = noiseless_gap(kind, calibration)
     if under_noised:
         weak = calibrate_gaussian_sigma(EPSILON, DELTA, gap) / 4
-        op.gaussian_noise = lambda rng, shape, sigma: original(rng, shape, weak)
+        op.release_gaussian = lambda values, sigma, sens, rng, source=None, bound=None: \
+            original(values, weak, sens, rng, source, bound)
     try:
         d0, d1 = datasets(kind)
         s0 = outputs(kind, calibration, d0, n_fits, 0)
         s1 = outputs(kind, calibration, d1, n_fits, 10 * n_fits)
     finally:
-        op.gaussian_noise = original
+        op.release_gaussian = original
     sens = make(kind, calibration, 0).fit(*d0).sensitivity_
     return epsilon_lower_bound(s0, s1, delta=DELTA, random_state=0), gap, sens
 

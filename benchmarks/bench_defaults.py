@@ -182,8 +182,10 @@ def main(args):
                 default_cls = DPHuberRegressor
             else:
                 default_cls = DPNonconvexRegressor
+            public = {"classes": [0, 1]} if kind == "classification" else {}
             cell["default"] = fit_scores(
-                lambda s: default_cls(epsilon=eps, delta=DELTA, data_norm=1.0, random_state=s),
+                lambda s: default_cls(epsilon=eps, delta=DELTA, data_norm=1.0, random_state=s,
+                                      **public),
                 seeds, kind, Xtr, ytr, Xte, yte)
             if kind == "robust":
                 cell["huber_default"] = fit_scores(
@@ -197,7 +199,8 @@ def main(args):
                             else DPHuberRegressor
                         grid[f"{solver}|{alpha:g}"] = fit_scores(
                             lambda s: cls(epsilon=eps, delta=DELTA, data_norm=1.0,
-                                          solver=solver, alpha=alpha, random_state=s),
+                                          solver=solver, alpha=alpha, random_state=s,
+                                          **public),
                             grid_seeds, kind, Xtr, ytr, Xte, yte)
                 cell["grid"] = grid
             if dpl is not None:
@@ -259,13 +262,13 @@ def timing(repeats=3):
     Xr, yr = make_private_regression(1_000_000, 50, random_state=0)[:2]
     yo = gross_outliers(yr)
     cases = [
-        ("DPLogisticRegression()", DPLogisticRegression, Xc, yc, {}),
+        ("DPLogisticRegression()", DPLogisticRegression, Xc, yc, {"classes": [0, 1]}),
         ("DPHuberRegressor()", DPHuberRegressor, Xr, yr, {}),
         ("DPNonconvexRegressor()", DPNonconvexRegressor, Xr, yo, {}),
     ]
     Xs, ys = make_private_classification(200_000, 20, random_state=1)
     cases.append(("DPLogisticRegression(solver='dpsgd'), n=2e5, d=20", DPLogisticRegression,
-                  Xs, ys, {"solver": "dpsgd"}))
+                  Xs, ys, {"solver": "dpsgd", "classes": [0, 1]}))
     for name, cls, X, y, kw in cases:
         for eps in (1.0, 10.0):
             make = lambda s: cls(epsilon=eps, data_norm=1.0, random_state=s, **kw)  # noqa

@@ -46,7 +46,7 @@ PUBLIC = frozenset({
     "epsilon_", "delta_", "dp_event_", "privacy_guaranteed_", "noise_scale_",
     "sensitivity_", "budget_split_",
     # what the fit resolved from its public parameters
-    "solver_", "alpha_", "solver_params_", "data_norm_", "row_bound_", "gamma_",
+    "solver_", "alpha_", "solver_params_", "secure_noise_", "data_norm_", "row_bound_", "gamma_",
     "classes_", "feature_bounds_", "mean_noise_std_", "moment_noise_std_",
     # schema
     "n_features_in_", "feature_names_in_", "n_samples_seen_", "n_splits_",

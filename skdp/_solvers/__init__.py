@@ -38,6 +38,11 @@ SOLVERS = {
     "zeroth_order": solve_zeroth_order,
     "zeroth_order_naive": solve_zeroth_order_naive,
 }
+#: solvers whose every release is floating-point safe when given a ``noise_source``
+#: (exact discrete noise on a grid, skdp._mechanisms._exact); the per-step kernels of the
+#: others still draw float noise (doc/floating_point.rst says why)
+SECURE_NOISE_SOLVERS = frozenset({"output_perturbation", "objective_perturbation", "phased"})
+
 SOLVER_OPTIONS = {
     "output_perturbation": (),
     "objective_perturbation": (),
@@ -59,6 +64,7 @@ CONVEX_SOLVERS = ("objective_perturbation", "output_perturbation", "resque", "ph
 NONCONVEX_SOLVERS = ("warm_gd", "spider", "zeroth_order", "rrpsgd", "dpsgd",
                      "zeroth_order_naive")
 
-__all__ = ["CONVEX_SOLVERS", "NONCONVEX_SOLVERS", "SOLVERS", "SOLVER_OPTIONS", "SolverResult",
+__all__ = ["CONVEX_SOLVERS", "NONCONVEX_SOLVERS", "SOLVERS", "SOLVER_OPTIONS", "SECURE_NOISE_SOLVERS",
+           "SolverResult",
            "solve_dpsgd", "solve_objective_perturbation", "solve_output_perturbation", "solve_phased", "solve_resque",
            "solve_rrpsgd", "solve_spider", "solve_warm_gd", "solve_zeroth_order", "solve_zeroth_order_naive"]

@@ -64,7 +64,13 @@ import math
 import numpy as np
 
 from .._losses import HUBER, LOGISTIC
-from .._mechanisms import clip_and_augment, gaussian_noise, norm_laplace_noise
+from .._mechanisms import (
+    clip_and_augment,
+    gaussian_noise,
+    norm_laplace_noise,
+    release_gaussian,
+    release_laplace,
+)
 from ..accounting import compose, get_epsilon, pure_dp_event
 from ..accounting._objective_perturbation import (
     calibrate_objective_perturbation,
@@ -239,6 +245,7 @@ def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
         "alpha": lam, "alpha_raised": lam > alpha, "alpha_min": alpha_min, "eps_j": eps_j,
         "L": L, "beta": beta, "pure": pure, "sigma": s, "sigma_out": sigma_out,
         "gamma": gamma, "output_sensitivity": out_sens, "kappa": kappa,
+        "coef_bound": (L + b_bound / n) / lam,
         "epsilon": eps_certified, "dp_event": dp_event, "calibration": calibration,
     }
 
@@ -308,6 +315,13 @@ def solve_objective_perturbation(X, y, loss, **kwargs):
         certificate holds (never a redraw of the noise).
     max_coef_norm : ignored
     rng : numpy.random.Generator
+    noise_source : numpy.ndarray or None, default=None
+        A ChaCha20 word source (:func:`skdp._mechanisms.new_word_source`): the output step is
+        floating-point safe (exact discrete noise on a power-of-two grid,
+        :mod:`skdp._mechanisms._exact`); None: float noise from ``rng``.
+        The objective's random linear term ``b`` stays a float draw from ``rng``: it is
+        never released, and the release is the certified point rounded to the output
+        noise's grid plus exact noise.
 
     Returns
     -------
@@ -320,7 +334,7 @@ def solve_objective_perturbation(X, y, loss, **kwargs):
 
 def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_intercept=True,
            intercept_scaling=1.0, y_bound=None, calibration="tight", max_iter=10_000,
-           max_coef_norm=None, rng):
+           max_coef_norm=None, rng, noise_source=None):
     n = X.shape[0]
     p = X.shape[1] + int(bool(fit_intercept))
     plan = objective_perturbation_plan(n, p, loss, epsilon=epsilon, delta=delta, alpha=alpha,
@@ -328,7 +342,8 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
                                        n_outputs=n_outputs)
     W_priv, info, n_grads = run_objective_perturbation(
         X, y, loss, plan, row_bound=data_norm, fit_intercept=fit_intercept,
-        intercept_scaling=intercept_scaling, max_iter=max_iter, rng=rng)
+        intercept_scaling=intercept_scaling, max_iter=max_iter, rng=rng,
+        noise_source=noise_source)
     coef, intercept = split_intercept(W_priv, fit_intercept, intercept_scaling)
     details = {k: plan[k] for k in ("alpha", "alpha_raised", "alpha_min", "eps_j", "gamma",
                                     "sigma_out", "output_sensitivity", "kappa", "pure",
@@ -350,7 +365,7 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
 
 
 def run_objective_perturbation(X, y, loss, plan, *, row_bound, fit_intercept,
-                               intercept_scaling, max_iter, rng):
+                               intercept_scaling, max_iter, rng, noise_source=None):
     """Draw the noise, certify, release: ``(W_priv (p, 1), optimiser info, gradients)``.
 
     Reads the data only through the certified minimisation; everything that shapes the
@@ -358,13 +373,15 @@ def run_objective_perturbation(X, y, loss, plan, *, row_bound, fit_intercept,
     n = X.shape[0]
     p = X.shape[1] + int(bool(fit_intercept))
     lam = plan["alpha"]
-    # 2. Noise first, in a fixed order: b (objective), then z (output).
+    # 2. Noise first, in a fixed order: b (objective), then z (output).  With a
+    # noise_source the output step is an exact grid release (drawn at step 4).
     if plan["pure"]:
         b = norm_laplace_noise(rng, (p, 1), plan["sigma"])
-        z = norm_laplace_noise(rng, (p, 1), plan["sigma_out"])
+        z = norm_laplace_noise(rng, (p, 1), plan["sigma_out"]) if noise_source is None \
+            else None
     else:
         b = gaussian_noise(rng, (p, 1), plan["sigma"])
-        z = gaussian_noise(rng, (p, 1), plan["sigma_out"])
+        z = gaussian_noise(rng, (p, 1), plan["sigma_out"]) if noise_source is None else None
     # 3. Certified minimisation on clipped rows.
     Xc = clip_and_augment(X, row_bound, fit_intercept, intercept_scaling)
     objective = PerturbedObjective(Xc, np.ascontiguousarray(y, dtype=np.float64), loss, lam,
@@ -373,5 +390,18 @@ def run_objective_perturbation(X, y, loss, plan, *, row_bound, fit_intercept,
     coef_bound = (plan["L"] + float(np.linalg.norm(b)) / n) / lam
     W, info = certified_minimize(objective, lam, gamma / lam, plan["beta"], coef_bound,
                                  min(int(max_iter), LBFGS_MAX_ITER))
-    # 4. Release exactly the certified point plus the output noise.
-    return W + z, info, objective.n_example_gradients
+    # 4. Release exactly the certified point plus the output noise (AMP output step,
+    #    L2 sensitivity output_sensitivity; pure: norm-Laplace scale sigma_out).
+    if noise_source is None:
+        return W + z, info, objective.n_example_gradients
+    out_sens = plan["output_sensitivity"]
+    # grid bound: ||W|| <= (L + ||b||/n)/lambda, with the public high-probability bound
+    # b_bound on ||b|| (beyond it the release clamps: 1-Lipschitz, no sensitivity added)
+    bound = plan["coef_bound"]
+    if plan["pure"]:
+        W_priv, _ = release_laplace(W, out_sens, out_sens / plan["sigma_out"], rng,
+                                    noise_source, bound)
+    else:
+        W_priv, _ = release_gaussian(W, plan["sigma_out"], out_sens, rng, noise_source,
+                                     bound)
+    return W_priv, info, objective.n_example_gradients

@@ -63,7 +63,7 @@ import numpy as np
 
 from ..accounting import calibrate_gaussian_sigma, gaussian_delta, gaussian_event, pure_dp_event
 from .._losses import HUBER
-from .._mechanisms import clip_and_augment, gaussian_noise, norm_laplace_noise
+from .._mechanisms import clip_and_augment, release_gaussian, release_laplace
 from ._objective import Objective
 from ._optimizers import certified_minimize, gradient_descent
 from ._result import SolverResult, split_intercept
@@ -140,6 +140,10 @@ def solve_output_perturbation(X, y, loss, **kwargs):
         Public bound on ``||w_hat||`` (required when ``alpha == 0``).
     rng : numpy.random.Generator
         Source of the noise.
+    noise_source : numpy.ndarray or None, default=None
+        A ChaCha20 word source (:func:`skdp._mechanisms.new_word_source`): the release is
+        floating-point safe (exact discrete noise on a power-of-two grid,
+        :mod:`skdp._mechanisms._exact`); None: float noise from ``rng``.
 
     Returns
     -------
@@ -166,6 +170,7 @@ def _solve(
     max_iter=10_000,
     max_coef_norm=None,
     rng,
+    noise_source=None,
 ):
     n = X.shape[0]
     p = (X.shape[1] + int(bool(fit_intercept))) * n_outputs
@@ -244,12 +249,16 @@ def _solve(
     else:
         W = gradient_descent(objective, step, n_iter)
 
-    # 4. Release.
+    # 4. Release (exact grid noise with a noise_source; the recorded event stays valid).
+    #    Public bound on |W| for the grid: D, or what n_iter gradient steps can reach.
+    bound = details.get("coef_bound", n_iter * step * L if method == "gd" else None)
     if delta == 0.0:
-        noise = norm_laplace_noise(rng, W.shape, noise_scale)
+        W_priv, noise_scale = release_laplace(W, sensitivity, epsilon, rng, noise_source,
+                                              bound)
     else:
-        noise = gaussian_noise(rng, W.shape, noise_scale)
-    W_priv = W + noise
+        W_priv, noise_scale = release_gaussian(W, noise_scale, sensitivity, rng, noise_source,
+                                               bound)
+    details["secure_noise"] = noise_source is not None
     coef, intercept = split_intercept(W_priv, fit_intercept, intercept_scaling)
     return SolverResult(
         coef=np.ascontiguousarray(coef),

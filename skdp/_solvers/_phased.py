@@ -71,8 +71,9 @@ bound on the minimiser's norm, as for ``dpsgd``); ``alpha = 0`` needs ``max_coef
 Reported: ``noise_scale = sigma_1`` and ``sensitivity = Delta_1`` (the first, largest
 phase; all phases have the same ratio); ``n_iter = k`` phases; ``n_gradient_evals = n``.
 Sequential oracle rounds: ``n`` (one example per step).  Noise is drawn serially from
-``rng`` (same seed, same model); floating-point samplers are not hardened against
-Mironov-style attacks.
+``rng`` (same seed, same model); with a ``noise_source`` every phase is released on a
+power-of-two grid with exact discrete Gaussian noise (:mod:`skdp._mechanisms._exact`), which
+closes the floating-point precision leak of a float sum.
 """
 
 import functools
@@ -84,7 +85,7 @@ from numba import njit
 from .._losses._kernels import HUBER, LOGISTIC, MULTINOMIAL, _dot_row, _multinomial_row
 from .._losses._smoothed import ABSOLUTE, HINGE, SQRT_2_OVER_PI, smoothed_margin_loss
 from .._losses._smoothed import smoothing_smoothness
-from .._mechanisms import clip_and_augment
+from .._mechanisms import clip_and_augment, release_gaussian
 from ..accounting import calibrate_gaussian_sigma, gaussian_delta, gaussian_event
 from ._dpsgd import _clip_bound
 from ._dpsgd_kernel import row_norms
@@ -310,7 +311,7 @@ def phased_phase(X, y, order, start, stop, loss_id, param, rho, xnorm, clip, W, 
 def solve_phased(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
                  fit_intercept=True, intercept_scaling=1.0, y_bound=None,
                  calibration="tight", max_iter=10_000, max_coef_norm=None, rng,
-                 smoothing=None, step_scale=None):
+                 smoothing=None, step_scale=None, noise_source=None):
     """Phased SGD of Feldman, Koren & Talwar (2020) on the exactly smoothed loss.
 
     Parameters
@@ -339,6 +340,9 @@ def solve_phased(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
         Smoothing radius ``rho`` (None: automatic, module docstring).
     step_scale : float or None
         Multiplier of FKT20's step (None: 1).
+    noise_source : numpy.ndarray or None, default=None
+        A ChaCha20 word source: every phase's average is released on a power-of-two grid
+        with exact discrete Gaussian noise (:mod:`skdp._mechanisms._exact`); None: float.
 
     Returns
     -------
@@ -350,12 +354,12 @@ def solve_phased(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
                       intercept_scaling=intercept_scaling, y_bound=y_bound,
                       calibration=calibration, max_iter=max_iter,
                       max_coef_norm=max_coef_norm, rng=rng, smoothing=smoothing,
-                      step_scale=step_scale)
+                      step_scale=step_scale, noise_source=noise_source)
 
 
 def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_intercept,
            intercept_scaling, y_bound, calibration, max_iter, max_coef_norm, rng, smoothing,
-           step_scale):
+           step_scale, noise_source=None):
     n = X.shape[0]
     p_in = X.shape[1] + int(bool(fit_intercept))
     K = int(n_outputs)
@@ -373,12 +377,14 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_inter
     W = np.zeros((p_in, K))
     avg = np.empty((p_in, K))
     start = 0
-    for size, eta, sigma in zip(plan["sizes"], plan["etas"], plan["sigmas"]):
+    for size, eta, sigma, sens in zip(plan["sizes"], plan["etas"], plan["sigmas"],
+                                      plan["sensitivities"]):
         phased_phase(Xc, yc, order, start, start + size, int(loss.loss_id),
                      float(loss.param), float(rho), xnorm, clip, W, float(eta),
                      float(alpha), float(R), avg)
         start += size
-        W = avg + sigma * rng.standard_normal((p_in, K))
+        # each phase's average is released (exact grid noise with a noise_source)
+        W, _ = release_gaussian(avg, sigma, sens, rng, noise_source, bound=R)
     nrm = float(np.linalg.norm(W))
     if nrm > R:  # post-processing: projection onto the public ball
         W *= R / nrm

@@ -41,8 +41,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._mechanisms import max_row_norm, row_bound
-from .._solvers import CONVEX_SOLVERS, SOLVER_OPTIONS, SOLVERS
+from .._mechanisms import max_row_norm, new_word_source, row_bound
+from .._solvers import CONVEX_SOLVERS, SECURE_NOISE_SOLVERS, SOLVER_OPTIONS, SOLVERS
 from ._auto import resolve_fit_plan
 from .._solvers._phased import plan_phased_event
 from .._solvers._resque import plan_resque_event
@@ -101,9 +101,10 @@ _PRIVACY_DOC = """\
     read from ``y`` (``classes=None``).  Every other fitted attribute is a function of the
     public parameters, ``n`` and ``d``, except the unprotected diagnostics ``n_iter_`` and
     ``n_gradient_evals_`` (they may depend on the data; the private searches remove them).
-    Not protected: fit time, those diagnostics, and the exact floating-point bits of the
-    noise (the samplers are not hardened against floating-point attacks, Mironov 2012).  A fixed ``random_state``
-    reuses the same noise: two fits on different data with the same seed reveal the
+    Not protected: fit time and those diagnostics.  The released bits are protected when
+    ``secure_noise_`` is True (exact noise on a public grid, the default of the one-shot
+    solvers); the per-step solvers' float noise is not hardened against precision attacks
+    (``doc/floating_point.rst``).  A fixed ``random_state`` reuses the same noise: two fits on different data with the same seed reveal the
     difference of their noise-free models -- use it for tests only.
 """
 
@@ -264,6 +265,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
         "privacy_ledger": [PrivacyLedger, None],
+        "secure_noise": [StrOptions({"auto"}), "boolean"],
     }
 
     def _check_public_params(self):
@@ -377,6 +379,17 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             )
         return attrs, result
 
+    def _secure_noise(self, solver):
+        """Whether ``solver`` runs with exact grid noise (``secure_noise``, resolved)."""
+        if self.secure_noise == "auto":
+            return solver in SECURE_NOISE_SOLVERS
+        if self.secure_noise and solver not in SECURE_NOISE_SOLVERS:
+            raise ValueError(
+                f"secure_noise=True: solver={solver!r} has no floating-point-safe noise yet "
+                f"(available for {sorted(SECURE_NOISE_SOLVERS)}); use one of those, or "
+                "secure_noise='auto' to accept its float noise (doc/floating_point.rst)")
+        return bool(self.secure_noise)
+
     def _run_solver_unrecorded(self, X, y, loss, n_outputs, y_bound, plan=None):
         import dp_accounting
 
@@ -384,8 +397,13 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         guaranteed = guaranteed and not self._data_derived_inputs()
         if plan is None:   # data_norm=None: the plan uses the data-derived bound
             plan = self._fit_plan(X.shape[0], X.shape[1], loss, n_outputs, R)
-        rng = _check_random_state(self.random_state)
         solver = plan.solver
+        secure = self._secure_noise(solver)
+        rng = _check_random_state(self.random_state)
+        # the ChaCha20 key: from the OS (random_state=None), else the first draws of the
+        # seeded stream (so an int and default_rng(int) give the same model)
+        extra = {"noise_source": new_word_source(
+            None if self.random_state is None else rng)} if secure else {}
         options = {name: plan.options.get(name, getattr(self, name))
                    for name in SOLVER_OPTIONS[solver]}
         calibration = self._solver_calibration(solver)
@@ -406,6 +424,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             rng=rng,
             calibration=calibration,
             **options,
+            **extra,
         )
         if self.verbose:
             # public values only at verbose=1; the solver's details may depend on the data
@@ -448,6 +467,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             "solver_": solver,
             "alpha_": alpha_used,
             "solver_params_": resolved,
+            "secure_noise_": secure,
             "privacy_guaranteed_": guaranteed,
             "n_gradient_evals_": result.n_gradient_evals,
             "n_iter_": result.n_iter,

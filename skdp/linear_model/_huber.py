@@ -118,6 +118,18 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
     verbose : int, default=0
         ``1``: print the public plan of the fit (solver, alpha, noise); ``2``: also the
         solver's unprotected diagnostics (iterations, work), labelled as such.
+    secure_noise : {"auto", True, False}, default="auto"
+        Floating-point-safe noise: the released coefficients are ``gamma (rint(w/gamma) +
+        Z)`` on a public power-of-two grid ``gamma`` with ``Z`` an exact discrete Gaussian or
+        Laplace drawn from ChaCha20 (``doc/floating_point.rst``).  A float sum ``w +
+        noise`` leaks through its low-order bits (measured: epsilon >= 5 at a claimed 1).
+        ``"auto"``: on for the solvers with an exact path (``output_perturbation``,
+        ``objective_perturbation``, ``phased``), off for the per-step kernels
+        (``dpsgd``, ``resque``, ``warm_gd``, ``spider``, ``rrpsgd``, ``zeroth_order``),
+        which still draw float noise; ``True`` refuses those.  The value used is
+        ``secure_noise_``.  With an integer ``random_state`` the ChaCha20 key is derived
+        from it: reproducible, but the noise is known to whoever knows the seed -- use
+        ``random_state=None`` (key from the OS) in production.
     privacy_ledger : :class:`~skdp.accounting.PrivacyLedger` or None, default=None
         Ledger that accounts this fit: the planned event is reserved (and the fit
         refused with ``BudgetExceededError`` if it would overspend) before the data
@@ -192,6 +204,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         random_state=None,
         verbose=0,
         privacy_ledger=None,
+        secure_noise="auto",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -217,6 +230,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self.random_state = random_state
         self.verbose = verbose
         self.privacy_ledger = privacy_ledger
+        self.secure_noise = secure_noise
 
     @_fit_context(prefer_skip_nested_validation=True)
     @atomic_fit

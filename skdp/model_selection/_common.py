@@ -17,6 +17,13 @@ from sklearn.base import clone, is_classifier
 from sklearn.utils import _safe_indexing
 
 from .._fitted_attributes import strip_unprotected
+from .._mechanisms._exact import (
+    discrete_gaussian_noise,
+    discrete_laplace_noise,
+    gaussian_grid,
+    laplace_grid,
+    release_on_grid,
+)
 from ..accounting import fitted_dp_event, fitted_privacy_guaranteed, gaussian_epsilon
 from ..accounting._events import compose, pure_dp_event
 from .._stacklevel import user_stacklevel
@@ -388,6 +395,40 @@ def public_label_set(estimator, y):
     if keys:
         estimator = clone(estimator).set_params(**{k: labels for k in keys})
     return estimator, labels, False
+
+
+class ScoreNoise:
+    """The noise of ``size`` score releases, drawn before any fit.
+
+    ``source=None``: float unit noise from ``rng`` (standard normal for a Gaussian ``gdp``
+    release, standard Laplace otherwise), scaled by ``scale``.  A ChaCha20 ``source``
+    (``secure_noise=True``): exact integer noise on the grid of ``scale``
+    (:mod:`skdp._mechanisms._exact`) -- a discrete Gaussian at least as private as
+    ``N(0, scale^2)`` on the score's sensitivity, or a discrete Laplace that is exactly
+    ``sensitivity/scale``-DP with the rounding included -- so the recorded events hold for
+    the released bits.  ``bound``: public bound on the scores' magnitude (the scorer's
+    range), which sets how coarse the grid must be.
+    """
+
+    def __init__(self, rng, source, size, scale, sensitivity, gdp, bound=None):
+        self.scale, self.source = float(scale), source
+        if self.scale == 0.0:   # only the deliberately broken variants of the audits
+            self.source = source = None
+        if source is None:
+            self.unit = rng.standard_normal(size) if gdp else rng.laplace(size=size)
+        elif gdp:
+            self.gamma, s, _, _ = gaussian_grid(self.scale, float(sensitivity), 1, bound)
+            self.z = discrete_gaussian_noise(source, s, size)
+        else:
+            self.gamma, t = laplace_grid(float(sensitivity) / self.scale, float(sensitivity), 1,
+                                         bound)
+            self.z = discrete_laplace_noise(source, t, size)
+
+    def release(self, values):
+        """``values`` (one per pre-drawn noise) plus their noise."""
+        if self.source is None:
+            return values + self.scale * self.unit
+        return release_on_grid(values, self.gamma, self.z)
 
 
 def draw_seeds(rng, size):

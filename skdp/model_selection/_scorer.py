@@ -68,6 +68,12 @@ class PrivateScorer:
         """``upper - lower``: the most one row can move the sum of the terms."""
         return self.upper - self.lower
 
+    @property
+    def bound(self):
+        """``max(|lower|, |upper|)``: a public bound on the magnitude of a mean score (it
+        sets the grid of the exact score noise, :class:`skdp.model_selection._common.ScoreNoise`)."""
+        return max(abs(self.lower), abs(self.upper))
+
     def sensitivity(self, n_rows):
         """Replace-one sensitivity of the mean of the clipped terms over ``n_rows`` rows.
 

@@ -98,12 +98,14 @@ from ..accounting import fitted_dp_event, gaussian_epsilon, get_epsilon
 from ..accounting._events import compose, pure_dp_event
 from ..accounting._rdp import rdp_epsilon, repeat_and_select_event
 from .._fitted_attributes import atomic_fit, strip_unprotected
+from .._mechanisms import new_word_source
 from ..exceptions import BudgetExceededError
 from ._common import (
     check_grid_keys,
     configure,
     dominating,
     draw_repetitions,
+    ScoreNoise,
     draw_seeds,
     fit_and_score,
     gaussian_mu_event,
@@ -182,6 +184,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         "selection": [StrOptions({"auto", "repeat_and_select", "random_stopping"})],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
+        "secure_noise": ["boolean"],
     }
 
     # ---------------------------------------------------------------- delegation
@@ -440,9 +443,11 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         chosen = rng.integers(0, len(candidates), size=n_runs)
         m_max = max(len(layout[0]) for layout in layouts)
         seeds = draw_seeds(rng, (n_runs, len(splits), m_max))
-        unit_noise = (
-            rng.standard_normal(n_runs) if budget[0] == "gdp" else rng.laplace(size=n_runs)
-        )
+        noise_scale = _score_noise_scale(score_sensitivity, budget[1])
+        source = new_word_source(None if self.random_state is None else rng) \
+            if self.secure_noise else None
+        score_noise = ScoreNoise(rng, source, n_runs, noise_scale, score_sensitivity,
+                                 budget[0] == "gdp", scorer.bound)
         refit_seeds = draw_seeds(rng, m_max)
 
         # ---- 4. the runs (parallel; results independent of n_jobs) ----
@@ -473,8 +478,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
                 )
             raw[j] += total
             models[j] = model
-        noise_scale = _score_noise_scale(score_sensitivity, budget[1])
-        noisy = raw / n_score_rows + noise_scale * unit_noise
+        noisy = score_noise.release(raw / n_score_rows)
         del raw
         best_run = int(np.argmax(noisy))
         best_index = int(chosen[best_run])
@@ -523,6 +527,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         self.delta_ = delta
         self.dp_event_ = total_event if guaranteed else dp_accounting.NonPrivateDpEvent()
         self.privacy_guaranteed_ = bool(guaranteed)
+        self.secure_noise_ = bool(self.secure_noise)
         self.budget_split_ = self._budget_split(
             selection, budget, mean, shape, k, refit, score_sensitivity, noise_scale,
             selection_event, delta, epsilon_spent,
@@ -617,6 +622,11 @@ _SEARCH_PARAMS_DOC = """\
         Seeds the split, ``K``, the candidates of each run, the fits' seeds and the score
         noise.  Leave None in production.
     verbose : int, default=0
+    secure_noise : bool, default=True
+        Release the selected score on a public power-of-two grid with exact discrete
+        noise (``doc/floating_point.rst``); ``False``: float noise, whose low-order bits
+        leak.  The candidates' fits follow their own ``secure_noise``.  Reported as
+        ``secure_noise_``.
 
     Attributes
     ----------
@@ -702,6 +712,7 @@ class DPGridSearchCV(_BaseDPSearch):
         selection="auto",
         random_state=None,
         verbose=0,
+        secure_noise=True,
     ):
         self.estimator = estimator
         self.param_grid = param_grid
@@ -716,6 +727,7 @@ class DPGridSearchCV(_BaseDPSearch):
         self.selection = selection
         self.random_state = random_state
         self.verbose = verbose
+        self.secure_noise = secure_noise
 
     def _candidates(self, rng):
         return list(ParameterGrid(self.param_grid))
@@ -778,6 +790,7 @@ class DPRandomizedSearchCV(_BaseDPSearch):
         selection="auto",
         random_state=None,
         verbose=0,
+        secure_noise=True,
     ):
         self.estimator = estimator
         self.param_distributions = param_distributions
@@ -793,6 +806,7 @@ class DPRandomizedSearchCV(_BaseDPSearch):
         self.selection = selection
         self.random_state = random_state
         self.verbose = verbose
+        self.secure_noise = secure_noise
 
     def _candidates(self, rng):
         seed = int(rng.integers(0, 2**31 - 1))

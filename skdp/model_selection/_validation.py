@@ -39,7 +39,9 @@ from sklearn.utils.validation import _num_samples, indexable
 from ..accounting import gaussian_mu_for, get_epsilon
 from ..accounting._events import compose, pure_dp_event
 from ..exceptions import BudgetExceededError
+from .._mechanisms import new_word_source
 from ._common import (
+    ScoreNoise,
     check_grid_keys,
     configure,
     dominating,
@@ -71,6 +73,7 @@ def dp_cross_validate(
     n_jobs=None,
     random_state=None,
     return_estimator=False,
+    secure_noise=True,
 ):
     """Differentially private k-fold cross-validation.
 
@@ -92,6 +95,9 @@ def dp_cross_validate(
         Parallel fits; results do not depend on it.
     random_state : int, Generator or None, default=None
         Seeds the folds, the fits and the score noise.
+    secure_noise : bool, default=True
+        Release the fold scores on a public power-of-two grid with exact discrete noise
+        (``doc/floating_point.rst``); ``False``: float noise, whose low-order bits leak.
     return_estimator : bool, default=False
         Also return the k fitted models (already private: no extra cost; stripped of the
         unprotected diagnostics such as ``n_iter_``).
@@ -153,7 +159,13 @@ def dp_cross_validate(
         score_event = pure_dp_event(per_fit)
     m = n_dp_steps(estimator, {})
     seeds = draw_seeds(rng, (k, m))
-    unit_noise = rng.standard_normal(k) if delta > 0 else rng.laplace(size=k)
+    # the fold scores' noise, drawn before any fit (one scale per fold size: public)
+    source = new_word_source(None if random_state is None else rng) if secure_noise else None
+    sizes = np.array([va.shape[0] for _, va in splits])
+    sens = np.array([scorer.sensitivity(s) for s in sizes])
+    scale = np.array([_score_noise_scale(s, per_fit) for s in sens])
+    noises = [ScoreNoise(rng, source, 1, scale[i], sens[i], delta > 0, scorer.bound)
+              for i in range(k)]
 
     tasks = [configure(estimator, {}, budget, seeds[i]) for i in range(k)]
     parts = split_data(X, y, splits)
@@ -172,11 +184,8 @@ def dp_cross_validate(
             f"the fits' events compose to epsilon={spent:.6g} > epsilon={epsilon}: a DP "
             "step does not release a Gaussian (or pure) mechanism at the budget set"
         )
-    sizes = np.array([va.shape[0] for _, va in splits])
-    sens = np.array([scorer.sensitivity(s) for s in sizes])
     scores = np.array([r[1] for r in results]) / sizes
-    scale = np.array([_score_noise_scale(s, per_fit) for s in sens])
-    noisy = scores + scale * unit_noise
+    noisy = np.array([noises[i].release(scores[i:i + 1])[0] for i in range(k)])
     del scores
     guaranteed = labels_public and all(r[3] for r in results)
     out = {
@@ -186,6 +195,7 @@ def dp_cross_validate(
         "delta": delta,
         "dp_event": total_event if guaranteed else dp_accounting.NonPrivateDpEvent(),
         "privacy_guaranteed": guaranteed,
+        "secure_noise": bool(secure_noise),
         "budget_split": {
             "cv_folds": k,
             ("fit_mu" if delta > 0 else "fit_epsilon"): per_fit,

@@ -73,6 +73,14 @@ from ..accounting import gaussian_event, gaussian_mu_for, get_delta, get_epsilon
 from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from ..exceptions import PrivacyLeakWarning
 from .._fitted_attributes import atomic_fit
+from .._mechanisms import new_word_source
+from .._mechanisms._exact import (
+    DOMINANCE_MARGIN,
+    GRID_BITS,
+    discrete_gaussian_noise,
+    grid_for,
+    release_on_grid,
+)
 from .._stacklevel import user_stacklevel
 
 __all__ = ["DPStandardScaler", "moment_sensitivity_factor"]
@@ -105,6 +113,38 @@ def outward_power_of_two_bounds(lower, upper):
     lo = np.floor(lower / s) * s
     hi = np.ceil(upper / s) * s
     return lo, np.where(hi > lo, hi, lo + s)
+
+
+def _secure_inflation(mu, k):
+    """Factor ``c`` by which every coordinate's noise is inflated on the exact path.
+
+    Coordinate ``i`` (noise ``sigma_i``) is released as ``gamma_i (rint(v_i/gamma_i) + Z_i)``,
+    ``Z_i ~ N_Z(0, s_i^2)``, ``s_i = ceil(c sigma_i/gamma_i) >= 2^29``.  In units of the
+    discrete noise, the replace-one shift of coordinate ``i`` is at most
+    ``|dv_i|/(s_i gamma_i) + 1/s_i <= (|dv_i|/sigma_i)/c + 2^-29`` (rounding moves it by at
+    most one step), so the L2 shift of the ``k`` coordinates is at most ``Delta/c + sqrt(k)
+    2^-29`` with ``Delta <= mu`` the normalised sensitivity (module docstring).  The release
+    is dominated by a continuous Gaussian with noise ``1/(1 + m)`` (``m`` =
+    ``DOMINANCE_MARGIN``, :mod:`skdp._mechanisms._exact`) on that shift; it is at most
+    ``mu``-GDP, as recorded, when ``(Delta/c + sqrt(k) 2^-29)(1 + m) <= mu``, i.e. for
+    ``c = (1 + m) mu/(mu - (1 + m) sqrt(k) 2^-29)``."""
+    m1 = 1.0 + DOMINANCE_MARGIN
+    return m1 * mu / (mu - m1 * math.sqrt(k) * 2.0 ** -GRID_BITS)
+
+
+def _exact_release(values, sigmas, c, source, bounds):
+    """Each coordinate on its own grid with exact discrete Gaussian noise of std
+    ``~ c sigma_i`` (:func:`_secure_inflation`); ``bounds``: public bounds on ``|values|``
+    (the clipped moments: ``r_j`` and ``r_j^2``) that set each grid."""
+    out = np.empty(values.shape[0])
+    pairs = zip(values, np.broadcast_to(sigmas, values.shape),
+                np.broadcast_to(bounds, values.shape))
+    for i, (v, sigma, bound) in enumerate(pairs):
+        gamma = grid_for(float(sigma), float(bound))
+        s = int(math.ceil(c * sigma / gamma))
+        out[i] = release_on_grid(np.array([v]), gamma,
+                                 discrete_gaussian_noise(source, s, 1))[0]
+    return out
 
 
 def moment_sensitivity_factor(mean_share):
@@ -193,6 +233,11 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         both noises.  Ignored when ``with_std=False``.
     clip : bool, default=True
         Clip the data to the bounds in :meth:`transform` too (as the fit did).
+    secure_noise : bool, default=True
+        Release every statistic on a public power-of-two grid with exact discrete Gaussian
+        noise (``doc/floating_point.rst``; the noise grows by about 0.1 %); ``False``: float
+        noise, whose low-order bits leak.  Reported as ``secure_noise_``.  With an integer
+        ``random_state`` the noise is reproducible and known to whoever knows the seed.
     random_state : int, Generator, RandomState or None, default=None
         Seeds the noise.  Leave None in production.
     privacy_ledger : :class:`~skdp.accounting.PrivacyLedger` or None, default=None
@@ -241,8 +286,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Neighbouring datasets differ by replacing one row; ``n`` is public.  The floating-point
-    Gaussian sampler is not hardened against Mironov-style attacks.
+    Neighbouring datasets differ by replacing one row; ``n`` is public.  With
+    ``secure_noise=True`` (the default) the statistics are released on power-of-two grids
+    with exact discrete Gaussian noise: the float precision attack has no bits to read.
 
     Examples
     --------
@@ -264,6 +310,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "mean_share": [Interval(numbers.Real, 0, 1, closed="neither")],
         "clip": ["boolean"],
         "random_state": ["random_state", np.random.Generator],
+        "secure_noise": ["boolean"],
         "privacy_ledger": [PrivacyLedger, None],
     }
 
@@ -279,6 +326,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         clip=True,
         random_state=None,
         privacy_ledger=None,
+        secure_noise=True,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -289,6 +337,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.clip = clip
         self.random_state = random_state
         self.privacy_ledger = privacy_ledger
+        self.secure_noise = secure_noise
 
     def _check_public_params(self):
         """Parameter checks that need no data (run before ``X`` is read)."""
@@ -417,12 +466,19 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         m = U.mean(axis=0)
         # 3. Noise, drawn serially: means first, then second moments.
         rng = _check_random_state(self.random_state)
-        M = m + sigma_m * rng.standard_normal(d)
+        source = new_word_source(None if self.random_state is None else rng) \
+            if self.secure_noise else None
+        if source is not None:
+            k = d * (2 if self.with_std else 1)
+            c = _secure_inflation(mu, k)
+        M = m + sigma_m * rng.standard_normal(d) if source is None else \
+            _exact_release(m, sigma_m, c, source, radius)
         M = np.clip(M, -radius, radius)
         attrs = {"mean_": centre + M, "var_": None, "scale_": None}
         if self.with_std:
             s = np.einsum("ij,ij->j", U, U) / n
-            S = s + sigma_s * rng.standard_normal(d)
+            S = s + sigma_s * rng.standard_normal(d) if source is None else \
+                _exact_release(s, sigma_s, c, source, radius**2)
             floor = np.minimum(np.maximum(sigma_s, (SCALE_FLOOR * radius) ** 2), radius**2)
             var = np.clip(S - M * M, floor, radius**2)
             attrs["var_"] = var
@@ -441,6 +497,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             sensitivity_=float(mu),
             mean_noise_std_=sigma_m,
             moment_noise_std_=sigma_s,
+            secure_noise_=bool(self.secure_noise),
         )
         return attrs
 

@@ -18,8 +18,10 @@ from skdp._solvers._optimizers import certified_minimize
 @pytest.fixture
 def noiseless(monkeypatch):
     """Run the solver with its noise replaced by zeros (test-only switch)."""
-    monkeypatch.setattr(op, "gaussian_noise", lambda rng, shape, sigma: np.zeros(shape))
-    monkeypatch.setattr(op, "norm_laplace_noise", lambda rng, shape, scale: np.zeros(shape))
+    monkeypatch.setattr(op, "release_gaussian",
+                        lambda values, sigma, *a, **k: (np.array(values), sigma))
+    monkeypatch.setattr(op, "release_laplace",
+                        lambda values, sens, eps, *a, **k: (np.array(values), sens / eps))
 
     def solve(X, y, loss, **kw):
         kw.setdefault("epsilon", 1.0)
@@ -238,11 +240,11 @@ def test_noise_is_drawn_after_everything_it_depends_on(monkeypatch):
     """The noise scale used equals the one computed from the *final* sensitivity."""
     seen = {}
 
-    def spy(rng, shape, sigma):
+    def spy(values, sigma, *args, **kw):
         seen["sigma"] = sigma
-        return np.zeros(shape)
+        return np.array(values), sigma
 
-    monkeypatch.setattr(op, "gaussian_noise", spy)
+    monkeypatch.setattr(op, "release_gaussian", spy)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(50, 2))
     y = np.sign(rng.normal(size=50))

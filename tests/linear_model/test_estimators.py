@@ -76,13 +76,21 @@ def _check_privacy_attributes(est, delta):
     assert est.data_norm_ == 3.0
     assert est.row_bound_ == pytest.approx(np.hypot(3.0, 1.0)) and est.row_bound_ >= np.hypot(3.0, 1.0)
     assert est.epsilon_ == pytest.approx(get_epsilon(est.dp_event_, delta), abs=1e-9)
+    p = est.coef_.size + np.size(est.intercept_)
     if delta == 0:
         assert isinstance(est.dp_event_, dp_accounting.RandomizedResponseDpEvent)
-        assert est.noise_scale_ == pytest.approx(est.sensitivity_ / est.epsilon)
+        if est.secure_noise_:   # per-coordinate discrete Laplace on the L1 bound sqrt(p) Delta
+            assert est.noise_scale_ == pytest.approx(
+                np.sqrt(p) * est.sensitivity_ / est.epsilon, rel=1e-6)
+        else:
+            assert est.noise_scale_ == pytest.approx(est.sensitivity_ / est.epsilon)
     else:
         assert isinstance(est.dp_event_, dp_accounting.GaussianDpEvent)
-        assert est.dp_event_.noise_multiplier == pytest.approx(
-            2 * est.noise_scale_ / est.sensitivity_)
+        recorded = est.dp_event_.noise_multiplier * est.sensitivity_ / 2
+        if est.secure_noise_:   # the exact noise is <= 0.2 % above the recorded sigma
+            assert recorded <= est.noise_scale_ <= recorded * 1.002
+        else:
+            assert recorded == pytest.approx(est.noise_scale_)
     assert est.n_gradient_evals_ >= 1
     assert not hasattr(est, "outliers_")
 

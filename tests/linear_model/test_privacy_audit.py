@@ -39,9 +39,11 @@ def test_audit_honest_fit_is_within_claim(kind, calibration):
     assert result.epsilon_lower_bound <= audit_convex.EPSILON, result
     assert gap <= sensitivity
     if (kind, calibration) == ("huber", "tight"):
-        # the worst case is attained here, so the audit is informative (not vacuous)
+        # the worst case is attained here, so the audit is informative (not vacuous, which
+        # would be ~0): measured over six seeds, float and exact noise alike, the 95 % lower
+        # bound at 10^4 fits ranges from 0.16 to 0.28 (seed-to-seed spread, not a trend)
         assert gap / sensitivity > 0.98
-        assert result.epsilon_lower_bound > 0.2, result
+        assert result.epsilon_lower_bound > 0.1, result
 
 
 @pytest.mark.parametrize("kind,calibration", CASES)

@@ -1,0 +1,179 @@
+"""Floating-point-safe noise: what the exact grid noise buys and what it costs, side by side.
+
+Writes ``results/secure_noise.md`` / ``.json``.  Parts, each secure vs float in one run:
+
+1. **The precision attack** (tests/linear_model/test_precision_attack.py): 95 % lower bound on
+   epsilon from the event "|coef[1]| < |W1|/2 and coef[1] not a multiple of ulp(W1)/2" on the
+   two neighbouring datasets, ``N_ATTACK`` fits per side, claimed epsilon = 1.
+2. **One-shot cost**: the time of one release (``release_gaussian`` / ``release_laplace``)
+   of ``p`` coordinates, exact vs float, p = 10 .. 10^4 (median of repeats, warm).
+3. **Default fits on adult** (DPLogisticRegression, objective perturbation) and on bike
+   (DPHuberRegressor), rows of norm <= 1 by the loaders' public scaling, at epsilon = 1: fit time and test score over ``N_SEEDS`` seeds, exact vs
+   float -- the accuracy change against the seed-to-seed standard deviation.
+4. **Cold compile** of the exact sampler in a fresh interpreter with an empty numba cache,
+   and the cached reload.
+
+Run: ``python benchmarks/bench_secure_noise.py [--quick]`` (about 3 minutes; ``--quick``:
+fewer fits).
+"""
+
+import argparse
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import (  # noqa: E402
+    data_home, git_state, log, machine_info, machine_info_markdown, md_table, median,
+    run_python, write_results,
+)
+
+from skdp import DPHuberRegressor, DPLogisticRegression  # noqa: E402
+from skdp import datasets  # noqa: E402
+from skdp._mechanisms import new_word_source, release_gaussian, release_laplace  # noqa: E402
+from skdp.audit import epsilon_lower_bound  # noqa: E402
+
+
+def attack(n_fits):
+    X0 = np.tile([[0.6, 0.0]], (200, 1))
+    y = np.arange(200) % 2
+    X1 = X0.copy()
+    X1[0] = [0.0, 0.8]
+    w1 = -0.019760030
+    half_ulp = np.spacing(abs(w1)) / 2
+    rows = []
+    for secure in ("auto", False):
+        est = DPLogisticRegression(solver="output_perturbation", epsilon=1.0, delta=1e-5,
+                                   data_norm=1.0, alpha=0.1, fit_intercept=False,
+                                   classes=[0, 1], secure_noise=secure)
+        ev = []
+        for k, X in enumerate((X0, X1)):
+            c = np.array([est.set_params(random_state=k * n_fits + i).fit(X, y).coef_[0, 1]
+                          for i in range(n_fits)])
+            ev.append(((np.abs(c) < abs(w1) / 2) & (c % half_ulp != 0.0)).astype(float))
+        b = epsilon_lower_bound(ev[0], ev[1], delta=1e-5, random_state=0)
+        rows.append({"noise": "exact grid (default)" if secure else "float",
+                     "P(E|D0)": ev[0].mean(), "P(E|D1)": ev[1].mean(),
+                     "epsilon_lower_bound": b.epsilon_lower_bound})
+        log(f"attack {rows[-1]}")
+    return rows
+
+
+def one_shot_cost(repeats):
+    rows = []
+    rng = np.random.default_rng(0)
+    src = new_word_source(0)
+    release_gaussian(np.zeros(4), 1.0, 0.1, rng, src)
+    release_laplace(np.zeros(4), 0.1, 1.0, rng, src)
+    for p in (10, 100, 1_000, 10_000):
+        v = rng.normal(size=p)
+        t = {}
+        for name, fn in [
+            ("gauss exact", lambda: release_gaussian(v, 0.3, 0.01, rng, src, bound=10.0)),
+            ("gauss float", lambda: release_gaussian(v, 0.3, 0.01, rng, None)),
+            ("laplace exact", lambda: release_laplace(v, 0.01, 1.0, rng, src, bound=10.0)),
+            ("laplace float", lambda: release_laplace(v, 0.01, 1.0, rng, None)),
+        ]:
+            times = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t0)
+            t[name] = median(times)
+        rows.append({"p": p, **{k: v * 1e3 for k, v in t.items()}})
+        log(f"one-shot p={p}: {rows[-1]}")
+    return rows
+
+
+def default_fits(n_seeds):
+    home = data_home()
+    adult = datasets.load_adult(data_home=home)
+    bike = datasets.load_bike_sharing(data_home=home, target_scale=200.0)
+    cases = [("adult, DPLogisticRegression", adult, lambda **kw: DPLogisticRegression(
+        epsilon=1.0, data_norm=1.0, classes=[0, 1], **kw)),
+        ("bike, DPHuberRegressor", bike, lambda **kw: DPHuberRegressor(
+            epsilon=1.0, data_norm=1.0, y_bound=5.0, **kw))]
+    rows = []
+    for name, b, make in cases:
+        n = b.data.shape[0]
+        idx = np.random.default_rng(0).permutation(n)
+        tr, te = idx[: int(0.7 * n)], idx[int(0.7 * n):]
+        for secure in ("auto", False):
+            scores, times = [], []
+            for seed in range(n_seeds):
+                est = make(random_state=seed, secure_noise=secure)
+                t0 = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est.fit(b.data[tr], b.target[tr])
+                times.append(time.perf_counter() - t0)
+                scores.append(est.score(b.data[te], b.target[te]))
+            rows.append({"case": name, "noise": "exact" if est.secure_noise_ else "float",
+                         "solver": est.solver_, "score_mean": float(np.mean(scores)),
+                         "score_sd": float(np.std(scores, ddof=1)),
+                         "fit_s_median": median(times)})
+            log(f"defaults {rows[-1]}")
+    return rows
+
+
+COLD = """
+import time, numpy as np
+t0 = time.perf_counter()
+from skdp._mechanisms import new_word_source, release_gaussian
+release_gaussian(np.zeros(3), 1.0, 0.1, None, new_word_source(0))
+print(time.perf_counter() - t0)
+"""
+
+
+def cold_compile():
+    with tempfile.TemporaryDirectory() as cache:
+        first = float(run_python(COLD, env={"NUMBA_CACHE_DIR": cache}).strip())
+        again = float(run_python(COLD, env={"NUMBA_CACHE_DIR": cache}).strip())
+    log(f"cold {first:.2f} s, cached {again:.2f} s")
+    return {"cold_s": first, "cached_s": again}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    n_attack, repeats, n_seeds = (2_000, 20, 3) if args.quick else (8_000, 50, 10)
+    info = machine_info()
+    res = {"attack": attack(n_attack), "one_shot_ms": one_shot_cost(repeats),
+           "defaults": default_fits(n_seeds), "compile": cold_compile(),
+           "machine": info, "git": git_state(), "n_attack": n_attack, "n_seeds": n_seeds}
+    A = []
+    A.append("# Floating-point-safe noise: the attack, the cost\n")
+    A.append("Generated by `benchmarks/bench_secure_noise.py`; exact grid noise "
+             "(`secure_noise`, `doc/floating_point.rst`) and float noise measured side by side "
+             "in one run.\n")
+    A.append(f"## 1. Precision attack ({n_attack:,} fits per side, claimed epsilon = 1)\n")
+    A.append(md_table(["noise", "P(E | D0)", "P(E | D1)", "epsilon lower bound (95 %)"],
+                      [[r["noise"], f"{r['P(E|D0)']:.4f}", f"{r['P(E|D1)']:.4f}",
+                        f"{r['epsilon_lower_bound']:.2f}"] for r in res["attack"]]))
+    A.append("\n## 2. One-shot release cost (ms, median, warm)\n")
+    rows = res["one_shot_ms"]
+    A.append(md_table(["p", "Gaussian exact", "Gaussian float", "added", "Laplace exact",
+                       "Laplace float", "added"],
+                      [[f"{r['p']:,}", f"{r['gauss exact']:.3f}", f"{r['gauss float']:.3f}",
+                        f"{r['gauss exact'] - r['gauss float']:.3f}",
+                        f"{r['laplace exact']:.3f}", f"{r['laplace float']:.3f}",
+                        f"{r['laplace exact'] - r['laplace float']:.3f}"] for r in rows]))
+    A.append(f"\n## 3. Default fits at epsilon = 1 ({n_seeds} seeds, 70/30 split)\n")
+    A.append(md_table(["case", "noise", "solver", "test score (mean ± sd)", "fit s (median)"],
+                      [[r["case"], r["noise"], r["solver"],
+                        f"{r['score_mean']:.4f} ± {r['score_sd']:.4f}",
+                        f"{r['fit_s_median']:.3f}"] for r in res["defaults"]]))
+    c = res["compile"]
+    A.append(f"\n## 4. Compile\n\nExact sampler, first call in a fresh interpreter: "
+             f"{c['cold_s']:.2f} s with an empty numba cache, {c['cached_s']:.2f} s cached.\n")
+    A.append("\n" + machine_info_markdown(info, None))
+    write_results("secure_noise", "\n".join(A), res)
+
+
+if __name__ == "__main__":
+    main()

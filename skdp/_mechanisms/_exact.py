@@ -1,0 +1,369 @@
+r"""Floating-point-safe noise: exact integer samplers and grid releases (numba, int64 only).
+
+Why
+---
+A float64 release ``v + sigma * N(0, 1)`` is not differentially private as computed: the
+low-order bits of the sum depend on ``v`` (Mironov 2012 attacked the sampler; Haney et al.
+2022 the addition).  Example: if the noise-free value is 0 on ``D`` and ``W_1 = 0.0198`` on
+a neighbour ``D'``, every release under ``D'`` with ``|release| < W_1/2`` is an exact float
+sum ``W_1 + n`` (Sterbenz), hence a multiple of ``ulp(W_1)/2``, while under ``D`` the release
+is the raw noise whose low bits are free: one coordinate tells the datasets apart with
+probability ~1 % -- a delta of 1e-2 against a claimed 1e-6, at any epsilon.
+
+The fix (Canonne, Kamath & Steinke 2020; the grid of OpenDP and Google's libraries)
+-------------------------------------------------------------------------------------------
+Release each coordinate on a public grid ``gamma = 2^k``:
+
+.. math:: r_i = \gamma \, (\mathrm{rint}(v_i/\gamma) + Z_i), \qquad Z_i \in \mathbb Z,
+
+with ``Z`` drawn *exactly* from the discrete Gaussian ``N_Z(0, s^2)``
+(``P(z) \propto \exp(-z^2/(2 s^2))``) or the discrete Laplace ``DLap(t)``
+(``P(z) \propto \exp(-|z|/t)``), by the rejection samplers of Canonne, Kamath & Steinke
+(NeurIPS 2020, Algorithms 1-3) in integer arithmetic.  ``v_i/gamma``, ``rint`` and the product
+by ``gamma`` are exact in float64 while ``|rint(v_i/gamma) + Z_i| < 2^53``, which the clamp of
+``v`` to ``[-2^50 gamma, 2^50 gamma]`` (1-Lipschitz, so no sensitivity is added) and the
+noise size guarantee.  Every released number is then an integer multiple of ``gamma``
+whose law, given ``rint(v/gamma)``, is an exact lattice law: there are no low bits to read.
+
+Accounting (the callers: :func:`gaussian_grid`, :func:`laplace_grid`)
+----------------------------------------------------------------------
+* **Rounding** moves each coordinate by at most 1/2 grid step, so for neighbouring
+  ``a, b``: ``||rint(a/gamma) - rint(b/gamma)||_2 <= ||a - b||_2/gamma + sqrt(p)`` and
+  ``||.||_1 <= ||a - b||_1/gamma + p`` (OpenDP's rule): the sensitivity grows by
+  ``gamma sqrt(p)`` (L2) or ``gamma p`` (L1).
+* **Discrete Gaussian.**  Its zCDP equals the continuous one (CKS 2020, Thm 14), but its
+  ``(epsilon, delta)`` curve is not always below the continuous one: exact hockey-stick
+  sums show excesses up to 14 % at ``s <= 4``, below ``0.8 Delta/s^2`` relative for
+  ``s in [8, 200]``, shrinking like ``1/s^2``.  The grid makes ``s in [2^29, 2^30]``, and
+  the fit records a *dominating* continuous event: ``gaussian_event`` with noise ``s gamma /
+  (1 + 2^-10)`` and sensitivity ``Delta + gamma sqrt(p)``.  The 0.1 % less noise raises
+  ``delta(epsilon)`` by about ``1e-3 |d ln delta / d ln sigma|`` relative, orders of magnitude
+  above the excess at these ``s`` (``tests/_mechanisms/test_exact.py`` checks the margin
+  with mpmath hockey-stick sums at ``s`` from 16 to 256, where the excess is largest).
+* **Discrete Laplace.**  ``DLap(t)`` with integer shifts of L1 norm at most ``Delta_1'`` is
+  exactly ``Delta_1'/t``-DP (the ratio of the pmfs is ``exp(|z - a|/t - |z - b|/t)``), so pure
+  epsilon is recorded exactly.
+
+Word source
+-----------
+ChaCha20 (Bernstein 2008; RFC 8439), a counter-mode cryptographic generator, as a
+``uint64[50]`` state array (16 input words, 16 output words, the read index; the rest
+is spare), keyed by 256
+bits from the OS (``os.urandom``) when ``random_state=None`` or derived from ``random_state``
+through ``numpy.random.SeedSequence`` (reproducible bit for bit -- and predictable to whoever
+knows the seed: use ``None`` in production).  Checked against the RFC 8439 test vector.
+
+Threat model: the released numbers.  Timing is out of scope (the number of words a draw
+consumes grows with ``|Z|``); callers draw the noise before they read the data.
+"""
+
+import os
+
+import numpy as np
+from numba import njit
+
+from .._numba_cache import ensure_cache_locator
+
+__all__ = [
+    "new_word_source", "next_u64", "uniform_below", "bernoulli_exp", "discrete_laplace",
+    "discrete_gaussian", "gaussian_grid", "laplace_grid", "release_on_grid", "GRID_BITS",
+    "DOMINANCE_MARGIN",
+]
+
+#: the grid is ``gamma = 2^(floor(log2 sigma) - GRID_BITS)``: ``s = sigma/gamma in [2^29, 2^31)``
+GRID_BITS = 29
+#: fewest grid bits per noise std (``s >= 2^12``) when a large public bound on the released
+#: values forces a coarser grid (:func:`grid_for`)
+MIN_GRID_BITS = 12
+#: relative noise given up in the recorded (dominating) continuous Gaussian event
+DOMINANCE_MARGIN = 2.0 ** -10
+#: ``|v|/gamma`` is clamped to this, so ``|rint(v/gamma) + Z| < 2^53`` (exact in float64)
+_CLAMP_STEPS = 2.0 ** 50
+
+_MASK32 = np.uint64(0xFFFFFFFF)
+_SIGMA = (0x61707865, 0x3320646E, 0x79622D32, 0x6B206574)   # "expand 32-byte k"
+
+
+ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
+
+
+@njit(cache=True, inline="always")
+def _qr(a, b, c, d):
+    """The ChaCha quarter round on four 32-bit words held in uint32 scalars."""
+    a = np.uint32(a + b)
+    d ^= a
+    d = np.uint32((d << np.uint32(16)) | (d >> np.uint32(16)))
+    c = np.uint32(c + d)
+    b ^= c
+    b = np.uint32((b << np.uint32(12)) | (b >> np.uint32(20)))
+    a = np.uint32(a + b)
+    d ^= a
+    d = np.uint32((d << np.uint32(8)) | (d >> np.uint32(24)))
+    c = np.uint32(c + d)
+    b ^= c
+    b = np.uint32((b << np.uint32(7)) | (b >> np.uint32(25)))
+    return a, b, c, d
+
+
+@njit(cache=True)
+def chacha20_block(state):
+    """Fill ``state[16:32]`` with the ChaCha20 block of the input words ``state[:16]`` and
+    advance the 64-bit block counter (words 12-13); reset the read index ``state[32]``.
+    The 20 rounds run on 16 uint32 scalars (registers), not on the array."""
+    x0 = np.uint32(state[0])
+    x1 = np.uint32(state[1])
+    x2 = np.uint32(state[2])
+    x3 = np.uint32(state[3])
+    x4 = np.uint32(state[4])
+    x5 = np.uint32(state[5])
+    x6 = np.uint32(state[6])
+    x7 = np.uint32(state[7])
+    x8 = np.uint32(state[8])
+    x9 = np.uint32(state[9])
+    x10 = np.uint32(state[10])
+    x11 = np.uint32(state[11])
+    x12 = np.uint32(state[12])
+    x13 = np.uint32(state[13])
+    x14 = np.uint32(state[14])
+    x15 = np.uint32(state[15])
+    for _ in range(10):
+        x0, x4, x8, x12 = _qr(x0, x4, x8, x12)
+        x1, x5, x9, x13 = _qr(x1, x5, x9, x13)
+        x2, x6, x10, x14 = _qr(x2, x6, x10, x14)
+        x3, x7, x11, x15 = _qr(x3, x7, x11, x15)
+        x0, x5, x10, x15 = _qr(x0, x5, x10, x15)
+        x1, x6, x11, x12 = _qr(x1, x6, x11, x12)
+        x2, x7, x8, x13 = _qr(x2, x7, x8, x13)
+        x3, x4, x9, x14 = _qr(x3, x4, x9, x14)
+    out = (x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15)
+    for i in range(16):
+        state[16 + i] = (np.uint64(out[i]) + state[i]) & _MASK32
+    state[12] = (state[12] + np.uint64(1)) & _MASK32
+    if state[12] == 0:
+        state[13] = (state[13] + np.uint64(1)) & _MASK32
+    state[32] = 0
+
+
+@njit(cache=True)
+def _next_u32(state):
+    i = np.int64(state[32])
+    if i >= 16:
+        chacha20_block(state)
+        i = 0
+    state[32] = np.uint64(i + 1)
+    return state[16 + i]
+
+
+@njit(cache=True)
+def next_u64(state):
+    """One uniform 64-bit word (two ChaCha20 output words)."""
+    hi = _next_u32(state)
+    lo = _next_u32(state)
+    return (hi << np.uint64(32)) | lo
+
+
+@njit(cache=True, inline="always")
+def _bit_length(m):
+    """Number of bits of ``0 < m < 2^63`` (six halving steps, not a 63-step loop)."""
+    bits = 1
+    for shift in (32, 16, 8, 4, 2, 1):
+        if m >> shift:
+            m >>= shift
+            bits += shift
+    return bits
+
+
+@njit(cache=True)
+def uniform_below(state, d):
+    """Uniform integer in ``[0, d)``, exact.  ``d <= 2^32``: Lemire's multiply-and-reject
+    on one 32-bit word (``x d >> 32`` is uniform once the low half ``l`` of the product is
+    at least ``2^32 mod d``); larger ``d <= 2^62``: masked rejection on 64-bit words."""
+    if d <= 1:
+        return 0
+    if d <= 4294967296:
+        du = np.uint64(d)
+        m = _next_u32(state) * du
+        low = m & _MASK32
+        if low < du:
+            threshold = (np.uint64(4294967296) - du) % du
+            while low < threshold:
+                m = _next_u32(state) * du
+                low = m & _MASK32
+        return np.int64(m >> np.uint64(32))
+    mask = np.uint64((1 << _bit_length(d - 1)) - 1)
+    while True:
+        x = np.int64(next_u64(state) & mask)
+        if x < d:
+            return x
+
+
+@njit(cache=True)
+def _bernoulli_exp_le1(state, n1, d1, n2, d2):
+    """Bernoulli(exp(-gamma)) for ``gamma = (n1/d1)(n2/d2) <= 1`` (CKS 2020, Algorithm 1):
+    draw ``A_k ~ Bernoulli(gamma/k)`` for k = 1, 2, ... until the first 0 at ``K``; ``K`` is
+    odd with probability ``exp(-gamma)``.  ``Bernoulli(gamma/k)`` is the product of the
+    independent ``Bernoulli(n1/d1)``, ``Bernoulli(n2/d2)`` and ``Bernoulli(1/k)``: every
+    denominator stays small (no overflow, one 32-bit word per factor).  ``gamma = 0`` is
+    certain (``K = 1``) and draws nothing."""
+    if n1 == 0 or n2 == 0:
+        return True
+    k = 1
+    while True:
+        if (uniform_below(state, d1) < n1 and uniform_below(state, d2) < n2
+                and uniform_below(state, k) == 0):
+            k += 1
+        else:
+            return k % 2 == 1
+
+
+@njit(cache=True)
+def bernoulli_exp(state, num, den):
+    """Bernoulli(exp(-num/den)) for integers ``num >= 0``, ``1 <= den <= 2^32``:
+    ``exp(-gamma) = exp(-1)^floor(gamma) exp(-(gamma - floor(gamma)))``."""
+    while num > den:
+        if not _bernoulli_exp_le1(state, 1, 1, 1, 1):
+            return False
+        num -= den
+    return _bernoulli_exp_le1(state, num, den, 1, 1)
+
+
+@njit(cache=True)
+def discrete_laplace(state, t):
+    """``Z ~ DLap(t)``, ``P(z) ∝ exp(-|z|/t)``, integer ``1 <= t <= 2^32`` (CKS 2020,
+    Algorithm 2): ``U`` uniform in ``[0, t)`` kept with probability ``exp(-U/t)``, plus ``t``
+    times a geometric count of ``exp(-1)`` successes, with a random sign (``-0`` refused)."""
+    while True:
+        u = uniform_below(state, t)
+        if not bernoulli_exp(state, u, t):
+            continue
+        v = 0
+        while bernoulli_exp(state, 1, 1):
+            v += 1
+        x = u + t * v
+        negative = (_next_u32(state) >> np.uint64(31)) == 1
+        if negative and x == 0:
+            continue
+        return -x if negative else x
+
+
+@njit(cache=True)
+def discrete_gaussian(state, s):
+    """``Z ~ N_Z(0, s^2)``, ``P(z) ∝ exp(-z^2/(2 s^2))``, integer ``1 <= s < 2^31`` (CKS 2020,
+    Algorithm 3 with proposal ``DLap(s)``): ``Y`` is kept with probability
+    ``exp(-(|Y| - s)^2/(2 s^2))``.  With ``a = ||Y| - s| = a_1 s + a_0`` (``0 <= a_0 < s``) that
+    is ``exp(-a_1^2/2) exp(-a_1 a_0/s) exp(-a_0^2/(2 s^2))``, three exact Bernoullis whose
+    denominators stay below ``2^32`` (the last as ``(a_0/s)(a_0/(2s))``)."""
+    while True:
+        y = discrete_laplace(state, s)
+        a = abs(abs(y) - s)
+        a1 = a // s
+        a0 = a - a1 * s
+        if not bernoulli_exp(state, a1 * a1, 2):
+            continue
+        if not bernoulli_exp(state, a1 * a0, s):
+            continue
+        # exp(-a0^2/(2 s^2)) with gamma = (a0/s)(a0/(2s)) <= 1/2: 32-bit denominators
+        if not _bernoulli_exp_le1(state, a0, s, a0, 2 * s):
+            continue
+        return y
+
+
+@njit(cache=True)
+def _draw_gaussian(state, s, out):
+    for i in range(out.shape[0]):
+        out[i] = discrete_gaussian(state, s)
+
+
+@njit(cache=True)
+def _draw_laplace(state, t, out):
+    for i in range(out.shape[0]):
+        out[i] = discrete_laplace(state, t)
+
+
+def new_word_source(random_state=None):
+    """A keyed ChaCha20 state (``uint64[50]``).
+
+    ``None``: 256 bits from ``os.urandom``.  A ``Generator``/``RandomState``: 8 words drawn
+    from it (the estimators pass their seeded Generator: the key is its first draws, and
+    every later float draw comes after them).  An int or ``SeedSequence``: the key is
+    ``SeedSequence(random_state, spawn_key=(0x5EC, )).generate_state(8)``.  A seeded key is
+    reproducible bit for bit -- and known to whoever knows the seed.
+    """
+    if random_state is None:
+        key = np.frombuffer(os.urandom(32), dtype=np.uint32).astype(np.uint64)
+    elif isinstance(random_state, np.random.Generator):
+        key = random_state.integers(0, 2**32, size=8, dtype=np.uint64)
+    elif isinstance(random_state, np.random.RandomState):
+        key = random_state.randint(0, 2**32, size=8, dtype=np.uint64)
+    else:
+        seq = random_state if isinstance(random_state, np.random.SeedSequence) else \
+            np.random.SeedSequence(int(random_state), spawn_key=(0x5EC,))
+        key = seq.generate_state(8, dtype=np.uint32).astype(np.uint64)
+    state = np.zeros(50, dtype=np.uint64)
+    state[:4] = _SIGMA
+    state[4:12] = key
+    state[32] = 16          # empty output buffer: the first read computes block 0
+    return state
+
+
+def release_on_grid(values, gamma, noise):
+    """``gamma * (rint(clip(values/gamma, +-2^50)) + noise)``, exact in float64."""
+    steps = np.rint(np.clip(np.asarray(values, dtype=np.float64) / gamma,
+                            -_CLAMP_STEPS, _CLAMP_STEPS))
+    return gamma * (steps + noise.astype(np.float64).reshape(steps.shape))
+
+
+def grid_for(scale, bound=None):
+    """The public grid ``gamma = 2^(floor(log2 scale) - bits)`` of a noise ``scale``.
+
+    ``bits = GRID_BITS`` (29), reduced when a public ``bound`` on the released values'
+    magnitude requires it, so that ``bound/gamma <= 2^50`` and values up to ``bound`` are
+    never clamped -- down to ``MIN_GRID_BITS`` (12: ``s >= 2^12`` noise steps, where the
+    dominance margin still covers the discrete law's excess; module docstring).  Beyond
+    ``2^38`` noise stds the clamp at ``2^50 gamma`` applies (a float release would lose the
+    noise below the value's own rounding there anyway)."""
+    bits = GRID_BITS
+    if bound is not None and bound > 0:
+        room = 50 - int(np.ceil(np.log2(bound / scale))) - 1
+        bits = max(MIN_GRID_BITS, min(GRID_BITS, room))
+    return float(2.0 ** (np.floor(np.log2(scale)) - bits))
+
+
+def gaussian_grid(sigma, sensitivity, p, bound=None):
+    """``(gamma, s, recorded_sigma, recorded_sensitivity)`` of an exact Gaussian release of
+    ``p`` coordinates that is at least as private as ``N(0, sigma^2 I)`` on an L2 sensitivity
+    ``sensitivity``: the grid of ``sigma``, the rounding term added to the sensitivity, and the
+    integer ``s`` such that the recorded dominating event (noise ``s gamma/(1 +
+    DOMINANCE_MARGIN)``, sensitivity ``sensitivity + gamma sqrt(p)``) has a noise multiplier
+    at least ``sigma/sensitivity`` (module docstring).  ``bound``: public bound on the
+    values' magnitude (:func:`grid_for`)."""
+    gamma = grid_for(sigma, bound)
+    recorded_sens = float(sensitivity) + gamma * np.sqrt(p)
+    s = int(np.ceil(sigma / sensitivity * recorded_sens * (1.0 + DOMINANCE_MARGIN) / gamma))
+    recorded_sigma = s * gamma / (1.0 + DOMINANCE_MARGIN)
+    return gamma, s, recorded_sigma, recorded_sens
+
+
+def laplace_grid(epsilon, l1_sensitivity, p, bound=None):
+    """``(gamma, t)`` of an exact per-coordinate Laplace release of ``p`` coordinates that is
+    ``epsilon``-DP for an L1 sensitivity ``l1_sensitivity``: the grid of the Laplace scale
+    ``b = l1_sensitivity/epsilon`` and ``t = ceil((l1_sensitivity/gamma + p)/epsilon)``, so
+    that the L1 shift in grid units (rounding included) over ``t`` is at most epsilon.
+    ``bound``: public bound on the values' magnitude (:func:`grid_for`)."""
+    gamma = grid_for(l1_sensitivity / epsilon, bound)
+    t = int(np.ceil((l1_sensitivity / gamma + p) / epsilon))
+    return gamma, t
+
+
+def discrete_gaussian_noise(state, s, size):
+    """``size`` independent ``N_Z(0, s^2)`` integers (int64)."""
+    out = np.empty(int(size), dtype=np.int64)
+    _draw_gaussian(state, np.int64(s), out)
+    return out
+
+
+def discrete_laplace_noise(state, t, size):
+    """``size`` independent ``DLap(t)`` integers (int64)."""
+    out = np.empty(int(size), dtype=np.int64)
+    _draw_laplace(state, np.int64(t), out)
+    return out
