@@ -60,7 +60,7 @@ consumes grows with ``|Z|``); callers draw the noise before they read the data.
 import os
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .._numba_cache import ensure_cache_locator
 
@@ -75,6 +75,9 @@ GRID_BITS = 29
 #: fewest grid bits per noise std (``s >= 2^12``) when a large public bound on the released
 #: values forces a coarser grid (:func:`grid_for`)
 MIN_GRID_BITS = 12
+#: draws per parallel chunk, and the size from which a vector is drawn in parallel chunks
+PARALLEL_CHUNK = 1024
+PARALLEL_MIN = 2048
 #: relative noise given up in the recorded (dominating) continuous Gaussian event
 DOMINANCE_MARGIN = 2.0 ** -10
 #: ``|v|/gamma`` is clamped to this, so ``|rint(v/gamma) + Z| < 2^53`` (exact in float64)
@@ -355,15 +358,52 @@ def laplace_grid(epsilon, l1_sensitivity, p, bound=None):
     return gamma, t
 
 
-def discrete_gaussian_noise(state, s, size):
-    """``size`` independent ``N_Z(0, s^2)`` integers (int64)."""
+@njit(cache=True, parallel=True)
+def _draw_parallel(state, tag0, tag1, scale, gaussian, out):
+    """Chunk ``c`` of ``out`` from its own ChaCha20 stream: the caller's key, the per-call
+    random nonce ``(tag0, tag1)`` and the block counter starting at ``c 2^32``.  Streams
+    never overlap (distinct counters within a call; a fresh 64-bit nonce per call, never
+    the ``(0, 0)`` of the caller's own stream), and the result does not depend on the
+    number of threads."""
+    n = out.shape[0]
+    n_chunks = (n + PARALLEL_CHUNK - 1) // PARALLEL_CHUNK
+    for c in prange(n_chunks):
+        st = state.copy()
+        st[12] = 0
+        st[13] = np.uint64(c)
+        st[14] = tag0
+        st[15] = tag1
+        st[32] = 16
+        stop = min(n, (c + 1) * PARALLEL_CHUNK)
+        for i in range(c * PARALLEL_CHUNK, stop):
+            out[i] = discrete_gaussian(st, scale) if gaussian else discrete_laplace(st, scale)
+
+
+def _draw(state, scale, size, gaussian):
     out = np.empty(int(size), dtype=np.int64)
-    _draw_gaussian(state, np.int64(s), out)
+    if out.shape[0] < PARALLEL_MIN:
+        (_draw_gaussian if gaussian else _draw_laplace)(state, np.int64(scale), out)
+        return out
+    tag0 = tag1 = 0
+    while tag0 == 0 and tag1 == 0:
+        word = int(_next_u64_py(state))
+        tag0, tag1 = word >> 32, word & 0xFFFFFFFF
+    _draw_parallel(state, np.uint64(tag0), np.uint64(tag1), np.int64(scale), gaussian, out)
     return out
+
+
+@njit(cache=True)
+def _next_u64_py(state):
+    return next_u64(state)
+
+
+def discrete_gaussian_noise(state, s, size):
+    """``size`` independent ``N_Z(0, s^2)`` integers (int64); from ``PARALLEL_MIN`` draws on,
+    in parallel chunks with their own streams (:func:`_draw_parallel`)."""
+    return _draw(state, s, size, True)
 
 
 def discrete_laplace_noise(state, t, size):
-    """``size`` independent ``DLap(t)`` integers (int64)."""
-    out = np.empty(int(size), dtype=np.int64)
-    _draw_laplace(state, np.int64(t), out)
-    return out
+    """``size`` independent ``DLap(t)`` integers (int64); parallel as
+    :func:`discrete_gaussian_noise`."""
+    return _draw(state, t, size, False)

@@ -163,3 +163,23 @@ def test_the_margin_is_needed_and_covers_the_excess():
             covered.append(exact <= gaussian_delta(float(eps),
                                                    shift / s * (1 + E.DOMINANCE_MARGIN)))
         assert max(excess) > 0 and all(covered)
+
+
+def test_parallel_chunks_do_not_depend_on_threads_and_never_repeat():
+    import numba
+
+    assert 200_000 >= E.PARALLEL_MIN   # the pmf tests above ran the parallel path
+    before = numba.get_num_threads()
+    try:
+        a = E.discrete_gaussian_noise(E.new_word_source(3), 1000, 5000)
+        numba.set_num_threads(1)
+        b = E.discrete_gaussian_noise(E.new_word_source(3), 1000, 5000)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(a, b)
+    src = E.new_word_source(3)
+    c = E.discrete_gaussian_noise(src, 1000, 5000)
+    d = E.discrete_gaussian_noise(src, 1000, 5000)      # same source, next call: fresh nonce
+    assert np.array_equal(a, c) and not np.array_equal(c, d)
+    chunks = c.reshape(-1, 1000)[:4]                    # chunks are distinct streams
+    assert len({tuple(ch) for ch in chunks}) == 4
