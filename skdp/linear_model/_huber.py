@@ -142,7 +142,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         Private coefficients.
     intercept_ : float
         Private intercept (0 when ``fit_intercept=False``).
-    epsilon_, delta_, dp_event_, noise_scale_, sensitivity_, data_norm_, row_bound_, solver_, alpha_, solver_params_ : see
+    epsilon_, delta_, dp_event_, noise_scale_, sensitivity_, data_norm_, row_bound_, solver_, alpha_, solver_params_, secure_noise_ : see
         :class:`DPLogisticRegression`
     privacy_guaranteed_ : bool
         False iff a bound was read from the data (``data_norm=None``).

@@ -167,6 +167,8 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         The L2 strength used (what ``alpha="auto"`` chose, possibly raised by the solver).
     solver_params_ : dict
         Resolved schedule of ``dpsgd`` (``batch_size``, ``n_steps``); empty otherwise.
+    secure_noise_ : bool
+        Whether the release used exact grid noise (``secure_noise``, resolved).
     privacy_guaranteed_ : bool
         False iff a bound or the label set was read from the data (``data_norm=None``
         or ``classes=None``).

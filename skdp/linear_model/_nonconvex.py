@@ -309,6 +309,8 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         Full-batch refreshes (epochs); 0 for ``"dpsgd"``.
     gamma_ : float
         Target accuracy chosen by the public rule (NaN for ``"dpsgd"``).
+    secure_noise_ : bool
+        Whether the release used exact grid noise (False for the per-step solvers).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray

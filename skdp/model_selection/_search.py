@@ -650,7 +650,10 @@ _SEARCH_PARAMS_DOC = """\
         How the total was split: per-fit ``mu`` (or epsilon), score noise, expected runs,
         epsilon of the selection alone, totals.
     privacy_guaranteed_ : bool
-        False if a candidate read a bound from the data (e.g. ``data_norm=None``).
+        False if a candidate read a bound from the data (e.g. ``data_norm=None``) or the
+        label set was read from ``y``.
+    secure_noise_ : bool
+        Whether the selected score was released with exact grid noise.
 """
 
 

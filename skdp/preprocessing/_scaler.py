@@ -273,6 +273,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         ``sigma^M``: noise standard deviation on each mean, in data units.
     moment_noise_std_ : ndarray of shape (n_features,) or None
         ``sigma^S``: noise standard deviation on each second moment.
+    secure_noise_ : bool
+        Whether the statistics were released with exact grid noise.
     privacy_guaranteed_ : bool
         False iff the bounds were read from the data.
     n_features_in_ : int
