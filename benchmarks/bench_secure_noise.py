@@ -152,7 +152,7 @@ def main():
              "(`secure_noise`, `doc/floating_point.rst`) and float noise measured side by side "
              "in one run.\n")
     A.append(f"## 1. Precision attack ({n_attack:,} fits per side, claimed epsilon = 1)\n")
-    A.append(md_table(["noise", "P(E | D0)", "P(E | D1)", "epsilon lower bound (95 %)"],
+    A.append(md_table(["noise", "P(E given D0)", "P(E given D1)", "epsilon lower bound (95 %)"],
                       [[r["noise"], f"{r['P(E|D0)']:.4f}", f"{r['P(E|D1)']:.4f}",
                         f"{r['epsilon_lower_bound']:.2f}"] for r in res["attack"]]))
     A.append("\n## 2. One-shot release cost (ms, median, warm)\n")

@@ -307,7 +307,8 @@ def test_search_composes_toy_events_exactly():
     mu = search.budget_split_["fit_mu"]
     expected = _rdp_total(mu, mu, 6.0, 1.0, 1e-7)
     assert search.epsilon_ == pytest.approx(expected, rel=1e-6)
-    assert search.best_params_["label"] == 1  # majority label wins at this noise level
+    # (no claim on the winner: at this noise level the selection is close to a coin flip --
+    # label 1 won 18 of 40 seeds -- so the test checks the accounting only)
 
 
 def test_candidates_reporting_to_a_ledger_are_refused(data):
