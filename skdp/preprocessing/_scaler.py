@@ -129,7 +129,13 @@ def _secure_inflation(mu, k):
     ``mu``-GDP, as recorded, when ``(Delta/c + sqrt(k) 2^-29)(1 + m) <= mu``, i.e. for
     ``c = (1 + m) mu/(mu - (1 + m) sqrt(k) 2^-29)``."""
     m1 = 1.0 + DOMINANCE_MARGIN
-    return m1 * mu / (mu - m1 * math.sqrt(k) * 2.0 ** -GRID_BITS)
+    rounding = m1 * math.sqrt(k) * 2.0 ** -GRID_BITS
+    if rounding > 0.5 * mu:
+        raise ValueError(
+            f"secure_noise: at mu = {mu:.3g} (epsilon too small for {k} released statistics) "
+            "the grid rounding would need more than twice the noise; use a larger epsilon, "
+            "or secure_noise=False")
+    return m1 * mu / (mu - rounding)
 
 
 def _exact_release(values, sigmas, c, source, bounds):
