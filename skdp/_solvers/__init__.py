@@ -41,7 +41,8 @@ SOLVERS = {
 #: solvers whose every release is floating-point safe when given a ``noise_source``
 #: (exact discrete noise on a grid, skdp._mechanisms._exact); the per-step kernels of the
 #: others still draw float noise (doc/floating_point.rst says why)
-SECURE_NOISE_SOLVERS = frozenset({"output_perturbation", "objective_perturbation", "phased"})
+SECURE_NOISE_SOLVERS = frozenset({"output_perturbation", "objective_perturbation", "phased",
+                                  "dpsgd"})
 
 SOLVER_OPTIONS = {
     "output_perturbation": (),

@@ -127,6 +127,7 @@ import numpy as np
 
 from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
 from .._mechanisms import clip_and_augment
+from .._mechanisms._exact import discrete_gaussian_noise, gaussian_grid
 from ._dpsgd_kernel import dpsgd_loop, row_norms
 from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args, check_int, require_certified
@@ -135,6 +136,8 @@ from ._threads import solver_threads
 __all__ = ["solve_dpsgd"]
 
 UNIT_ROUNDOFF = 2.0**-53
+#: integers of exact noise drawn ahead at a time (``secure_noise``): 16 MiB of int64
+SECURE_CHUNK_DRAWS = 1 << 21
 #: expected batch size when ``batch_size=None``
 DEFAULT_BATCH_SIZE = 50
 
@@ -193,6 +196,10 @@ def solve_dpsgd(X, y, loss, **kwargs):
         ``alpha == 0``; default for ``alpha > 0``: ``min(L/alpha, sqrt(2 f0/alpha))``).
     rng : numpy.random.Generator
         Source of the batches and the noise.
+    noise_source : numpy.ndarray or None, default=None
+        A ChaCha20 word source: every step's noisy sum is an exact grid release
+        (discrete Gaussian, :mod:`skdp._mechanisms._exact`), pre-drawn in chunks of
+        ``SECURE_CHUNK_DRAWS`` integers; the batches still come from ``rng``.  None: float.
     batch_size : int or None, default=None
         Expected batch size ``m`` (None: 50); sampling rate ``q = m/n``.
     n_steps : int or None
@@ -225,6 +232,7 @@ def _solve(
     rng,
     batch_size=None,
     n_steps=None,
+    noise_source=None,
 ):
     n = X.shape[0]
     p_in = X.shape[1] + int(bool(fit_intercept))
@@ -302,10 +310,25 @@ def _solve(
     xnorm = np.empty(n)
     row_norms(Xc, xnorm)
     W = np.zeros((p_in, K))
-    total, dropped, _ = dpsgd_loop(
-        Xc, yc, int(loss.loss_id), float(loss.param), clip, xnorm, W, T, q,
-        float(batch_size), sigma, mu, step_coef, step_power_half, step_cap, R, rng,
-    )
+    args = (Xc, yc, int(loss.loss_id), float(loss.param), clip, xnorm, W)
+    hyper = (q, float(batch_size), sigma, mu, step_coef, step_power_half, step_cap, R, rng)
+    if noise_source is None:
+        total, dropped, _ = dpsgd_loop(*args, T, *hyper)
+    else:
+        # Exact grid noise, pre-drawn per chunk of steps (at most SECURE_CHUNK_DRAWS
+        # integers in memory): each step's clipped sum (replace-one sensitivity 2L, the
+        # clip's rounding margin included) is released as gamma (rint(s/gamma) + Z) on
+        # the grid of sigma, with |s| <= n L.
+        gamma, s_int, _, _ = gaussian_grid(sigma, 2.0 * L, p, bound=n * L)
+        chunk = max(1, SECURE_CHUNK_DRAWS // p)
+        total = dropped = 0
+        for t0 in range(1, T + 1, chunk):
+            steps = min(chunk, T + 1 - t0)
+            Z = discrete_gaussian_noise(noise_source, s_int, steps * p).reshape(steps, p)
+            tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z, gamma)
+            total += tot
+            dropped += drp
+        details["secure_noise"] = True
     # ``dropped`` counts non-finite per-example gradients: a private quantity, so it is
     # deliberately not reported.
     del dropped

@@ -30,6 +30,9 @@ from .._losses._kernels import (
 from .._mechanisms._clipping import _row_norm
 from .._numba_cache import ensure_cache_locator
 
+#: ``|s/gamma|`` is clamped to ``2^50`` grid steps on the exact path (as in _exact)
+_CLAMP = 2.0 ** 50
+
 
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
@@ -155,10 +158,17 @@ def _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z
 
 @njit(cache=True)
 def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sigma, alpha,
-               step_coef, step_power_half, step_cap, radius, rng):
+               step_coef, step_power_half, step_cap, radius, rng, t_start=1,
+               noise_int=np.zeros((0, 0), dtype=np.int64), gamma=0.0):
     """Run ``n_steps`` steps of projected noisy SGD in place on ``W``.
 
-    Step ``t = 1..n_steps``:
+    Steps are numbered ``t = t_start .. t_start + n_steps - 1`` (the step size depends on
+    ``t``; a run may be split in chunks).  With ``noise_int`` of shape ``(n_steps, d K)``
+    the noisy sum of step ``t`` is the exact grid release ``gamma (rint(s/gamma) +
+    noise_int[t - t_start])`` (:mod:`skdp._mechanisms._exact`; ``|s/gamma|`` clamped to
+    ``2^50``) instead of ``s + sigma xi``.
+
+    Step ``t``:
 
     1. ``B, idx[:B]`` <- :func:`_sample_batch` (Poisson rate ``q``);
     2. ``s = sum_{i in batch} clip(grad l_i(W))`` (:func:`_clipped_batch_gradient`);
@@ -175,7 +185,7 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
     K = W.shape[1]
     idx = np.empty(n, dtype=np.int64)
     perm = np.arange(n)
-    stamp = np.zeros(n, dtype=np.int64)
+    stamp = np.zeros(n, dtype=np.int64)   # values < t_start <= t: valid for any chunk
     s = np.empty((d, K))
     z = np.empty(K)
     g = np.empty(K)
@@ -183,7 +193,8 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
     total = 0
     dropped = 0
     checksum = 0.0
-    for t in range(1, n_steps + 1):
+    secure = noise_int.shape[0] > 0
+    for t in range(t_start, t_start + n_steps):
         B = _sample_batch(rng, n, q, idx, perm, stamp, t)
         total += B
         nd, touched = _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm,
@@ -199,7 +210,11 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
         sq = 0.0
         for j in range(d):
             for k in range(K):
-                noisy = (s[j, k] + sigma * rng.standard_normal()) * inv_m
+                if secure:
+                    steps = np.rint(min(max(s[j, k] / gamma, -_CLAMP), _CLAMP))
+                    noisy = gamma * (steps + noise_int[t - t_start, j * K + k]) * inv_m
+                else:
+                    noisy = (s[j, k] + sigma * rng.standard_normal()) * inv_m
                 w = W[j, k] - eta * (noisy + alpha * W[j, k])
                 W[j, k] = w
                 sq += w * w

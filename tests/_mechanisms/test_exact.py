@@ -183,3 +183,50 @@ def test_parallel_chunks_do_not_depend_on_threads_and_never_repeat():
     assert np.array_equal(a, c) and not np.array_equal(c, d)
     chunks = c.reshape(-1, 1000)[:4]                    # chunks are distinct streams
     assert len({tuple(ch) for ch in chunks}) == 4
+
+
+def test_dpsgd_secure_steps_are_grid_releases_and_chunking_runs(monkeypatch):
+    """DP-SGD's exact path: pre-drawn integer noise per chunk of steps (a tiny chunk forces
+    several chunks), the recorded event unchanged, the fit reproducible for a seed."""
+    import skdp._solvers._dpsgd as dpsgd_mod
+    from skdp import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (600, 3)) / 2
+    y = (X[:, 0] > 0).astype(int)
+    kw = dict(data_norm=1.0, classes=[0, 1], solver="dpsgd", batch_size=60, n_steps=25,
+              random_state=4)
+    float_fit = DPLogisticRegression(secure_noise=False, **kw).fit(X, y)
+    monkeypatch.setattr(dpsgd_mod, "SECURE_CHUNK_DRAWS", 8)     # 2 steps per chunk (p = 4)
+    seen = []
+    original = dpsgd_mod.dpsgd_loop
+
+    def spy(*args):
+        if len(args) > 17:
+            seen.append((args[17], args[18].shape, args[19]))
+        return original(*args)
+
+    monkeypatch.setattr(dpsgd_mod, "dpsgd_loop", spy)
+    a = DPLogisticRegression(**kw).fit(X, y)
+    b = DPLogisticRegression(**kw).fit(X, y)
+    assert a.secure_noise_ and not float_fit.secure_noise_
+    assert a.dp_event_ == float_fit.dp_event_
+    assert np.array_equal(a.coef_, b.coef_) and a.score(X, y) > 0.7   # it learns (0.80)
+    starts = [t0 for t0, _, _ in seen[: len(seen) // 2]]
+    assert starts == list(range(1, 26, 2))                      # 13 chunks cover 25 steps
+    assert all(shape[1] == 4 for _, shape, _ in seen)
+    gamma = seen[0][2]
+    assert math.log2(gamma).is_integer()
+
+
+def test_secure_noise_true_refuses_float_only_solvers_and_auto_reports_them():
+    from skdp import DPHuberRegressor, DPNonconvexRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (400, 2)) / 2
+    y = X @ [1.0, -1.0]
+    with pytest.raises(ValueError, match="no floating-point-safe noise"):
+        DPHuberRegressor(data_norm=1.0, solver="resque", secure_noise=True).fit(X, y)
+    est = DPNonconvexRegressor(data_norm=1.0, random_state=0).fit(X, y)   # warm_gd
+    assert est.solver_ == "warm_gd" and est.secure_noise_ is False
+    assert DPHuberRegressor(data_norm=1.0, random_state=0).fit(X, y).secure_noise_ is True
