@@ -33,13 +33,16 @@ Accounting (the callers: :func:`gaussian_grid`, :func:`laplace_grid`)
   ``gamma sqrt(p)`` (L2) or ``gamma p`` (L1).
 * **Discrete Gaussian.**  Its zCDP equals the continuous one (CKS 2020, Thm 14), but its
   ``(epsilon, delta)`` curve is not always below the continuous one: exact hockey-stick
-  sums show excesses up to 14 % at ``s <= 4``, below ``0.8 Delta/s^2`` relative for
-  ``s in [8, 200]``, shrinking like ``1/s^2``.  The grid makes ``s in [2^29, 2^30]``, and
-  the fit records a *dominating* continuous event: ``gaussian_event`` with noise ``s gamma /
-  (1 + 2^-10)`` and sensitivity ``Delta + gamma sqrt(p)``.  The 0.1 % less noise raises
-  ``delta(epsilon)`` by about ``1e-3 |d ln delta / d ln sigma|`` relative, orders of magnitude
-  above the excess at these ``s`` (``tests/_mechanisms/test_exact.py`` checks the margin
-  with mpmath hockey-stick sums at ``s`` from 16 to 256, where the excess is largest).
+  sums for a scalar shift of about ``s`` steps show a relative excess of up to 0.4 % at
+  ``s = 16`` and 4e-8 at ``s = 2^12``, shrinking like ``1/s^2``.  The grid makes
+  ``s >= 2^12`` (``2^29`` unless a large public bound on the values coarsens it,
+  :func:`grid_for`), and the fit records a *dominating* continuous event:
+  ``gaussian_event`` with noise ``s gamma / (1 + 2^-10)`` and sensitivity ``Delta + gamma
+  sqrt(p)``.  The 0.1 % less noise raises ``delta(epsilon)`` by about ``1e-3 |d ln delta /
+  d ln sigma|`` relative -- about 4 % at those shifts, six orders of magnitude above the
+  excess (``tests/_mechanisms/test_exact.py`` computes the sums in float64, cross-checked
+  with mpmath at ``s = 16``, shows the excess at ``s = 16`` and ``2^12`` and the margin
+  covering it at ``s = 2^12, 2^14``).
 * **Discrete Laplace.**  ``DLap(t)`` with integer shifts of L1 norm at most ``Delta_1'`` is
   exactly ``Delta_1'/t``-DP (the ratio of the pmfs is ``exp(|z - a|/t - |z - b|/t)``), so pure
   epsilon is recorded exactly.
@@ -67,7 +70,7 @@ from .._numba_cache import ensure_cache_locator
 __all__ = [
     "new_word_source", "next_u64", "uniform_below", "bernoulli_exp", "discrete_laplace",
     "discrete_gaussian", "gaussian_grid", "laplace_grid", "release_on_grid", "GRID_BITS",
-    "DOMINANCE_MARGIN",
+    "DOMINANCE_MARGIN", "CLAMP_STEPS", "exact_gaussian_noise", "exact_laplace_noise",
 ]
 
 #: the grid is ``gamma = 2^(floor(log2 sigma) - GRID_BITS)``: ``s = sigma/gamma in [2^29, 2^31)``
@@ -81,7 +84,7 @@ PARALLEL_MIN = 2048
 #: relative noise given up in the recorded (dominating) continuous Gaussian event
 DOMINANCE_MARGIN = 2.0 ** -10
 #: ``|v|/gamma`` is clamped to this, so ``|rint(v/gamma) + Z| < 2^53`` (exact in float64)
-_CLAMP_STEPS = 2.0 ** 50
+CLAMP_STEPS = 2.0 ** 50
 
 _MASK32 = np.uint64(0xFFFFFFFF)
 _SIGMA = (0x61707865, 0x3320646E, 0x79622D32, 0x6B206574)   # "expand 32-byte k"
@@ -272,15 +275,9 @@ def discrete_gaussian(state, s):
 
 
 @njit(cache=True)
-def _draw_gaussian(state, s, out):
+def _draw_serial(state, scale, gaussian, out):
     for i in range(out.shape[0]):
-        out[i] = discrete_gaussian(state, s)
-
-
-@njit(cache=True)
-def _draw_laplace(state, t, out):
-    for i in range(out.shape[0]):
-        out[i] = discrete_laplace(state, t)
+        out[i] = discrete_gaussian(state, scale) if gaussian else discrete_laplace(state, scale)
 
 
 def new_word_source(random_state=None):
@@ -312,7 +309,7 @@ def new_word_source(random_state=None):
 def release_on_grid(values, gamma, noise):
     """``gamma * (rint(clip(values/gamma, +-2^50)) + noise)``, exact in float64."""
     steps = np.rint(np.clip(np.asarray(values, dtype=np.float64) / gamma,
-                            -_CLAMP_STEPS, _CLAMP_STEPS))
+                            -CLAMP_STEPS, CLAMP_STEPS))
     return gamma * (steps + noise.astype(np.float64).reshape(steps.shape))
 
 
@@ -382,19 +379,14 @@ def _draw_parallel(state, tag0, tag1, scale, gaussian, out):
 def _draw(state, scale, size, gaussian):
     out = np.empty(int(size), dtype=np.int64)
     if out.shape[0] < PARALLEL_MIN:
-        (_draw_gaussian if gaussian else _draw_laplace)(state, np.int64(scale), out)
+        _draw_serial(state, np.int64(scale), gaussian, out)
         return out
     tag0 = tag1 = 0
     while tag0 == 0 and tag1 == 0:
-        word = int(_next_u64_py(state))
+        word = int(next_u64(state))
         tag0, tag1 = word >> 32, word & 0xFFFFFFFF
     _draw_parallel(state, np.uint64(tag0), np.uint64(tag1), np.int64(scale), gaussian, out)
     return out
-
-
-@njit(cache=True)
-def _next_u64_py(state):
-    return next_u64(state)
 
 
 def discrete_gaussian_noise(state, s, size):
@@ -407,3 +399,24 @@ def discrete_laplace_noise(state, t, size):
     """``size`` independent ``DLap(t)`` integers (int64); parallel as
     :func:`discrete_gaussian_noise`."""
     return _draw(state, t, size, False)
+
+
+def exact_gaussian_noise(source, sigma, sensitivity, p, bound=None, size=None):
+    """``(gamma, Z, noise_std)``: the grid, the discrete Gaussian integers and their
+    standard deviation ``s gamma`` in output units, for an exact release of ``p``
+    coordinates at least as private as ``N(0, sigma^2)`` on the L2 ``sensitivity``
+    (:func:`gaussian_grid`); ``size`` integers (default ``p``; a multiple of ``p`` for
+    independent repeated releases).  Release with :func:`release_on_grid`."""
+    gamma, s, _, _ = gaussian_grid(float(sigma), float(sensitivity), p, bound)
+    z = discrete_gaussian_noise(source, s, p if size is None else size)
+    return gamma, z, float(s * gamma)
+
+
+def exact_laplace_noise(source, epsilon, l1_sensitivity, p, bound=None, size=None):
+    """``(gamma, Z, scale)``: the grid, the discrete Laplace integers and their scale
+    ``t gamma`` in output units, for an exactly ``epsilon``-DP release of ``p`` coordinates
+    with L1 ``l1_sensitivity`` (:func:`laplace_grid`); ``size`` integers as in
+    :func:`exact_gaussian_noise`.  Release with :func:`release_on_grid`."""
+    gamma, t = laplace_grid(float(epsilon), float(l1_sensitivity), p, bound)
+    z = discrete_laplace_noise(source, t, p if size is None else size)
+    return gamma, z, float(t * gamma)

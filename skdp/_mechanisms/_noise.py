@@ -18,13 +18,7 @@ import math
 
 import numpy as np
 
-from ._exact import (
-    discrete_gaussian_noise,
-    discrete_laplace_noise,
-    gaussian_grid,
-    laplace_grid,
-    release_on_grid,
-)
+from ._exact import exact_gaussian_noise, exact_laplace_noise, release_on_grid
 
 __all__ = ["gaussian_noise", "norm_laplace_noise", "release_gaussian", "release_laplace"]
 
@@ -69,9 +63,8 @@ def release_gaussian(values, sigma, sensitivity, rng, source=None, bound=None):
     values = np.asarray(values, dtype=np.float64)
     if source is None:
         return values + gaussian_noise(rng, values.shape, sigma), float(sigma)
-    gamma, s, _, _ = gaussian_grid(float(sigma), float(sensitivity), values.size, bound)
-    z = discrete_gaussian_noise(source, s, values.size)
-    return release_on_grid(values, gamma, z).reshape(values.shape), float(s * gamma)
+    gamma, z, noise_std = exact_gaussian_noise(source, sigma, sensitivity, values.size, bound)
+    return release_on_grid(values, gamma, z).reshape(values.shape), noise_std
 
 
 def release_laplace(values, sensitivity, epsilon, rng, source=None, bound=None):
@@ -90,6 +83,6 @@ def release_laplace(values, sensitivity, epsilon, rng, source=None, bound=None):
         scale = float(sensitivity) / float(epsilon)
         return values + norm_laplace_noise(rng, values.shape, scale), scale
     p = values.size
-    gamma, t = laplace_grid(float(epsilon), math.sqrt(p) * float(sensitivity), p, bound)
-    z = discrete_laplace_noise(source, t, p)
-    return release_on_grid(values, gamma, z).reshape(values.shape), float(t * gamma)
+    gamma, z, scale = exact_laplace_noise(source, epsilon, math.sqrt(p) * float(sensitivity), p,
+                                          bound)
+    return release_on_grid(values, gamma, z).reshape(values.shape), scale

@@ -28,10 +28,8 @@ from .._losses._kernels import (
     _robust_row,
 )
 from .._mechanisms._clipping import _row_norm
+from .._mechanisms._exact import CLAMP_STEPS
 from .._numba_cache import ensure_cache_locator
-
-#: ``|s/gamma|`` is clamped to ``2^50`` grid steps on the exact path (as in _exact)
-_CLAMP = 2.0 ** 50
 
 
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
@@ -211,7 +209,7 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
         for j in range(d):
             for k in range(K):
                 if secure:
-                    steps = np.rint(min(max(s[j, k] / gamma, -_CLAMP), _CLAMP))
+                    steps = np.rint(min(max(s[j, k] / gamma, -CLAMP_STEPS), CLAMP_STEPS))
                     noisy = gamma * (steps + noise_int[t - t_start, j * K + k]) * inv_m
                 else:
                     noisy = (s[j, k] + sigma * rng.standard_normal()) * inv_m

@@ -17,13 +17,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.utils import _safe_indexing
 
 from .._fitted_attributes import strip_unprotected
-from .._mechanisms._exact import (
-    discrete_gaussian_noise,
-    discrete_laplace_noise,
-    gaussian_grid,
-    laplace_grid,
-    release_on_grid,
-)
+from .._mechanisms._exact import exact_gaussian_noise, exact_laplace_noise, release_on_grid
 from ..accounting import fitted_dp_event, fitted_privacy_guaranteed, gaussian_epsilon
 from ..accounting._events import compose, pure_dp_event
 from .._stacklevel import user_stacklevel
@@ -416,13 +410,12 @@ class ScoreNoise:
             self.source = source = None
         if source is None:
             self.unit = rng.standard_normal(size) if gdp else rng.laplace(size=size)
-        elif gdp:
-            self.gamma, s, _, _ = gaussian_grid(self.scale, float(sensitivity), 1, bound)
-            self.z = discrete_gaussian_noise(source, s, size)
+        elif gdp:   # ``size`` independent releases of one score each (p = 1)
+            self.gamma, self.z, _ = exact_gaussian_noise(source, self.scale, sensitivity, 1,
+                                                         bound, size)
         else:
-            self.gamma, t = laplace_grid(float(sensitivity) / self.scale, float(sensitivity), 1,
-                                         bound)
-            self.z = discrete_laplace_noise(source, t, size)
+            self.gamma, self.z, _ = exact_laplace_noise(source, sensitivity / self.scale,
+                                                        sensitivity, 1, bound, size)
 
     def release(self, values):
         """``values`` (one per pre-drawn noise) plus their noise."""

@@ -152,7 +152,7 @@ def test_recorded_continuous_event_dominates_the_discrete_law(s, z):
 
 def test_the_margin_is_needed_and_covers_the_excess():
     """Without the margin the discrete law exceeds the continuous profile (its (eps, delta)
-    curve is not always below it: +0.25 % at s = 16, ~1/s^2 smaller at 2^12); the recorded
+    curve is not always below it: up to +0.4 % at s = 16, ~1/s^2 smaller at 2^12); the recorded
     2^-10 less noise raises the continuous delta by ~4 %, far above the excess."""
     for s in (16, 2**12):
         shift = s + 1
