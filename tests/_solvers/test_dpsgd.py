@@ -12,7 +12,7 @@ from scipy.stats import binom, chi2, chisquare
 import skdp._solvers._dpsgd as dpsgd
 from skdp._losses import HUBER, LOGISTIC, MULTINOMIAL, HuberLoss, LogisticLoss, MultinomialLoss
 from skdp._mechanisms import clip_and_augment
-from skdp._solvers._dpsgd import solve_dpsgd
+from skdp._solvers._dpsgd import STEP_CAP_FACTOR, solve_dpsgd
 from skdp._solvers._dpsgd_kernel import _clipped_batch_gradient, _sample_batch, row_norms
 from skdp._solvers._objective import Objective
 from skdp.accounting import get_epsilon, poisson_gaussian_event
@@ -156,7 +156,7 @@ def test_one_step_neighbours_with_wrong_lipschitz_constant(noise_multiplier):
     loss = WrongLipschitzLogistic()
     C, alpha = 2.0, 0.5
     L = loss.lipschitz(C)
-    eta1 = min(1.0 / alpha, 1.0 / (loss.smoothness(C) + alpha))
+    eta1 = min(1.0 / alpha, STEP_CAP_FACTOR / (loss.smoothness(C) + alpha))
     rng = np.random.default_rng(3)
     n, d = 10, 3
     X = rng.normal(size=(n, d))
@@ -313,7 +313,7 @@ def test_noise_has_the_stated_scale(noise_multiplier):
     noise_multiplier(3.0)
     X, y = _logistic_problem(n=20, d=2)
     C, alpha, m = 2.0, 1.0, 20
-    eta1 = min(1.0 / alpha, 1.0 / (C * C / 4.0 + alpha))
+    eta1 = min(1.0 / alpha, STEP_CAP_FACTOR / (C * C / 4.0 + alpha))
     Ws = []
     for seed in range(400):
         res = solve_dpsgd(X, y, LogisticLoss(), epsilon=1.0, delta=1e-5, alpha=alpha,

@@ -136,3 +136,57 @@ def test_event_rejects_invalid_input():
         poisson_gaussian_event(0.5, -1.0, 1)
     with pytest.raises(ValueError):
         poisson_gaussian_event(0.5, 1.0, 0)
+
+
+# --- the PLD grid picked from ε itself (skdp.accounting._accountant.pld_interval) ---------
+
+from skdp.accounting import _accountant  # noqa: E402
+
+
+def _pld_on_grid(q, z, steps, delta, interval):
+    acc = PLDAccountant(dp_accounting.NeighboringRelation.REPLACE_ONE,
+                        value_discretization_interval=interval)
+    acc.compose(poisson_gaussian_event(q, z, steps))
+    return acc.get_epsilon(delta)
+
+
+@pytest.mark.parametrize(
+    "q, z, steps",
+    [(0.126, 13.5, 159), (0.04, 1.02, 500), (4e-3, 0.73, 5000), (1.26e-3, 0.98, 1883),
+     (1.26e-3, 7.7, 1883)],
+)
+def test_adaptive_grid_is_pessimistic_and_close_to_the_fine_grid(q, z, steps):
+    """The reported ε is an upper bound for any grid width; measured here: it is never
+    below a 2x finer grid than the finest, and within 1 % of the finest."""
+    _accountant._pld_epsilon_cached.cache_clear()
+    reported = get_epsilon(poisson_gaussian_event(q, z, steps), 1e-6)
+    finest = _pld_on_grid(q, z, steps, 1e-6, PLD_DISCRETIZATION)
+    finer = _pld_on_grid(q, z, steps, 1e-6, PLD_DISCRETIZATION / 2)
+    assert reported >= finer * (1 - 1e-9)
+    assert reported <= finest * 1.01
+
+
+def test_grid_widths_are_half_powers_of_two_in_range():
+    for eps in (1e-3, 0.05, 0.3, 1.0, 7.0, 20.0, 1e3, math.inf):
+        for count in (1, 10, 1000, 10**6):
+            k = 2 * math.log2(_accountant.pld_interval(eps, count) / _accountant.PLD_FINEST)
+            assert abs(k - round(k)) < 1e-9 and 0 <= round(k) <= _accountant.PLD_COARSEST_LEVEL
+
+
+def test_discrete_losses_keep_the_finest_grid():
+    """Randomized response rounds up by the full width at each step: the adaptive width
+    would make 10 compositions worse than basic composition (7.04 > 7 at width 6.4e-3)."""
+    rr = dp_accounting.RandomizedResponseDpEvent(2.0 / (1.0 + math.exp(0.7)), 2)
+    ev = dp_accounting.ComposedDpEvent([rr] * 10)
+    assert not _accountant._gaussian_leaves_only(ev)
+    assert _accountant._gaussian_leaves_only(poisson_gaussian_event(0.1, 1.0, 3))
+    assert get_epsilon(ev, 1e-5) < 7.0
+
+
+def test_small_sampling_rate_large_epsilon_is_not_over_noised():
+    """The former floor z >= 0.5 gave ε = 5.26 for a target of 10 here (n = 1e7, default
+    schedule): the calibration now reaches the target."""
+    q, steps = 1.26e-3, 1883
+    z = calibrate_poisson_gaussian(10.0, 1e-6, q, steps)
+    assert z < 0.5
+    assert 0.99 * 10.0 <= get_epsilon(poisson_gaussian_event(q, z, steps), 1e-6) <= 10.0
