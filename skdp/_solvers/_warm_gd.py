@@ -39,6 +39,13 @@ small ``n epsilon``, where it would only add noise; the warm start's ``alpha``
 is the ``alpha="auto"`` rule of objective perturbation at the stage's noise (raised to its
 privacy floor); the refinement uses the user's ``alpha`` (default 0).  Constants chosen on
 synthetic data with gross outliers (``benchmarks/calibrate_auto.py``).
+
+Floating-point-safe noise (``noise_source``, the default through ``secure_noise="auto"``):
+the warm start's output step and every refinement step's noisy mean gradient are exact
+grid releases (discrete Gaussian on a grid of ``sigma``, :mod:`skdp._mechanisms._exact`)
+whose dominating continuous Gaussian has at least the noise multiplier recorded, so the
+event is unchanged; the warm start's objective noise ``b`` stays float, as in
+``objective_perturbation``.
 """
 
 import math
@@ -46,7 +53,7 @@ import math
 import numpy as np
 
 from .._losses import HuberLoss
-from .._mechanisms import clip_and_augment, gaussian_noise
+from .._mechanisms import clip_and_augment, release_gaussian
 from ..accounting import compose, gaussian_event, get_epsilon
 from ..accounting._objective_perturbation import largest_safe_scale, objective_perturbation_event
 from ._dpsgd_kernel import row_norms
@@ -189,6 +196,9 @@ def solve_warm_gd(X, y, loss, **kwargs):
     rng : numpy.random.Generator
     n_steps : int or None
         Refinement steps (None: ``REFINE_STEPS``).
+    noise_source : numpy.ndarray or None, default=None
+        A ChaCha20 word source: the warm start's output step and the refinement's noisy
+        gradients are exact grid releases (module docstring).  None: float noise.
 
     Returns
     -------
@@ -200,7 +210,7 @@ def solve_warm_gd(X, y, loss, **kwargs):
 
 def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_intercept=True,
            intercept_scaling=1.0, y_bound=None, calibration="tight", max_iter=10_000,
-           max_coef_norm=None, rng, n_steps=None):
+           max_coef_norm=None, rng, n_steps=None, noise_source=None):
     if calibration not in ("tight", "composable"):
         raise ValueError("solver='warm_gd' supports calibration='tight' (and 'composable', "
                          "used under a privacy ledger) only")
@@ -212,11 +222,12 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
                         row_bound=data_norm, loss_scale=loss.param, n_steps=n_steps,
                         calibration=calibration)
     y = np.ascontiguousarray(y, dtype=np.float64)
-    # Stage 1: the convex warm start (draws its two noise vectors first).
+    # Stage 1: the convex warm start (draws its two noise vectors first; with a
+    # noise_source its output step is an exact grid release).
     W1, info, n_grads = run_objective_perturbation(
         X, y, plan["warm_loss"], plan["warm"], row_bound=data_norm,
         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-        max_iter=max_iter, rng=rng)
+        max_iter=max_iter, rng=rng, noise_source=noise_source)
     # Stage 2: T noisy gradient steps on the robust loss, projected around W1.  The mean
     # gradient is spider's oracle: every row's term clipped to G (non-finite rows dropped),
     # so replacing a row moves it by at most 2G/n whatever the loss returns.
@@ -233,8 +244,12 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
     for t in range(T):
         oracle_refresh(Xc, y, rows, 0, n, np.ascontiguousarray(W[:, 0]), loss.loss_id,
                        float(loss.param), xnorm, plan["G"], hclip, grad, weights)
-        step_grad = grad.reshape(W.shape) + float(alpha) * W
-        W = W - eta * (step_grad + gaussian_noise(rng, W.shape, sigma))
+        # the released quantity: the clipped mean gradient (norm <= G, replace-one
+        # sensitivity 2G/n) plus N(0, sigma^2 I), or its exact grid release; the
+        # regulariser term is a function of the public iterate
+        noisy, _ = release_gaussian(grad.reshape(W.shape), sigma, plan["sensitivity"], rng,
+                                    noise_source, bound=plan["G"])
+        W = W - eta * (noisy + float(alpha) * W)
         shift = W - W1
         norm = float(np.linalg.norm(shift))
         if norm > radius:

@@ -228,5 +228,11 @@ def test_secure_noise_true_refuses_float_only_solvers_and_auto_reports_them():
     with pytest.raises(ValueError, match="no floating-point-safe noise"):
         DPHuberRegressor(data_norm=1.0, solver="resque", secure_noise=True).fit(X, y)
     est = DPNonconvexRegressor(data_norm=1.0, random_state=0).fit(X, y)   # warm_gd
-    assert est.solver_ == "warm_gd" and est.secure_noise_ is False
+    assert est.solver_ == "warm_gd" and est.secure_noise_ is True
+    with pytest.raises(ValueError, match="no floating-point-safe noise"):
+        DPNonconvexRegressor(data_norm=1.0, solver="zeroth_order", secure_noise=True,
+                             epsilon=50.0).fit(X, y)
+    est = DPNonconvexRegressor(data_norm=1.0, solver="zeroth_order", epsilon=50.0,
+                               random_state=0).fit(X, y)
+    assert est.secure_noise_ is False
     assert DPHuberRegressor(data_norm=1.0, random_state=0).fit(X, y).secure_noise_ is True

@@ -10,6 +10,7 @@ import pytest
 import skdp.accounting
 from skdp._losses import CauchyLoss, TukeyLoss, WelschLoss
 from skdp._mechanisms import clip_and_augment
+from skdp._mechanisms._exact import gaussian_grid, new_word_source
 from skdp._solvers import _objective_perturbation as op
 from skdp._solvers._objective import Objective
 from skdp._solvers._warm_gd import solve_warm_gd, warm_gd_plan
@@ -91,31 +92,71 @@ def test_deterministic_and_refuses_bad_arguments():
 AUDIT_EPS, AUDIT_DELTA, AUDIT_RUNS, AUDIT_N, AUDIT_P = 2.0, 1e-5, 4000, 1500, 32
 
 
-def _outputs(sign, seed0):
+def _outputs(sign, seed0, exact=False):
     X = np.zeros((AUDIT_N, AUDIT_P))
     X[0, 0] = 1.0
     y = np.zeros(AUDIT_N)
     y[0] = sign * 50.0
     out = np.empty(AUDIT_RUNS)
     for r in range(AUDIT_RUNS):
+        rng = np.random.default_rng(seed0 + r)
+        source = new_word_source(rng) if exact else None   # as the estimators key it
         res = solve_warm_gd(X, y, WelschLoss(1.0), epsilon=AUDIT_EPS, delta=AUDIT_DELTA,
-                            alpha=0.0, data_norm=1.0, fit_intercept=False,
-                            rng=np.random.default_rng(seed0 + r))
+                            alpha=0.0, data_norm=1.0, fit_intercept=False, rng=rng,
+                            noise_source=source)
         out[r] = res.coef[0, 0]
     return out
 
 
-def test_privacy_audit_honest_and_under_noised(monkeypatch):
+@pytest.mark.parametrize("exact", [False, True], ids=["float", "exact-grid"])
+def test_privacy_audit_honest_and_under_noised(exact, monkeypatch):
     plan = warm_gd_plan(AUDIT_N, AUDIT_P, WelschLoss(1.0), epsilon=AUDIT_EPS,
                         delta=AUDIT_DELTA, alpha=0.0, row_bound=1.0, loss_scale=1.0)
     assert plan["T"] > 0   # the audit covers the refinement too
     assert not plan["warm"]["alpha_raised"] and plan["eps_j"] < 0.6
-    honest = epsilon_lower_bound(_outputs(1, 0), _outputs(-1, 10**6), delta=AUDIT_DELTA,
-                                 random_state=0)
+    honest = epsilon_lower_bound(_outputs(1, 0, exact), _outputs(-1, 10**6, exact),
+                                 delta=AUDIT_DELTA, random_state=0)
     assert honest.epsilon_lower_bound <= AUDIT_EPS, honest
     cal, mu_for = op.calibrate_objective_perturbation, skdp.accounting.gaussian_mu_for
     monkeypatch.setattr(op, "calibrate_objective_perturbation", lambda *a: 8.0 * cal(*a))
     monkeypatch.setattr(skdp.accounting, "gaussian_mu_for", lambda *a: 8.0 * mu_for(*a))
-    weak = epsilon_lower_bound(_outputs(1, 0), _outputs(-1, 10**6), delta=AUDIT_DELTA,
-                               random_state=0)
+    weak = epsilon_lower_bound(_outputs(1, 0, exact), _outputs(-1, 10**6, exact),
+                               delta=AUDIT_DELTA, random_state=0)
     assert weak.epsilon_lower_bound > AUDIT_EPS, weak
+
+
+def test_exact_noise_path_releases_every_gradient_on_its_grid(monkeypatch):
+    """With a word source (the default through secure_noise="auto") each refinement step's
+    noisy mean gradient is an exact grid release: an integer multiple of a power-of-two
+    grid; the recorded event is the float path's; the same seed gives the same model."""
+    import skdp._solvers._warm_gd as wg
+    from skdp import DPNonconvexRegressor
+
+    released = []
+    original = wg.release_gaussian
+
+    def spy(values, sigma, sensitivity, rng, source=None, bound=None):
+        out, std = original(values, sigma, sensitivity, rng, source, bound)
+        gamma = gaussian_grid(sigma, sensitivity, values.size, bound)[0]
+        on_grid = bool(np.all(out / gamma == np.rint(out / gamma)))
+        released.append((on_grid, source is not None, std / sigma))
+        return out, std
+
+    monkeypatch.setattr(wg, "release_gaussian", spy)
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, (3000, 3)) / 2
+    y = X @ [1.0, -2.0, 0.5] + 0.1 * rng.standard_normal(3000)
+    kw = dict(epsilon=5.0, data_norm=1.0, random_state=7)
+    a = DPNonconvexRegressor(**kw).fit(X, y)
+    assert a.solver_ == "warm_gd" and a.secure_noise_ is True
+    assert len(released) == a.n_iter_ > 0                 # one release per refinement step
+    for on_grid, exact, ratio in released:
+        assert exact and on_grid
+        assert 1.0 <= ratio < 1.01                        # noise std >= sigma, 0.1 % above
+    b = DPNonconvexRegressor(**kw).fit(X, y)
+    assert np.array_equal(a.coef_, b.coef_)
+    released.clear()
+    f = DPNonconvexRegressor(secure_noise=False, **kw).fit(X, y)
+    assert f.secure_noise_ is False and not any(exact for _, exact, _ in released)
+    assert f.dp_event_ == a.dp_event_
+    assert a.score(X, y) > 0.9
