@@ -179,6 +179,28 @@ def _noise_multiplier(epsilon, delta, q, n_steps, n, calibration):
     return calibrate_poisson_gaussian(epsilon, delta, q, n_steps)
 
 
+def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound):
+    """Run ``n_steps`` steps of :func:`dpsgd_loop` (``args``: its arguments before
+    ``n_steps``; ``hyper``: the ones after) with float noise, or, with a ``noise_source``,
+    exact grid noise pre-drawn per chunk of steps (at most ``SECURE_CHUNK_DRAWS`` integers
+    in memory): each step's clipped sum (replace-one sensitivity ``2L``, the clip's rounding
+    margin included; ``|s| <= bound``) is released as ``gamma (rint(s/gamma) + Z)`` on the
+    grid of ``sigma``.  Returns ``(total, dropped)``."""
+    if noise_source is None:
+        total, dropped, _ = dpsgd_loop(*args, n_steps, *hyper)
+        return total, dropped
+    gamma, s_int, _, _ = gaussian_grid(sigma, 2.0 * L, p, bound=bound)
+    chunk = max(1, SECURE_CHUNK_DRAWS // p)
+    total = dropped = 0
+    for t0 in range(1, n_steps + 1, chunk):
+        steps = min(chunk, n_steps + 1 - t0)
+        Z = discrete_gaussian_noise(noise_source, s_int, steps * p).reshape(steps, p)
+        tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z, gamma)
+        total += tot
+        dropped += drp
+    return total, dropped
+
+
 def solve_dpsgd(X, y, loss, **kwargs):
     """Private SGD (BST14 baseline, mini-batch form with Poisson sampling).
 
@@ -325,22 +347,8 @@ def _solve(
     W = np.zeros((p_in, K))
     args = (Xc, yc, int(loss.loss_id), float(loss.param), clip, xnorm, W)
     hyper = (q, float(batch_size), sigma, mu, step_coef, step_power_half, step_cap, R, rng)
-    if noise_source is None:
-        total, dropped, _ = dpsgd_loop(*args, T, *hyper)
-    else:
-        # Exact grid noise, pre-drawn per chunk of steps (at most SECURE_CHUNK_DRAWS
-        # integers in memory): each step's clipped sum (replace-one sensitivity 2L, the
-        # clip's rounding margin included) is released as gamma (rint(s/gamma) + Z) on
-        # the grid of sigma, with |s| <= n L.
-        gamma, s_int, _, _ = gaussian_grid(sigma, 2.0 * L, p, bound=n * L)
-        chunk = max(1, SECURE_CHUNK_DRAWS // p)
-        total = dropped = 0
-        for t0 in range(1, T + 1, chunk):
-            steps = min(chunk, T + 1 - t0)
-            Z = discrete_gaussian_noise(noise_source, s_int, steps * p).reshape(steps, p)
-            tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z, gamma)
-            total += tot
-            dropped += drp
+    total, dropped = run_steps(args, T, hyper, noise_source, sigma, L, p, bound=n * L)
+    if noise_source is not None:
         details["secure_noise"] = True
     # ``dropped`` counts non-finite per-example gradients: a private quantity, so it is
     # deliberately not reported.

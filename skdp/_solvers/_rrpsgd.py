@@ -106,8 +106,10 @@ Reported quantities
 ``noise_multiplier``, ``sampling_rate``, ...  ``max_coef_norm`` and ``max_iter`` are ignored
 (no projection; the number of rounds ``T`` fixes the calibration and is never capped).
 Same seed ⇒ bitwise identical output (``R``, the batches and the noise are drawn serially
-from ``rng``).  The floating-point Gaussian sampler is not hardened against Mironov-style
-attacks.
+from ``rng``).  With a ``noise_source`` (``secure_noise``, the estimator's default) every
+round's clipped sum is an exact grid release instead of a float sum (``dpsgd``'s
+:func:`~skdp._solvers._dpsgd.run_steps`), which the floating-point attacks of Mironov
+(2012) and of the precision attack cannot read.
 """
 
 import math
@@ -122,7 +124,8 @@ from ..accounting import (
 )
 from .._mechanisms import clip_and_augment
 from ._dpsgd import _clip_bound
-from ._dpsgd_kernel import dpsgd_loop, row_norms
+from ._dpsgd import run_steps
+from ._dpsgd_kernel import row_norms
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 from ._validation import check_gaussian_solver_args, check_int, require_certified
@@ -216,7 +219,8 @@ def rrpsgd_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
 
 def solve_rrpsgd(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
                  fit_intercept=True, intercept_scaling=1.0, y_bound=None, calibration="tight",
-                 max_iter=None, max_coef_norm=None, rng, batch_size=1, n_steps=None):
+                 max_iter=None, max_coef_norm=None, rng, batch_size=1, n_steps=None,
+                 noise_source=None):
     """Random-round private SGD (module docstring).  Returns a :class:`SolverResult`.
 
     Parameters
@@ -248,6 +252,10 @@ def solve_rrpsgd(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
         Expected batch size ``m`` (1: the paper's one row per round; ``n``: full batch).
     n_steps : int or None
         Number of rounds ``T``; default ``ceil(n^2/m^2)``.
+    noise_source : numpy.ndarray or None, default=None
+        A ChaCha20 word source: every round's clipped sum is an exact grid release
+        (discrete Gaussian pre-drawn in chunks, as in ``dpsgd``; the recorded event is
+        unchanged); ``R`` and the batches still come from ``rng``.  None: float noise.
 
     Returns
     -------
@@ -282,9 +290,12 @@ def solve_rrpsgd(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
         xnorm = np.empty(n)
         row_norms(Xc, xnorm)
         W = np.zeros((p, 1))
-        total, dropped, _ = dpsgd_loop(
-            Xc, yc, int(loss.loss_id), float(loss.param), P["clip"], xnorm, W, R, P["q"],
-            float(P["m"]), P["sigma"], float(alpha), math.inf, False, P["eta"], 0.0, rng)
+        # constant step eta (step_coef = inf, capped at eta), no projection (radius 0)
+        args = (Xc, yc, int(loss.loss_id), float(loss.param), P["clip"], xnorm, W)
+        hyper = (P["q"], float(P["m"]), P["sigma"], float(alpha), math.inf, False, P["eta"],
+                 0.0, rng)
+        total, dropped = run_steps(args, R, hyper, noise_source, P["sigma"], P["L"], p,
+                                   bound=n * P["L"])
     del dropped  # private: never reported
     coef, intercept = split_intercept(W, fit_intercept, intercept_scaling)
     details = {

@@ -236,3 +236,33 @@ def test_secure_noise_true_refuses_float_only_solvers_and_auto_reports_them():
                                random_state=0).fit(X, y)
     assert est.secure_noise_ is False
     assert DPHuberRegressor(data_norm=1.0, random_state=0).fit(X, y).secure_noise_ is True
+
+
+def test_rrpsgd_exact_rounds(monkeypatch):
+    """rrpsgd's rounds run through dpsgd's chunked exact path: pre-drawn integer noise on a
+    power-of-two grid, the float path's event, reproducible, and the model learns."""
+    import skdp._solvers._dpsgd as dpsgd_mod
+    from skdp import DPNonconvexRegressor
+
+    seen = []
+    original = dpsgd_mod.dpsgd_loop
+
+    def spy(*args):
+        if len(args) > 17:
+            seen.append((args[18].dtype.kind, args[19]))
+        return original(*args)
+
+    monkeypatch.setattr(dpsgd_mod, "dpsgd_loop", spy)
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (3000, 2)) / 2
+    y = X @ [1.0, -1.0] + 0.05 * rng.standard_normal(3000)
+    kw = dict(solver="rrpsgd", epsilon=5.0, data_norm=1.0, batch_size=100, n_steps=400,
+              random_state=2)
+    a = DPNonconvexRegressor(**kw).fit(X, y)
+    assert a.secure_noise_ and seen and all(k == "i" for k, _ in seen)
+    assert all(math.log2(g).is_integer() for _, g in seen)
+    b = DPNonconvexRegressor(**kw).fit(X, y)
+    f = DPNonconvexRegressor(secure_noise=False, **kw).fit(X, y)
+    assert np.array_equal(a.coef_, b.coef_) and not f.secure_noise_
+    assert a.dp_event_ == f.dp_event_
+    assert a.score(X, y) > 0.5
