@@ -164,8 +164,11 @@ class SpiderParameters(dict):
 
 @functools.lru_cache(maxsize=64)
 def _mu_star(epsilon, delta):
-    """Largest GDP parameter within (epsilon, delta) (cached: the gamma scan asks often)."""
-    return gaussian_mu_for(epsilon, delta)
+    """Largest GDP parameter within (epsilon, delta), less a relative margin of 1e-9 that
+    absorbs the rounding of splitting it between the tree and the escapes and composing it
+    back (cached: the gamma scan asks often).  Without it the split run's ``mu`` could land
+    an ulp above the boundary, where the guard refused it (seen at epsilon = 50)."""
+    return gaussian_mu_for(epsilon, delta) * (1.0 - 1e-9)
 
 
 def _k_values(epsilon, delta, horizon, m, K, Gamma, calibration):

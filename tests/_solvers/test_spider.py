@@ -334,3 +334,19 @@ def test_noisy_selection_frequencies_match_the_gaussian_law():
                 for _ in range(trials))
     p = norm.cdf(-gap / (sigma * math.sqrt(2)))
     assert abs(worse / trials - p) < 5 * math.sqrt(p * (1 - p) / trials)
+
+
+def test_large_epsilon_is_not_refused_by_rounding():
+    """At epsilon = 50 the split of the GDP budget between tree and escapes used to land an
+    ulp above the (epsilon, delta) boundary, and the guard refused the run."""
+    import warnings
+
+    from skdp import DPNonconvexRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (600, 2)) / 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # nearly vacuous at this n: warned
+        est = DPNonconvexRegressor(solver="spider", epsilon=50.0, data_norm=1.0,
+                                   random_state=0).fit(X, X @ [1.0, -1.0])
+    assert 50.0 * (1 - 1e-6) <= est.epsilon_ <= 50.0
