@@ -16,6 +16,9 @@ epsilon:
   ``LinearRegression`` with bounds from the same public constants), run in its own virtual
   environment through ``_diffprivlib_worker.py``: set ``SKDP_DIFFPRIVLIB_PYTHON`` to its
   interpreter (it needs scikit-learn <= 1.7.2);
+* **AdaSSP** (Wang 2018; ``_adassp.py``, numpy, same replace-one budget, target centred at
+  the midpoint of its public range) for the regression cases: noisy sufficient statistics
+  with a privately chosen ridge, the strong bar for private linear regression;
 * **sklearn**: non-private ``LogisticRegression`` / ``HuberRegressor`` on the same features.
 
 The robust case is the bike data with 10 % of the *training* targets replaced by gross
@@ -45,6 +48,7 @@ from sklearn.metrics import r2_score, roc_auc_score
 from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _adassp import AdaSSP  # noqa: E402
 from _common import data_home, log, machine_info, write_results  # noqa: E402
 
 from skdp import DPHuberRegressor, DPLogisticRegression, DPNonconvexRegressor  # noqa: E402
@@ -155,7 +159,7 @@ def main(args):
     epsilons = EPSILONS if not args.quick else (0.5, 2.0)
     raw = {"epsilons": epsilons, "seeds": len(seeds), "grid_seeds": len(grid_seeds),
            "cases": {}, "dpl_versions": None}
-    y_bounds = {"wine": 10.0, "bike": 5.0, "bike + 10% outliers": 30.0}
+    y_bounds = {"wine": 10.0, "bike": 5.0, "bike + 10% outliers": 30.0}  # public: [0, bound]
     for name, kind, X, y, corrupt in load_cases():
         if args.only and name not in args.only:
             continue
@@ -187,6 +191,10 @@ def main(args):
                 lambda s: default_cls(epsilon=eps, delta=DELTA, data_norm=1.0, random_state=s,
                                       **public),
                 seeds, kind, Xtr, ytr, Xte, yte)
+            if kind != "classification":
+                cell["adassp"] = fit_scores(
+                    lambda s: AdaSSP(eps, DELTA, 1.0, (0.0, y_bounds[name]), random_state=s),
+                    seeds, kind, Xtr, ytr, Xte, yte)
             if kind == "robust":
                 cell["huber_default"] = fit_scores(
                     lambda s: DPHuberRegressor(epsilon=eps, delta=DELTA, data_norm=1.0,
@@ -248,6 +256,7 @@ def _clear_accounting_caches():
     _sampled._calibrate_cached.cache_clear()
     _accountant._pld_epsilon_cached.cache_clear()
     _accountant._pld_delta_cached.cache_clear()
+    _accountant.pld_epsilon_on_grid.cache_clear()
 
 
 def timing(repeats=3):
@@ -336,34 +345,36 @@ def render(raw):
             lines.append(f"sklearn HuberRegressor (non-private): R^2 {sk['r2']:.3f}")
             lines.append("")
             lines.append("| eps | default R^2 | min R^2 (seeds) | solver_ | alpha_ | fit s | "
-                         "oracle R^2 (solver, alpha) | default - oracle | diffprivlib "
-                         "LinearRegression R^2 |")
-            lines.append("|" + "---|" * 9)
+                         "oracle R^2 (solver, alpha) | default - oracle | AdaSSP R^2 | "
+                         "default - AdaSSP | diffprivlib LinearRegression R^2 |")
+            lines.append("|" + "---|" * 11)
             for eps, cell in case["eps"].items():
                 d = cell["default"]
                 k, o = _best(cell["grid"], "r2")
                 dp = cell.get("diffprivlib")
+                ada = cell.get("adassp")
                 lines.append(
                     f"| {eps:g} | {d['r2']:.3f} | {d['r2_min']:.3f} | {d['solver_']} | "
                     f"{d['alpha_']:.2g} | {d['fit_s']:.2f} | {o['r2']:.3f} ({k}) | "
-                    f"{d['r2'] - o['r2']:+.3f} | {dp['r2']:.3g} |" if dp else
-                    f"| {eps:g} | {d['r2']:.3f} | {d['r2_min']:.3f} | {d['solver_']} | "
-                    f"{d['alpha_']:.2g} | {d['fit_s']:.2f} | {o['r2']:.3f} ({k}) | "
-                    f"{d['r2'] - o['r2']:+.3f} | n/a |")
+                    f"{d['r2'] - o['r2']:+.3f} | "
+                    + (f"{ada['r2']:.3f} | {d['r2'] - ada['r2']:+.3f} | " if ada else "n/a | n/a | ")
+                    + (f"{dp['r2']:.3g} |" if dp else "n/a |"))
         else:
             lines.append(f"sklearn HuberRegressor (non-private) on the corrupted targets: "
                          f"R^2 {sk['r2']:.3f} (0.9 x = {0.9 * sk['r2']:.3f})")
             lines.append("")
             lines.append("| eps | DPNonconvexRegressor default R^2 | min over seeds | solver_ | "
                          "fit s | DPHuberRegressor default R^2 | nonconvex - huber | "
-                         "diffprivlib LinearRegression R^2 |")
-            lines.append("|" + "---|" * 8)
+                         "AdaSSP R^2 | diffprivlib LinearRegression R^2 |")
+            lines.append("|" + "---|" * 9)
             for eps, cell in case["eps"].items():
                 d, h = cell["default"], cell["huber_default"]
                 dp = cell.get("diffprivlib")
+                ada = cell.get("adassp")
                 lines.append(
                     f"| {eps:g} | {d['r2']:.3f} | {d['r2_min']:.3f} | {d['solver_']} | "
                     f"{d['fit_s']:.2f} | {h['r2']:.3f} | {d['r2'] - h['r2']:+.3f} | "
+                    + (f"{ada['r2']:.3f} | " if ada else "n/a | ")
                     + (f"{dp['r2']:.3g} |" if dp else "n/a |"))
         lines.append("")
     if raw.get("timing"):
