@@ -228,11 +228,13 @@ def main(args):
 
 
 def merge():
-    """Render ``defaults.md`` from the ``defaults_part_*.json`` of parallel runs."""
+    """Render ``defaults.md`` from the ``defaults_part_*.json`` of parallel runs, on top of
+    the existing ``defaults.json`` (a part re-run for some datasets replaces just those)."""
     from _common import RESULTS_DIR
 
     parts = sorted(RESULTS_DIR.glob("defaults_part_*.json"))
-    raw = None
+    previous = RESULTS_DIR / "defaults.json"
+    raw = json.loads(previous.read_text()) if previous.exists() else None
     for path in parts:
         part = json.loads(path.read_text())
         if raw is None:

@@ -17,6 +17,7 @@ import argparse
 import itertools
 import pathlib
 import time
+import warnings
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from skdp import DPHuberRegressor, DPLogisticRegression
 from skdp.linear_model import _auto
 
 RESULTS = pathlib.Path(__file__).parent / "results"
-MARGINS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+MARGINS = (4.0, 8.0, 16.0, 32.0, 64.0, 128.0)
 
 
 #: 99 % quantile of the row norms over the public bound ``data_norm = 1``: public bounds
@@ -33,19 +34,40 @@ MARGINS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 LOOSENESS = (1.0, 0.4)
 
 
-def tabular_design(n, p, rng, looseness=1.0):
-    """Rows with a decaying spectrum (scales ``1/j``), a non-zero mean, norm <= 1, the 99 %
-    quantile of the norms at ``looseness``."""
-    scales = 1.0 / np.arange(1, p + 1)
-    mean = rng.uniform(-0.5, 0.5, p) * scales
-    X = mean + rng.standard_normal((n, p)) * scales
+#: synthetic design families: ``"decaying"`` (dense features with a decaying spectrum) and
+#: ``"onehot"`` (categorical variables one-hot encoded next to a few numeric columns: rows of
+#: nearly constant norm, sparse, the usual shape of tabular data after encoding)
+DESIGNS = ("decaying", "onehot")
+
+
+def tabular_design(n, p, rng, looseness=1.0, design="decaying"):
+    """Rows of norm <= 1 whose 99 % norm quantile is ``looseness``.
+
+    ``"decaying"``: dense rows with a decaying spectrum (scales ``1/j``) and a non-zero
+    mean.  ``"onehot"``: ``p // 5`` numeric columns (clipped normals) and categorical
+    variables of 6 levels (the last takes the remaining columns), each level's frequency
+    drawn from a Dirichlet(0.7) -- every row has one 1 per variable."""
+    if design == "onehot":
+        numeric = max(1, p // 5)
+        cols = [np.clip(0.5 * rng.standard_normal((n, numeric)), -1.0, 1.0)]
+        left = p - numeric
+        while left > 0:
+            levels = min(6, left) if left - 6 != 1 else 7
+            freq = rng.dirichlet(np.full(levels, 0.7))
+            cols.append(np.eye(levels)[rng.choice(levels, size=n, p=freq)])
+            left -= levels
+        X = np.hstack(cols)
+    else:
+        scales = 1.0 / np.arange(1, p + 1)
+        mean = rng.uniform(-0.5, 0.5, p) * scales
+        X = mean + rng.standard_normal((n, p)) * scales
     X *= looseness / np.quantile(np.linalg.norm(X, axis=1), 0.99)
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     return X / np.maximum(norms, 1.0)
 
 
-def logistic_problem(n, p, rng, looseness=1.0):
-    X = tabular_design(2 * n, p, rng, looseness)
+def logistic_problem(n, p, rng, looseness=1.0, design="decaying"):
+    X = tabular_design(2 * n, p, rng, looseness, design)
     w = rng.standard_normal(p)
     z = X @ w
     w *= 2.5 / z.std()
@@ -54,8 +76,8 @@ def logistic_problem(n, p, rng, looseness=1.0):
     return X[:n], y[:n], X[n:], y[n:]
 
 
-def huber_problem(n, p, rng, looseness=1.0):
-    X = tabular_design(2 * n, p, rng, looseness)
+def huber_problem(n, p, rng, looseness=1.0, design="decaying"):
+    X = tabular_design(2 * n, p, rng, looseness, design)
     w = rng.standard_normal(p)
     w *= 1.0 / (X @ w).std()
     y = X @ w + 0.3 + 0.5 * rng.standard_normal(2 * n)
@@ -82,47 +104,65 @@ WARM_GRID = ((0.7, 10), (0.85, 5), (0.95, 3), (0.95, 1))
 
 
 def run_warm(quick):
-    """Choose warm_gd's budget share and refinement steps on synthetic robust problems."""
+    """Choose warm_gd's budget share and refinement steps on synthetic robust problems;
+    the last candidate column refines whatever the drift (``NOISE_DRIFT_LIMIT = inf``), and
+    the drift ratio of the default plan is reported, to place the skip rule's limit."""
     from skdp import DPNonconvexRegressor
+    from skdp._losses import WelschLoss
     from skdp._solvers import _warm_gd
 
-    ns = (2000,) if quick else (1000, 5000)
+    ns = (2000,) if quick else (1000, 5000, 20000)
     epsilons = (0.5, 2.0) if quick else (0.5, 1.0, 2.0, 10.0)
     seeds = range(2 if quick else 3)
-    saved = (_warm_gd.WARM_SHARE, _warm_gd.REFINE_STEPS)
+    saved = (_warm_gd.WARM_SHARE, _warm_gd.REFINE_STEPS, _warm_gd.NOISE_DRIFT_LIMIT)
+    grid = WARM_GRID + (("always", None),)
     rows = []
     try:
         for n, eps in itertools.product(ns, epsilons):
-            res = np.zeros((len(seeds), len(WARM_GRID) + 1))
+            res = np.zeros((len(seeds), len(grid) + 1))
             for s in seeds:
                 Xtr, ytr, Xte, yte = robust_problem(n, 20, np.random.default_rng(77 + s + n))
                 h = DPHuberRegressor(epsilon=eps, data_norm=1.0, random_state=s).fit(Xtr, ytr)
                 res[s, -1] = score("huber", h, Xte, yte)
-                for j, (f, T) in enumerate(WARM_GRID):
-                    _warm_gd.WARM_SHARE, _warm_gd.REFINE_STEPS = f, T
+                for j, (f, T) in enumerate(grid):
+                    if f == "always":
+                        _warm_gd.WARM_SHARE, _warm_gd.REFINE_STEPS = saved[:2]
+                        _warm_gd.NOISE_DRIFT_LIMIT = float("inf")
+                    else:
+                        _warm_gd.WARM_SHARE, _warm_gd.REFINE_STEPS = f, T
+                        _warm_gd.NOISE_DRIFT_LIMIT = saved[2]
                     est = DPNonconvexRegressor(epsilon=eps, data_norm=1.0, random_state=s)
                     res[s, j] = score("huber", est.fit(Xtr, ytr), Xte, yte)
-            rows.append((n, eps, res.mean(axis=0)))
-            print("warm", n, eps, np.round(res.mean(axis=0), 3), flush=True)
+            _warm_gd.WARM_SHARE, _warm_gd.REFINE_STEPS, _warm_gd.NOISE_DRIFT_LIMIT = saved
+            plan = _warm_gd.warm_gd_plan(n, 21, WelschLoss(1.0), epsilon=eps, delta=1e-6,
+                                         alpha=0.0, row_bound=2.0 ** 0.5, loss_scale=1.0,
+                                         warm_share=_warm_gd.WARM_SHARE)
+            drift = plan["step"] * plan["sigma"] * (21 * plan["T"]) ** 0.5 / plan["radius"]
+            rows.append((n, eps, drift, res.mean(axis=0)))
+            print("warm", n, eps, round(drift, 4), np.round(res.mean(axis=0), 3), flush=True)
     finally:
-        _warm_gd.WARM_SHARE, _warm_gd.REFINE_STEPS = saved
+        _warm_gd.WARM_SHARE, _warm_gd.REFINE_STEPS, _warm_gd.NOISE_DRIFT_LIMIT = saved
     return rows
 
 
 def report_warm(rows):
     head = " | ".join(f"f={f:g}, T={T}" for f, T in WARM_GRID)
-    lines = ["", "## warm_gd: budget share and refinement steps", "",
+    lines = ["", "## warm_gd: budget share, refinement steps, skip rule", "",
              "Synthetic robust regression (p = 20, 10 % gross outliers in the training "
-             "targets, clean test); test R^2, mean over seeds; last column: "
-             "DPHuberRegressor's default on the same data.", "",
-             f"| n | eps | {head} | DPHuberRegressor |", "|---|---|" + "---|" * (len(WARM_GRID) + 1)]
-    for n, eps, mean in rows:
-        lines.append(f"| {n} | {eps:g} | " + " | ".join(f"{v:.3f}" for v in mean) + " |")
-    mean = np.mean([m for _, _, m in rows], axis=0)
+             "targets, clean test); test R^2, mean over seeds; `always`: the default share "
+             "and steps with the skip rule off; `drift`: the default plan's noise drift "
+             "over the refinement radius (the skip rule refines below NOISE_DRIFT_LIMIT); "
+             "last column: DPHuberRegressor's default on the same data.", "",
+             f"| n | eps | drift | {head} | always | DPHuberRegressor |",
+             "|---|---|---|" + "---|" * (len(WARM_GRID) + 2)]
+    for n, eps, drift, mean in rows:
+        lines.append(f"| {n} | {eps:g} | {drift:.4f} | "
+                     + " | ".join(f"{v:.3f}" for v in mean) + " |")
+    mean = np.mean([m for _, _, _, m in rows], axis=0)
     lines.append("")
     lines.append("Mean over cells: " + ", ".join(
         f"f={f:g}, T={T}: {v:.4f}" for (f, T), v in zip(WARM_GRID, mean))
-        + f"; DPHuberRegressor: {mean[-1]:.4f}.")
+        + f"; always: {mean[-2]:.4f}; DPHuberRegressor: {mean[-1]:.4f}.")
     return "\n".join(lines) + "\n"
 
 
@@ -139,27 +179,31 @@ def run(quick):
     epsilons = (0.5, 2.0) if quick else (0.1, 0.5, 1.0, 2.0, 10.0)
     seeds = range(2 if quick else 4)
     rows = []
-    for kind, loose, n, p, eps in itertools.product(("logistic", "huber"), LOOSENESS, ns, ps,
-                                                    epsilons):
+    for kind, design, loose, n, p, eps in itertools.product(
+            ("logistic", "huber"), DESIGNS, LOOSENESS, ns, ps, epsilons):
         scores = np.zeros((len(seeds), len(MARGINS)))
         for s in seeds:
             rng = np.random.default_rng(1000 * s + n + p)
             maker = logistic_problem if kind == "logistic" else huber_problem
-            Xtr, ytr, Xte, yte = maker(n, p, rng, loose)
+            Xtr, ytr, Xte, yte = maker(n, p, rng, loose, design)
+            cls = DPLogisticRegression if kind == "logistic" else DPHuberRegressor
+            public = {"classes": [0, 1]} if kind == "logistic" else {}
             for j, margin in enumerate(MARGINS):
-                cls = DPLogisticRegression if kind == "logistic" else DPHuberRegressor
-                base = cls(epsilon=eps, data_norm=1.0, random_state=s)
+                base = cls(epsilon=eps, data_norm=1.0, random_state=s, **public)
                 loss, k = base._planning_loss()
                 R = base._public_row_bound()
                 a = _auto.auto_alpha("objective_perturbation", loss, n=n, p=p + 1,
                                      epsilon=eps, delta=1e-6, row_bound=R)
                 alpha = a * _auto.margin_for(loss) / margin
-                est = cls(epsilon=eps, data_norm=1.0, alpha=alpha, random_state=s)
-                est.fit(Xtr, ytr)
+                est = cls(epsilon=eps, data_norm=1.0, alpha=alpha, random_state=s, **public)
+                with warnings.catch_warnings():
+                    # a grid point's alpha may be below the solver's privacy floor
+                    warnings.simplefilter("ignore", UserWarning)
+                    est.fit(Xtr, ytr)
                 scores[s, j] = score(kind, est, Xte, yte)
         mean = scores.mean(axis=0)
-        rows.append((kind, loose, n, p, eps, mean))
-        print(kind, loose, n, p, eps, np.round(mean, 3), flush=True)
+        rows.append((kind, design, loose, n, p, eps, mean))
+        print(kind, design, loose, n, p, eps, np.round(mean, 3), flush=True)
     return rows
 
 
@@ -168,15 +212,21 @@ def report(rows, elapsed):
              f"Objective perturbation, delta = 1e-6, data_norm = 1; {elapsed:.0f} s.  Each "
              "cell: mean test score (accuracy; R^2 for Huber) over seeds; last rows: mean "
              "shortfall to the best MARGIN of each cell.", "",
-             "| loss | norms (99 % q.) | n | p | eps | " + " | ".join(
+             "| loss | design | norms (99 % q.) | n | p | eps | " + " | ".join(
                  f"M={m:g}" for m in MARGINS) + " |",
-             "|---|---|---|---|---|" + "---|" * len(MARGINS)]
+             "|---|---|---|---|---|---|" + "---|" * len(MARGINS)]
     short = {k: [] for k in ("logistic", "huber")}
-    for kind, loose, n, p, eps, mean in rows:
-        lines.append(f"| {kind} | {loose:g} | {n} | {p} | {eps:g} | "
+    by_design = {}
+    for kind, design, loose, n, p, eps, mean in rows:
+        lines.append(f"| {kind} | {design} | {loose:g} | {n} | {p} | {eps:g} | "
                      + " | ".join(f"{v:.3f}" for v in mean) + " |")
         short[kind].append(mean.max() - mean)
+        by_design.setdefault((kind, design), []).append(mean.max() - mean)
     lines.append("")
+    for (kind, design), vals in by_design.items():
+        v = np.mean(vals, axis=0)
+        lines.append(f"- {kind}, {design} designs: mean shortfall " + ", ".join(
+            f"M={m:g}: {a:.4f}" for m, a in zip(MARGINS, v)))
     for kind, vals in short.items():
         if vals:
             v = np.mean(vals, axis=0)
@@ -192,15 +242,18 @@ def report(rows, elapsed):
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--warm-only", action="store_true")
+    ap.add_argument("--warm-only", action="store_true",
+                    help="only warm_gd's constants (results/calibrate_auto_warm.md)")
+    ap.add_argument("--no-warm", action="store_true",
+                    help="only alpha's MARGIN (results/calibrate_auto.md)")
     args = ap.parse_args()
-    t0 = time.time()
-    text = ""
-    if not args.warm_only:
-        rows = run(args.quick)
-        text = report(rows, time.time() - t0)
-    text += report_warm(run_warm(args.quick))
     RESULTS.mkdir(exist_ok=True)
-    name = "calibrate_auto_warm.md" if args.warm_only else "calibrate_auto.md"
-    (RESULTS / name).write_text(text)
-    print(text)
+    if not args.warm_only:
+        t0 = time.time()
+        text = report(run(args.quick), time.time() - t0)
+        (RESULTS / "calibrate_auto.md").write_text(text)
+        print(text)
+    if not args.no_warm:
+        text = report_warm(run_warm(args.quick))
+        (RESULTS / "calibrate_auto_warm.md").write_text(text)
+        print(text)
