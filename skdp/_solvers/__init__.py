@@ -42,7 +42,7 @@ SOLVERS = {
 #: (exact discrete noise on a grid, skdp._mechanisms._exact); the per-step kernels of the
 #: others still draw float noise (doc/floating_point.rst says why)
 SECURE_NOISE_SOLVERS = frozenset({"output_perturbation", "objective_perturbation", "phased",
-                                  "dpsgd", "warm_gd", "rrpsgd"})
+                                  "dpsgd", "warm_gd", "rrpsgd", "resque"})
 
 SOLVER_OPTIONS = {
     "output_perturbation": (),

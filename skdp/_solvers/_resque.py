@@ -69,6 +69,7 @@ from .._losses._kernels import HUBER, LOGISTIC
 from .._losses._smoothed import ABSOLUTE, HINGE
 from .._mechanisms import clip_and_augment
 from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
+from .._mechanisms._exact import discrete_gaussian_noise, gaussian_grid
 from ._dpsgd import _clip_bound
 from ._dpsgd_kernel import row_norms
 from ._phased import public_radius
@@ -255,6 +256,11 @@ def solve_resque(X, y, loss, **kwargs):
         model is bitwise reproducible for a given setting and the same for every thread
         count >= 2; serial and threaded runs differ by rounding only (chunked
         matrix-vector products).  Privacy does not depend on it.
+    noise_source : numpy.ndarray or None, default=None
+        A ChaCha20 word source: every step's clipped sum is an exact grid release, the
+        discrete Gaussian integers of all steps drawn ahead (:func:`_exact_noise`, at most
+        ``MAX_EXACT_DRAWS``); the batches and the query draws still come from ``rng``.
+        None: float noise.
 
     Returns
     -------
@@ -265,11 +271,43 @@ def solve_resque(X, y, loss, **kwargs):
         return _solve(X, y, loss, parallel=threads > 1, **kwargs)
 
 
+#: at most this many exact noise integers are drawn ahead for one run (256 MiB)
+MAX_EXACT_DRAWS = 1 << 25
+
+
+def _exact_noise(plan, clip, p, n, source):
+    """``(noise_int, phase_gamma)`` for :func:`resque_loop`'s exact path.  Phase ``i``'s
+    steps release sums of contributions clipped to ``C_i`` (``clip``, or ``w_max clip`` for
+    weighted blocks): replace-one sensitivity ``2 C_i``, noise ``z C_i``, ``|sum| <= n C_i``;
+    each phase gets the grid of its ``sigma_i = z C_i`` and discrete Gaussian integers of
+    the matching scale, so the dominating continuous Gaussian has at least the recorded
+    multiplier ``z`` (``skdp._mechanisms._exact``)."""
+    steps = np.asarray(plan["phase_steps"], dtype=np.int64)
+    total = int(steps.sum())
+    if total * p > MAX_EXACT_DRAWS:
+        raise ValueError(
+            f"secure_noise: solver='resque' would pre-draw {total * p} exact noise integers "
+            f"(limit {MAX_EXACT_DRAWS}); use fewer epochs, secure_noise=False, or "
+            "solver='dpsgd' (drawn in chunks)")
+    z = float(plan["noise_multiplier"])
+    noise = np.empty((total, p), dtype=np.int64)
+    gammas = np.empty(steps.size)
+    row = 0
+    for i, T_i in enumerate(steps):
+        C = clip * (plan["w_max"] if plan["blocks"][i] > 1 else 1.0)
+        gamma, s_int, _, _ = gaussian_grid(z * C, 2.0 * C, p, bound=n * C)
+        gammas[i] = gamma
+        noise[row:row + T_i] = discrete_gaussian_noise(source, s_int, int(T_i) * p).reshape(
+            int(T_i), p)
+        row += int(T_i)
+    return noise, gammas
+
+
 def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_intercept=True,
            intercept_scaling=1.0, y_bound=None, calibration="tight", max_iter=10_000,
            max_coef_norm=None, rng, batch_size=None, n_epochs=10, n_phases=5,
            phase_shrink=0.5, block_size="auto", smoothing=None, step_scale=None,
-           parallel=False):
+           parallel=False, noise_source=None):
     n = X.shape[0]
     if int(n_outputs) != 1:
         raise ValueError("solver='resque' supports binary logistic, Huber and absolute losses "
@@ -286,13 +324,15 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
     xnorm = np.empty(n)
     row_norms(Xc, xnorm)
     stats = np.zeros(3, dtype=np.int64)
+    clip = _clip_bound(L, p)
+    exact = () if noise_source is None else _exact_noise(plan, clip, p, n, noise_source)
     center = resque_loop(
         Xc, yc, xnorm, int(loss.loss_id), float(loss.param), plan["sampling_rate"],
-        float(plan["batch_size"]), plan["noise_multiplier"], _clip_bound(L, p),
+        float(plan["batch_size"]), plan["noise_multiplier"], clip,
         plan["w_max"], float(plan["rho"]), plan["kappa"], float(alpha), plan["coef_bound"],
         plan["phase_steps"], np.ascontiguousarray(plan["etas"]), plan["blocks"],
         np.ascontiguousarray(plan["radii"]), rng, stats,
-        PARALLEL_ROUND_WORK if parallel else np.iinfo(np.int64).max,
+        PARALLEL_ROUND_WORK if parallel else np.iinfo(np.int64).max, *exact,
     )
     W = center.reshape(p, 1)
     coef, intercept = split_intercept(W, fit_intercept, intercept_scaling)

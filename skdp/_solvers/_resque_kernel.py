@@ -50,6 +50,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._losses._smoothed import raw_margin_derivative
+from .._mechanisms._exact import CLAMP_STEPS
 from ._dpsgd_kernel import _sample_batch
 from .._numba_cache import ensure_cache_locator
 
@@ -249,7 +250,8 @@ def step_sum(Xb, nb, lo, hi, gq, tbar, Z, rho, x, weighted, C, coef, out):
 @njit(cache=True)
 def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschitz, w_max,
                 rho, kappa, alpha, radius, phase_steps, phase_eta, phase_block,
-                phase_radius, rng, stats, parallel_work):
+                phase_radius, rng, stats, parallel_work,
+                noise_int=np.zeros((0, 0), dtype=np.int64), phase_gamma=np.zeros(0)):
     """The whole PR-1 run on the clipped design ``X`` (rows ``||a|| <= C``).
 
     For each phase ``i`` (center ``c``, radius ``r_i = phase_radius[i]``, ``T_i`` steps of size
@@ -274,7 +276,13 @@ def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschit
 
     The new center is the phase average.  Returns the final center; ``stats`` receives
     ``(total oracle queries, oracle rounds, steps)`` (all data-independent).
+
+    Exact noise: with a non-empty ``noise_int`` of shape ``(total steps, p)`` (int64) and the grid
+    ``phase_gamma[i]`` of each phase, step ``t``'s noisy sum is the grid release
+    ``gamma (rint(v/gamma) + noise_int[t])`` (``v/gamma`` clamped to ``CLAMP_STEPS``, a
+    1-Lipschitz map) instead of ``v + N(0, (noise_mult C)^2 I)``; no normal is drawn.
     """
+    exact = noise_int.shape[0] > 0
     n, p = X.shape
     K = phase_steps.shape[0]
     cap = 1024
@@ -359,9 +367,17 @@ def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschit
                 w_s = weighted and s > 0  # s = 0: x == xbar, log w = 0 exactly
                 step_sum(Xb, nb, starts[s], starts[s + 1], gq, tbar, Zb, rho, x, w_s, C, coef,
                          v)
-                for k in range(p):
-                    gk = (v[k] + noise_mult * C * rng.standard_normal()) * inv_b + alpha * x[k]
-                    x[k] -= eta * gk
+                if exact:
+                    gam = phase_gamma[ph]
+                    for k in range(p):
+                        sk = np.rint(min(max(v[k] / gam, -CLAMP_STEPS), CLAMP_STEPS))
+                        gk = gam * (sk + noise_int[steps, k]) * inv_b + alpha * x[k]
+                        x[k] -= eta * gk
+                else:
+                    for k in range(p):
+                        gk = (v[k] + noise_mult * C * rng.standard_normal()) * inv_b \
+                            + alpha * x[k]
+                        x[k] -= eta * gk
                 # projections (post-processing of the released noisy sum)
                 if weighted:
                     _project(x, anchor, kappa * rho)

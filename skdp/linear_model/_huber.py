@@ -124,8 +124,8 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         Laplace drawn from ChaCha20 (``doc/floating_point.rst``).  A float sum ``w +
         noise`` leaks through its low-order bits (measured: epsilon >= 5 at a claimed 1).
         ``"auto"``: on for the solvers with an exact path (``output_perturbation``,
-        ``objective_perturbation``, ``phased``, ``dpsgd``, ``rrpsgd``, ``warm_gd``), off
-        for the other per-step kernels (``resque``, ``spider``, ``zeroth_order``),
+        ``objective_perturbation``, ``phased``, ``dpsgd``, ``rrpsgd``, ``resque``,
+        ``warm_gd``), off for ``spider`` and ``zeroth_order``,
         which still draw float noise; ``True`` refuses those.  The value used is
         ``secure_noise_``.  With an integer ``random_state`` the ChaCha20 key is derived
         from it: reproducible, but the noise is known to whoever knows the seed -- use

@@ -225,13 +225,16 @@ def test_secure_noise_true_refuses_float_only_solvers_and_auto_reports_them():
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, (400, 2)) / 2
     y = X @ [1.0, -1.0]
-    with pytest.raises(ValueError, match="no floating-point-safe noise"):
-        DPHuberRegressor(data_norm=1.0, solver="resque", secure_noise=True).fit(X, y)
+    for solver in ("spider", "zeroth_order"):
+        with pytest.raises(ValueError, match="no floating-point-safe noise"):
+            DPNonconvexRegressor(data_norm=1.0, solver=solver, secure_noise=True,
+                                 epsilon=50.0).fit(X, y)
+    # every convex solver has an exact path
+    from skdp._solvers import CONVEX_SOLVERS, SECURE_NOISE_SOLVERS
+
+    assert set(CONVEX_SOLVERS) <= SECURE_NOISE_SOLVERS
     est = DPNonconvexRegressor(data_norm=1.0, random_state=0).fit(X, y)   # warm_gd
     assert est.solver_ == "warm_gd" and est.secure_noise_ is True
-    with pytest.raises(ValueError, match="no floating-point-safe noise"):
-        DPNonconvexRegressor(data_norm=1.0, solver="zeroth_order", secure_noise=True,
-                             epsilon=50.0).fit(X, y)
     est = DPNonconvexRegressor(data_norm=1.0, solver="zeroth_order", epsilon=50.0,
                                random_state=0).fit(X, y)
     assert est.secure_noise_ is False
@@ -266,3 +269,37 @@ def test_rrpsgd_exact_rounds(monkeypatch):
     assert np.array_equal(a.coef_, b.coef_) and not f.secure_noise_
     assert a.dp_event_ == f.dp_event_
     assert a.score(X, y) > 0.5
+
+
+@pytest.mark.parametrize("block_size", [1, 4])
+def test_resque_exact_steps(block_size, monkeypatch):
+    """resque's steps are grid releases: one row of pre-drawn integers per step, a
+    power-of-two grid per phase (weighted blocks clip w_max times higher, so their grid is
+    set from that bound), the float path's event, reproducible, and the model learns."""
+    import skdp._solvers._resque as resque_mod
+    from skdp import DPLogisticRegression
+
+    seen = []
+    original = resque_mod.resque_loop
+
+    def spy(*args):
+        seen.append(args[21:])
+        return original(*args)
+
+    monkeypatch.setattr(resque_mod, "resque_loop", spy)
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, (4000, 3)) / 2
+    y = (X @ [1.0, -1.0, 0.5] + 0.1 * rng.standard_normal(4000) > 0).astype(int)
+    kw = dict(solver="resque", epsilon=2.0, data_norm=1.0, classes=[0, 1], random_state=0,
+              block_size=block_size)
+    a = DPLogisticRegression(**kw).fit(X, y)
+    noise_int, gammas = seen[-1]
+    assert a.secure_noise_ and noise_int.dtype == np.int64
+    assert noise_int.shape == (a.n_iter_, 4)                    # one row per step, p = 4
+    assert all(math.log2(g).is_integer() for g in gammas)
+    b = DPLogisticRegression(**kw).fit(X, y)
+    f = DPLogisticRegression(secure_noise=False, **kw).fit(X, y)
+    assert seen[-1] == ()                                        # the float path: no extras
+    assert np.array_equal(a.coef_, b.coef_) and not f.secure_noise_
+    assert a.dp_event_ == f.dp_event_
+    assert a.score(X, y) > 0.85

@@ -12,6 +12,7 @@ from skdp import DPHuberRegressor, DPLogisticRegression
 from skdp._losses import HuberLoss, LogisticLoss, MultinomialLoss
 from skdp._losses._smoothed import ABSOLUTE, HINGE, AbsoluteLoss
 from skdp._solvers._resque import resque_plan, solve_resque
+from skdp._mechanisms._exact import new_word_source
 from skdp._solvers._resque_kernel import (
     clipped_weight_scale,
     resque_estimates_full,
@@ -288,26 +289,31 @@ def test_estimators_route_parameters_and_planner_matches():
 AUDIT_EPS, AUDIT_DELTA, AUDIT_RUNS = 1.0, 1e-5, 10_000
 
 
-def _audit_outputs(y0, seed0):
+def _audit_outputs(y0, seed0, exact=False):
     X = np.array([[2.0], [0.0], [0.0], [0.0]])
     y = np.array([y0, 0.0, 0.0, 0.0])
     out = np.empty(AUDIT_RUNS)
     for r in range(AUDIT_RUNS):
+        rng = np.random.default_rng(seed0 + r)
+        source = new_word_source(rng) if exact else None   # as the estimators key it
         res = solve_resque(X, y, AbsoluteLoss(), epsilon=AUDIT_EPS, delta=AUDIT_DELTA,
                            alpha=0.0, data_norm=2.0, fit_intercept=False, max_coef_norm=10.0,
                            batch_size=4, n_epochs=4, n_phases=1, block_size=2,
-                           smoothing=5.0, step_scale=1.0, rng=np.random.default_rng(seed0 + r))
+                           smoothing=5.0, step_scale=1.0, rng=rng, noise_source=source)
         out[r] = res.coef[0, 0]
     return out
 
 
-def test_privacy_audit_honest_and_under_noised(monkeypatch):
-    honest = epsilon_lower_bound(_audit_outputs(1e3, 0), _audit_outputs(-1e3, 10 * AUDIT_RUNS),
+@pytest.mark.parametrize("exact", [False, True], ids=["float", "exact-grid"])
+def test_privacy_audit_honest_and_under_noised(exact, monkeypatch):
+    honest = epsilon_lower_bound(_audit_outputs(1e3, 0, exact),
+                                 _audit_outputs(-1e3, 10 * AUDIT_RUNS, exact),
                                  delta=AUDIT_DELTA, random_state=0)
     assert honest.epsilon_lower_bound <= AUDIT_EPS, honest
     original = resque._noise_multiplier
     monkeypatch.setattr(resque, "_noise_multiplier", lambda *a: original(*a) / 6.0)
-    weak = epsilon_lower_bound(_audit_outputs(1e3, 0), _audit_outputs(-1e3, 10 * AUDIT_RUNS),
+    weak = epsilon_lower_bound(_audit_outputs(1e3, 0, exact),
+                               _audit_outputs(-1e3, 10 * AUDIT_RUNS, exact),
                                delta=AUDIT_DELTA, random_state=0)
     assert weak.epsilon_lower_bound > AUDIT_EPS, weak
 
