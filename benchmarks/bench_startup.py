@@ -1,0 +1,147 @@
+"""First-run latency: import plus first fit, cold (empty numba cache) and warm, per solver.
+
+Each measurement is a fresh interpreter (``python -c``) with its own ``NUMBA_CACHE_DIR``:
+*cold* starts from an empty cache directory (what a user pays on the first fit after an
+install), *warm* reuses the directory the cold run filled (every later session).  The
+process times ``import skdp`` plus ``Estimator(...).fit`` on data of the demo's size (the
+embedded Adult data for the classifiers, Bike sharing for the regressors) and reports the
+two parts.  A last row fits every solver once in one fresh process with an empty cache: the
+total compilation a session touching everything pays.  Where the cold time goes is
+reported for the default estimators by numba's own compile events
+(``numba.core.event``: seconds spent compiling each dispatcher).
+
+Writes ``benchmarks/results/startup.md`` / ``.json``.  Run on a quiet machine:
+``python benchmarks/bench_startup.py``.
+"""
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import machine_info, md_table, run_python, write_results  # noqa: E402
+
+CASES = [
+    # (label, data, estimator expression)
+    ("DPLogisticRegression() (default)", "adult",
+     "skdp.DPLogisticRegression(epsilon=1.0, data_norm=norm, classes=[0, 1], random_state=0)"),
+    ("DPHuberRegressor() (default)", "bike",
+     "skdp.DPHuberRegressor(epsilon=1.0, data_norm=norm, huber_threshold=0.1, random_state=0)"),
+    ("DPNonconvexRegressor() (default)", "bike",
+     "skdp.DPNonconvexRegressor(epsilon=1.0, data_norm=norm, loss_scale=0.3, random_state=0)"),
+    ("logistic, output_perturbation", "adult",
+     "skdp.DPLogisticRegression(epsilon=1.0, data_norm=norm, classes=[0, 1], "
+     "solver='output_perturbation', random_state=0)"),
+    ("logistic, phased", "adult",
+     "skdp.DPLogisticRegression(epsilon=1.0, data_norm=norm, classes=[0, 1], "
+     "solver='phased', random_state=0)"),
+    ("logistic, resque", "adult",
+     "skdp.DPLogisticRegression(epsilon=1.0, data_norm=norm, classes=[0, 1], "
+     "solver='resque', random_state=0)"),
+    ("logistic, dpsgd", "adult",
+     "skdp.DPLogisticRegression(epsilon=1.0, data_norm=norm, classes=[0, 1], "
+     "solver='dpsgd', random_state=0)"),
+    ("nonconvex, spider", "bike",
+     "skdp.DPNonconvexRegressor(epsilon=5.0, data_norm=norm, loss_scale=0.3, "
+     "solver='spider', random_state=0)"),
+    ("nonconvex, rrpsgd", "bike",
+     "skdp.DPNonconvexRegressor(epsilon=1.0, data_norm=norm, loss_scale=0.3, "
+     "solver='rrpsgd', batch_size=100, n_steps=200, random_state=0)"),
+    ("nonconvex, zeroth_order", "bike",
+     "skdp.DPNonconvexRegressor(epsilon=1.0, data_norm=norm, loss='capped_absolute', "
+     "loss_scale=0.3, solver='zeroth_order', random_state=0)"),
+]
+
+SNIPPET = """
+import json, time, warnings
+t0 = time.perf_counter()
+import skdp
+from skdp import datasets
+t1 = time.perf_counter()
+compile_s = {{}}
+try:
+    from numba.core import event as _ev
+
+    class _Listener(_ev.Listener):
+        # exclusive time per dispatcher: a nested compile is charged to itself only
+        stack = []
+
+        def on_start(self, e):
+            self.stack.append([time.perf_counter(), 0.0])
+
+        def on_end(self, e):
+            start, children = self.stack.pop()
+            total = time.perf_counter() - start
+            name = getattr(e.data.get("dispatcher"), "py_func", None)
+            key = getattr(name, "__qualname__", "?")
+            compile_s[key] = compile_s.get(key, 0.0) + total - children
+            if self.stack:
+                self.stack[-1][1] += total
+
+    _ev.register("numba:compile", _Listener())
+except Exception:
+    pass
+data = {{"adult": datasets.load_demo_adult, "bike": datasets.load_demo_bike}}
+fits = []
+warnings.simplefilter("ignore")
+t_fit = 0.0
+for label, name, expr in {cases!r}:
+    bunch = data[name]()
+    norm = bunch.row_norm_bound
+    est = eval(expr)
+    t = time.perf_counter()
+    est.fit(bunch.data, bunch.target)
+    t_fit += time.perf_counter() - t
+    fits.append(label)
+print(json.dumps({{"import_s": t1 - t0, "fit_s": t_fit, "fits": fits,
+                   "compile_s": compile_s}}))
+"""
+
+
+def measure(cases, cache_dir):
+    out = run_python(SNIPPET.format(cases=cases), env={"NUMBA_CACHE_DIR": str(cache_dir)},
+                     timeout=1800)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    rows, raw = [], {"cases": {}}
+    for label, data, expr in CASES:
+        with tempfile.TemporaryDirectory() as cache:
+            cold = measure([(label, data, expr)], cache)
+            warm = measure([(label, data, expr)], cache)
+        raw["cases"][label] = {"cold": cold, "warm": warm}
+        top = sorted(cold["compile_s"].items(), key=lambda kv: -kv[1])[:3]
+        rows.append([label, f"{cold['import_s']:.2f}", f"{cold['fit_s']:.2f}",
+                     f"{cold['import_s'] + cold['fit_s']:.2f}", f"{warm['import_s']:.2f}",
+                     f"{warm['fit_s']:.2f}", f"{warm['import_s'] + warm['fit_s']:.2f}",
+                     ", ".join(f"{k} {v:.1f} s" for k, v in top)])
+        print(rows[-1], flush=True)
+    with tempfile.TemporaryDirectory() as cache:
+        every = measure(CASES, cache)
+    raw["every_solver"] = every
+    info = machine_info()
+    raw["machine"] = info
+    lines = [
+        "# First-run latency: import + first fit, cold and warm numba cache",
+        "",
+        __doc__.split("\n\n", 1)[1].rsplit("Writes", 1)[0].strip(),
+        "",
+        f"Machine: {info.get('cpu', '?')}, {info.get('nproc', '?')} cores; load average at "
+        f"start {info.get('loadavg_at_start')}.",
+        "",
+        md_table(["fit", "cold import s", "cold fit s", "cold total s", "warm import s",
+                  "warm fit s", "warm total s", "largest compiles (cold)"], rows),
+        "",
+        f"**Every solver once in one fresh process, empty cache:** import "
+        f"{every['import_s']:.2f} s, fits {every['fit_s']:.2f} s "
+        f"({len(every['fits'])} fits); numba compilation "
+        f"{sum(every['compile_s'].values()):.1f} s of it.",
+    ]
+    write_results("startup", "\n".join(lines), raw)
+    print("\n".join(lines[-1:]))
+
+
+if __name__ == "__main__":
+    main()
