@@ -7,6 +7,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
+from .._dask import refuse_dask
 from .._fitted_attributes import atomic_fit
 from .._losses import HuberLoss
 from .._losses._smoothed import AbsoluteLoss
@@ -249,6 +250,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self
         """
         _refuse_sample_weight(sample_weight)
+        refuse_dask(self, X)
         self._check_public_params()
         if self.huber_threshold == 0 and self.solver not in _NONSMOOTH_SOLVERS | {"auto"}:
             raise ValueError(

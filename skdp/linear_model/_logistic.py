@@ -17,6 +17,7 @@ from ._base import (
     BaseDPLinear,
     _refuse_sample_weight,
 )
+from .._dask import refuse_dask
 from .._fitted_attributes import atomic_fit
 from .._stacklevel import user_stacklevel
 from ..exceptions import PrivacyLeakWarning
@@ -277,6 +278,7 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         self
         """
         _refuse_sample_weight(sample_weight)
+        refuse_dask(self, X)
         self._check_public_params()
         classes = None if self.classes is None else np.unique(np.asarray(self.classes))
         if classes is not None and classes.size < 2:

@@ -8,6 +8,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
+from .._dask import refuse_dask
 from .._fitted_attributes import atomic_fit
 from .._losses import ROBUST_LOSSES
 from .._solvers import NONCONVEX_SOLVERS
@@ -417,6 +418,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
             The fitted estimator.
         """
         _refuse_sample_weight(sample_weight)
+        refuse_dask(self, X)
         self._check_public_params()
         if self.delta == 0:
             raise ValueError(

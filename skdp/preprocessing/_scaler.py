@@ -69,6 +69,8 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, 
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._dask import as_dask_array, check_dask_array, is_dask_collection
+
 from ..accounting import gaussian_event, gaussian_mu_for, get_delta, get_epsilon
 from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from ..exceptions import PrivacyLeakWarning
@@ -185,6 +187,22 @@ def moment_sensitivity_factor(mean_share):
         if disc >= 0.0:
             h = max(h, g((3.0 - math.sqrt(disc)) / 2.0))
     return h
+
+
+def _clipped_moments(X, lower, upper, centre, second):
+    """``(mean(U), mean(U^2))`` over rows of ``U = clip(X, lower, upper) - centre`` (the
+    second is None unless ``second``); partition by partition for a Dask array."""
+    n = X.shape[0]
+    if is_dask_collection(X):
+        import dask
+        import dask.array as da
+
+        U = da.clip(X, lower, upper) - centre
+        parts = [U.sum(axis=0)] + ([(U * U).sum(axis=0)] if second else [])
+        sums = dask.compute(*parts)
+        return sums[0] / n, (sums[1] / n if second else None)
+    U = np.clip(X, lower, upper) - centre
+    return U.mean(axis=0), (np.einsum("ij,ij->j", U, U) / n if second else None)
 
 
 def _check_random_state(random_state):
@@ -424,7 +442,18 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             Fitted scaler.
         """
         self._check_public_params()
-        X = validate_data(self, X, dtype=np.float64)
+        dask_input = is_dask_collection(X)
+        if dask_input:
+            # rows stay on the workers: only per-partition sums reach the client (_release)
+            X, names = as_dask_array(X)
+            check_dask_array(X)
+            self.n_features_in_ = int(X.shape[1])
+            if names is not None:
+                self.feature_names_in_ = np.asarray(names, dtype=object)
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        else:
+            X = validate_data(self, X, dtype=np.float64)
         n, d = X.shape
         self._check_n_samples(n)
         if self.feature_bounds is not None:
@@ -444,7 +473,12 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                     PrivacyLeakWarning,
                     stacklevel=user_stacklevel(),
                 )
-                lower, upper = outward_power_of_two_bounds(X.min(axis=0), X.max(axis=0))
+                lo, hi = X.min(axis=0), X.max(axis=0)
+                if dask_input:
+                    import dask
+
+                    lo, hi = dask.compute(lo, hi)
+                lower, upper = outward_power_of_two_bounds(lo, hi)
             attrs = self._release(X, lower, upper)
             attrs["privacy_guaranteed_"] = guaranteed
             if not guaranteed:
@@ -469,9 +503,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         kappa = math.sqrt(d * moment_sensitivity_factor(w) * (1.0 + H_MARGIN)) / mu
         sigma_m = kappa * 2.0 * radius / (n * math.sqrt(w))
         sigma_s = kappa * radius**2 / (n * math.sqrt(1.0 - w)) if self.with_std else None
-        # 2. Statistics of the clipped, centred data.
-        U = np.clip(X, lower, upper) - centre
-        m = U.mean(axis=0)
+        # 2. Statistics of the clipped, centred data (for a Dask array the clip runs in each
+        #    partition and only the two d-vectors of sums reach the client).
+        m, s = _clipped_moments(X, lower, upper, centre, self.with_std)
         # 3. Noise, drawn serially: means first, then second moments.
         rng = _check_random_state(self.random_state)
         source = new_word_source(None if self.random_state is None else rng) \
@@ -484,7 +518,6 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         M = np.clip(M, -radius, radius)
         attrs = {"mean_": centre + M, "var_": None, "scale_": None}
         if self.with_std:
-            s = np.einsum("ij,ij->j", U, U) / n
             S = s + sigma_s * rng.standard_normal(d) if source is None else \
                 _exact_release(s, sigma_s, c, source, radius**2)
             floor = np.minimum(np.maximum(sigma_s, (SCALE_FLOOR * radius) ** 2), radius**2)
@@ -523,6 +556,16 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             ``(x - mean_) / scale_`` (each part only when enabled).
         """
         check_is_fitted(self)
+        if is_dask_collection(X):   # lazy, partition by partition
+            X, _ = as_dask_array(X)
+            if X.shape[1] != self.n_features_in_:
+                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} "
+                                 f"is expecting {self.n_features_in_} features as input.")
+            if self.clip:
+                X = X.clip(self.feature_bounds_[0], self.feature_bounds_[1])
+            if self.with_mean:
+                X = X - self.mean_
+            return X / self.scale_ if self.with_std else X
         X = validate_data(self, X, reset=False, dtype=np.float64, copy=True)
         if self.clip:
             X = np.clip(X, self.feature_bounds_[0], self.feature_bounds_[1])
