@@ -6,7 +6,8 @@ install), *warm* reuses the directory the cold run filled (every later session).
 process times ``import skdp`` plus ``Estimator(...).fit`` on data of the demo's size (the
 embedded Adult data for the classifiers, Bike sharing for the regressors) and reports the
 two parts.  A last row fits every solver once in one fresh process with an empty cache: the
-total compilation a session touching everything pays.  Where the cold time goes is
+total compilation a session touching everything pays, and the demo is timed the same way.
+Where the cold time goes is
 reported for the default estimators by numba's own compile events
 (``numba.core.event``: seconds spent compiling each dispatcher).
 
@@ -105,6 +106,26 @@ def measure(cases, cache_dir):
     return json.loads(out.strip().splitlines()[-1])
 
 
+DEMO = """
+import contextlib, io, json, time
+t0 = time.perf_counter()
+from skdp._demo import run_demo
+with contextlib.redirect_stdout(io.StringIO()):
+    run_demo(quick={quick})
+print(json.dumps({{"demo_s": time.perf_counter() - t0}}))
+"""
+
+
+def demo_times(quick):
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"NUMBA_CACHE_DIR": cache}
+        cold = json.loads(run_python(DEMO.format(quick=quick), env=env, timeout=1800)
+                          .strip().splitlines()[-1])["demo_s"]
+        warm = json.loads(run_python(DEMO.format(quick=quick), env=env, timeout=1800)
+                          .strip().splitlines()[-1])["demo_s"]
+    return cold, warm
+
+
 def main():
     rows, raw = [], {"cases": {}}
     for label, data, expr in CASES:
@@ -121,6 +142,7 @@ def main():
     with tempfile.TemporaryDirectory() as cache:
         every = measure(CASES, cache)
     raw["every_solver"] = every
+    raw["demo"] = {"full": demo_times(False), "quick": demo_times(True)}
     info = machine_info()
     raw["machine"] = info
     lines = [
@@ -138,6 +160,11 @@ def main():
         f"{every['import_s']:.2f} s, fits {every['fit_s']:.2f} s "
         f"({len(every['fits'])} fits); numba compilation "
         f"{sum(every['compile_s'].values()):.1f} s of it.",
+        "",
+        f"**`skdp demo`** (import, data, 9 fits and their scikit-learn references): "
+        f"{raw['demo']['full'][0]:.1f} s cold, {raw['demo']['full'][1]:.1f} s warm; "
+        f"`--quick` (3 fits): {raw['demo']['quick'][0]:.1f} s cold, "
+        f"{raw['demo']['quick'][1]:.1f} s warm.",
     ]
     write_results("startup", "\n".join(lines), raw)
     print("\n".join(lines[-1:]))
