@@ -45,7 +45,8 @@ def as_dask_array(X):
 
 def check_dask_array(X):
     """Refuse NaN or infinite entries, as scikit-learn does for in-memory data: one
-    reduction (a boolean per partition) travels to the client."""
+    reduction (a boolean per partition) travels to the client.  (A fit that reduces the
+    data anyway folds this check into its own pass.)"""
     import dask.array as da
 
     if not bool(da.isfinite(X).all().compute()):

@@ -191,15 +191,20 @@ def moment_sensitivity_factor(mean_share):
 
 def _clipped_moments(X, lower, upper, centre, second):
     """``(mean(U), mean(U^2))`` over rows of ``U = clip(X, lower, upper) - centre`` (the
-    second is None unless ``second``); partition by partition for a Dask array."""
+    second is None unless ``second``); partition by partition for a Dask array, in one
+    pass that also checks that every entry is finite (raised before anything is
+    released)."""
     n = X.shape[0]
     if is_dask_collection(X):
         import dask
         import dask.array as da
 
         U = da.clip(X, lower, upper) - centre
-        parts = [U.sum(axis=0)] + ([(U * U).sum(axis=0)] if second else [])
-        sums = dask.compute(*parts)
+        parts = [da.isfinite(X).all(), U.sum(axis=0)]
+        parts += [(U * U).sum(axis=0)] if second else []
+        finite, *sums = dask.compute(*parts)
+        if not bool(finite):
+            raise ValueError("Input X contains NaN or infinity.")
         return sums[0] / n, (sums[1] / n if second else None)
     U = np.clip(X, lower, upper) - centre
     return U.mean(axis=0), (np.einsum("ij,ij->j", U, U) / n if second else None)
@@ -446,7 +451,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         if dask_input:
             # rows stay on the workers: only per-partition sums reach the client (_release)
             X, names = as_dask_array(X)
-            check_dask_array(X)
+            if self.feature_bounds is None:
+                check_dask_array(X)   # before min/max; else checked in the sums' pass
             self.n_features_in_ = int(X.shape[1])
             if names is not None:
                 self.feature_names_in_ = np.asarray(names, dtype=object)
