@@ -112,10 +112,8 @@ def canary_pair(n, d, data_norm, classifier, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1.0, 1.0, (n, d))
     X *= 0.5 * data_norm / np.sqrt(d)
-    y = (X[:, 1 % d] > 0).astype(int) if classifier else X @ np.ones(d)
-    X0, X1 = X.copy(), X.copy()
-    y0 = y.astype(float) if not classifier else y.copy()
-    y1 = y0.copy()
+    y0 = (X[:, 1 % d] > 0).astype(int) if classifier else X @ np.ones(d)
+    X0, X1, y1 = X.copy(), X.copy(), y0.copy()
     X0[0] = 0.0
     X0[0, 0] = data_norm
     X1[0] = -X0[0]
@@ -134,11 +132,12 @@ def _audit(args, out):
     cls, kwargs = parse_spec(args.spec)
     if kwargs.get("data_norm") is None:
         raise ValueError("audit needs a public data_norm in SPEC (the canary sits at it)")
-    classifier = is_classifier(cls())
-    X0, y0, X1, y1 = canary_pair(args.n_samples, 2, float(kwargs["data_norm"]), classifier,
-                                 args.seed)
-    delta = float(kwargs.get("delta", cls().get_params().get("delta", 1e-6)))
-    claimed = kwargs.get("epsilon", cls().get_params().get("epsilon"))
+    template = cls(**kwargs)
+    params = template.get_params()
+    X0, y0, X1, y1 = canary_pair(args.n_samples, 2, float(kwargs["data_norm"]),
+                                 is_classifier(template), args.seed)
+    delta = float(params.get("delta", 1e-6))
+    claimed = params.get("epsilon")
     print(f"auditing {cls.__name__}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())}) "
           f"with {args.fits} fits per dataset ...", file=out, flush=True)
     res = audit_estimator(lambda s: cls(**kwargs, random_state=s), X0, y0, X1, y1,

@@ -71,6 +71,7 @@ __all__ = [
     "new_word_source", "next_u64", "uniform_below", "bernoulli_exp", "discrete_laplace",
     "discrete_gaussian", "gaussian_grid", "laplace_grid", "release_on_grid", "GRID_BITS",
     "DOMINANCE_MARGIN", "CLAMP_STEPS", "exact_gaussian_noise", "exact_laplace_noise",
+    "grid_value",
 ]
 
 #: the grid is ``gamma = 2^(floor(log2 sigma) - GRID_BITS)``: ``s = sigma/gamma in [2^29, 2^31)``
@@ -304,6 +305,14 @@ def new_word_source(random_state=None):
     state[4:12] = key
     state[32] = 16          # empty output buffer: the first read computes block 0
     return state
+
+
+@njit(cache=True, inline="always")
+def grid_value(value, gamma, noise):
+    """One coordinate of :func:`release_on_grid`, for the per-step kernels (dpsgd, resque):
+    ``gamma (rint(clip(value/gamma, +-CLAMP_STEPS)) + noise)``; the clamp is 1-Lipschitz,
+    so it adds no sensitivity."""
+    return gamma * (np.rint(min(max(value / gamma, -CLAMP_STEPS), CLAMP_STEPS)) + noise)
 
 
 def release_on_grid(values, gamma, noise):

@@ -138,7 +138,7 @@ import numpy as np
 
 from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
 from .._mechanisms import clip_and_augment
-from .._mechanisms._exact import discrete_gaussian_noise, gaussian_grid
+from .._mechanisms._exact import exact_gaussian_noise
 from ._dpsgd_kernel import dpsgd_loop, row_norms
 from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args, check_int, require_certified
@@ -190,13 +190,13 @@ def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound):
     if noise_source is None:
         total, dropped, _ = dpsgd_loop(*args, n_steps, *hyper)
         return total, dropped
-    gamma, s_int, _, _ = gaussian_grid(sigma, 2.0 * L, p, bound=bound)
     chunk = max(1, SECURE_CHUNK_DRAWS // p)
     total = dropped = 0
     for t0 in range(1, n_steps + 1, chunk):
         steps = min(chunk, n_steps + 1 - t0)
-        Z = discrete_gaussian_noise(noise_source, s_int, steps * p).reshape(steps, p)
-        tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z, gamma)
+        # ``steps`` independent releases of the p coordinates, on the same public grid
+        gamma, Z, _ = exact_gaussian_noise(noise_source, sigma, 2.0 * L, p, bound, steps * p)
+        tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z.reshape(steps, p), gamma)
         total += tot
         dropped += drp
     return total, dropped

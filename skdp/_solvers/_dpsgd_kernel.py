@@ -28,7 +28,7 @@ from .._losses._kernels import (
     _robust_row,
 )
 from .._mechanisms._clipping import _row_norm
-from .._mechanisms._exact import CLAMP_STEPS
+from .._mechanisms._exact import grid_value
 from .._numba_cache import ensure_cache_locator
 
 
@@ -209,8 +209,8 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
         for j in range(d):
             for k in range(K):
                 if secure:
-                    steps = np.rint(min(max(s[j, k] / gamma, -CLAMP_STEPS), CLAMP_STEPS))
-                    noisy = gamma * (steps + noise_int[t - t_start, j * K + k]) * inv_m
+                    noisy = grid_value(s[j, k], gamma, noise_int[t - t_start, j * K + k]) \
+                        * inv_m
                 else:
                     noisy = (s[j, k] + sigma * rng.standard_normal()) * inv_m
                 w = W[j, k] - eta * (noisy + alpha * W[j, k])

@@ -69,7 +69,7 @@ from .._losses._kernels import HUBER, LOGISTIC
 from .._losses._smoothed import ABSOLUTE, HINGE
 from .._mechanisms import clip_and_augment
 from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
-from .._mechanisms._exact import discrete_gaussian_noise, gaussian_grid
+from .._mechanisms._exact import exact_gaussian_noise
 from ._dpsgd import _clip_bound
 from ._dpsgd_kernel import row_norms
 from ._phased import public_radius
@@ -295,10 +295,8 @@ def _exact_noise(plan, clip, p, n, source):
     row = 0
     for i, T_i in enumerate(steps):
         C = clip * (plan["w_max"] if plan["blocks"][i] > 1 else 1.0)
-        gamma, s_int, _, _ = gaussian_grid(z * C, 2.0 * C, p, bound=n * C)
-        gammas[i] = gamma
-        noise[row:row + T_i] = discrete_gaussian_noise(source, s_int, int(T_i) * p).reshape(
-            int(T_i), p)
+        gammas[i], Z, _ = exact_gaussian_noise(source, z * C, 2.0 * C, p, n * C, int(T_i) * p)
+        noise[row:row + T_i] = Z.reshape(int(T_i), p)
         row += int(T_i)
     return noise, gammas
 

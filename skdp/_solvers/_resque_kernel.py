@@ -50,7 +50,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._losses._smoothed import raw_margin_derivative
-from .._mechanisms._exact import CLAMP_STEPS
+from .._mechanisms._exact import grid_value
 from ._dpsgd_kernel import _sample_batch
 from .._numba_cache import ensure_cache_locator
 
@@ -279,8 +279,8 @@ def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschit
 
     Exact noise: with a non-empty ``noise_int`` of shape ``(total steps, p)`` (int64) and the grid
     ``phase_gamma[i]`` of each phase, step ``t``'s noisy sum is the grid release
-    ``gamma (rint(v/gamma) + noise_int[t])`` (``v/gamma`` clamped to ``CLAMP_STEPS``, a
-    1-Lipschitz map) instead of ``v + N(0, (noise_mult C)^2 I)``; no normal is drawn.
+    ``gamma (rint(v/gamma) + noise_int[t])`` (:func:`~skdp._mechanisms._exact.grid_value`)
+    instead of ``v + N(0, (noise_mult C)^2 I)``; no normal is drawn.
     """
     exact = noise_int.shape[0] > 0
     n, p = X.shape
@@ -370,8 +370,7 @@ def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschit
                 if exact:
                     gam = phase_gamma[ph]
                     for k in range(p):
-                        sk = np.rint(min(max(v[k] / gam, -CLAMP_STEPS), CLAMP_STEPS))
-                        gk = gam * (sk + noise_int[steps, k]) * inv_b + alpha * x[k]
+                        gk = grid_value(v[k], gam, noise_int[steps, k]) * inv_b + alpha * x[k]
                         x[k] -= eta * gk
                 else:
                     for k in range(p):

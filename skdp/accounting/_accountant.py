@@ -58,6 +58,8 @@ PLD_FINEST = 1e-4
 PLD_COARSEST_LEVEL = 12  # 6.4e-3
 #: Relative pessimism of the grid the width rule aims at (module docstring).
 GRID_RTOL = 3e-3
+#: ``c`` of the measured pessimism model ``(eps_d - eps) / eps ~ c T (d / eps)^2``
+PESSIMISM_COEF = 1.4
 #: Kept for callers that build their own accountant on the finest grid.
 PLD_DISCRETIZATION = PLD_FINEST
 
@@ -144,7 +146,7 @@ def pld_interval(epsilon, count):
     ``PLD_FINEST * 2^(k/2)``, ``0 <= k <= PLD_COARSEST_LEVEL``."""
     if not (epsilon > 0.0 and math.isfinite(epsilon)):
         return grid_width(PLD_COARSEST_LEVEL)
-    width = epsilon * math.sqrt(GRID_RTOL / (1.4 * max(1, count)))
+    width = epsilon * math.sqrt(GRID_RTOL / (PESSIMISM_COEF * max(1, count)))
     level = math.floor(2.0 * math.log2(width / PLD_FINEST)) if width > PLD_FINEST else 0
     return grid_width(min(level, PLD_COARSEST_LEVEL))
 
@@ -184,13 +186,24 @@ def _pld_epsilon_adaptive(event, delta):
         eps = on_grid(event, delta, interval)
 
 
+def _pessimism(interval, count):
+    """``a`` of the model ``eps_d = eps + a / eps``: ``PESSIMISM_COEF T d^2``."""
+    return PESSIMISM_COEF * max(1, count) * interval * interval
+
+
+def grid_epsilon(epsilon, interval, count):
+    """The model's ε on a grid of width ``interval`` for a fine-grid ``epsilon`` (the
+    inverse of :func:`grid_corrected`); a prediction only, never a reported value."""
+    return epsilon + _pessimism(interval, count) / epsilon
+
+
 def grid_corrected(epsilon, interval, count):
     """Estimate of the fine-grid ε from ``epsilon`` measured on a grid of width
     ``interval``, by the pessimism model ``eps_d = eps (1 + a / eps^2)``,
     ``a = 1.4 T d^2`` (module docstring); ``epsilon`` itself beyond the model's range
     (``epsilon^2 < 4a``: a pessimism of over 100 %, where the model is not accurate).
     Only used to pick the next grid: it never becomes a reported value."""
-    a = 1.4 * max(1, count) * interval * interval
+    a = _pessimism(interval, count)
     disc = epsilon * epsilon - 4.0 * a
     if not math.isfinite(epsilon) or disc <= 0.0:
         return epsilon

@@ -47,8 +47,8 @@ import math
 
 import dp_accounting
 
-from ._accountant import (PLD_COARSEST_LEVEL, get_epsilon, grid_corrected, grid_width,
-                          pld_epsilon_on_grid, pld_interval)
+from ._accountant import (PLD_COARSEST_LEVEL, get_epsilon, grid_corrected, grid_epsilon,
+                          grid_width, pld_epsilon_on_grid, pld_interval)
 from ._gaussian import gaussian_mu_for
 
 __all__ = ["poisson_gaussian_event", "calibrate_poisson_gaussian"]
@@ -204,8 +204,7 @@ def _calibrate_cached(epsilon, delta, q, steps):
     true_eps = grid_corrected(epsilon, interval, steps)
     gap = 0.0  # predicted log(eps_report / eps_coarse) at x
     if true_eps < epsilon:  # inside the model's range
-        fine = pld_interval(epsilon, steps)
-        gap = math.log((true_eps + 1.4 * steps * fine * fine / true_eps) / epsilon)
+        gap = math.log(grid_epsilon(true_eps, pld_interval(epsilon, steps), steps) / epsilon)
     x0 = min(max(x + (aim - gap) / slope, lo_limit), hi_limit)
     f0 = report(x0)
     if math.log1p(-RTOL) <= f0 <= 0.0:

@@ -70,7 +70,6 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._dask import as_dask_array, check_dask_array, is_dask_collection
-
 from ..accounting import gaussian_event, gaussian_mu_for, get_delta, get_epsilon
 from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from ..exceptions import PrivacyLeakWarning
