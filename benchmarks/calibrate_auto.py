@@ -15,6 +15,7 @@ Run: ``python benchmarks/calibrate_auto.py [--quick]``; writes
 
 import argparse
 import itertools
+import json
 import pathlib
 import time
 import warnings
@@ -25,13 +26,12 @@ from skdp import DPHuberRegressor, DPLogisticRegression
 from skdp.linear_model import _auto
 
 RESULTS = pathlib.Path(__file__).parent / "results"
-MARGINS = (4.0, 8.0, 16.0, 32.0, 64.0, 128.0)
-
-
-#: 99 % quantile of the row norms over the public bound ``data_norm = 1``: public bounds
-#: are often loose (a documented range, not the data's largest row), so both a tight and a
-#: loose bound are in the grid
-LOOSENESS = (1.0, 0.4)
+#: 99 % quantile of the row norms over the public bound ``data_norm = 1``.  Public bounds
+#: are usually loose: the bound must hold for every row that could exist, so it comes from
+#: documented ranges -- min-max scaling divided by sqrt(p), the usual recipe, gives rows of
+#: norm 0.3-0.6 under a bound of 1 -- not from the data's largest row.  1 stands for
+#: row-normalised data.
+LOOSENESS = (1.0, 0.5, 0.3)
 
 
 #: synthetic design families: ``"decaying"`` (dense features with a decaying spectrum) and
@@ -76,14 +76,22 @@ def logistic_problem(n, p, rng, looseness=1.0, design="decaying"):
     return X[:n], y[:n], X[n:], y[n:]
 
 
-def huber_problem(n, p, rng, looseness=1.0, design="decaying"):
+#: the regression kinds: target noise std next to a signal of std 1 (test R^2 about 0.8
+#: and 0.3: strong and weak signal, both common in tabular regression)
+HUBER_NOISE = {"huber": 0.5, "huber_weak": 1.5}
+KINDS = ("logistic",) + tuple(HUBER_NOISE)
+FAMILY = {"logistic": "classification", "huber": "regression", "huber_weak": "regression"}
+
+
+def huber_problem(n, p, rng, looseness=1.0, design="decaying", noise=0.5):
     X = tabular_design(2 * n, p, rng, looseness, design)
     w = rng.standard_normal(p)
     w *= 1.0 / (X @ w).std()
-    y = X @ w + 0.3 + 0.5 * rng.standard_normal(2 * n)
-    out = rng.random(2 * n) < 0.05
-    y[out] += rng.choice([-1, 1], out.sum()) * 10.0
-    return X[:n], y[:n], X[n:], y[n:]
+    y = X @ w + 0.3 + noise * rng.standard_normal(2 * n)
+    ytr = y[:n].copy()
+    out = rng.random(n) < 0.05            # gross outliers in the training targets only
+    ytr[out] += rng.choice([-1, 1], out.sum()) * 10.0
+    return X[:n], ytr, X[n:], y[n:]
 
 
 def robust_problem(n, p, rng):
@@ -147,7 +155,8 @@ def run_warm(quick):
 
 def report_warm(rows):
     head = " | ".join(f"f={f:g}, T={T}" for f, T in WARM_GRID)
-    lines = ["", "## warm_gd: budget share, refinement steps, skip rule", "",
+    lines = ["# warm_gd constants on synthetic data", "",
+             "## warm_gd: budget share, refinement steps, skip rule", "",
              "Synthetic robust regression (p = 20, 10 % gross outliers in the training "
              "targets, clean test); test R^2, mean over seeds; `always`: the default share "
              "and steps with the skip rule off; `drift`: the default plan's noise drift "
@@ -173,49 +182,125 @@ def score(kind, est, X, y):
     return 1.0 - np.mean((y - pred) ** 2) / np.var(y)
 
 
-def run(quick):
-    ns = (500, 5000) if quick else (500, 2000, 10_000)
-    ps = (10,) if quick else (10, 40)
-    epsilons = (0.5, 2.0) if quick else (0.1, 0.5, 1.0, 2.0, 10.0)
-    seeds = range(2 if quick else 4)
+#: grid of margins ``M`` evaluated in every cell (the rule's ``W = M/R``)
+MARGINS = (4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0)
+
+
+def run_cell(cell):
+    """Mean test score of objective perturbation at ``alpha = sigma sqrt(p)/(n M/R)`` for
+    every ``M`` in ``MARGINS`` (one synthetic cell, over ``seeds``)."""
+    from skdp._solvers._objective_perturbation import noise_balanced_alpha
+
+    kind, design, loose, n, p, eps, seeds = cell
+    scores = np.zeros((len(seeds), len(MARGINS)))
+    for i, s in enumerate(seeds):
+        rng = np.random.default_rng(1000 * s + n + p)
+        if kind == "logistic":
+            Xtr, ytr, Xte, yte = logistic_problem(n, p, rng, loose, design)
+        else:
+            Xtr, ytr, Xte, yte = huber_problem(n, p, rng, loose, design, HUBER_NOISE[kind])
+        cls = DPLogisticRegression if kind == "logistic" else DPHuberRegressor
+        public = {"classes": [0, 1]} if kind == "logistic" else {}
+        base = cls(epsilon=eps, data_norm=1.0, **public)
+        loss, _ = base._planning_loss()
+        R = base._public_row_bound()
+        mu = _auto.gdp_mu(eps, 1e-6, p + 1)
+        for j, margin in enumerate(MARGINS):
+            alpha = noise_balanced_alpha(float(loss.lipschitz(R)), p + 1, n, mu, R, margin,
+                                         size_exponent=0.0)
+            est = cls(epsilon=eps, data_norm=1.0, alpha=alpha, random_state=s, **public)
+            with warnings.catch_warnings():
+                # a grid point's alpha may be below the solver's privacy floor
+                warnings.simplefilter("ignore", UserWarning)
+                est.fit(Xtr, ytr)
+            scores[i, j] = score(kind, est, Xte, yte)
+    return (kind, design, loose, n, p, eps, scores.mean(axis=0))
+
+
+def run(quick, workers=2, kinds=KINDS):
+    ns = (500, 5000) if quick else (500, 2000, 10_000, 30_000)
+    ps = (10,) if quick else (10, 40, 100)
+    epsilons = (0.5, 2.0) if quick else (0.5, 1.0, 2.0, 10.0)
+    seeds = tuple(range(2 if quick else 3))
+    cells = [c + (seeds,) for c in itertools.product(
+        kinds, DESIGNS, LOOSENESS, ns, ps, epsilons)]
     rows = []
-    for kind, design, loose, n, p, eps in itertools.product(
-            ("logistic", "huber"), DESIGNS, LOOSENESS, ns, ps, epsilons):
-        scores = np.zeros((len(seeds), len(MARGINS)))
-        for s in seeds:
-            rng = np.random.default_rng(1000 * s + n + p)
-            maker = logistic_problem if kind == "logistic" else huber_problem
-            Xtr, ytr, Xte, yte = maker(n, p, rng, loose, design)
-            cls = DPLogisticRegression if kind == "logistic" else DPHuberRegressor
-            public = {"classes": [0, 1]} if kind == "logistic" else {}
-            for j, margin in enumerate(MARGINS):
-                base = cls(epsilon=eps, data_norm=1.0, random_state=s, **public)
-                loss, k = base._planning_loss()
-                R = base._public_row_bound()
-                a = _auto.auto_alpha("objective_perturbation", loss, n=n, p=p + 1,
-                                     epsilon=eps, delta=1e-6, row_bound=R)
-                alpha = a * _auto.margin_for(loss) / margin
-                est = cls(epsilon=eps, data_norm=1.0, alpha=alpha, random_state=s, **public)
-                with warnings.catch_warnings():
-                    # a grid point's alpha may be below the solver's privacy floor
-                    warnings.simplefilter("ignore", UserWarning)
-                    est.fit(Xtr, ytr)
-                scores[s, j] = score(kind, est, Xte, yte)
-        mean = scores.mean(axis=0)
-        rows.append((kind, design, loose, n, p, eps, mean))
-        print(kind, design, loose, n, p, eps, np.round(mean, 3), flush=True)
+    import multiprocessing as mp
+    with mp.get_context("spawn").Pool(workers) as pool:
+        for row in pool.imap(run_cell, cells):
+            rows.append(row)
+            print(*row[:6], np.round(row[6], 3), flush=True)
     return rows
 
 
+#: grids of the joint fit of (M_0, gamma)
+GAMMAS = tuple(round(0.05 * k, 2) for k in range(15))
+M0_GRID = tuple(2.0 ** (2 + k / 8) for k in range(49))
+
+
+def rule_shortfalls(rows, family, margin, gamma):
+    """Shortfall, in every cell of the loss ``family``, of the rule ``M = margin (t/t_0)^gamma`` to the
+    cell's best margin (scores interpolated linearly in ``log2 M``, clipped to the grid)."""
+    from skdp._solvers._objective_perturbation import SIZE_REF
+
+    logm = np.log2(MARGINS)
+    out = []
+    for kd, _design, _loose, n, p, eps, mean in rows:
+        if FAMILY[kd] != family:
+            continue
+        t = n * _auto.gdp_mu(eps, 1e-6, p + 1) / np.sqrt(p + 1)
+        m = np.clip(np.log2(margin) + gamma * np.log2(t / SIZE_REF), logm[0], logm[-1])
+        out.append(np.max(mean) - np.interp(m, logm, mean))
+    return np.array(out)
+
+
+def report_fit(rows):
+    """The joint fit of ``(M_0, gamma)`` per loss, next to the committed constants."""
+    from skdp._solvers._objective_perturbation import MARGIN, SIZE_EXPONENT
+
+    lines = ["", "## Fit of the rule `W = (M_0/R) (t/t_0)^gamma`, `t = n mu/sqrt(p)`, "
+             "`t_0 = 1000`", "",
+             "Mean and worst shortfall to the best margin of each cell (accuracy; R^2 for "
+             "Huber), scores interpolated in log M.", "",
+             "| loss | best (M_0, gamma) | its mean / worst | best flat M (gamma = 0) | "
+             "its mean / worst | committed (M_0, gamma) | its mean / worst |",
+             "|---|---|---|---|---|---|---|"]
+    for family in ("classification", "regression"):
+        fits = [(rule_shortfalls(rows, family, m, g), m, g) for g in GAMMAS for m in M0_GRID]
+        fits = [(s.mean(), s.max(), m, g) for s, m, g in fits if s.size]
+        if not fits:
+            continue
+        best = min(fits, key=lambda f: f[0])
+        flat = min((f for f in fits if f[3] == 0.0), key=lambda f: f[0])
+        com = rule_shortfalls(rows, family, MARGIN[family], SIZE_EXPONENT)
+        lines.append(
+            f"| {family} | ({best[2]:.1f}, {best[3]:.2f}) | {best[0]:.4f} / {best[1]:.3f} | "
+            f"{flat[2]:.1f} | {flat[0]:.4f} / {flat[1]:.3f} | "
+            f"({MARGIN[family]:g}, {SIZE_EXPONENT:.3f}) | {com.mean():.4f} / {com.max():.3f} |")
+        subsets = [(f"norms {loose:g}", [r for r in rows if r[2] == loose])
+                   for loose in LOOSENESS]
+        subsets += [(kind, [r for r in rows if r[0] == kind]) for kind in KINDS
+                    if FAMILY[kind] == family and family == "regression"]
+        for label, sub in subsets:
+            s = rule_shortfalls(sub, family, MARGIN[family], SIZE_EXPONENT)
+            f = rule_shortfalls(sub, family, flat[2], 0.0)
+            if s.size:
+                lines.append(f"|   {label} | | | | {f.mean():.4f} / {f.max():.3f} | "
+                             f"| {s.mean():.4f} / {s.max():.3f} |")
+    return "\n".join(lines) + "\n"
+
+
 def report(rows, elapsed):
-    lines = ["# Calibration of `MARGIN` (alpha=\"auto\") on synthetic data", "",
+    lines = ["# Calibration of the alpha=\"auto\" rule's constants on synthetic data", "",
              f"Objective perturbation, delta = 1e-6, data_norm = 1; {elapsed:.0f} s.  Each "
-             "cell: mean test score (accuracy; R^2 for Huber) over seeds; last rows: mean "
-             "shortfall to the best MARGIN of each cell.", "",
+             "cell: mean test score (accuracy; R^2 for Huber, on clean test targets) over "
+             "seeds at `alpha = sigma sqrt(p)/(n M/R)` for each margin M; `huber`: signal "
+             "std 1, noise 0.5; `huber_weak`: noise 1.5; then the mean shortfall to the "
+             "best M of each cell, and the joint fit of the rule's (M_0, gamma).", "",
              "| loss | design | norms (99 % q.) | n | p | eps | " + " | ".join(
                  f"M={m:g}" for m in MARGINS) + " |",
              "|---|---|---|---|---|---|" + "---|" * len(MARGINS)]
-    short = {k: [] for k in ("logistic", "huber")}
+    short = {k: [] for k in KINDS}
     by_design = {}
     for kind, design, loose, n, p, eps, mean in rows:
         lines.append(f"| {kind} | {design} | {loose:g} | {n} | {p} | {eps:g} | "
@@ -236,7 +321,7 @@ def report(rows, elapsed):
     both = np.mean([np.mean(v, axis=0) for v in short.values() if v], axis=0)
     lines.append("- both losses: mean shortfall " + ", ".join(
         f"M={m:g}: {a:.4f}" for m, a in zip(MARGINS, both)))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + report_fit(rows)
 
 
 if __name__ == "__main__":
@@ -246,14 +331,38 @@ if __name__ == "__main__":
                     help="only warm_gd's constants (results/calibrate_auto_warm.md)")
     ap.add_argument("--no-warm", action="store_true",
                     help="only alpha's MARGIN (results/calibrate_auto.md)")
+    ap.add_argument("--kinds", nargs="*", choices=KINDS,
+                    help="run these kinds only, replacing their cells in calibrate_auto.json")
+    ap.add_argument("--report-only", action="store_true",
+                    help="rewrite calibrate_auto.md (with the fit) from calibrate_auto.json")
     args = ap.parse_args()
     RESULTS.mkdir(exist_ok=True)
-    if not args.warm_only:
-        t0 = time.time()
-        text = report(run(args.quick), time.time() - t0)
+    if args.report_only:
+        saved = json.loads((RESULTS / "calibrate_auto.json").read_text())
+        rows = [tuple(c[:6]) + (np.array(c[6]),) for c in saved["cells"]]
+        text = report(rows, saved.get("elapsed_s", float("nan")))
         (RESULTS / "calibrate_auto.md").write_text(text)
         print(text)
-    if not args.no_warm:
+    elif not args.warm_only:
+        t0 = time.time()
+        kinds = tuple(args.kinds or KINDS)
+        rows = run(args.quick, kinds=kinds)
+        elapsed = time.time() - t0
+        path = RESULTS / "calibrate_auto.json"
+        if args.kinds and path.exists():
+            # a run of some kinds replaces those kinds' cells of the saved run
+            saved = json.loads(path.read_text())
+            kept = [tuple(c[:6]) + (np.array(c[6]),) for c in saved["cells"]
+                    if c[0] not in kinds]
+            rows = kept + rows
+            elapsed += saved.get("elapsed_s", 0.0)
+        path.write_text(json.dumps(
+            {"margins": MARGINS, "elapsed_s": elapsed,
+             "cells": [list(r[:6]) + [list(map(float, r[6]))] for r in rows]}, indent=0))
+        text = report(rows, elapsed)
+        (RESULTS / "calibrate_auto.md").write_text(text)
+        print(text)
+    if not (args.no_warm or args.report_only):
         text = report_warm(run_warm(args.quick))
         (RESULTS / "calibrate_auto_warm.md").write_text(text)
         print(text)

@@ -99,18 +99,31 @@ ALLOWANCE_FACTOR = 16.0
 #: 1e4), unless the always-valid bound (L + ||b||/n)/lambda is smaller
 COEF_MARGIN_CAP = 1e4
 LBFGS_MAX_ITER = 10_000
-#: margin scale ``M`` of the comparator ``W = M/R`` in :func:`noise_balanced_alpha`, per loss
-#: family (logits for the classifiers, target units for the regressors); calibrated on
-#: synthetic data (``benchmarks/calibrate_auto.py``, see ``skdp.linear_model._auto``)
-MARGIN = {"classification": 16.0, "regression": 8.0}
+#: margin scale ``M_0`` of the comparator ``W`` in :func:`noise_balanced_alpha`, per loss
+#: family (logits for the classifiers, target units for the regressors), and the exponent
+#: ``gamma`` and reference ``t_0`` of its size factor; calibrated together on synthetic data
+#: (``benchmarks/calibrate_auto.py``, derivation in ``skdp.linear_model._auto``)
+MARGIN = {"classification": 54.0, "regression": 29.0}
+SIZE_EXPONENT = 1.0 / 3.0
+SIZE_REF = 1000.0
 
 
-def noise_balanced_alpha(L, p, n, mu, row_bound, margin):
-    """``sigma sqrt(p)/(n W)`` with ``sigma = 2L/mu`` and ``W = margin/row_bound``: the L2
-    strength that balances the regulariser's bias ``lambda W^2/2`` against the excess risk
-    ``p sigma^2/(2 n^2 lambda)`` of gradient noise ``sigma/n`` in flat directions (the
-    ``alpha="auto"`` rule, derived in ``skdp.linear_model._auto``)."""
-    return (2.0 * L / mu) * math.sqrt(p) / (n * (margin / row_bound))
+def noise_balanced_alpha(L, p, n, mu, row_bound, margin, size_exponent=None):
+    """The ``alpha="auto"`` rule of the gradient-noise solvers (derived in
+    ``skdp.linear_model._auto``)::
+
+        alpha = sigma sqrt(p) / (n W),   sigma = 2 L / mu,
+        W = (margin / row_bound) * (t / SIZE_REF)**gamma,   t = n mu / sqrt(p),
+
+    the L2 strength that balances the regulariser's bias ``alpha W^2/2`` against the excess
+    risk ``p sigma^2/(2 n^2 alpha)`` of gradient noise ``sigma/n`` in flat directions, with
+    the comparator ``W`` growing as ``t^gamma`` (``gamma = size_exponent``, default
+    ``SIZE_EXPONENT``; ``0`` gives the flat-spectrum rule) because a decaying curvature
+    spectrum damps the noise in all but a shrinking set of directions."""
+    gamma = SIZE_EXPONENT if size_exponent is None else float(size_exponent)
+    t = n * mu / math.sqrt(p)
+    W = (margin / row_bound) * (t / SIZE_REF) ** gamma
+    return (2.0 * L / mu) * math.sqrt(p) / (n * W)
 
 
 def minimum_alpha(loss, row_bound, n, epsilon, delta):

@@ -83,8 +83,8 @@ REFINE_RADIUS = 2.0
 #: ``eta sigma sqrt(p T)``, exceeds this fraction of the refinement radius.  Chosen on the
 #: synthetic robust problems of ``benchmarks/calibrate_auto.py --warm-only`` (p = 20,
 #: ``results/calibrate_auto_warm.md``): refining regardless of the drift gave test R^2
-#: +0.000 to +0.004 over the DPHuberRegressor default at drift ratios 0.0025-0.049, and
-#: -0.003 to -0.070 at 0.086-0.82; the limit sits between (it was 0.25).
+#: +0.002 to +0.005 over the DPHuberRegressor default at drift ratios 0.0025-0.049, and
+#: -0.001 to -0.028 at 0.086-0.82; the limit sits between (it was 0.25).
 NOISE_DRIFT_LIMIT = 0.065
 
 

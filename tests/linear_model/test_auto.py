@@ -38,14 +38,29 @@ def test_solver_rule():
 def test_alpha_rule_formulas():
     R, n, p, eps, delta = math.sqrt(2.0), 10_000, 6, 1.0, 1e-6
     mu = 1.0 / calibrate_gaussian_sigma(eps, delta, 1.0)
-    W = _auto.MARGIN["classification"] / R
-    assert _auto.margin_for(LogisticLoss()) == 16.0 and _auto.margin_for(HuberLoss(1.0)) == 8.0
+    assert _auto.margin_for(LogisticLoss()) == 54.0 and _auto.margin_for(HuberLoss(1.0)) == 29.0
+    t = n * mu / math.sqrt(p)                    # the privacy sample size
+    W = _auto.MARGIN["classification"] / R * (t / 1000.0) ** (1.0 / 3.0)
     got = _auto.auto_alpha("objective_perturbation", LogisticLoss(), n=n, p=p, epsilon=eps,
                            delta=delta, row_bound=R)
     assert got == pytest.approx(2 * R / mu * math.sqrt(p) / (n * W))
+    # huber: L = threshold * R, the regression margin
+    W_h = 29.0 / R * (t / 1000.0) ** (1.0 / 3.0)
+    got_h = _auto.auto_alpha("objective_perturbation", HuberLoss(1.0), n=n, p=p, epsilon=eps,
+                             delta=delta, row_bound=R)
+    assert got_h == pytest.approx(2 * R / mu * math.sqrt(p) / (n * W_h))
+    # output perturbation keeps the flat comparator with its own margins
+    W_out = _auto.OUTPUT_MARGIN["classification"] / R
     out = _auto.auto_alpha("output_perturbation", LogisticLoss(), n=n, p=p, epsilon=eps,
                            delta=delta, row_bound=R)
-    assert out == pytest.approx((0.25 * R**2 * (2 * R / (n * mu)) ** 2 / W**2) ** (1 / 3))
+    assert out == pytest.approx((0.25 * R**2 * (2 * R / (n * mu)) ** 2 / W_out**2) ** (1 / 3))
+    # the size factor: alpha falls as n^(-4/3); gamma = 0 is the flat worst-case rule
+    big = _auto.auto_alpha("objective_perturbation", LogisticLoss(), n=8 * n, p=p,
+                           epsilon=eps, delta=delta, row_bound=R)
+    assert got / big == pytest.approx(16.0)
+    from skdp._solvers._objective_perturbation import noise_balanced_alpha
+    assert noise_balanced_alpha(R, p, n, mu, R, 16.0, size_exponent=0.0) == pytest.approx(
+        2 * R / mu * math.sqrt(p) / (n * 16.0 / R))
     # more data or more epsilon: less regularisation
     assert _auto.auto_alpha("objective_perturbation", LogisticLoss(), n=10 * n, p=p,
                             epsilon=eps, delta=delta, row_bound=R) < got
