@@ -70,6 +70,7 @@ from .._losses._smoothed import ABSOLUTE, HINGE
 from .._mechanisms import clip_and_augment
 from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
 from .._mechanisms._exact import exact_gaussian_noise
+from .._mechanisms._summation import summation_clip, summation_factor
 from ._dpsgd import _clip_bound
 from ._dpsgd_kernel import row_norms
 from ._phased import public_radius
@@ -324,9 +325,14 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
     stats = np.zeros(3, dtype=np.int64)
     clip = _clip_bound(L, p)
     exact = () if noise_source is None else _exact_noise(plan, clip, p, n, noise_source)
+    # The kernel clips contributions to C and adds noise z C.  Its computed sums (at most n
+    # terms, any order) have replace-one sensitivity 2 C F(n), F = summation_factor(n)
+    # (skdp._mechanisms._summation): so it clips to clip/F and draws noise (z F)(clip/F) =
+    # z clip -- the noise the event records, against a float64 sensitivity <= 2 clip.
+    F = summation_factor(n)
     center = resque_loop(
         Xc, yc, xnorm, int(loss.loss_id), float(loss.param), plan["sampling_rate"],
-        float(plan["batch_size"]), plan["noise_multiplier"], clip,
+        float(plan["batch_size"]), plan["noise_multiplier"] * F, summation_clip(clip, n),
         plan["w_max"], float(plan["rho"]), plan["kappa"], float(alpha), plan["coef_bound"],
         plan["phase_steps"], np.ascontiguousarray(plan["etas"]), plan["blocks"],
         np.ascontiguousarray(plan["radii"]), rng, stats,

@@ -26,8 +26,10 @@ dpsgd_loop` of the DP-SGD baseline, reused unchanged: no projection, constant st
 
 2. Poisson batch ``S_t`` (every row independently with probability ``q``);
 3. ``s_t = sum_{i in S_t} clip_L(grad l(x_i . w_{t-1} - y_i))`` -- per-example gradients
-   clipped inside the kernel to ``L' = L (1 - 1e-12 - 4 (p + 8) 2^-53) <= L`` (non-finite ones
-   dropped), so every contribution has norm ``<= L`` whatever the data;
+   clipped inside the kernel to ``L' = L (1 - 1e-12 - 4 (p + 8) 2^-53) / (1 + n gamma_n)``
+   (non-finite ones dropped), so every contribution has norm ``<= L`` whatever the data and
+   the computed float64 sum has replace-one sensitivity ``<= 2L`` (the summation margin of
+   :mod:`skdp._mechanisms._summation`);
 4. ``w_t = w_{t-1} - eta ((s_t + N(0, (z L)^2 I_p)) / m + alpha w_{t-1})``;
 5. output ``w_R``.
 
@@ -213,7 +215,7 @@ def rrpsgd_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
     bound = beta * (D_F**2 + sigma_g**2 * T * eta * eta) / denom if math.isfinite(D_F) \
         else math.inf
     return dict(T=int(T), q=q, m=m, z=z, sigma=sigma, L=L, beta=beta, eta=eta, D_F=D_F,
-                sigma_g=sigma_g, utility_bound=bound, clip=_clip_bound(L, p),
+                sigma_g=sigma_g, utility_bound=bound, clip=_clip_bound(L, p, n),
                 event=rrpsgd_event(q, z, T), calibration=calibration)
 
 

@@ -14,7 +14,10 @@ the same rows, and one accountant composes them:
 2. **Refinement.**  ``T`` steps of noisy full-batch gradient descent on the robust loss
    from ``w_1``: ``w <- Pi(w - eta (grad F(w) + N(0, sigma^2 I)))``, ``grad F`` the mean
    gradient with each row's term clipped to ``G = loss.lipschitz(R)`` (spider's oracle
-   kernel; a non-finite term is dropped), so replacing a row moves it by at most ``2G/n``, ``sigma = 2G/(n mu_s)``, ``eta = 1/(beta + alpha)``, ``Pi`` the
+   kernel; a non-finite term is dropped), so replacing a row moves it by at most ``2G/n``
+   (the terms are clipped to ``G/(1 + n gamma_n)`` so that this holds for the float64 mean,
+   :mod:`skdp._mechanisms._summation`), ``sigma = 2G/(n mu_s)``, ``eta = 1/(beta + alpha)``,
+   ``Pi`` the
    projection onto the ball of radius ``REFINE_RADIUS * loss_scale / R`` around ``w_1``
    (post-processing: predictions move by at most two residual scales, so the refinement
    cannot diverge).  The output is the average of the last half of the iterates
@@ -54,6 +57,7 @@ import numpy as np
 
 from .._losses import HuberLoss
 from .._mechanisms import clip_and_augment, release_gaussian
+from .._mechanisms._summation import summation_clip
 from ..accounting import compose, gaussian_event, get_epsilon
 from ..accounting._objective_perturbation import largest_safe_scale, objective_perturbation_event
 from ._dpsgd_kernel import row_norms
@@ -245,12 +249,15 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
     avg = np.zeros_like(W)
     T, eta, radius, sigma = plan["T"], plan["step"], plan["radius"], plan["sigma"]
     start_avg = T // 2
+    # per-row gradients clipped to G/F(n): the computed float64 mean of n of them has
+    # replace-one sensitivity <= 2G/n (skdp._mechanisms._summation)
+    gclip = summation_clip(plan["G"], n)
     for t in range(T):
         oracle_refresh(Xc, y, rows, 0, n, np.ascontiguousarray(W[:, 0]), loss.loss_id,
-                       float(loss.param), xnorm, plan["G"], hclip, grad, weights)
+                       float(loss.param), xnorm, gclip, hclip, grad, weights)
         # the released quantity: the clipped mean gradient (norm <= G, replace-one
-        # sensitivity 2G/n) plus N(0, sigma^2 I), or its exact grid release; the
-        # regulariser term is a function of the public iterate
+        # sensitivity 2G/n, rounding included) plus N(0, sigma^2 I), or its exact grid
+        # release; the regulariser term is a function of the public iterate
         noisy, _ = release_gaussian(grad.reshape(W.shape), sigma, plan["sensitivity"], rng,
                                     noise_source, bound=plan["G"])
         W = W - eta * (noisy + float(alpha) * W)

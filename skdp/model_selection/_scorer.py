@@ -20,6 +20,8 @@ import numbers
 import numpy as np
 from sklearn.base import is_classifier
 
+from .._mechanisms._summation import gamma_k
+
 __all__ = ["PrivateScorer", "make_private_scorer", "check_private_scoring"]
 
 
@@ -88,6 +90,28 @@ class PrivateScorer:
             ``(upper - lower) / n_rows``.
         """
         return self.score_range / int(n_rows)
+
+    def released_sensitivity(self, n_rows):
+        """Replace-one sensitivity of the mean *as computed in float64*: the terms are
+        summed in some order (``np.sum`` per part, then the parts), a tree of depth
+        ``<= n - 1``, and divided by ``n``, so each computed mean is within
+        ``gamma_n n bound`` of the exact one over ``n`` (``gamma_k = k u/(1 - k u)``,
+        :mod:`skdp._mechanisms._summation`), and two neighbours' means differ by at most
+        ``(upper - lower)/n + 2 gamma_n bound``.  The noise is calibrated to this.
+
+        Parameters
+        ----------
+        n_rows : int
+            Number of validation rows (public).
+
+        Returns
+        -------
+        sensitivity : float
+            ``sensitivity(n_rows) (1 + 2 n gamma_n bound/(upper - lower))``.
+        """
+        n = int(n_rows)
+        inflation = 1.0 + 2.0 * n * gamma_k(n) * self.bound / self.score_range
+        return float(np.nextafter(self.sensitivity(n) * inflation, np.inf))
 
     def row_values(self, estimator, X, y):
         """Per-row clipped terms, sign-adjusted so that larger is better.

@@ -379,7 +379,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         k = cv if kfold else 1
         splits = public_splits(n, cv, rng)
         n_score_rows = n if kfold else splits[0][1].shape[0]
-        score_sensitivity = scorer.sensitivity(n_score_rows)
+        score_sensitivity = scorer.released_sensitivity(n_score_rows)
         mean = float(self.n_repetitions) if self.n_repetitions is not None else float(
             len(candidates)
         )

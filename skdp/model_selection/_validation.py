@@ -162,7 +162,7 @@ def dp_cross_validate(
     # the fold scores' noise, drawn before any fit (one scale per fold size: public)
     source = new_word_source(None if random_state is None else rng) if secure_noise else None
     sizes = np.array([va.shape[0] for _, va in splits])
-    sens = np.array([scorer.sensitivity(s) for s in sizes])
+    sens = np.array([scorer.released_sensitivity(s) for s in sizes])
     scale = np.array([_score_noise_scale(s, per_fit) for s in sens])
     noises = [ScoreNoise(rng, source, 1, scale[i], sens[i], delta > 0, scorer.bound)
               for i in range(k)]
