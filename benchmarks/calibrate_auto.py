@@ -238,6 +238,106 @@ GAMMAS = tuple(round(0.05 * k, 2) for k in range(15))
 M0_GRID = tuple(2.0 ** (2 + k / 8) for k in range(49))
 
 
+#: dpsgd's alpha in the solver-switch calibration, as multiples of the alpha="auto" rule
+SWITCH_ALPHA_FACTORS = (1.0, 0.1, 0.01)
+
+
+def make_problem(kind, n, p, rng, loose, design):
+    if kind == "logistic":
+        return logistic_problem(n, p, rng, loose, design)
+    return huber_problem(n, p, rng, loose, design, HUBER_NOISE[kind])
+
+
+def run_switch_cell(cell):
+    """Scores of the default (objective perturbation at the alpha rule) and of dpsgd with
+    its practical schedule at ``alpha = k * rule`` for ``k`` in ``SWITCH_ALPHA_FACTORS``."""
+    kind, design, loose, n, p, eps, seeds = cell
+    scores = np.zeros((len(seeds), 1 + len(SWITCH_ALPHA_FACTORS)))
+    for i, s in enumerate(seeds):
+        rng = np.random.default_rng(1000 * s + n + p)
+        Xtr, ytr, Xte, yte = make_problem(kind, n, p, rng, loose, design)
+        cls = DPLogisticRegression if kind == "logistic" else DPHuberRegressor
+        public = {"classes": [0, 1]} if kind == "logistic" else {}
+        base = cls(epsilon=eps, data_norm=1.0, **public)
+        loss, _ = base._planning_loss()
+        R = base._public_row_bound()
+        rule = _auto.auto_alpha("dpsgd", loss, n=n, p=p + 1, epsilon=eps, delta=1e-6,
+                                row_bound=R)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            est = cls(epsilon=eps, data_norm=1.0, solver="objective_perturbation",
+                      random_state=s, **public).fit(Xtr, ytr)
+            scores[i, 0] = score(kind, est, Xte, yte)
+            for j, k in enumerate(SWITCH_ALPHA_FACTORS):
+                est = cls(epsilon=eps, data_norm=1.0, solver="dpsgd", alpha=k * rule,
+                          random_state=s, **public).fit(Xtr, ytr)
+                scores[i, 1 + j] = score(kind, est, Xte, yte)
+    return (kind, design, loose, n, p, eps, scores.mean(axis=0))
+
+
+def run_switch(quick, workers=2):
+    ns = (500, 5000) if quick else (500, 2000, 10_000, 30_000)
+    ps = (10,) if quick else (10, 40, 100)
+    epsilons = (0.5, 2.0) if quick else (0.5, 1.0, 2.0, 10.0)
+    seeds = tuple(range(2 if quick else 3))
+    cells = [c + (seeds,) for c in itertools.product(
+        KINDS, DESIGNS, LOOSENESS, ns, ps, epsilons)]
+    rows = []
+    import multiprocessing as mp
+    with mp.get_context("spawn").Pool(workers) as pool:
+        for row in pool.imap(run_switch_cell, cells):
+            rows.append(row)
+            print("switch", *row[:6], np.round(row[6], 3), flush=True)
+    return rows
+
+
+def privacy_size(n, p, eps):
+    """``t = n mu/sqrt(p)`` of a cell (``p`` coefficients: features + intercept)."""
+    return n * _auto.gdp_mu(eps, 1e-6, p + 1) / np.sqrt(p + 1)
+
+
+def report_switch(rows, elapsed):
+    """Shortfall of the rule "dpsgd (alpha = k * rule) below t*, else objective
+    perturbation" to the best of the two solvers in each cell."""
+    heads = ", ".join(f"dpsgd k={k:g}" for k in SWITCH_ALPHA_FACTORS)
+    lines = ["# Solver switch: objective perturbation or dpsgd, on synthetic data", "",
+             f"{elapsed:.0f} s.  Each cell: mean test score over seeds of objective "
+             f"perturbation at the alpha rule, then dpsgd (practical schedule) at alpha = k "
+             f"x rule ({heads}); `t = n mu/sqrt(p)`.", "",
+             "| loss | design | norms | n | p | eps | t | objective_perturbation | "
+             + " | ".join(f"dpsgd k={k:g}" for k in SWITCH_ALPHA_FACTORS) + " |",
+             "|---|---|---|---|---|---|---|---|" + "---|" * len(SWITCH_ALPHA_FACTORS)]
+    for kind, design, loose, n, p, eps, mean in rows:
+        lines.append(f"| {kind} | {design} | {loose:g} | {n} | {p} | {eps:g} | "
+                     f"{privacy_size(n, p, eps):.0f} | "
+                     + " | ".join(f"{v:.3f}" for v in mean) + " |")
+    lines += ["", "## Threshold fit", "",
+              "Mean / worst shortfall to the better of objective perturbation and the best "
+              "dpsgd column of each cell, per loss family, for the rule \"dpsgd with alpha "
+              "= k x rule when t < t*, objective perturbation otherwise\" (t* = 0: never "
+              "dpsgd).", "",
+              "| family | k | t* | mean | worst |", "|---|---|---|---|---|"]
+    for family in ("classification", "regression"):
+        sub = [r for r in rows if FAMILY[r[0]] == family]
+        if not sub:
+            continue
+        best_all = np.array([max(r[6]) for r in sub])
+        ts = np.array([privacy_size(r[3], r[4], r[5]) for r in sub])
+        results = []
+        for j, k in enumerate(SWITCH_ALPHA_FACTORS):
+            for t_star in (0, 50, 100, 150, 200, 300, 500, 1000, 1e9):
+                got = np.array([r[6][1 + j] if t < t_star else r[6][0]
+                                for r, t in zip(sub, ts)])
+                sh = best_all - got
+                results.append((sh.mean(), sh.max(), k, t_star))
+        results.sort()
+        for mean, worst, k, t_star in results[:6]:
+            lines.append(f"| {family} | {k:g} | {t_star:g} | {mean:.4f} | {worst:.3f} |")
+        never = best_all - np.array([r[6][0] for r in sub])
+        lines.append(f"| {family} | - | 0 (never) | {never.mean():.4f} | {never.max():.3f} |")
+    return "\n".join(lines) + "\n"
+
+
 def rule_shortfalls(rows, family, margin, gamma):
     """Shortfall, in every cell of the loss ``family``, of the rule ``M = margin (t/t_0)^gamma`` to the
     cell's best margin (scores interpolated linearly in ``log2 M``, clipped to the grid)."""
@@ -333,11 +433,24 @@ if __name__ == "__main__":
                     help="only alpha's MARGIN (results/calibrate_auto.md)")
     ap.add_argument("--kinds", nargs="*", choices=KINDS,
                     help="run these kinds only, replacing their cells in calibrate_auto.json")
+    ap.add_argument("--switch", action="store_true",
+                    help="objective perturbation vs dpsgd per cell "
+                         "(results/calibrate_switch.md)")
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite calibrate_auto.md (with the fit) from calibrate_auto.json")
     args = ap.parse_args()
     RESULTS.mkdir(exist_ok=True)
-    if args.report_only:
+    if args.switch:
+        t0 = time.time()
+        rows = run_switch(args.quick)
+        elapsed = time.time() - t0
+        (RESULTS / "calibrate_switch.json").write_text(json.dumps(
+            {"factors": SWITCH_ALPHA_FACTORS, "elapsed_s": elapsed,
+             "cells": [list(r[:6]) + [list(map(float, r[6]))] for r in rows]}, indent=0))
+        text = report_switch(rows, elapsed)
+        (RESULTS / "calibrate_switch.md").write_text(text)
+        print(text)
+    elif args.report_only:
         saved = json.loads((RESULTS / "calibrate_auto.json").read_text())
         rows = [tuple(c[:6]) + (np.array(c[6]),) for c in saved["cells"]]
         text = report(rows, saved.get("elapsed_s", float("nan")))
@@ -362,7 +475,7 @@ if __name__ == "__main__":
         text = report(rows, elapsed)
         (RESULTS / "calibrate_auto.md").write_text(text)
         print(text)
-    if not (args.no_warm or args.report_only):
+    if not (args.no_warm or args.report_only or args.switch):
         text = report_warm(run_warm(args.quick))
         (RESULTS / "calibrate_auto_warm.md").write_text(text)
         print(text)
