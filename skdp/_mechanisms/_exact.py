@@ -84,6 +84,8 @@ PARALLEL_CHUNK = 1024
 PARALLEL_MIN = 2048
 #: relative noise given up in the recorded (dominating) continuous Gaussian event
 DOMINANCE_MARGIN = 2.0 ** -10
+#: largest number of exact noise integers a solver pre-draws for one fit (256 MiB of int64)
+MAX_EXACT_DRAWS = 1 << 25
 #: ``|v|/gamma`` is clamped to this, so ``|rint(v/gamma) + Z| < 2^53`` (exact in float64)
 CLAMP_STEPS = 2.0 ** 50
 

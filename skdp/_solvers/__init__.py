@@ -42,7 +42,8 @@ SOLVERS = {
 #: (exact discrete noise on a grid, skdp._mechanisms._exact); the per-step kernels of the
 #: others still draw float noise (doc/floating_point.rst says why)
 SECURE_NOISE_SOLVERS = frozenset({"output_perturbation", "objective_perturbation", "phased",
-                                  "dpsgd", "warm_gd", "rrpsgd", "resque"})
+                                  "dpsgd", "warm_gd", "rrpsgd", "resque", "zeroth_order",
+                                  "zeroth_order_naive"})
 
 SOLVER_OPTIONS = {
     "output_perturbation": (),

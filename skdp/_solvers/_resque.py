@@ -69,7 +69,7 @@ from .._losses._kernels import HUBER, LOGISTIC
 from .._losses._smoothed import ABSOLUTE, HINGE
 from .._mechanisms import clip_and_augment
 from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
-from .._mechanisms._exact import exact_gaussian_noise
+from .._mechanisms._exact import MAX_EXACT_DRAWS, exact_gaussian_noise
 from .._mechanisms._summation import summation_clip, summation_factor
 from ._dpsgd import _clip_bound
 from ._dpsgd_kernel import row_norms
@@ -272,8 +272,6 @@ def solve_resque(X, y, loss, **kwargs):
         return _solve(X, y, loss, parallel=threads > 1, **kwargs)
 
 
-#: at most this many exact noise integers are drawn ahead for one run (256 MiB)
-MAX_EXACT_DRAWS = 1 << 25
 
 
 def _exact_noise(plan, clip, p, n, source):

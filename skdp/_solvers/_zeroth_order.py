@@ -74,6 +74,8 @@ import numpy as np
 
 from .._losses._nonsmooth import USER_LOSS, prediction_lipschitz
 from .._mechanisms import clip_and_augment
+from .._mechanisms._exact import MAX_EXACT_DRAWS, exact_gaussian_noise
+from .._mechanisms._summation import gamma_k, summation_factor
 from .._mechanisms._tree import tree_dp_event, tree_height, tree_sigma_tight
 from ..accounting import calibrate_gaussian_sigma, gaussian_event, get_delta
 from ._dpsgd_kernel import row_norms
@@ -269,6 +271,42 @@ def zeroth_order_plan(n, p, loss, *, epsilon, delta, data_norm, y_bound=None,
     return P, event
 
 
+def exact_sensitivity(P):
+    """The leaf sensitivity the grid releases are calibrated for, rounding included.
+
+    A released node is the float64 sum of at most ``T`` leaves (the naive oracle: one
+    batch mean).  A leaf is a computed mean of ``B`` clipped per-row estimates of norm
+    ``<= c`` (``B = B1``, ``c = p L`` for GRAD; ``B = B2``, ``c <= s_2 B2/2`` for the
+    differences), so its sensitivity is ``s F(B)`` with ``F`` the summation factor
+    (:mod:`skdp._mechanisms._summation`), and its norm is at most ``s B1/2``.  Summing
+    ``N <= T`` leaves (depth ``<= T - 1``) errs by ``gamma_T`` times the sum of their norms,
+    ``<= gamma_T (T + 1) s B1/2``, on each side: the node's sensitivity is at most
+    ``s (F(B1) + gamma_T (T + 1) B1)``."""
+    B = max(P.B1, P.B2)
+    factor = summation_factor(B) + (gamma_k(P.T) * (P.T + 1) * B if not P.naive else 0.0)
+    return float(np.nextafter(P.s * factor, np.inf))
+
+
+def _exact_noise(P, data_norm, p, source):
+    """``(noise_int, gamma)`` of :func:`zo_run`'s exact path: ``K T`` releases of ``p``
+    coordinates (one node per round, or one batch mean per round for the naive oracle),
+    each a grid release at least as private as ``N(0, sigma^2)`` on the sensitivity ``s``
+    the event records: the grid is calibrated for ``exact_sensitivity(P)`` with the noise
+    scaled by the same factor, so its multiplier stays ``>= sigma/s``."""
+    count = P.K * P.T * p
+    if count > MAX_EXACT_DRAWS:
+        raise ValueError(
+            f"secure_noise: solver='zeroth_order' would pre-draw {count} exact noise integers "
+            f"(limit {MAX_EXACT_DRAWS}); use fewer rounds (max_iter) or secure_noise=False")
+    s_eff = exact_sensitivity(P)
+    # a public bound on every released coordinate: a node sums <= T leaves of norm
+    # <= p L max(1, 2D/delta_s) (the estimates' clips)
+    leaf = p * P.lip * float(data_norm) * max(1.0, 2.0 * P.D / P.delta_s)
+    gamma, z, _ = exact_gaussian_noise(source, P.sigma * s_eff / P.s, s_eff, p,
+                                       P.T * leaf, count)
+    return np.ascontiguousarray(z.reshape(P.K * P.T, p)), float(gamma)
+
+
 def kernel_parameters(P, data_norm, alpha=0.0, directions="linear", step="fixed"):
     """``(fpar, ipar)``: the parameter vectors of ``zo_run`` for the plan ``P``."""
     fpar = np.zeros(N_FLOAT)
@@ -283,7 +321,8 @@ def kernel_parameters(P, data_norm, alpha=0.0, directions="linear", step="fixed"
 
 def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_intercept,
            intercept_scaling, y_bound, calibration, max_iter, rng, smoothing_radius, output,
-           directions, naive, batch_size, read_counter, trace=None, step="fixed"):
+           directions, naive, batch_size, read_counter, trace=None, step="fixed",
+           noise_source=None):
     solver = "zeroth_order_naive" if naive else "zeroth_order"
     n, d = X.shape
     p = d + int(bool(fit_intercept))
@@ -316,8 +355,9 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_inter
     stats = np.zeros(N_STATS)
     x_last = np.zeros(p)
     trace = np.zeros((0, p)) if trace is None else trace
+    exact = () if noise_source is None else _exact_noise(P, data_norm, p, noise_source)
     kernel(Xc, yc, order, int(loss.loss_id), float(loss.param), norms, fpar, ipar, rng,
-           period_avgs, reads, stats, x_last, trace)
+           period_avgs, reads, stats, x_last, trace, *exact)
 
     # 3. Output rule (post-processing of the period averages).
     if output == "last":
@@ -355,7 +395,7 @@ def solve_zeroth_order(X, y, loss, *, epsilon, delta, alpha, data_norm, n_output
                        fit_intercept=True, intercept_scaling=1.0, y_bound=None,
                        calibration="tight", max_iter=None, max_coef_norm=None, rng,
                        smoothing_radius=None, output="last", directions="linear",
-                       read_counter=None, step="fixed"):
+                       read_counter=None, step="fixed", noise_source=None):
     """Private variance-reduced zeroth-order O2NC (module docstring).  Returns a
     :class:`SolverResult`.
 
@@ -387,14 +427,16 @@ def solve_zeroth_order(X, y, loss, *, epsilon, delta, alpha, data_norm, n_output
                   intercept_scaling=intercept_scaling, y_bound=y_bound,
                   calibration=calibration, max_iter=max_iter, rng=rng,
                   smoothing_radius=smoothing_radius, output=output, directions=directions,
-                  naive=False, batch_size=1, read_counter=read_counter, step=step)
+                  naive=False, batch_size=1, read_counter=read_counter, step=step,
+                  noise_source=noise_source)
 
 
 def solve_zeroth_order_naive(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
                              fit_intercept=True, intercept_scaling=1.0, y_bound=None,
                              calibration="tight", max_iter=None, max_coef_norm=None, rng,
                              smoothing_radius=None, output="last", directions="linear",
-                             batch_size=1, read_counter=None, step="fixed"):
+                             batch_size=1, read_counter=None, step="fixed",
+                             noise_source=None):
     """Naive private zeroth-order O2NC (ablation baseline of
     :func:`solve_zeroth_order`): fresh ``batch_size`` rows and fresh Gaussian noise every
     round, one direction per row.  Returns a :class:`SolverResult`.
@@ -416,4 +458,5 @@ def solve_zeroth_order_naive(X, y, loss, *, epsilon, delta, alpha, data_norm, n_
                   intercept_scaling=intercept_scaling, y_bound=y_bound,
                   calibration=calibration, max_iter=max_iter, rng=rng,
                   smoothing_radius=smoothing_radius, output=output, directions=directions,
-                  naive=True, batch_size=batch_size, read_counter=read_counter, step=step)
+                  naive=True, batch_size=batch_size, read_counter=read_counter, step=step,
+                  noise_source=noise_source)

@@ -51,6 +51,7 @@ from numba import njit
 
 from .._losses._kernels import _robust_row
 from .._mechanisms._clipping import clip_scalar
+from .._mechanisms._exact import grid_value
 from .._mechanisms._tree import tree_noise, tree_reset
 from .._numba_cache import ensure_cache_locator
 
@@ -208,7 +209,7 @@ def batch_estimate(X, y, rows, start, stop, norms, wa, wb, diff, delta_s, lip, b
 
 @njit(cache=True)
 def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, stats, x_out,
-           trace):
+           trace, noise_int=np.zeros((0, 0), dtype=np.int64), gamma=0.0):
     """O2NC with projected OSD (Algorithm 3) and the private oracle (Algorithm 4, or the
     naive oracle of Algorithm 6 when ``ipar[I_NAIVE]``) on the stream ``rows``.
 
@@ -220,7 +221,18 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
     largest ``||Delta_t||``, the largest ``||w_t - w_{t-1}||``, the loss evaluations and
     the rows read.  When ``trace`` has ``K T`` rows it receives every released
     ``g_tilde_t`` (public; for tests), otherwise (0 rows) nothing.
+
+    Exact noise: with a non-empty ``noise_int`` (``K T`` rows of ``p`` int64) and the grid
+    ``gamma``, every release is a grid release instead of a float sum plus normal noise.
+    The tree releases its node sums: each level ``l`` accumulates the leaves of its current
+    dyadic interval, and at round ``t`` the node ending there (level ``v = v_2(t)``, the
+    only new node of ``NODE(t)``) is released as ``gamma (rint(S/gamma) + Z)``
+    (:func:`~skdp._mechanisms._exact.grid_value`), the accumulators of levels ``<= v``
+    restart, and ``g_run + TREE(t)`` becomes the sum of the released nodes of ``NODE(t)``
+    (post-processing).  The naive oracle releases each round's batch mean on the grid.
     """
+    exact = noise_int.shape[0] > 0
+    zi = 0  # next row of noise_int
     p = X.shape[1]
     delta_s = fpar[F_DELTA]
     D = fpar[F_D]
@@ -245,6 +257,8 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
         levels += 1
     block = np.empty(levels, dtype=np.int64)
     nodes = np.zeros((levels, p))
+    acc = np.zeros((levels, p))       # exact noise: the leaves of each level's interval
+    released = np.zeros((levels, p))  # exact noise: the last released node of each level
     noise = np.zeros(p)
     x = np.zeros(p)
     w = np.zeros(p)
@@ -262,6 +276,10 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
     max_step = 0.0
     for k in range(K):
         tree_reset(block)
+        for lv in range(levels):
+            for q in range(p):
+                acc[lv, q] = 0.0
+                released[lv, q] = 0.0
         sumsq = 0.0
         for q in range(p):
             wbar[q] = 0.0
@@ -300,8 +318,13 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
                                          lip, G_row, m, fast, loss_id, c, rng, u, row, g_run,
                                          reads)
                 ptr += B1
-                for q in range(p):
-                    noise[q] = sigma * rng.standard_normal()
+                if exact:   # the released batch mean, on the grid
+                    for q in range(p):
+                        noise[q] = grid_value(g_run[q], gamma, noise_int[zi, q])
+                    zi += 1
+                else:
+                    for q in range(p):
+                        noise[q] = sigma * rng.standard_normal()
             else:
                 if t == 1:
                     fevals += batch_estimate(X, y, rows, ptr, ptr + B1, norms, w, w, 0,
@@ -316,9 +339,34 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
                     ptr += B2
                     for q in range(p):
                         g_run[q] += est[q]
-                tree_noise(t, block, nodes, sigma, rng, noise)
+                if exact:
+                    # the leaf of round t: the GRAD batch mean (t = 1) or the difference
+                    # estimate; every level accumulates it
+                    for lv in range(levels):
+                        for q in range(p):
+                            acc[lv, q] += g_run[q] if t == 1 else est[q]
+                    v = 0
+                    while not (t >> v) & 1:
+                        v += 1
+                    for q in range(p):
+                        released[v, q] = grid_value(acc[v, q], gamma, noise_int[zi, q])
+                    zi += 1
+                    for lv in range(v + 1):
+                        for q in range(p):
+                            acc[lv, q] = 0.0
+                    # the release: the sum of the released nodes of NODE(t)
+                    for q in range(p):
+                        tot = 0.0
+                        for lv in range(levels):
+                            if (t >> lv) & 1:
+                                tot += released[lv, q]
+                        noise[q] = tot
+                else:
+                    tree_noise(t, block, nodes, sigma, rng, noise)
             for q in range(p):
-                g_tilde[q] = g_run[q] + noise[q] + alpha * w[q]
+                # exact noise: ``noise`` holds the whole release (never added to g_run)
+                priv = noise[q] if exact else g_run[q] + noise[q]
+                g_tilde[q] = priv + alpha * w[q]
                 wbar[q] += w[q]
                 w_prev[q] = w[q]
             if trace.shape[0] > 0:

@@ -225,7 +225,7 @@ def test_secure_noise_true_refuses_float_only_solvers_and_auto_reports_them():
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, (400, 2)) / 2
     y = X @ [1.0, -1.0]
-    for solver in ("spider", "zeroth_order"):
+    for solver in ("spider",):
         with pytest.raises(ValueError, match="no floating-point-safe noise"):
             DPNonconvexRegressor(data_norm=1.0, solver=solver, secure_noise=True,
                                  epsilon=50.0).fit(X, y)
@@ -235,9 +235,12 @@ def test_secure_noise_true_refuses_float_only_solvers_and_auto_reports_them():
     assert set(CONVEX_SOLVERS) <= SECURE_NOISE_SOLVERS
     est = DPNonconvexRegressor(data_norm=1.0, random_state=0).fit(X, y)   # warm_gd
     assert est.solver_ == "warm_gd" and est.secure_noise_ is True
+    est = DPNonconvexRegressor(data_norm=1.0, solver="spider", epsilon=50.0,
+                               random_state=0)
+    assert est._secure_noise("spider") is False           # auto: float noise, reported
     est = DPNonconvexRegressor(data_norm=1.0, solver="zeroth_order", epsilon=50.0,
                                random_state=0).fit(X, y)
-    assert est.secure_noise_ is False
+    assert est.secure_noise_ is True
     assert DPHuberRegressor(data_norm=1.0, random_state=0).fit(X, y).secure_noise_ is True
 
 

@@ -435,3 +435,55 @@ def test_user_loss_matches_builtin():
         user = DPNonconvexRegressor(loss=_user_capped, loss_lipschitz=1.0, **kw).fit(X, y)
     assert user.epsilon_ <= 2.0 and user.n_iter_ == ref.n_iter_
     assert np.array_equal(user.coef_, ref.coef_)  # same values => bitwise the same run
+
+
+@pytest.mark.parametrize("naive", [False, True])
+def test_exact_noise_releases_on_the_grid(naive):
+    """secure noise: every released g_tilde (alpha = 0) is an integer multiple of the public
+    grid -- sums of released tree nodes, or the naive oracle's grid release -- the event is
+    the float path's, and the run is reproducible."""
+    from skdp._mechanisms import new_word_source
+    from skdp._solvers._zeroth_order import _exact_noise, _solve, exact_sensitivity
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (6000, 2))
+    y = X @ [1.0, -1.0]
+    kw = dict(epsilon=4.0, delta=1e-6, alpha=0.0, data_norm=2.0, n_outputs=1,
+              fit_intercept=False, intercept_scaling=1.0, y_bound=None, calibration="tight",
+              max_iter=None, smoothing_radius=0.5, output="last", directions="linear",
+              naive=naive, batch_size=20, read_counter=None)
+    loss = CappedAbsoluteLoss(1.0)
+    P, _ = zeroth_order_plan(6000, 2, loss, epsilon=4.0, delta=1e-6, data_norm=2.0,
+                             smoothing_radius=0.5, naive=naive, batch_size=20)
+    assert P.s < exact_sensitivity(P) < P.s * (1 + 1e-6)
+    _, gamma = _exact_noise(P, 2.0, 2, new_word_source(np.random.default_rng(0)))
+    runs = []
+    for _ in range(2):
+        trace = np.zeros((P.K * P.T, 2))
+        res = _solve(X, y, loss, rng=np.random.default_rng(1), trace=trace,
+                     noise_source=new_word_source(np.random.default_rng(0)), **kw)
+        runs.append((res, trace))
+    (res, trace), (res2, trace2) = runs
+    steps = trace / gamma
+    assert np.all(steps == np.rint(steps)) and np.any(steps != 0)
+    assert np.array_equal(trace, trace2) and np.array_equal(res.coef, res2.coef)
+    flt = _solve(X, y, loss, rng=np.random.default_rng(1), **kw)
+    assert res.dp_event == flt.dp_event
+    # the grid noise has the float noise's scale: releases stay close to the float ones
+    # on the same rows and directions (same rng); both learn the sign pattern
+    assert np.sign(res.coef.ravel()).tolist() == [1.0, -1.0]
+
+
+def test_exact_noise_default_estimator_learns():
+    """DPNonconvexRegressor on a nonsmooth loss (solver auto = zeroth_order) now runs with
+    secure noise by default and still learns."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, (20_000, 2)) / 2
+    y = X @ [2.0, -2.0]
+    est = DPNonconvexRegressor(loss="capped_absolute", data_norm=1.0, epsilon=4.0,
+                               random_state=0).fit(X, y)
+    flt = DPNonconvexRegressor(loss="capped_absolute", data_norm=1.0, epsilon=4.0,
+                               random_state=0, secure_noise=False).fit(X, y)
+    assert est.solver_ == "zeroth_order" and est.secure_noise_ is True
+    assert flt.secure_noise_ is False and est.dp_event_ == flt.dp_event_
+    assert est.score(X, y) > 0.5 and abs(est.score(X, y) - flt.score(X, y)) < 0.2

@@ -96,12 +96,14 @@ def test_tree_release_audit(calibration):
     assert weak.epsilon_lower_bound > EPSILON, weak
 
 
-def _kernel_releases(P, y_canary, sigma, n_runs, seed):
+def _kernel_releases(P, y_canary, sigma, n_runs, seed, exact=False):
     """Statistic of the releases g_tilde_t of the solver's own kernel ``zo_run`` (periods
     of T = 16 rounds): the canary is row 0 of the first GRAD batch, every other row is a
     zero row, so every release of period 1 is ``M_1 + TREE(t)``; the statistic sums the
-    releases at ``t = 2^k`` (the m nodes containing leaf 1)."""
-    from skdp._solvers._zeroth_order import kernel_parameters
+    releases at ``t = 2^k`` (the m nodes containing leaf 1).  ``exact``: the grid releases
+    of the node sums with pre-drawn discrete Gaussian noise (the secure path)."""
+    from skdp._mechanisms import new_word_source
+    from skdp._solvers._zeroth_order import _exact_noise, kernel_parameters
     from skdp._solvers._zeroth_order_kernel import N_STATS, zo_run
 
     P = type(P)(P, sigma=sigma, K=1, rows_used=2 * P.T)  # node noise sigma; one period
@@ -115,17 +117,21 @@ def _kernel_releases(P, y_canary, sigma, n_runs, seed):
     rng = np.random.default_rng(seed)
     idx = [2**k - 1 for k in range(P.levels)]
     out = np.empty(n_runs)
+    source = new_word_source(np.random.default_rng(seed)) if exact else None
     for r in range(n_runs):
+        noise = _exact_noise(P, R, 1, source) if exact else ()
         zo_run(X, y, np.arange(n, dtype=np.int64), CappedAbsoluteLoss(TAU).loss_id, TAU,
                np.abs(X[:, 0]), fpar, ipar, rng, np.zeros((P.K, 1)), np.zeros(n, np.int64),
-               np.zeros(N_STATS), np.zeros(1), trace)
+               np.zeros(N_STATS), np.zeros(1), trace, *noise)
         out[r] = trace[idx, 0].sum()
     return out
 
 
-@pytest.mark.parametrize("calibration", ["tight", "paper"])
-def test_full_kernel_release_audit(calibration):
-    """The same audit on the releases of the full kernel (OSD, tree, oracle code paths)."""
+@pytest.mark.parametrize("calibration,exact", [("tight", False), ("paper", False),
+                                               ("tight", True)])
+def test_full_kernel_release_audit(calibration, exact):
+    """The same audit on the releases of the full kernel (OSD, tree, oracle code paths),
+    with float noise and with the exact grid releases of the node sums."""
     P, _ = zeroth_order_plan(1000, 1, CappedAbsoluteLoss(TAU), epsilon=EPSILON, delta=DELTA,
                              data_norm=R, y_bound=B_Y, smoothing_radius=0.3,
                              calibration=calibration, max_iter=16)
@@ -133,8 +139,8 @@ def test_full_kernel_release_audit(calibration):
     gap = 2 * P.L / P.B1  # the canary's effect on leaf 1 (= s1: GRAD rows are +-L here)
     results = []
     for sigma in (P.sigma, math.sqrt(P.levels) * gap / gaussian_mu_for(EPSILON, DELTA) / 4):
-        s0 = _kernel_releases(P, +B_Y, sigma, N_RUNS // 2, 1)
-        s1 = _kernel_releases(P, -B_Y, sigma, N_RUNS // 2, 2)
+        s0 = _kernel_releases(P, +B_Y, sigma, N_RUNS // 2, 1, exact)
+        s1 = _kernel_releases(P, -B_Y, sigma, N_RUNS // 2, 2, exact)
         se = math.sqrt((s0.var() + s1.var()) / s0.size)
         assert abs(np.mean(s1) - np.mean(s0) - P.levels * gap) < 4 * se  # the canary's shift
         results.append(epsilon_lower_bound(s0, s1, delta=DELTA, random_state=0))
