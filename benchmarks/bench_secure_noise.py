@@ -127,7 +127,7 @@ def per_step_cost(n_seeds):
     by the first fit) and training score over seeds -- DP-SGD at its default schedule on
     adult and on n = 2e5, d = 20; resque and rrpsgd on adult / bike; warm_gd and
     zeroth_order (the DPNonconvexRegressor defaults of the smooth and the nonsmooth losses)
-    on bike."""
+    and spider on bike."""
     home = data_home()
     adult = datasets.load_adult(data_home=home)
     bike = datasets.load_bike_sharing(data_home=home, target_scale=200.0)
@@ -150,6 +150,9 @@ def per_step_cost(n_seeds):
         ("zeroth_order (default, capped absolute)", "bike", bike.data, bike.target,
          lambda **kw: DPNonconvexRegressor(loss="capped_absolute", epsilon=10.0,
                                            data_norm=1.0, **kw)),
+        ("spider", "bike", bike.data, bike.target,
+         lambda **kw: DPNonconvexRegressor(solver="spider", epsilon=10.0, data_norm=1.0,
+                                           **kw)),
     ]
     rows = []
     for solver, name, X, y, factory in cases:
@@ -243,7 +246,7 @@ def main():
                         f"{r['fit_s_median']:.3f}"] for r in res["defaults"]]))
     A.append("\n## 3b. The per-step solvers (warm fits, median time; training score: accuracy "
              "or R^2, mean ± sd over seeds; DP-SGD at its default schedule and resque at "
-             "alpha = 1e-4, epsilon = 1; rrpsgd, warm_gd and zeroth_order at epsilon = 10 -- rrpsgd's score "
+             "alpha = 1e-4, epsilon = 1; rrpsgd, warm_gd, zeroth_order and spider at epsilon = 10 -- rrpsgd's score "
              "varies with its random round, and the exact and float runs draw different "
              "rounds)\n")
     A.append(md_table(["solver", "case", "schedule", "exact s", "float s", "exact / float",

@@ -43,7 +43,7 @@ SOLVERS = {
 #: others still draw float noise (doc/floating_point.rst says why)
 SECURE_NOISE_SOLVERS = frozenset({"output_perturbation", "objective_perturbation", "phased",
                                   "dpsgd", "warm_gd", "rrpsgd", "resque", "zeroth_order",
-                                  "zeroth_order_naive"})
+                                  "zeroth_order_naive", "spider"})
 
 SOLVER_OPTIONS = {
     "output_perturbation": (),

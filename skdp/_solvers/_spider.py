@@ -103,7 +103,9 @@ import dp_accounting
 import numpy as np
 
 from ..accounting import compose, gaussian_delta, gaussian_event, gaussian_mu_for, get_delta
-from .._mechanisms import clip_and_augment
+from .._mechanisms import clip_and_augment, release_gaussian
+from .._mechanisms._exact import MAX_EXACT_DRAWS, exact_gaussian_noise
+from .._mechanisms._summation import gamma_k, summation_factor
 from .._mechanisms._tree import tree_height
 from ._dpsgd_kernel import row_norms
 from ._result import SolverResult, split_intercept
@@ -356,7 +358,7 @@ def spider_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
     return P, event, n_v, selection
 
 
-def noisy_argmin(scores, score_sensitivity, mu, rng):
+def noisy_argmin(scores, score_sensitivity, mu, rng, source=None):
     """Index of the smallest of ``scores + N(0, sigma^2 I)``, ``sigma = sqrt(K) Delta/mu``.
 
     Each of the ``K`` scores moves by at most ``Delta`` between neighbours, so the score
@@ -372,13 +374,55 @@ def noisy_argmin(scores, score_sensitivity, mu, rng):
     """
     scores = np.asarray(scores, dtype=float)
     sigma = math.sqrt(scores.size) * float(score_sensitivity) / float(mu)
+    if source is not None:   # the scores' exact grid release (same event), then argmin
+        noisy, _ = release_gaussian(scores, sigma, math.sqrt(scores.size) *
+                                    float(score_sensitivity), rng, source)
+        return int(np.argmin(noisy))
     return int(np.argmin(scores + sigma * rng.standard_normal(scores.size)))
+
+
+def exact_sensitivities(P, n):
+    """``(s_tree, s_esc)``: the leaf and escape sensitivities the grid releases are
+    calibrated for, rounding included (:mod:`skdp._mechanisms._summation`).
+
+    A leaf is a float64 mean of at most ``n`` clipped terms (sensitivity ``s_g F(n)``) of
+    norm ``<= s_g b_t/2 <= s_g n/2``; a node sums at most ``horizon`` leaves (depth
+    ``<= horizon - 1``), which errs by ``gamma_h h s_g n/2`` on each side.  An escape
+    release ``H_a v`` is a sum of at most ``n`` terms of norm ``<= s_H Xi/2``: ``s_H Xi
+    F(n)``."""
+    h = P.horizon
+    s_tree = P.s_g * (summation_factor(n) + gamma_k(h) * h * n)
+    s_esc = P.s_H * P.Xi * summation_factor(n)
+    return float(np.nextafter(s_tree, np.inf)), float(np.nextafter(s_esc, np.inf))
+
+
+def _exact_noise(P, p, n, escape, source):
+    """``(noise_tree, gamma_tree, noise_esc, gamma_esc)`` of :func:`spider_loop`'s exact
+    path: one tree node per step and at most one escape release per step (``T_max`` rows
+    of ``p`` integers each), on grids calibrated for :func:`exact_sensitivities` with the
+    noise scaled by the same factor, so the recorded multipliers ``sigma/s`` still hold."""
+    count = P.T_max * p * (2 if escape else 1)
+    if count > MAX_EXACT_DRAWS:
+        raise ValueError(
+            f"secure_noise: solver='spider' would pre-draw {count} exact noise integers "
+            f"(limit {MAX_EXACT_DRAWS}); use max_iter, secure_noise=False or another solver")
+    s_tree, s_esc = exact_sensitivities(P, n)
+    # public bounds on the released coordinates: a node sums <= horizon leaves of norm <= G
+    leaf = max(P.G, P.s_g * n / 2.0)
+    g_t, z_t, _ = exact_gaussian_noise(source, P.sigma_tree * s_tree / P.s_g, s_tree, p,
+                                       P.horizon * leaf, P.T_max * p)
+    if not escape:
+        return (np.ascontiguousarray(z_t.reshape(P.T_max, p)), float(g_t))
+    g_e, z_e, _ = exact_gaussian_noise(source, P.sigma_esc * s_esc / (P.s_H * P.Xi), s_esc,
+                                       p, n * P.M * P.Xi, P.T_max * p)
+    return (np.ascontiguousarray(z_t.reshape(P.T_max, p)), float(g_t),
+            np.ascontiguousarray(z_e.reshape(P.T_max, p)), float(g_e))
 
 
 def solve_spider(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
                  fit_intercept=True, intercept_scaling=1.0, y_bound=None, calibration="tight",
                  max_iter=None, max_coef_norm=None, rng, selection="last", escape=True,
-                 gamma=None):
+                 gamma=None, noise_source=None):
     """Private SpiderBoost (module docstring).  Returns a :class:`SolverResult`.
 
     ``loss`` must be a nonconvex robust loss spec (``hessian_lipschitz``); ``n_outputs``
@@ -421,9 +465,10 @@ def solve_spider(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
     log_flag = np.zeros(P.T_max, dtype=np.int64)
     log_ptr = np.zeros(P.T_max, dtype=np.int64)
     w = np.zeros(p)
+    exact = () if noise_source is None else _exact_noise(P, p, n, escape, noise_source)
     t, ptr, n_esc, n_ref, n_evals, n_stored = spider_loop(
         Xc, yc, stream, int(loss.loss_id), float(loss.param), norms, fpar, ipar, rng, traj,
-        log_bt, log_D, log_flag, log_ptr, w)
+        log_bt, log_D, log_flag, log_ptr, w, *exact)
 
     # 3. Output rule.
     selected, n_averaged = t, 1
@@ -433,10 +478,11 @@ def solve_spider(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
         K_c = min(N_CANDIDATES, iterates.shape[0])
         pick = np.unique(np.round(np.linspace(0, iterates.shape[0] - 1, K_c)).astype(int))
         weight = math.sqrt(P.thr / rho)
-        delta_s = 2.0 / n_v * max(G, M * weight) * (1.0 + 1e-9)  # + rounding slack
+        # + rounding: the scores are float64 means of n_v bounded terms (summation factor)
+        delta_s = 2.0 / n_v * max(G, M * weight) * (1.0 + 1e-9) * summation_factor(n_v)
         curv_w = weight if p <= CURVATURE_MAX_DIM else 0.0
         scores = _scores(Xc[val_rows], yc[val_rows], iterates[pick], loss, alpha, curv_w)
-        k = noisy_argmin(scores, delta_s, P.mu, rng)
+        k = noisy_argmin(scores, delta_s, P.mu, rng, noise_source)
         w = iterates[pick[k]].copy()
         selected = int(steps[pick[k]])
         n_evals += pick.size * n_v

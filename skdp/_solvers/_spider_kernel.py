@@ -34,6 +34,7 @@ from numba import njit
 
 from .._losses._kernels import _robust_row
 from .._mechanisms._clipping import clip_scalar
+from .._mechanisms._exact import grid_value
 from .._mechanisms._tree import tree_noise, tree_reset
 from .._numba_cache import ensure_cache_locator
 
@@ -190,7 +191,8 @@ def left_ball(x, xa, Xi):
 
 @njit(cache=True)
 def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt, log_D,
-                log_flag, log_ptr, x_out):
+                log_flag, log_ptr, x_out, noise_tree=np.zeros((0, 0), dtype=np.int64),
+                gamma_tree=0.0, noise_esc=np.zeros((0, 0), dtype=np.int64), gamma_esc=0.0):
     """Run Algorithm 3 on the stream ``rows`` (a random order of the training
     rows, drawn by the caller); every row is used at most once.
 
@@ -200,7 +202,18 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
     stored in ``traj`` (every ``stride``-th).  The logs hold, per step, the batch size,
     the displacement ``D_t = ||x_t - x_{t-1}||`` it was sized for, the flags and the stream
     position after the step: all functions of the released outputs (public).
+
+    Exact noise: with a non-empty ``noise_tree`` (``T_max`` rows of ``p`` int64) and its
+    grid ``gamma_tree``, the tree releases its node sums on the grid (each level
+    accumulates the leaves of its current dyadic interval; at step ``j`` of an epoch the
+    new node of ``NODE(j)``, level ``v_2(j)``, is released as
+    ``gamma (rint(S/gamma) + Z)``, and the private gradient is the sum of the released
+    nodes of ``NODE(j)``); with ``noise_esc`` and ``gamma_esc`` each escape release is
+    ``g_a + gamma_esc (rint(H_a v/gamma_esc) + Z)`` (``g_a`` is an earlier release).
     """
+    exact = noise_tree.shape[0] > 0
+    zt = 0
+    ze = 0
     n_stream = rows.shape[0]
     p = X.shape[1]
     eta = fpar[F_ETA]
@@ -239,6 +252,8 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
     weights = np.zeros(n_stream)  # Hessian weights by stream position
     block = np.empty(m, dtype=np.int64)
     nodes = np.zeros((m, p))
+    acc = np.zeros((m, p))        # exact noise: the leaves of each level's interval
+    released = np.zeros((m, p))   # exact noise: the last released node of each level
 
     drift = kappa
     frozen = 1
@@ -267,6 +282,10 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
             ptr += b
             n_evals += b
             tree_reset(block)
+            for lv in range(m):
+                for q in range(p):
+                    acc[lv, q] = 0.0
+                    released[lv, q] = 0.0
             j = 1
             drift = 0.0
             count = 0
@@ -292,9 +311,30 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
             ptr += bt
             n_evals += 2 * bt
             j += 1
-        tree_noise(j, block, nodes, sigma_tree, rng, noise)
-        for q in range(p):
-            gt[q] = grad[q] + noise[q]
+        if exact:
+            # the leaf of step j: the refresh's mean gradient (j = 1) or the difference
+            for lv in range(m):
+                for q in range(p):
+                    acc[lv, q] += grad[q] if j == 1 else step[q]
+            low = 0   # v_2(j): the level of the node that ends at step j
+            while not (j >> low) & 1:
+                low += 1
+            for q in range(p):
+                released[low, q] = grid_value(acc[low, q], gamma_tree, noise_tree[zt, q])
+            zt += 1
+            for lv in range(low + 1):
+                for q in range(p):
+                    acc[lv, q] = 0.0
+            for q in range(p):
+                tot = 0.0
+                for lv in range(m):
+                    if (j >> lv) & 1:
+                        tot += released[lv, q]
+                gt[q] = tot
+        else:
+            tree_noise(j, block, nodes, sigma_tree, rng, noise)
+            for q in range(p):
+                gt[q] = grad[q] + noise[q]
         if escape_on and (not escape) and frozen <= 0 and _norm(gt) <= thr:
             escape = True
             frozen = Gamma
@@ -313,7 +353,12 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
             escape_offset(x, xa, Xi, v)
             hessian_vector(X, rows, weights, hs, he, v, hv)
             n_evals += he - hs
-            escape_direction(ga, hv, sigma_esc, rng, g)
+            if exact:
+                for q in range(p):
+                    g[q] = ga[q] + grid_value(hv[q], gamma_esc, noise_esc[ze, q])
+                ze += 1
+            else:
+                escape_direction(ga, hv, sigma_esc, rng, g)
             flag |= FLAG_ESCAPE
         else:
             for q in range(p):

@@ -3,6 +3,7 @@ the discrete laws against their exact pmfs, the grid invariants, and the dominan
 against exact hockey-stick sums."""
 
 import math
+import warnings
 
 import mpmath
 import numpy as np
@@ -219,29 +220,28 @@ def test_dpsgd_secure_steps_are_grid_releases_and_chunking_runs(monkeypatch):
     assert math.log2(gamma).is_integer()
 
 
-def test_secure_noise_true_refuses_float_only_solvers_and_auto_reports_them():
+def test_every_solver_has_an_exact_path_and_auto_reports_it():
     from skdp import DPHuberRegressor, DPNonconvexRegressor
+    from skdp._solvers import SOLVERS, SECURE_NOISE_SOLVERS
 
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, (400, 2)) / 2
     y = X @ [1.0, -1.0]
-    for solver in ("spider",):
-        with pytest.raises(ValueError, match="no floating-point-safe noise"):
-            DPNonconvexRegressor(data_norm=1.0, solver=solver, secure_noise=True,
-                                 epsilon=50.0).fit(X, y)
-    # every convex solver has an exact path
-    from skdp._solvers import CONVEX_SOLVERS, SECURE_NOISE_SOLVERS
-
-    assert set(CONVEX_SOLVERS) <= SECURE_NOISE_SOLVERS
+    # no solver is float-only any more (spider and zeroth_order were the last)
+    assert set(SOLVERS) == SECURE_NOISE_SOLVERS
     est = DPNonconvexRegressor(data_norm=1.0, random_state=0).fit(X, y)   # warm_gd
     assert est.solver_ == "warm_gd" and est.secure_noise_ is True
-    est = DPNonconvexRegressor(data_norm=1.0, solver="spider", epsilon=50.0,
-                               random_state=0)
-    assert est._secure_noise("spider") is False           # auto: float noise, reported
-    est = DPNonconvexRegressor(data_norm=1.0, solver="zeroth_order", epsilon=50.0,
-                               random_state=0).fit(X, y)
-    assert est.secure_noise_ is True
+    X2 = rng.uniform(-1, 1, (1000, 2)) / 2      # spider needs ~450 rows at epsilon = 50
+    for solver in ("zeroth_order", "spider"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)   # nearly vacuous at this n
+            est = DPNonconvexRegressor(data_norm=1.0, solver=solver, epsilon=50.0,
+                                       secure_noise=True, random_state=0).fit(
+                                           X2, X2 @ [1.0, -1.0])
+        assert est.secure_noise_ is True
     assert DPHuberRegressor(data_norm=1.0, random_state=0).fit(X, y).secure_noise_ is True
+    assert DPHuberRegressor(data_norm=1.0, random_state=0,
+                            secure_noise=False).fit(X, y).secure_noise_ is False
 
 
 def test_rrpsgd_exact_rounds(monkeypatch):

@@ -350,3 +350,35 @@ def test_large_epsilon_is_not_refused_by_rounding():
         est = DPNonconvexRegressor(solver="spider", epsilon=50.0, data_norm=1.0,
                                    random_state=0).fit(X, X @ [1.0, -1.0])
     assert 50.0 * (1 - 1e-6) <= est.epsilon_ <= 50.0
+
+
+def test_exact_noise_default_path():
+    """secure_noise='auto' runs spider on exact grid noise (tree node sums, escapes, the
+    private selection): same event as the float path, reproducible bit for bit, and it
+    learns as much as the float run on an easy problem."""
+    import warnings
+
+    from skdp import DPNonconvexRegressor
+    from skdp._solvers._spider import exact_sensitivities, spider_plan
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, (60_000, 2)) / 2
+    y = X @ [2.0, -2.0]
+    kw = dict(solver="spider", epsilon=8.0, data_norm=1.0, selection="private")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        a = DPNonconvexRegressor(random_state=0, **kw).fit(X, y)
+        b = DPNonconvexRegressor(random_state=0, **kw).fit(X, y)
+        f = DPNonconvexRegressor(random_state=0, secure_noise=False, **kw).fit(X, y)
+    assert a.secure_noise_ is True and f.secure_noise_ is False
+    assert a.dp_event_ == f.dp_event_
+    assert np.array_equal(a.coef_, b.coef_) and a.intercept_ == b.intercept_
+    assert a.score(X, y) > 0.5 and abs(a.score(X, y) - f.score(X, y)) < 0.2
+    from skdp._losses import WelschLoss
+
+    P = spider_plan(60_000, 3, WelschLoss(1.0), epsilon=8.0, delta=a.delta, alpha=0.0,
+                    data_norm=a.row_bound_)[0]
+    s_tree, s_esc = exact_sensitivities(P, 60_000)
+    # the node-sum rounding bound uses the only public leaf bound, s_g b_t/2 <= s_g n/2:
+    # 1 + h^2 n 2^-53 (0.1 % here, horizon h ~ 1e4)
+    assert P.s_g < s_tree < P.s_g * (1 + 1e-2) and P.s_H * P.Xi < s_esc

@@ -88,7 +88,21 @@ def _refresh(P, residual):
     return X, rows, grad, weights
 
 
-def _tree_audit(calibration, under_noised):
+def _exact_statistic(value, sigma, sens_ratio, sens, count, seed):
+    """``sum`` of ``count`` independent exact grid releases of ``value`` (the secure path:
+    ``gamma (rint(value/gamma) + Z)``, grid and integers from ``exact_gaussian_noise``
+    calibrated as the solver does, noise scaled by the rounding factor), per run."""
+    from skdp._mechanisms import new_word_source
+    from skdp._mechanisms._exact import exact_gaussian_noise
+
+    source = new_word_source(np.random.default_rng(seed))
+    gamma, z, _ = exact_gaussian_noise(source, sigma * sens_ratio, sens, 1, 1e3,
+                                       N_RUNS * count)
+    steps = np.rint(value / gamma) + z.reshape(N_RUNS, count).astype(float)
+    return (gamma * steps).sum(axis=1)
+
+
+def _tree_audit(calibration, under_noised, exact=False):
     P = _params(calibration)
     u_star = 1.0 / math.sqrt(2.0)  # argmax of Welsch's |l'| (c = 1)
     g0 = _refresh(P, +u_star)[2] @ U
@@ -98,12 +112,19 @@ def _tree_audit(calibration, under_noised):
     sigma = P.sigma_tree
     if under_noised:
         sigma = math.sqrt(P.m) * gap / gaussian_mu_for(EPSILON, DELTA) / 4.0
-    s0 = _tree_statistic(N_RUNS, P.m, sigma, np.random.default_rng(1), g0)
-    s1 = _tree_statistic(N_RUNS, P.m, sigma, np.random.default_rng(2), g1)
+    if exact:
+        from skdp._solvers._spider import exact_sensitivities
+
+        s_tree = exact_sensitivities(P, 10**5)[0]
+        s0 = _exact_statistic(g0, sigma, s_tree / P.s_g, s_tree, P.m, 1)
+        s1 = _exact_statistic(g1, sigma, s_tree / P.s_g, s_tree, P.m, 2)
+    else:
+        s0 = _tree_statistic(N_RUNS, P.m, sigma, np.random.default_rng(1), g0)
+        s1 = _tree_statistic(N_RUNS, P.m, sigma, np.random.default_rng(2), g1)
     return epsilon_lower_bound(s0, s1, delta=DELTA, random_state=0), gap / P.s_g
 
 
-def _escape_audit(calibration, under_noised):
+def _escape_audit(calibration, under_noised, exact=False):
     P = _params(calibration)
     v = U * P.Xi * (1 - 1e-12)
     releases = []
@@ -120,24 +141,32 @@ def _escape_audit(calibration, under_noised):
         sigma = math.sqrt(n_rel) * gap / gaussian_mu_for(EPSILON, DELTA) / 4.0
     out = []
     for seed, h in ((3, releases[0]), (4, releases[1])):
+        if exact:
+            from skdp._solvers._spider import exact_sensitivities
+
+            s_esc = exact_sensitivities(P, 10**5)[1]
+            out.append(_exact_statistic(h, sigma, s_esc / (P.s_H * P.Xi), s_esc, n_rel, seed))
+            continue
         rng = np.random.default_rng(seed)
         out.append(n_rel * h + sigma * rng.standard_normal((N_RUNS, n_rel)).sum(1))
     return epsilon_lower_bound(out[0], out[1], delta=DELTA, random_state=0), gap / (P.s_H * P.Xi)
 
 
-@pytest.mark.parametrize("calibration", ["tight", "paper"])
-def test_tree_release_audit(calibration):
-    honest, ratio = _tree_audit(calibration, False)
+@pytest.mark.parametrize("calibration,exact", [("tight", False), ("paper", False),
+                                               ("tight", True)])
+def test_tree_release_audit(calibration, exact):
+    honest, ratio = _tree_audit(calibration, False, exact)
     assert honest.epsilon_lower_bound <= EPSILON, honest
     assert ratio > 0.3  # the canary moves the leaf by a sizeable part of s_g
-    weak, _ = _tree_audit(calibration, True)
+    weak, _ = _tree_audit(calibration, True, exact)
     assert weak.epsilon_lower_bound > EPSILON, weak
 
 
-@pytest.mark.parametrize("calibration", ["tight", "paper"])
-def test_escape_release_audit(calibration):
-    honest, ratio = _escape_audit(calibration, False)
+@pytest.mark.parametrize("calibration,exact", [("tight", False), ("paper", False),
+                                               ("tight", True)])
+def test_escape_release_audit(calibration, exact):
+    honest, ratio = _escape_audit(calibration, False, exact)
     assert honest.epsilon_lower_bound <= EPSILON, honest
     assert ratio > 0.3
-    weak, _ = _escape_audit(calibration, True)
+    weak, _ = _escape_audit(calibration, True, exact)
     assert weak.epsilon_lower_bound > EPSILON, weak
