@@ -40,6 +40,7 @@ from scipy.optimize import minimize
 
 from skdp import DPNonconvexRegressor
 from skdp._losses import WelschLoss
+from skdp._mechanisms import new_word_source
 from skdp._solvers._spider import FLAGS, solve_spider
 
 rng = np.random.default_rng(0)
@@ -84,11 +85,17 @@ dpsgd_fits = [DPNonconvexRegressor(**common, solver="dpsgd", batch_size=1000, n_
                                    max_coef_norm=2.5, random_state=s).fit(A, y)
               for s in seeds]
 
+# Replaying the estimator's run with the solver function exposes its trajectory.  The
+# estimator uses exact grid noise (``secure_noise``) keyed from the first draws of its
+# seeded generator, so the replay builds the same ChaCha20 word source from the same
+# generator.
 paths, flags, rows_used = [], [], []
 for s, fit in zip(seeds, spider_fits):
+    rng = np.random.default_rng(s)
+    source = new_word_source(rng)
     res = solve_spider(A, y, WelschLoss(1.0), epsilon=1.0, delta=1e-6, alpha=0.0,
                        data_norm=1.0, fit_intercept=False, max_iter=fit.max_iter,
-                       selection="last", rng=np.random.default_rng(s))
+                       selection="last", rng=rng, noise_source=source)
     assert np.array_equal(res.coef[:, 0], fit.coef_)  # the estimator's run, bit for bit
     assert res.details["stride"] == 1  # every iterate was logged
     paths.append(np.vstack([np.zeros(2), res.details["trajectory"]]))
