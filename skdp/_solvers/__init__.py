@@ -39,8 +39,8 @@ SOLVERS = {
     "zeroth_order_naive": solve_zeroth_order_naive,
 }
 #: solvers whose every release is floating-point safe when given a ``noise_source``
-#: (exact discrete noise on a grid, skdp._mechanisms._exact); the per-step kernels of the
-#: others still draw float noise (doc/floating_point.rst says why)
+#: (exact discrete noise on a grid, skdp._mechanisms._exact): all of them now; the set stays
+#: so that a new solver must opt in (doc/floating_point.rst)
 SECURE_NOISE_SOLVERS = frozenset({"output_perturbation", "objective_perturbation", "phased",
                                   "dpsgd", "warm_gd", "rrpsgd", "resque", "zeroth_order",
                                   "zeroth_order_naive", "spider"})
