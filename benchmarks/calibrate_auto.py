@@ -195,10 +195,7 @@ def run_cell(cell):
     scores = np.zeros((len(seeds), len(MARGINS)))
     for i, s in enumerate(seeds):
         rng = np.random.default_rng(1000 * s + n + p)
-        if kind == "logistic":
-            Xtr, ytr, Xte, yte = logistic_problem(n, p, rng, loose, design)
-        else:
-            Xtr, ytr, Xte, yte = huber_problem(n, p, rng, loose, design, HUBER_NOISE[kind])
+        Xtr, ytr, Xte, yte = make_problem(kind, n, p, rng, loose, design)
         cls = DPLogisticRegression if kind == "logistic" else DPHuberRegressor
         public = {"classes": [0, 1]} if kind == "logistic" else {}
         base = cls(epsilon=eps, data_norm=1.0, **public)
@@ -348,7 +345,7 @@ def rule_shortfalls(rows, family, margin, gamma):
     for kd, _design, _loose, n, p, eps, mean in rows:
         if FAMILY[kd] != family:
             continue
-        t = n * _auto.gdp_mu(eps, 1e-6, p + 1) / np.sqrt(p + 1)
+        t = privacy_size(n, p, eps)
         m = np.clip(np.log2(margin) + gamma * np.log2(t / SIZE_REF), logm[0], logm[-1])
         out.append(np.max(mean) - np.interp(m, logm, mean))
     return np.array(out)

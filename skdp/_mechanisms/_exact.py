@@ -311,7 +311,8 @@ def new_word_source(random_state=None):
 
 @njit(cache=True, inline="always")
 def grid_value(value, gamma, noise):
-    """One coordinate of :func:`release_on_grid`, for the per-step kernels (dpsgd, resque):
+    """One coordinate of :func:`release_on_grid`, for the per-step kernels (dpsgd, resque,
+    the exact tree of :mod:`skdp._mechanisms._tree`):
     ``gamma (rint(clip(value/gamma, +-CLAMP_STEPS)) + noise)``; the clamp is 1-Lipschitz,
     so it adds no sensitivity."""
     return gamma * (np.rint(min(max(value / gamma, -CLAMP_STEPS), CLAMP_STEPS)) + noise)

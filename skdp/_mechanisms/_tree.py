@@ -56,6 +56,7 @@ from numba import njit
 
 from ..accounting import gaussian_delta, gaussian_event, gaussian_mu_for, get_delta
 from .._numba_cache import ensure_cache_locator
+from ._exact import grid_value
 
 __all__ = [
     "TreeAggregator",
@@ -63,6 +64,9 @@ __all__ = [
     "tree_nodes",
     "tree_noise",
     "tree_reset",
+    "tree_exact_reset",
+    "tree_exact_release",
+    "tree_node_sensitivity",
     "tree_dp_event",
     "tree_sigma_paper",
     "tree_sigma_tight",
@@ -137,6 +141,67 @@ def tree_noise(t, block, nodes, sigma, rng, out):
                 block[level] = k
             for j in range(d):
                 out[j] += nodes[level, j]
+
+
+@njit(cache=True)
+def tree_exact_reset(acc, released):
+    """Start a new exact tree (:func:`tree_exact_release`): zero both per-level arrays."""
+    for level in range(acc.shape[0]):
+        for j in range(acc.shape[1]):
+            acc[level, j] = 0.0
+            released[level, j] = 0.0
+
+
+@njit(cache=True)
+def tree_exact_release(t, leaf, acc, released, gamma, z, out):
+    """The exact (floating-point-safe) form of the tree: add leaf ``M_t`` and write the
+    private prefix sum into ``out``.
+
+    Instead of adding cached float node noise to a running sum, the node sums themselves
+    are released: every level ``l`` accumulates in ``acc[l]`` the leaves of its current
+    dyadic interval; at leaf ``t`` exactly one node of ``NODE(t)`` is new, the one at level
+    ``v = v_2(t)`` (the lowest set bit) that ends at ``t``, and it is released as
+    ``gamma (rint(S/gamma) + z)`` (:func:`~skdp._mechanisms._exact.grid_value`, ``z`` one
+    row of pre-drawn discrete Gaussian integers) into ``released[v]``; the accumulators of
+    levels ``<= v`` restart (their intervals end at ``t``).  ``out`` is the sum of the
+    released nodes of ``NODE(t)`` -- post-processing of node releases, each a grid release
+    of a sum the record enters at most once per level, so the analysis of the module
+    docstring holds node by node with the grid mechanism's dominating Gaussian.  Call
+    :func:`tree_exact_reset` to start a tree; ``1 <= t < 2^m``, ``t`` increasing by one.
+    """
+    levels, d = acc.shape
+    for level in range(levels):
+        for j in range(d):
+            acc[level, j] += leaf[j]
+    low = 0
+    while not (t >> low) & 1:
+        low += 1
+    for j in range(d):
+        released[low, j] = grid_value(acc[low, j], gamma, z[j])
+    for level in range(low + 1):
+        for j in range(d):
+            acc[level, j] = 0.0
+    for j in range(d):
+        tot = 0.0
+        for level in range(levels):
+            if (t >> level) & 1:
+                tot += released[level, j]
+        out[j] = tot
+
+
+def tree_node_sensitivity(sensitivity, leaf_rows, leaf_norm, n_leaves):
+    """Replace-one sensitivity of a *computed* node sum of :func:`tree_exact_release`.
+
+    A leaf is a float64 mean of at most ``leaf_rows`` clipped terms, so its sensitivity is
+    ``s F(leaf_rows)`` (:func:`~skdp._mechanisms._summation.summation_factor`); a node adds
+    at most ``n_leaves`` leaves of norm ``<= leaf_norm`` in order (depth ``< n_leaves``),
+    which errs by at most ``gamma_{n_leaves} n_leaves leaf_norm`` on each side.  Hence
+    ``s F(leaf_rows) + 2 gamma_{n_leaves} n_leaves leaf_norm`` (rounded up)."""
+    from ._summation import gamma_k, summation_factor
+
+    value = (float(sensitivity) * summation_factor(leaf_rows)
+             + 2.0 * gamma_k(n_leaves) * n_leaves * float(leaf_norm))
+    return float(np.nextafter(value, np.inf))
 
 
 def tree_dp_event(sigma, sensitivity, horizon):

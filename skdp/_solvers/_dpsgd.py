@@ -144,7 +144,7 @@ import numpy as np
 from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
 from .._mechanisms import clip_and_augment
 from .._mechanisms._exact import exact_gaussian_noise
-from .._mechanisms._summation import summation_clip
+from .._mechanisms._summation import UNIT_ROUNDOFF, summation_clip
 from ._dpsgd_kernel import dpsgd_loop, row_norms
 from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args, check_int, require_certified
@@ -152,7 +152,6 @@ from ._threads import solver_threads
 
 __all__ = ["solve_dpsgd"]
 
-UNIT_ROUNDOFF = 2.0**-53
 #: integers of exact noise drawn ahead at a time (``secure_noise``): 16 MiB of int64
 SECURE_CHUNK_DRAWS = 1 << 21
 #: expected batch size when ``batch_size=None``

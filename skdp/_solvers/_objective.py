@@ -10,8 +10,7 @@ that the result is bitwise identical whatever the number of threads.
 import numpy as np
 
 from .._losses._kernels import BLOCK, N_CHUNKS, margin_curvatures, objective_value_grad
-
-UNIT_ROUNDOFF = 2.0**-53
+from .._mechanisms._summation import UNIT_ROUNDOFF
 
 
 class Objective:

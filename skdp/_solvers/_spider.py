@@ -105,8 +105,8 @@ import numpy as np
 from ..accounting import compose, gaussian_delta, gaussian_event, gaussian_mu_for, get_delta
 from .._mechanisms import clip_and_augment, release_gaussian
 from .._mechanisms._exact import MAX_EXACT_DRAWS, exact_gaussian_noise
-from .._mechanisms._summation import gamma_k, summation_factor
-from .._mechanisms._tree import tree_height
+from .._mechanisms._summation import summation_factor
+from .._mechanisms._tree import tree_height, tree_node_sensitivity
 from ._dpsgd_kernel import row_norms
 from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args
@@ -387,13 +387,13 @@ def exact_sensitivities(P, n):
 
     A leaf is a float64 mean of at most ``n`` clipped terms (sensitivity ``s_g F(n)``) of
     norm ``<= s_g b_t/2 <= s_g n/2``; a node sums at most ``horizon`` leaves (depth
-    ``<= horizon - 1``), which errs by ``gamma_h h s_g n/2`` on each side.  An escape
+    ``<= horizon - 1``), which errs by ``gamma_h h s_g n/2`` on each side
+    (:func:`~skdp._mechanisms._tree.tree_node_sensitivity`).  An escape
     release ``H_a v`` is a sum of at most ``n`` terms of norm ``<= s_H Xi/2``: ``s_H Xi
     F(n)``."""
-    h = P.horizon
-    s_tree = P.s_g * (summation_factor(n) + gamma_k(h) * h * n)
+    s_tree = tree_node_sensitivity(P.s_g, n, P.s_g * n / 2.0, P.horizon)
     s_esc = P.s_H * P.Xi * summation_factor(n)
-    return float(np.nextafter(s_tree, np.inf)), float(np.nextafter(s_esc, np.inf))
+    return s_tree, float(np.nextafter(s_esc, np.inf))
 
 
 def _exact_noise(P, p, n, escape, source):

@@ -35,7 +35,7 @@ from numba import njit
 from .._losses._kernels import _robust_row
 from .._mechanisms._clipping import clip_scalar
 from .._mechanisms._exact import grid_value
-from .._mechanisms._tree import tree_noise, tree_reset
+from .._mechanisms._tree import tree_exact_release, tree_exact_reset, tree_noise, tree_reset
 from .._numba_cache import ensure_cache_locator
 
 SAFE = 1.0 - 1e-9
@@ -204,11 +204,9 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
     position after the step: all functions of the released outputs (public).
 
     Exact noise: with a non-empty ``noise_tree`` (``T_max`` rows of ``p`` int64) and its
-    grid ``gamma_tree``, the tree releases its node sums on the grid (each level
-    accumulates the leaves of its current dyadic interval; at step ``j`` of an epoch the
-    new node of ``NODE(j)``, level ``v_2(j)``, is released as
-    ``gamma (rint(S/gamma) + Z)``, and the private gradient is the sum of the released
-    nodes of ``NODE(j)``); with ``noise_esc`` and ``gamma_esc`` each escape release is
+    grid ``gamma_tree``, the tree releases its node sums on the grid
+    (:func:`~skdp._mechanisms._tree.tree_exact_release`), and the private gradient is the
+    sum of the released nodes of ``NODE(j)``; with ``noise_esc`` and ``gamma_esc`` each escape release is
     ``g_a + gamma_esc (rint(H_a v/gamma_esc) + Z)`` (``g_a`` is an earlier release).
     """
     exact = noise_tree.shape[0] > 0
@@ -282,10 +280,7 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
             ptr += b
             n_evals += b
             tree_reset(block)
-            for lv in range(m):
-                for q in range(p):
-                    acc[lv, q] = 0.0
-                    released[lv, q] = 0.0
+            tree_exact_reset(acc, released)
             j = 1
             drift = 0.0
             count = 0
@@ -313,24 +308,9 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
             j += 1
         if exact:
             # the leaf of step j: the refresh's mean gradient (j = 1) or the difference
-            for lv in range(m):
-                for q in range(p):
-                    acc[lv, q] += grad[q] if j == 1 else step[q]
-            low = 0   # v_2(j): the level of the node that ends at step j
-            while not (j >> low) & 1:
-                low += 1
-            for q in range(p):
-                released[low, q] = grid_value(acc[low, q], gamma_tree, noise_tree[zt, q])
+            tree_exact_release(j, grad if j == 1 else step, acc, released, gamma_tree,
+                               noise_tree[zt], gt)
             zt += 1
-            for lv in range(low + 1):
-                for q in range(p):
-                    acc[lv, q] = 0.0
-            for q in range(p):
-                tot = 0.0
-                for lv in range(m):
-                    if (j >> lv) & 1:
-                        tot += released[lv, q]
-                gt[q] = tot
         else:
             tree_noise(j, block, nodes, sigma_tree, rng, noise)
             for q in range(p):

@@ -75,8 +75,12 @@ import numpy as np
 from .._losses._nonsmooth import USER_LOSS, prediction_lipschitz
 from .._mechanisms import clip_and_augment
 from .._mechanisms._exact import MAX_EXACT_DRAWS, exact_gaussian_noise
-from .._mechanisms._summation import gamma_k, summation_factor
-from .._mechanisms._tree import tree_dp_event, tree_height, tree_sigma_tight
+from .._mechanisms._tree import (
+    tree_dp_event,
+    tree_height,
+    tree_node_sensitivity,
+    tree_sigma_tight,
+)
 from ..accounting import calibrate_gaussian_sigma, gaussian_event, get_delta
 from ._dpsgd_kernel import row_norms
 from ._result import SolverResult, split_intercept
@@ -272,19 +276,17 @@ def zeroth_order_plan(n, p, loss, *, epsilon, delta, data_norm, y_bound=None,
 
 
 def exact_sensitivity(P):
-    """The leaf sensitivity the grid releases are calibrated for, rounding included.
+    """The leaf sensitivity the grid releases are calibrated for, rounding included
+    (:func:`~skdp._mechanisms._tree.tree_node_sensitivity`).
 
-    A released node is the float64 sum of at most ``T`` leaves (the naive oracle: one
-    batch mean).  A leaf is a computed mean of ``B`` clipped per-row estimates of norm
-    ``<= c`` (``B = B1``, ``c = p L`` for GRAD; ``B = B2``, ``c <= s_2 B2/2`` for the
-    differences), so its sensitivity is ``s F(B)`` with ``F`` the summation factor
-    (:mod:`skdp._mechanisms._summation`), and its norm is at most ``s B1/2``.  Summing
-    ``N <= T`` leaves (depth ``<= T - 1``) errs by ``gamma_T`` times the sum of their norms,
-    ``<= gamma_T (T + 1) s B1/2``, on each side: the node's sensitivity is at most
-    ``s (F(B1) + gamma_T (T + 1) B1)``."""
+    A leaf is a computed mean of ``B`` clipped per-row estimates of norm ``<= c``
+    (``B = B1``, ``c = p L`` for GRAD; ``B = B2``, ``c <= s_2 B2/2`` for the differences),
+    so its norm is at most ``s B1/2``; a released node sums at most ``T`` leaves (the naive
+    oracle: a single batch mean, no node sum)."""
     B = max(P.B1, P.B2)
-    factor = summation_factor(B) + (gamma_k(P.T) * (P.T + 1) * B if not P.naive else 0.0)
-    return float(np.nextafter(P.s * factor, np.inf))
+    if P.naive:
+        return tree_node_sensitivity(P.s, B, 0.0, 0)
+    return tree_node_sensitivity(P.s, B, P.s * B / 2.0, P.T)
 
 
 def _exact_noise(P, data_norm, p, source):

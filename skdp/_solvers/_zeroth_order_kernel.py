@@ -52,7 +52,7 @@ from numba import njit
 from .._losses._kernels import _robust_row
 from .._mechanisms._clipping import clip_scalar
 from .._mechanisms._exact import grid_value
-from .._mechanisms._tree import tree_noise, tree_reset
+from .._mechanisms._tree import tree_exact_release, tree_exact_reset, tree_noise, tree_reset
 from .._numba_cache import ensure_cache_locator
 
 SAFE = 1.0 - 1e-9
@@ -224,12 +224,9 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
 
     Exact noise: with a non-empty ``noise_int`` (``K T`` rows of ``p`` int64) and the grid
     ``gamma``, every release is a grid release instead of a float sum plus normal noise.
-    The tree releases its node sums: each level ``l`` accumulates the leaves of its current
-    dyadic interval, and at round ``t`` the node ending there (level ``v = v_2(t)``, the
-    only new node of ``NODE(t)``) is released as ``gamma (rint(S/gamma) + Z)``
-    (:func:`~skdp._mechanisms._exact.grid_value`), the accumulators of levels ``<= v``
-    restart, and ``g_run + TREE(t)`` becomes the sum of the released nodes of ``NODE(t)``
-    (post-processing).  The naive oracle releases each round's batch mean on the grid.
+    The tree releases its node sums (:func:`~skdp._mechanisms._tree.tree_exact_release`):
+    ``g_run + TREE(t)`` becomes the sum of the released nodes of ``NODE(t)``.  The naive
+    oracle releases each round's batch mean on the grid.
     """
     exact = noise_int.shape[0] > 0
     zi = 0  # next row of noise_int
@@ -276,10 +273,7 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
     max_step = 0.0
     for k in range(K):
         tree_reset(block)
-        for lv in range(levels):
-            for q in range(p):
-                acc[lv, q] = 0.0
-                released[lv, q] = 0.0
+        tree_exact_reset(acc, released)
         sumsq = 0.0
         for q in range(p):
             wbar[q] = 0.0
@@ -341,26 +335,10 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
                         g_run[q] += est[q]
                 if exact:
                     # the leaf of round t: the GRAD batch mean (t = 1) or the difference
-                    # estimate; every level accumulates it
-                    for lv in range(levels):
-                        for q in range(p):
-                            acc[lv, q] += g_run[q] if t == 1 else est[q]
-                    v = 0
-                    while not (t >> v) & 1:
-                        v += 1
-                    for q in range(p):
-                        released[v, q] = grid_value(acc[v, q], gamma, noise_int[zi, q])
+                    # estimate; ``noise`` receives the whole release
+                    tree_exact_release(t, g_run if t == 1 else est, acc, released, gamma,
+                                       noise_int[zi], noise)
                     zi += 1
-                    for lv in range(v + 1):
-                        for q in range(p):
-                            acc[lv, q] = 0.0
-                    # the release: the sum of the released nodes of NODE(t)
-                    for q in range(p):
-                        tot = 0.0
-                        for lv in range(levels):
-                            if (t >> lv) & 1:
-                                tot += released[lv, q]
-                        noise[q] = tot
                 else:
                     tree_noise(t, block, nodes, sigma, rng, noise)
             for q in range(p):
