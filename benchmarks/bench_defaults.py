@@ -123,6 +123,15 @@ def fit_scores(make, seeds, kind, Xtr, ytr, Xte, yte):
     return res
 
 
+def default_estimator(kind, eps, seed):
+    """The estimator a user gets with only ``epsilon`` and ``data_norm`` set."""
+    if kind == "classification":
+        return DPLogisticRegression(epsilon=eps, delta=DELTA, data_norm=1.0,
+                                    random_state=seed, classes=[0, 1])
+    cls = DPHuberRegressor if kind == "regression" else DPNonconvexRegressor
+    return cls(epsilon=eps, delta=DELTA, data_norm=1.0, random_state=seed)
+
+
 def run_diffprivlib(kind, Xtr, ytr, Xte, yte, epsilons, seeds, y_bound):
     py = os.environ.get("SKDP_DIFFPRIVLIB_PYTHON")
     if not py:
@@ -160,6 +169,13 @@ def main(args):
     raw = {"epsilons": epsilons, "seeds": len(seeds), "grid_seeds": len(grid_seeds),
            "cases": {}, "dpl_versions": None}
     y_bounds = {"wine": 10.0, "bike": 5.0, "bike + 10% outliers": 30.0}  # public: [0, bound]
+    saved = None
+    if args.defaults_only:
+        # the oracle grid, AdaSSP and diffprivlib do not depend on the auto rules: keep
+        # them from the saved run, re-run the defaults only
+        from _common import RESULTS_DIR
+
+        saved = json.loads((RESULTS_DIR / "defaults.json").read_text())
     for name, kind, X, y, corrupt in load_cases():
         if args.only and name not in args.only:
             continue
@@ -174,23 +190,33 @@ def main(args):
         else:
             sk = HuberRegressor(max_iter=1000).fit(Xtr, ytr)
         case["sklearn"] = scores(kind, sk, Xte, yte)
-        dpl = run_diffprivlib(kind, Xtr, ytr, Xte, yte, epsilons, seeds,
-                              y_bounds.get(name, 1.0))
+        dpl = None
+        if saved is None:
+            dpl = run_diffprivlib(kind, Xtr, ytr, Xte, yte, epsilons, seeds,
+                                  y_bounds.get(name, 1.0))
+        else:
+            raw["dpl_versions"] = saved.get("dpl_versions")
+            case["grid_seeds"] = saved["cases"][name]["grid_seeds"]
         if dpl is not None:
             raw["dpl_versions"] = dpl["versions"]
         for eps in epsilons:
+            if saved is not None:
+                cell = dict(saved["cases"][name]["eps"][str(float(eps))])
+                cell["default"] = fit_scores(
+                    lambda s: default_estimator(kind, eps, s), seeds, kind, Xtr, ytr, Xte,
+                    yte)
+                if kind == "robust":
+                    cell["huber_default"] = fit_scores(
+                        lambda s: DPHuberRegressor(epsilon=eps, delta=DELTA, data_norm=1.0,
+                                                   random_state=s),
+                        seeds, kind, Xtr, ytr, Xte, yte)
+                case["eps"][eps] = cell
+                log(f"  eps={eps:g}: default {cell['default']}")
+                continue
             cell = {}
-            if kind == "classification":
-                default_cls = DPLogisticRegression
-            elif kind == "regression":
-                default_cls = DPHuberRegressor
-            else:
-                default_cls = DPNonconvexRegressor
             public = {"classes": [0, 1]} if kind == "classification" else {}
             cell["default"] = fit_scores(
-                lambda s: default_cls(epsilon=eps, delta=DELTA, data_norm=1.0, random_state=s,
-                                      **public),
-                seeds, kind, Xtr, ytr, Xte, yte)
+                lambda s: default_estimator(kind, eps, s), seeds, kind, Xtr, ytr, Xte, yte)
             if kind != "classification":
                 cell["adassp"] = fit_scores(
                     lambda s: AdaSSP(eps, DELTA, 1.0, (0.0, y_bounds[name]), random_state=s),
@@ -403,6 +429,9 @@ if __name__ == "__main__":
     ap.add_argument("--part", help="tag of a partial run (several run side by side)")
     ap.add_argument("--merge", action="store_true", help="render the partial runs")
     ap.add_argument("--timing-only", action="store_true")
+    ap.add_argument("--defaults-only", action="store_true",
+                    help="re-run the defaults only; keep the oracle grid, AdaSSP and "
+                         "diffprivlib of the saved defaults.json")
     args = ap.parse_args()
     if args.merge:
         merge()

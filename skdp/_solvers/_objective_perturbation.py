@@ -75,6 +75,7 @@ from ..accounting import compose, get_epsilon, pure_dp_event
 from ..accounting._objective_perturbation import (
     calibrate_objective_perturbation,
     largest_safe_scale,
+    objective_perturbation_delta,
     objective_perturbation_event,
 )
 from ._objective import Objective, UNIT_ROUNDOFF, gradient_rounding_allowance
@@ -83,7 +84,7 @@ from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 
 __all__ = ["solve_objective_perturbation", "objective_perturbation_plan",
-           "minimum_alpha", "noise_balanced_alpha", "MARGIN"]
+           "minimum_alpha", "noise_balanced_alpha", "objective_noise_mu", "MARGIN"]
 
 #: mu_out / mu (output step's share of the Gaussian budget)
 OUT_RATIO = 0.2
@@ -132,6 +133,31 @@ def minimum_alpha(loss, row_bound, n, epsilon, delta):
     eps_obj = (1.0 - PURE_OUT_FRACTION) * epsilon if delta == 0.0 else epsilon
     beta = float(loss.smoothness(row_bound))
     return beta / (n * math.expm1(min(THETA_J * eps_obj, 700.0)))
+
+
+#: relative precision of :func:`objective_noise_mu` (a utility estimate, not a calibration)
+NOISE_MU_RTOL = 1e-3
+
+
+def objective_noise_mu(epsilon, delta, eps_j, p):
+    """The GDP parameter ``mu = 2L/sigma`` the objective noise ``b`` gets once the Jacobian
+    term ``eps_J`` is paid -- what the ``alpha`` rule needs to see how the noise grows as
+    ``alpha`` falls (``eps_J = log(1 + beta/(n alpha))``).
+
+    Gaussian (``delta > 0``): the ``calibration="tight"`` profile at ``eps_J`` with the
+    output step's share ``OUT_RATIO`` (:func:`calibrate_objective_perturbation`, to relative
+    precision ``NOISE_MU_RTOL``).  Pure: the per-coordinate equivalent of norm-Laplace noise
+    of scale ``s = 2L/(eps_obj - eps_J)`` (variance ``(p + 1) s^2`` per coordinate), i.e.
+    ``(eps_obj - eps_J)/sqrt(p + 1)``.  Used to *choose* ``alpha`` only; the fit calibrates
+    its noise itself."""
+    if delta == 0.0:
+        eps_obj = (1.0 - PURE_OUT_FRACTION) * epsilon
+        return max(eps_obj - eps_j, 0.0) / math.sqrt(p + 1.0)
+
+    def ok(mu):
+        return objective_perturbation_delta(epsilon, mu, OUT_RATIO * mu, eps_j) <= delta
+
+    return largest_safe_scale(ok, 1e-8, 1.0, 1e4, NOISE_MU_RTOL)
 
 
 def _check_loss(loss, n_outputs):

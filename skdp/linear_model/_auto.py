@@ -40,6 +40,12 @@ coordinate, in directions of no curvature, is about ``p s^2 lambda/2 + lambda W^
   ``p sigma^2/(2 n^2 lambda) + lambda W^2/2`` is minimal at
   ``lambda = sigma sqrt(p)/(n W)`` (Kifer, Smith & Thakurta 2012, Thm 4 has the same
   scaling);
+* **objective perturbation** first pays the Jacobian term ``eps_J = log(1 + beta/(n
+  lambda))`` out of its budget, so its noise ``sigma(lambda) = 2L/mu(lambda)`` grows as
+  ``lambda`` falls; its rule (:func:`objective_perturbation_alpha`) minimises the same bound
+  with that noise, ``p sigma(lambda)^2/(2 n^2 lambda) + lambda W^2/2``, over ``lambda`` at or
+  above its privacy floor -- more shrinkage than the fixed-noise closed form where ``n`` is
+  small enough for ``eps_J`` to matter, the closed form where it is not;
 * **output perturbation**: ``s = 2L/(n lambda mu)`` on every coordinate, weighted by the
   average curvature ``c R^2/p`` (trace of the Hessian over ``p``): minimising
   ``c R^2 s^2/2 + lambda W^2/2`` gives ``lambda = (c R^2 (2L/(n mu))^2/W^2)^{1/3}``.
@@ -56,8 +62,8 @@ rule therefore takes, for the gradient-noise solvers,
 
 a model whose margins ``x.w`` reach ``M_0 (t/t_0)^gamma`` on rows of norm ``R``.
 ``M_0`` (``MARGIN``: 54 for the classifiers, whose margins are logits; 29 for the
-regressors, in target units) and ``gamma = 1/3`` (``SIZE_EXPONENT``) are the calibrated
-constants, defined with the formula in :mod:`skdp._solvers._objective_perturbation`
+regressors, in target units; ``OP_MARGIN`` = 83 and 49 in objective perturbation's rule)
+and ``gamma = 1/3`` (``SIZE_EXPONENT``) are the calibrated constants, defined with the formula in :mod:`skdp._solvers._objective_perturbation`
 (which ``warm_gd``'s warm start also uses).  They were fitted jointly on synthetic logistic
 and Huber problems (strong and weak signal) -- dense decaying and one-hot designs, ``n``
 from 500 to 3e4, ``p`` from 10 to 100, ``epsilon`` from 0.5 to 10, public bounds tight
@@ -83,19 +89,33 @@ Expected batch size ``b = min(n, max(64, round(4 sqrt(n))))`` and a fixed comput
 ``n^2/b^2`` schedule of Bassily, Smith & Thakurta (2014) is ``n_steps="bst14"``.
 """
 
+import functools
 import math
 import types
 from dataclasses import dataclass, field
 
 from .._losses import HUBER, LOGISTIC
 from .._losses._smoothed import ABSOLUTE
-from .._solvers._objective_perturbation import MARGIN, noise_balanced_alpha
+from .._solvers._objective_perturbation import (
+    MARGIN,
+    SIZE_EXPONENT,
+    SIZE_REF,
+    minimum_alpha,
+    noise_balanced_alpha,
+    objective_noise_mu,
+)
 
 __all__ = ["FitPlan", "resolve_fit_plan", "choose_convex_solver", "auto_alpha",
            "dpsgd_schedule"]
 
 #: output perturbation's flat comparator margins (the flat rule's calibration)
 OUTPUT_MARGIN = {"classification": 16.0, "regression": 8.0}
+#: objective perturbation's comparator margins ``M_0`` in the floor-aware rule
+#: (:func:`objective_perturbation_alpha`), calibrated on synthetic data with
+#: ``SIZE_EXPONENT = 1/3`` (``benchmarks/calibrate_auto.py``, its floor-aware section)
+OP_MARGIN = {"classification": 83.0, "regression": 49.0}
+#: points of the log grid on which the floor-aware rule minimises its risk proxy
+OP_GRID_POINTS = 40
 
 
 def _family(loss):
@@ -190,11 +210,62 @@ def choose_nonconvex_solver(loss, delta):
     return "zeroth_order", "nonsmooth or user loss: zeroth-order (loss values only)"
 
 
+def objective_perturbation_alpha(loss, *, n, p, epsilon, delta, row_bound):
+    """Objective perturbation's ``alpha="auto"``: the noise-balanced rule with the noise
+    that objective perturbation actually adds at each ``alpha`` (module docstring).
+
+    Minimises, over ``alpha`` at or above the privacy floor (:func:`minimum_alpha`),
+
+        ``p sigma(alpha)^2/(2 n^2 alpha) + alpha W^2/2``,  ``sigma(alpha) = 2L/mu(alpha)``,
+
+    where ``mu(alpha)`` is the budget left to the objective noise after the Jacobian term
+    ``eps_J = log(1 + beta/(n alpha))`` (:func:`objective_noise_mu`) and
+    ``W = (OP_MARGIN/R) (t/t_0)^gamma`` as in :func:`noise_balanced_alpha`.  The bracket is
+    exact at the low end: ``mu(alpha) <= mu(eps_J = 0)``, so the objective decreases below
+    the closed-form minimiser at ``mu(0)``; the high end is four times the closed form at the
+    floor's ``mu``.  Public quantities only."""
+    R = float(row_bound)
+    floor = minimum_alpha(loss, R, n, epsilon, delta)
+    return _objective_perturbation_alpha(
+        float(loss.lipschitz(R)), float(loss.smoothness(R)), floor, OP_MARGIN[_family(loss)],
+        int(n), int(p), float(epsilon), float(delta), R)
+
+
+@functools.lru_cache(maxsize=256)
+def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, R):
+    t = n * gdp_mu(epsilon, delta, p) / math.sqrt(p)
+    W = (margin / R) * (t / SIZE_REF) ** SIZE_EXPONENT
+
+    def closed_form(mu):          # argmin at a fixed mu: sigma sqrt(p)/(n W)
+        return (2.0 * L / mu) * math.sqrt(p) / (n * W)
+
+    def eps_j(alpha):
+        return math.log1p(beta / (n * alpha))
+
+    lo = max(floor, closed_form(objective_noise_mu(epsilon, delta, 0.0, p)))
+    hi = 4.0 * max(floor, closed_form(objective_noise_mu(epsilon, delta, eps_j(floor), p)))
+    if not hi > lo:
+        return lo
+    grid = [lo * (hi / lo) ** (k / (OP_GRID_POINTS - 1)) for k in range(OP_GRID_POINTS)]
+
+    def risk(alpha):
+        mu = objective_noise_mu(epsilon, delta, eps_j(alpha), p)
+        if not mu > 0.0:
+            return math.inf
+        sigma = 2.0 * L / mu
+        return p * sigma * sigma / (2.0 * n * n * alpha) + alpha * W * W / 2.0
+
+    return min(grid, key=risk)
+
+
 def auto_alpha(solver, loss, *, n, p, epsilon, delta, row_bound):
     """The ``alpha="auto"`` rule (module docstring): public quantities only."""
     R = float(row_bound)
     L = float(loss.lipschitz(R))
     mu = gdp_mu(epsilon, delta, p)
+    if solver == "objective_perturbation":
+        return objective_perturbation_alpha(loss, n=n, p=p, epsilon=epsilon, delta=delta,
+                                            row_bound=R)
     if solver == "output_perturbation":
         W = OUTPUT_MARGIN[_family(loss)] / R
         c = float(loss.smoothness(R)) / (R * R)

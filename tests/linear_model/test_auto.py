@@ -40,13 +40,14 @@ def test_alpha_rule_formulas():
     mu = 1.0 / calibrate_gaussian_sigma(eps, delta, 1.0)
     assert _auto.margin_for(LogisticLoss()) == 54.0 and _auto.margin_for(HuberLoss(1.0)) == 29.0
     t = n * mu / math.sqrt(p)                    # the privacy sample size
+    # the gradient solvers: sigma sqrt(p)/(n W), W = (M_0/R) (t/t_0)^(1/3)
     W = _auto.MARGIN["classification"] / R * (t / 1000.0) ** (1.0 / 3.0)
-    got = _auto.auto_alpha("objective_perturbation", LogisticLoss(), n=n, p=p, epsilon=eps,
+    got = _auto.auto_alpha("dpsgd", LogisticLoss(), n=n, p=p, epsilon=eps,
                            delta=delta, row_bound=R)
     assert got == pytest.approx(2 * R / mu * math.sqrt(p) / (n * W))
     # huber: L = threshold * R, the regression margin
     W_h = 29.0 / R * (t / 1000.0) ** (1.0 / 3.0)
-    got_h = _auto.auto_alpha("objective_perturbation", HuberLoss(1.0), n=n, p=p, epsilon=eps,
+    got_h = _auto.auto_alpha("phased", HuberLoss(1.0), n=n, p=p, epsilon=eps,
                              delta=delta, row_bound=R)
     assert got_h == pytest.approx(2 * R / mu * math.sqrt(p) / (n * W_h))
     # output perturbation keeps the flat comparator with its own margins
@@ -55,17 +56,64 @@ def test_alpha_rule_formulas():
                            delta=delta, row_bound=R)
     assert out == pytest.approx((0.25 * R**2 * (2 * R / (n * mu)) ** 2 / W_out**2) ** (1 / 3))
     # the size factor: alpha falls as n^(-4/3); gamma = 0 is the flat worst-case rule
-    big = _auto.auto_alpha("objective_perturbation", LogisticLoss(), n=8 * n, p=p,
+    big = _auto.auto_alpha("dpsgd", LogisticLoss(), n=8 * n, p=p,
                            epsilon=eps, delta=delta, row_bound=R)
     assert got / big == pytest.approx(16.0)
     from skdp._solvers._objective_perturbation import noise_balanced_alpha
     assert noise_balanced_alpha(R, p, n, mu, R, 16.0, size_exponent=0.0) == pytest.approx(
         2 * R / mu * math.sqrt(p) / (n * 16.0 / R))
+
+
+@pytest.mark.parametrize("loss, n, p, eps, delta", [
+    (LogisticLoss(), 22_000, 109, 1.0, 1e-6),
+    (HuberLoss(1.0), 4_500, 13, 0.5, 1e-6),      # the floor binds for the fixed-mu rule
+    (HuberLoss(1.0), 12_000, 62, 10.0, 1e-6),
+    (LogisticLoss(), 3_000, 11, 2.0, 0.0),       # pure: norm-Laplace's per-coordinate mu
+])
+def test_objective_perturbation_alpha_is_the_argmin(loss, n, p, eps, delta):
+    """The floor-aware rule minimises p sigma(alpha)^2/(2 n^2 alpha) + alpha W^2/2 with the
+    noise objective perturbation adds at that alpha (Jacobian term paid first): checked
+    against a brute-force minimisation over a fine grid, computed here independently."""
+    from skdp._solvers._objective_perturbation import (
+        PURE_OUT_FRACTION, minimum_alpha, objective_noise_mu)
+    from skdp.accounting._objective_perturbation import calibrate_objective_perturbation
+
+    R = math.sqrt(2.0)
+    L, beta = float(loss.lipschitz(R)), float(loss.smoothness(R))
+    family = "classification" if isinstance(loss, LogisticLoss) else "regression"
+    mu0 = (eps / math.sqrt(p + 1.0) if delta == 0.0
+           else 1.0 / calibrate_gaussian_sigma(eps, delta, 1.0))
+    W = _auto.OP_MARGIN[family] / R * (n * mu0 / math.sqrt(p) / 1000.0) ** (1.0 / 3.0)
+    floor = minimum_alpha(loss, R, n, eps, delta)
+
+    def mu_at(alpha):
+        ej = math.log1p(beta / (n * alpha))
+        if delta == 0.0:
+            return ((1.0 - PURE_OUT_FRACTION) * eps - ej) / math.sqrt(p + 1.0)
+        return calibrate_objective_perturbation(eps, delta, ej, 0.2)
+
+    def risk(alpha):
+        sigma = 2.0 * L / mu_at(alpha)
+        return p * sigma**2 / (2.0 * n * n * alpha) + alpha * W * W / 2.0
+
+    grid = floor * np.logspace(0.0, 4.0, 600)
+    brute = min(grid, key=risk)
+    got = _auto.auto_alpha("objective_perturbation", loss, n=n, p=p, epsilon=eps,
+                           delta=delta, row_bound=R)
+    assert got >= floor
+    assert got == pytest.approx(brute, rel=0.08)           # the rule's grid step is ~5 %
+    assert risk(got) <= risk(brute) * 1.005
+    # objective_noise_mu is the tight calibration (to 1e-3) / the pure formula
+    ej = math.log1p(beta / (n * got))
+    assert objective_noise_mu(eps, delta, ej, p) == pytest.approx(mu_at(got), rel=2e-3)
+    # the Jacobian term only ever raises alpha above the fixed-mu closed form
+    fixed = 2 * L / mu_at(1e9) * math.sqrt(p) / (n * W)
+    assert got >= fixed * 0.999
     # more data or more epsilon: less regularisation
-    assert _auto.auto_alpha("objective_perturbation", LogisticLoss(), n=10 * n, p=p,
-                            epsilon=eps, delta=delta, row_bound=R) < got
-    assert _auto.auto_alpha("objective_perturbation", LogisticLoss(), n=n, p=p,
-                            epsilon=10 * eps, delta=delta, row_bound=R) < got
+    assert _auto.auto_alpha("objective_perturbation", loss, n=10 * n, p=p, epsilon=eps,
+                            delta=delta, row_bound=R) < got
+    assert _auto.auto_alpha("objective_perturbation", loss, n=n, p=p, epsilon=4 * eps,
+                            delta=delta, row_bound=R) < got
 
 
 def test_dpsgd_schedule():
