@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 from skdp import DPHuberRegressor, DPLogisticRegression
+from skdp._solvers._objective_perturbation import budget_mu
 from skdp.linear_model import _auto
 
 RESULTS = pathlib.Path(__file__).parent / "results"
@@ -201,7 +202,7 @@ def run_cell(cell):
         base = cls(epsilon=eps, data_norm=1.0, **public)
         loss, _ = base._planning_loss()
         R = base._public_row_bound()
-        mu = _auto.gdp_mu(eps, 1e-6, p + 1)
+        mu = budget_mu(eps, 1e-6, p + 1)
         for j, margin in enumerate(MARGINS):
             alpha = noise_balanced_alpha(float(loss.lipschitz(R)), p + 1, n, mu, R, margin,
                                          size_exponent=0.0)
@@ -290,7 +291,7 @@ def run_switch(quick, workers=2):
 
 def privacy_size(n, p, eps):
     """``t = n mu/sqrt(p)`` of a cell (``p`` coefficients: features + intercept)."""
-    return n * _auto.gdp_mu(eps, 1e-6, p + 1) / np.sqrt(p + 1)
+    return n * budget_mu(eps, 1e-6, p + 1) / np.sqrt(p + 1)
 
 
 def report_switch(rows, elapsed):
@@ -398,7 +399,7 @@ def _cell_alphas(kind, n, p, eps):
     loss, _ = base._planning_loss()
     R = base._public_row_bound()
     L = float(loss.lipschitz(R))
-    mu0 = _auto.gdp_mu(eps, 1e-6, p + 1)
+    mu0 = budget_mu(eps, 1e-6, p + 1)
     floor = minimum_alpha(loss, R, n, eps, 1e-6)
     used = np.array([max(floor, noise_balanced_alpha(L, p + 1, n, mu0, R, m,
                                                      size_exponent=0.0)) for m in MARGINS])
@@ -468,7 +469,7 @@ def report_floor_aware(rows):
         committed = np.array([
             c["best"] - _score_at(c["used"], c["mean"], _auto.objective_perturbation_alpha(
                 c["loss"], n=c["n"], p=c["p"] + 1, epsilon=c["eps"], delta=1e-6,
-                row_bound=c["R"])) for c in sub])
+                row_bound=c["R"], margin=_auto.OP_MARGIN[family])) for c in sub])
         lines.append(
             f"| {family} | ({best[2]:.1f}, {best[3]:.2f}) | {best[0]:.4f} / {best[1]:.3f} | "
             f"{third[2]:.1f} | {third[0]:.4f} / {third[1]:.3f} | "

@@ -59,6 +59,7 @@ the noise with a doubled ``gamma`` (a data-dependent noise scale); diffprivlib 0
 with no output noise and an unregularised intercept.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -71,7 +72,7 @@ from .._mechanisms import (
     release_gaussian,
     release_laplace,
 )
-from ..accounting import compose, get_epsilon, pure_dp_event
+from ..accounting import compose, gaussian_mu_for, get_epsilon, pure_dp_event
 from ..accounting._objective_perturbation import (
     calibrate_objective_perturbation,
     largest_safe_scale,
@@ -84,7 +85,8 @@ from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 
 __all__ = ["solve_objective_perturbation", "objective_perturbation_plan",
-           "minimum_alpha", "noise_balanced_alpha", "objective_noise_mu", "MARGIN"]
+           "minimum_alpha", "noise_balanced_alpha", "objective_noise_mu",
+           "objective_perturbation_alpha", "budget_mu", "MARGIN", "OP_MARGIN"]
 
 #: mu_out / mu (output step's share of the Gaussian budget)
 OUT_RATIO = 0.2
@@ -107,6 +109,24 @@ LBFGS_MAX_ITER = 10_000
 MARGIN = {"classification": 54.0, "regression": 29.0}
 SIZE_EXPONENT = 1.0 / 3.0
 SIZE_REF = 1000.0
+
+
+#: objective perturbation's comparator margins ``M_0`` in its floor-aware rule
+#: (:func:`objective_perturbation_alpha`), calibrated on synthetic data with
+#: ``SIZE_EXPONENT = 1/3`` (``benchmarks/calibrate_auto.py``, its floor-aware section)
+OP_MARGIN = {"classification": 83.0, "regression": 49.0}
+#: points of the log grid on which the floor-aware rule minimises its risk proxy
+OP_GRID_POINTS = 40
+
+
+def budget_mu(epsilon, delta, p):
+    """GDP parameter of an ``(epsilon, delta)`` budget: the largest ``mu`` with ``mu``-GDP
+    ``=> (epsilon, delta)``-DP; for ``delta = 0`` the per-coordinate equivalent of
+    norm-Laplace noise on ``p`` coordinates, ``epsilon/sqrt(p + 1)``.  Sets the privacy
+    sample size ``t = n mu/sqrt(p)`` of the ``alpha`` rules."""
+    if delta == 0.0:
+        return float(epsilon) / math.sqrt(p + 1.0)
+    return gaussian_mu_for(float(epsilon), float(delta))
 
 
 def noise_balanced_alpha(L, p, n, mu, row_bound, margin, size_exponent=None):
@@ -158,6 +178,55 @@ def objective_noise_mu(epsilon, delta, eps_j, p):
         return objective_perturbation_delta(epsilon, mu, OUT_RATIO * mu, eps_j) <= delta
 
     return largest_safe_scale(ok, 1e-8, 1.0, 1e4, NOISE_MU_RTOL)
+
+
+def objective_perturbation_alpha(loss, *, n, p, epsilon, delta, row_bound, margin):
+    """Objective perturbation's ``alpha="auto"``: the noise-balanced rule with the noise
+    that objective perturbation actually adds at each ``alpha`` (module docstring).
+
+    Minimises, over ``alpha`` at or above the privacy floor (:func:`minimum_alpha`),
+
+        ``p sigma(alpha)^2/(2 n^2 alpha) + alpha W^2/2``,  ``sigma(alpha) = 2L/mu(alpha)``,
+
+    where ``mu(alpha)`` is the budget left to the objective noise after the Jacobian term
+    ``eps_J = log(1 + beta/(n alpha))`` (:func:`objective_noise_mu`) and
+    ``W = (margin/R) (t/t_0)^gamma``, ``t = n budget_mu/sqrt(p)``, as in
+    :func:`noise_balanced_alpha` (``margin``: ``OP_MARGIN`` of the loss family).  The bracket is
+    exact at the low end: ``mu(alpha) <= mu(eps_J = 0)``, so the objective decreases below
+    the closed-form minimiser at ``mu(0)``; the high end is four times the closed form at the
+    floor's ``mu``.  Public quantities only."""
+    R = float(row_bound)
+    floor = minimum_alpha(loss, R, n, epsilon, delta)
+    return _objective_perturbation_alpha(
+        float(loss.lipschitz(R)), float(loss.smoothness(R)), floor, float(margin),
+        int(n), int(p), float(epsilon), float(delta), R)
+
+
+@functools.lru_cache(maxsize=256)
+def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, R):
+    t = n * budget_mu(epsilon, delta, p) / math.sqrt(p)
+    W = (margin / R) * (t / SIZE_REF) ** SIZE_EXPONENT
+
+    def closed_form(mu):          # argmin at a fixed mu: sigma sqrt(p)/(n W)
+        return (2.0 * L / mu) * math.sqrt(p) / (n * W)
+
+    def eps_j(alpha):
+        return math.log1p(beta / (n * alpha))
+
+    lo = max(floor, closed_form(objective_noise_mu(epsilon, delta, 0.0, p)))
+    hi = 4.0 * max(floor, closed_form(objective_noise_mu(epsilon, delta, eps_j(floor), p)))
+    if not hi > lo:
+        return lo
+    grid = [lo * (hi / lo) ** (k / (OP_GRID_POINTS - 1)) for k in range(OP_GRID_POINTS)]
+
+    def risk(alpha):
+        mu = objective_noise_mu(epsilon, delta, eps_j(alpha), p)
+        if not mu > 0.0:
+            return math.inf
+        sigma = 2.0 * L / mu
+        return p * sigma * sigma / (2.0 * n * n * alpha) + alpha * W * W / 2.0
+
+    return min(grid, key=risk)
 
 
 def _check_loss(loss, n_outputs):

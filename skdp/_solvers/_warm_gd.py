@@ -39,8 +39,9 @@ Public rules (no data): ``T = REFINE_STEPS``, ``f = WARM_SHARE``; the refinement
 (``T = 0``: the fit is the warm start at the whole budget) when its expected noise drift
 ``eta sigma sqrt(p T)`` exceeds ``NOISE_DRIFT_LIMIT`` times the refinement radius, i.e. at
 small ``n epsilon``, where it would only add noise; the warm start's ``alpha``
-is the ``alpha="auto"`` rule of objective perturbation at the stage's noise (raised to its
-privacy floor); the refinement uses the user's ``alpha`` (default 0).  Constants chosen on
+is objective perturbation's ``alpha="auto"`` rule (floor-aware:
+:func:`~skdp._solvers._objective_perturbation.objective_perturbation_alpha`) at the stage's
+share of the budget; the refinement uses the user's ``alpha`` (default 0).  Constants chosen on
 synthetic data with gross outliers (``benchmarks/calibrate_auto.py``).
 
 Floating-point-safe noise (``noise_source``, the default through ``secure_noise="auto"``):
@@ -58,14 +59,13 @@ import numpy as np
 from .._losses import HuberLoss
 from .._mechanisms import clip_and_augment, release_gaussian
 from .._mechanisms._summation import summation_clip
-from ..accounting import compose, gaussian_event, get_epsilon
+from ..accounting import compose, gaussian_event, gaussian_mu_for, get_epsilon
 from ..accounting._objective_perturbation import largest_safe_scale, objective_perturbation_event
 from ._dpsgd_kernel import row_norms
 from ._objective_perturbation import (
-    MARGIN,
+    OP_MARGIN,
     OUT_RATIO,
-    minimum_alpha,
-    noise_balanced_alpha,
+    objective_perturbation_alpha,
     objective_perturbation_plan,
     run_objective_perturbation,
 )
@@ -129,19 +129,15 @@ def warm_gd_plan(n, p, loss, *, epsilon, delta, alpha, row_bound, loss_scale,
                             row_bound=R, loss_scale=loss_scale, n_steps=n_steps,
                             calibration=calibration, warm_share=1.0)
     huber = HuberLoss(huber_threshold=float(loss_scale))
-    L1 = float(huber.lipschitz(R))
     if warm_share == 1.0:
         T = 0
     eps_warm = warm_share * epsilon
-    # The warm start's alpha: the alpha="auto" rule of objective perturbation at its share
-    # of the budget (sigma sqrt(p)/(n W), sigma = 2L/mu_G, W = MARGIN/R), at least its
-    # privacy floor -- the same rule as DPHuberRegressor's default.
-    from ..accounting import gaussian_mu_for
-
-    mu_g = gaussian_mu_for(eps_warm, delta / 2.0)
-    floor = minimum_alpha(huber, R, n, eps_warm, delta)
-    alpha1 = max(floor, noise_balanced_alpha(L1, p, n, mu_g, R, MARGIN["regression"]))
+    # The warm start's alpha: objective perturbation's alpha="auto" rule (floor-aware) at
+    # its share of the budget -- the same rule as DPHuberRegressor's default.
     delta_warm = delta if T == 0 else delta / 2.0
+    alpha1 = objective_perturbation_alpha(huber, n=n, p=p, epsilon=eps_warm,
+                                          delta=delta_warm, row_bound=R,
+                                          margin=OP_MARGIN["regression"])
     if T == 0:
         probe = objective_perturbation_plan(n, p, huber, epsilon=epsilon, delta=delta,
                                             alpha=alpha1, row_bound=R, calibration=calibration)

@@ -89,7 +89,6 @@ Expected batch size ``b = min(n, max(64, round(4 sqrt(n))))`` and a fixed comput
 ``n^2/b^2`` schedule of Bassily, Smith & Thakurta (2014) is ``n_steps="bst14"``.
 """
 
-import functools
 import math
 import types
 from dataclasses import dataclass, field
@@ -98,11 +97,10 @@ from .._losses import HUBER, LOGISTIC
 from .._losses._smoothed import ABSOLUTE
 from .._solvers._objective_perturbation import (
     MARGIN,
-    SIZE_EXPONENT,
-    SIZE_REF,
-    minimum_alpha,
+    OP_MARGIN,
+    budget_mu,
     noise_balanced_alpha,
-    objective_noise_mu,
+    objective_perturbation_alpha,
 )
 
 __all__ = ["FitPlan", "resolve_fit_plan", "choose_convex_solver", "auto_alpha",
@@ -110,12 +108,6 @@ __all__ = ["FitPlan", "resolve_fit_plan", "choose_convex_solver", "auto_alpha",
 
 #: output perturbation's flat comparator margins (the flat rule's calibration)
 OUTPUT_MARGIN = {"classification": 16.0, "regression": 8.0}
-#: objective perturbation's comparator margins ``M_0`` in the floor-aware rule
-#: (:func:`objective_perturbation_alpha`), calibrated on synthetic data with
-#: ``SIZE_EXPONENT = 1/3`` (``benchmarks/calibrate_auto.py``, its floor-aware section)
-OP_MARGIN = {"classification": 83.0, "regression": 49.0}
-#: points of the log grid on which the floor-aware rule minimises its risk proxy
-OP_GRID_POINTS = 40
 
 
 def _family(loss):
@@ -169,16 +161,6 @@ class FitPlan:
         return types.SimpleNamespace(**params)
 
 
-def gdp_mu(epsilon, delta, p):
-    """GDP parameter of the budget: ``mu`` with ``mu``-GDP ``=> (epsilon, delta)``-DP; for
-    ``delta = 0`` the per-coordinate equivalent of norm-Laplace noise, ``eps/sqrt(p+1)``."""
-    from ..accounting import calibrate_gaussian_sigma
-
-    if delta == 0.0:
-        return float(epsilon) / math.sqrt(p + 1.0)
-    return 1.0 / calibrate_gaussian_sigma(float(epsilon), float(delta), 1.0)
-
-
 def choose_convex_solver(loss, n_outputs, delta, calibration="tight"):
     """The convex models' solver rule (module docstring)."""
     if calibration == "paper" and loss.loss_id != ABSOLUTE:
@@ -210,62 +192,14 @@ def choose_nonconvex_solver(loss, delta):
     return "zeroth_order", "nonsmooth or user loss: zeroth-order (loss values only)"
 
 
-def objective_perturbation_alpha(loss, *, n, p, epsilon, delta, row_bound):
-    """Objective perturbation's ``alpha="auto"``: the noise-balanced rule with the noise
-    that objective perturbation actually adds at each ``alpha`` (module docstring).
-
-    Minimises, over ``alpha`` at or above the privacy floor (:func:`minimum_alpha`),
-
-        ``p sigma(alpha)^2/(2 n^2 alpha) + alpha W^2/2``,  ``sigma(alpha) = 2L/mu(alpha)``,
-
-    where ``mu(alpha)`` is the budget left to the objective noise after the Jacobian term
-    ``eps_J = log(1 + beta/(n alpha))`` (:func:`objective_noise_mu`) and
-    ``W = (OP_MARGIN/R) (t/t_0)^gamma`` as in :func:`noise_balanced_alpha`.  The bracket is
-    exact at the low end: ``mu(alpha) <= mu(eps_J = 0)``, so the objective decreases below
-    the closed-form minimiser at ``mu(0)``; the high end is four times the closed form at the
-    floor's ``mu``.  Public quantities only."""
-    R = float(row_bound)
-    floor = minimum_alpha(loss, R, n, epsilon, delta)
-    return _objective_perturbation_alpha(
-        float(loss.lipschitz(R)), float(loss.smoothness(R)), floor, OP_MARGIN[_family(loss)],
-        int(n), int(p), float(epsilon), float(delta), R)
-
-
-@functools.lru_cache(maxsize=256)
-def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, R):
-    t = n * gdp_mu(epsilon, delta, p) / math.sqrt(p)
-    W = (margin / R) * (t / SIZE_REF) ** SIZE_EXPONENT
-
-    def closed_form(mu):          # argmin at a fixed mu: sigma sqrt(p)/(n W)
-        return (2.0 * L / mu) * math.sqrt(p) / (n * W)
-
-    def eps_j(alpha):
-        return math.log1p(beta / (n * alpha))
-
-    lo = max(floor, closed_form(objective_noise_mu(epsilon, delta, 0.0, p)))
-    hi = 4.0 * max(floor, closed_form(objective_noise_mu(epsilon, delta, eps_j(floor), p)))
-    if not hi > lo:
-        return lo
-    grid = [lo * (hi / lo) ** (k / (OP_GRID_POINTS - 1)) for k in range(OP_GRID_POINTS)]
-
-    def risk(alpha):
-        mu = objective_noise_mu(epsilon, delta, eps_j(alpha), p)
-        if not mu > 0.0:
-            return math.inf
-        sigma = 2.0 * L / mu
-        return p * sigma * sigma / (2.0 * n * n * alpha) + alpha * W * W / 2.0
-
-    return min(grid, key=risk)
-
-
 def auto_alpha(solver, loss, *, n, p, epsilon, delta, row_bound):
     """The ``alpha="auto"`` rule (module docstring): public quantities only."""
     R = float(row_bound)
     L = float(loss.lipschitz(R))
-    mu = gdp_mu(epsilon, delta, p)
+    mu = budget_mu(epsilon, delta, p)
     if solver == "objective_perturbation":
         return objective_perturbation_alpha(loss, n=n, p=p, epsilon=epsilon, delta=delta,
-                                            row_bound=R)
+                                            row_bound=R, margin=OP_MARGIN[_family(loss)])
     if solver == "output_perturbation":
         W = OUTPUT_MARGIN[_family(loss)] / R
         c = float(loss.smoothness(R)) / (R * R)

@@ -38,6 +38,7 @@ def test_solver_rule():
 def test_alpha_rule_formulas():
     R, n, p, eps, delta = math.sqrt(2.0), 10_000, 6, 1.0, 1e-6
     mu = 1.0 / calibrate_gaussian_sigma(eps, delta, 1.0)
+    assert _auto.budget_mu(eps, delta, p) == pytest.approx(mu)
     assert _auto.margin_for(LogisticLoss()) == 54.0 and _auto.margin_for(HuberLoss(1.0)) == 29.0
     t = n * mu / math.sqrt(p)                    # the privacy sample size
     # the gradient solvers: sigma sqrt(p)/(n W), W = (M_0/R) (t/t_0)^(1/3)
