@@ -286,3 +286,91 @@ def objective_value_grad(X, y, W, loss_id, param, alpha, grad):
             grad[j, k] = grad[j, k] / n + alpha * W[j, k]
             sq += W[j, k] * W[j, k]
     return value / n + 0.5 * alpha * sq
+
+
+@njit(cache=True, nogil=True)
+def binary_chunks_value_grad(X, y, W, loss_id, param, n_chunks, c0, c1, chunk_grad,
+                             chunk_val):
+    """Chunks ``c0 .. c1 - 1`` of :func:`objective_value_grad` for the two convex
+    scalar-margin losses (``K = 1``, ``LOGISTIC`` or ``HUBER``): chunk ``c``'s gradient sum
+    goes to ``chunk_grad[c]`` (zeros on entry) and its loss sum to ``chunk_val[c]``.
+
+    The same rows, blocks, accumulation order and per-row expressions as the generic
+    kernel, so :func:`binary_value_grad` returns its bits.  Serial and ``nogil``: it
+    compiles in a fraction of the generic parallel kernel's time (which covers every loss
+    and ``K``), and threads run chunk groups side by side."""
+    n, d = X.shape
+    block = np.zeros(d)
+    for c in range(c0, c1):
+        start = c * n // n_chunks
+        stop = (c + 1) * n // n_chunks
+        total = chunk_grad[c]
+        val = 0.0
+        for b0 in range(start, stop, BLOCK):
+            b1 = min(b0 + BLOCK, stop)
+            for i in range(b0, b1):
+                z = _dot_row(X, i, W, 0)
+                if loss_id == LOGISTIC:
+                    v, g0 = _logistic_row(z, y[i])
+                else:
+                    v, g0 = _huber_row(z, y[i], param)
+                val += v
+                for j in range(d):
+                    block[j] += X[i, j] * g0
+            for j in range(d):
+                total[j] += block[j]
+                block[j] = 0.0
+        chunk_val[c] = val
+
+
+_POOL = None
+
+
+def _pool():
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        import numba
+
+        _POOL = ThreadPoolExecutor(max_workers=int(numba.config.NUMBA_NUM_THREADS),
+                                   thread_name_prefix="skdp-chunks")
+    return _POOL
+
+
+def binary_value_grad(X, y, W, loss_id, param, alpha, grad):
+    """:func:`objective_value_grad` for ``LOGISTIC``/``HUBER`` with ``K = 1``, bit for bit.
+
+    The chunk groups run on ``numba.get_num_threads()`` Python threads (the kernel releases
+    the GIL); the chunk totals are then added in the generic kernel's order, starting from
+    0.0, and ``grad = sum/n + alpha W``, ``F = value/n + (alpha/2)||W||^2`` are formed with
+    the same floating-point operations."""
+    import numba
+
+    n, d = X.shape
+    n_chunks = max(1, min(N_CHUNKS, n))
+    chunk_grad = np.zeros((n_chunks, d))
+    chunk_val = np.zeros(n_chunks)
+    threads = min(int(numba.get_num_threads()), n_chunks)
+    if threads > 1:
+        bounds = [g * n_chunks // threads for g in range(threads + 1)]
+        futures = [_pool().submit(binary_chunks_value_grad, X, y, W, loss_id, param,
+                                  n_chunks, bounds[g], bounds[g + 1], chunk_grad, chunk_val)
+                   for g in range(threads)]
+        for f in futures:
+            f.result()
+    else:
+        binary_chunks_value_grad(X, y, W, loss_id, param, n_chunks, 0, n_chunks, chunk_grad,
+                                 chunk_val)
+    total = np.zeros(d)
+    value = 0.0
+    for c in range(n_chunks):
+        total += chunk_grad[c]
+        value += float(chunk_val[c])
+    w = W[:, 0]
+    grad[:, 0] = total / n + alpha * w
+    sq = 0.0
+    for wj in w.tolist():
+        sq += wj * wj
+    return value / n + 0.5 * alpha * sq
+

@@ -98,6 +98,45 @@ def clip_rows(X, radius, intercept_scaling, out):
             out[i, d] = intercept_scaling
 
 
+#: up to this many entries rows are clipped by :func:`_clip_rows_numpy` (the same bits as
+#: :func:`clip_rows`, without compiling it: a fit on a small design pays no compilation)
+NUMPY_CLIP_MAX = 1 << 22
+
+
+def _clip_rows_numpy(X, radius, intercept_scaling, out):
+    """:func:`clip_rows` in numpy, bitwise identical: the squares of a row are added one
+    column at a time from the first, exactly the kernel's loop (no pairwise summation; the
+    fallback's ``cumsum`` along a row is sequential too), and the rescaled fallback of :func:`_row_norm` runs on the rows that need it.  Overflow,
+    underflow and non-finite entries behave as in the kernel (IEEE results, no warnings)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        _clip_rows_numpy_body(X, radius, intercept_scaling, out)
+
+
+def _clip_rows_numpy_body(X, radius, intercept_scaling, out):
+    n, d = X.shape
+    r = radius * SAFETY
+    s = np.zeros(n)
+    if d:
+        cols = np.ascontiguousarray(X.T)       # one column per pass: the kernel's j loop
+        s = cols[0] * cols[0]
+        for j in range(1, d):
+            s += cols[j] * cols[j]
+    nrm = np.sqrt(s)
+    odd = ~((s < np.inf) & ((s > 1e-280) | (s == 0.0)))
+    if odd.any():
+        rows = X[odd]
+        m = np.abs(rows).max(axis=1)
+        safe = np.where(m == 0.0, 1.0, m)
+        t = rows * (1.0 / safe)[:, None]
+        nrm[odd] = np.where(m == 0.0, 0.0, m * np.sqrt(np.cumsum(t * t, axis=1)[:, -1]))
+    scale = np.ones(n)
+    big = nrm > r
+    scale[big] = r / nrm[big]
+    np.multiply(X, scale[:, None], out=out[:, :d])
+    if out.shape[1] == d + 1:
+        out[:, d] = intercept_scaling
+
+
 def clip_and_augment(X, data_norm, fit_intercept, intercept_scaling):
     """Return a new C-contiguous float64 array of clipped rows, ``||row||_2 <= data_norm``.
 
@@ -124,7 +163,9 @@ def clip_and_augment(X, data_norm, fit_intercept, intercept_scaling):
     else:
         radius = float(data_norm)
         out = np.empty((n, d))
-    clip_rows(np.ascontiguousarray(X, dtype=np.float64), radius, float(intercept_scaling), out)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    clip = _clip_rows_numpy if X.size <= NUMPY_CLIP_MAX else clip_rows
+    clip(X, radius, float(intercept_scaling), out)
     return out
 
 

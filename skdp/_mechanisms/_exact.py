@@ -66,6 +66,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._numba_cache import ensure_cache_locator
+from ._exact_py import PY_BUDGET, PY_MAX_DRAWS, draw_python
 
 __all__ = [
     "new_word_source", "next_u64", "uniform_below", "bernoulli_exp", "discrete_laplace",
@@ -388,8 +389,20 @@ def _draw_parallel(state, tag0, tag1, scale, gaussian, out):
             out[i] = discrete_gaussian(st, scale) if gaussian else discrete_laplace(st, scale)
 
 
+#: integers drawn so far by the Python samplers in this process (:func:`_draw`)
+_python_draws = 0
+
+
 def _draw(state, scale, size, gaussian):
+    global _python_draws
     out = np.empty(int(size), dtype=np.int64)
+    if out.shape[0] <= PY_MAX_DRAWS and _python_draws < PY_BUDGET:
+        # The same integers and state as _draw_serial, without compiling the sampler chain:
+        # a session's first few fits pay no compilation; past PY_BUDGET integers (many
+        # fits, e.g. an audit) the compiled kernel takes over, the results unchanged.
+        _python_draws += out.shape[0]
+        draw_python(state, scale, out, gaussian)
+        return out
     if out.shape[0] < PARALLEL_MIN:
         _draw_serial(state, np.int64(scale), gaussian, out)
         return out
@@ -402,8 +415,11 @@ def _draw(state, scale, size, gaussian):
 
 
 def discrete_gaussian_noise(state, s, size):
-    """``size`` independent ``N_Z(0, s^2)`` integers (int64); from ``PARALLEL_MIN`` draws on,
-    in parallel chunks with their own streams (:func:`_draw_parallel`)."""
+    """``size`` independent ``N_Z(0, s^2)`` integers (int64).  Up to ``PY_MAX_DRAWS`` draws
+    in plain Python (:mod:`skdp._mechanisms._exact_py`: the same integers and state as the
+    compiled serial kernel, without its compilation) until the process has drawn
+    ``PY_BUDGET`` integers that way; from ``PARALLEL_MIN`` draws on, in
+    parallel chunks with their own streams (:func:`_draw_parallel`)."""
     return _draw(state, s, size, True)
 
 

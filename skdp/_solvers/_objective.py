@@ -1,7 +1,8 @@
 """The regularised empirical risk and its gradient on clipped rows.
 
 ``F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2) ||W||_F^2``, computed in one fused numba
-pass (:func:`skdp._losses._kernels.objective_value_grad`).  The gradient is summed in fixed
+pass (:func:`skdp._losses._kernels.objective_value_grad`; binary logistic and Huber use
+:func:`~skdp._losses._kernels.binary_value_grad`, the same pass specialised, bit for bit).  The gradient is summed in fixed
 chunks and blocks so that its rounding error has a bound that barely grows with ``n``
 (see :meth:`Objective.rounding_allowance`), which the certified solver relies on, and so
 that the result is bitwise identical whatever the number of threads.
@@ -9,8 +10,20 @@ that the result is bitwise identical whatever the number of threads.
 
 import numpy as np
 
-from .._losses._kernels import BLOCK, N_CHUNKS, margin_curvatures, objective_value_grad
+from .._losses._kernels import (
+    BLOCK,
+    HUBER,
+    LOGISTIC,
+    N_CHUNKS,
+    binary_value_grad,
+    margin_curvatures,
+    objective_value_grad,
+)
 from .._mechanisms._summation import UNIT_ROUNDOFF
+
+#: the convex scalar-margin losses evaluated by the specialised kernel (same bits, a
+#: fraction of the generic kernel's compilation)
+BINARY_CONVEX = (LOGISTIC, HUBER)
 
 
 class Objective:
@@ -44,9 +57,10 @@ class Objective:
         self.n_evals += 1
         W = np.ascontiguousarray(W, dtype=np.float64)
         grad = np.empty_like(W)
-        value = objective_value_grad(
-            self.X, self.y, W, self.loss.loss_id, self.loss.param, self.alpha, grad
-        )
+        kernel = (binary_value_grad if W.shape[1] == 1 and self.loss.loss_id in BINARY_CONVEX
+                  else objective_value_grad)
+        value = kernel(self.X, self.y, W, self.loss.loss_id, self.loss.param, self.alpha,
+                       grad)
         return float(value), grad
 
     @property

@@ -1,0 +1,36 @@
+"""The specialised objective kernels agree bit for bit with the generic one."""
+
+import numpy as np
+
+
+def test_binary_value_grad_is_bitwise_the_generic_kernel():
+    """The specialised logistic/Huber pass returns the generic kernel's bits, on one thread
+    and on several (chunk groups on Python threads), for n below and above N_CHUNKS and
+    BLOCK, W = 0 included."""
+    import numba
+
+    from skdp._losses._kernels import (
+        HUBER, LOGISTIC, binary_value_grad, objective_value_grad)
+
+    rng = np.random.default_rng(0)
+    previous = numba.get_num_threads()
+    try:
+        for trial in range(40):
+            n = int(rng.choice([1, 2, 15, 16, 17, 300, 9000]))
+            d = int(rng.integers(1, 20))
+            X = np.ascontiguousarray(rng.standard_normal((n, d)) / np.sqrt(d))
+            loss = (LOGISTIC, HUBER)[trial % 2]
+            y = (np.where(rng.random(n) < 0.5, -1.0, 1.0) if loss == LOGISTIC
+                 else 3.0 * rng.standard_normal(n))
+            W = rng.standard_normal((d, 1)) * (0.0 if trial % 7 == 0 else 1.0)
+            alpha = (0.0, 1e-3, 0.3)[trial % 3]
+            for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+                numba.set_num_threads(threads)
+                g1, g2 = np.empty_like(W), np.empty_like(W)
+                v1 = objective_value_grad(X, y, W, loss, 1.0, alpha, g1)
+                v2 = binary_value_grad(X, y, W, loss, 1.0, alpha, g2)
+                assert v1 == v2
+                assert np.array_equal(g1, g2) and np.array_equal(np.signbit(g1),
+                                                                 np.signbit(g2))
+    finally:
+        numba.set_num_threads(previous)
