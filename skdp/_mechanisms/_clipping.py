@@ -115,6 +115,23 @@ def _clip_rows_numpy(X, radius, intercept_scaling, out):
 def _clip_rows_numpy_body(X, radius, intercept_scaling, out):
     n, d = X.shape
     r = radius * SAFETY
+    nrm = _row_norms_numpy_body(X)
+    scale = np.ones(n)
+    big = nrm > r
+    scale[big] = r / nrm[big]
+    np.multiply(X, scale[:, None], out=out[:, :d])
+    if out.shape[1] == d + 1:
+        out[:, d] = intercept_scaling
+
+
+def row_norms_numpy(X):
+    """``[_row_norm(X, i) for i]`` in numpy, bitwise (see :func:`_clip_rows_numpy`)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        return _row_norms_numpy_body(np.ascontiguousarray(X, dtype=np.float64))
+
+
+def _row_norms_numpy_body(X):
+    n, d = X.shape
     s = np.zeros(n)
     if d:
         cols = np.ascontiguousarray(X.T)       # one column per pass: the kernel's j loop
@@ -125,16 +142,11 @@ def _clip_rows_numpy_body(X, radius, intercept_scaling, out):
     odd = ~((s < np.inf) & ((s > 1e-280) | (s == 0.0)))
     if odd.any():
         rows = X[odd]
-        m = np.abs(rows).max(axis=1)
+        m = np.fmax.reduce(np.abs(rows), axis=1, initial=0.0)   # NaN skipped, as there
         safe = np.where(m == 0.0, 1.0, m)
         t = rows * (1.0 / safe)[:, None]
         nrm[odd] = np.where(m == 0.0, 0.0, m * np.sqrt(np.cumsum(t * t, axis=1)[:, -1]))
-    scale = np.ones(n)
-    big = nrm > r
-    scale[big] = r / nrm[big]
-    np.multiply(X, scale[:, None], out=out[:, :d])
-    if out.shape[1] == d + 1:
-        out[:, d] = intercept_scaling
+    return nrm
 
 
 def clip_and_augment(X, data_norm, fit_intercept, intercept_scaling):

@@ -59,7 +59,8 @@ def test_numpy_clip_is_bitwise_the_kernel():
     """Small designs are clipped in numpy (no compilation); the result must be the
     kernel's, bit for bit -- rows of every magnitude (overflowing and subnormal sums take
     the rescaled path), zero rows, with and without the intercept column."""
-    from skdp._mechanisms._clipping import _clip_rows_numpy, clip_rows
+    from skdp._mechanisms._clipping import _clip_rows_numpy, clip_rows, row_norms_numpy
+    from skdp._solvers._dpsgd_kernel import row_norms
 
     rng = np.random.default_rng(0)
     for trial in range(120):
@@ -83,3 +84,6 @@ def test_numpy_clip_is_bitwise_the_kernel():
             finite = np.all(np.isfinite(X), axis=1)
             if d:
                 assert np.all(np.linalg.norm(b[finite, :d], axis=1) <= 1.3)
+        norms = np.empty(n)
+        row_norms(X, norms)
+        assert np.array_equal(norms, row_norms_numpy(X), equal_nan=True)
