@@ -6,13 +6,19 @@ numbers), computed on rows that were clipped to the public bounds *inside* each 
 before anything leaves it.  The number of rows is read from the collection's chunk sizes
 (counted when unknown) and treated as public, as for in-memory data.
 
-Only :class:`skdp.preprocessing.DPStandardScaler` accepts Dask input so far; the estimators
-refuse it with a clear error rather than collecting the data on the client.
+:class:`skdp.preprocessing.DPStandardScaler` and the objective-perturbation fits of
+:class:`~skdp.DPLogisticRegression` (binary) and :class:`~skdp.DPHuberRegressor` (the
+default solver of both) accept Dask input; other solvers refuse it with a clear error
+rather than collecting the data on the client.
 """
 
 import numpy as np
 
-__all__ = ["is_dask_collection", "as_dask_array", "check_dask_array", "refuse_dask"]
+__all__ = ["is_dask_collection", "as_dask_array", "check_dask_array", "refuse_dask",
+           "dask_design", "DASK_SOLVERS"]
+
+#: solvers that fit a Dask collection without collecting it (the others refuse it)
+DASK_SOLVERS = ("objective_perturbation",)
 
 
 def is_dask_collection(X):
@@ -53,6 +59,65 @@ def check_dask_array(X):
         raise ValueError("Input X contains NaN or infinity.")
 
 
+def _as_dask_vector(y, row_chunks):
+    import dask.array as da
+
+    if hasattr(y, "to_dask_array"):            # Series / one-column DataFrame
+        y = y.to_dask_array(lengths=True)
+    if not isinstance(y, da.Array):
+        y = da.from_array(np.asarray(y), chunks=(row_chunks,))
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if y.shape[0] != sum(row_chunks):
+        raise ValueError(f"X and y have different numbers of rows: {sum(row_chunks)} and "
+                         f"{y.shape[0]}")
+    return y.rechunk((row_chunks,))
+
+
+def dask_design(estimator, X, y, encode, labels=None):
+    """A fit's :class:`~skdp._solvers._dask_objective.DaskDesign`, validated on the workers.
+
+    Sets ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame with string column
+    names) as ``validate_data`` would.  One reduction checks that ``X`` and ``y`` are finite
+    (and, with ``labels``, that every label is one of them); ``encode`` maps each ``y``
+    partition to the solver's float targets on the workers.  Nothing else is computed."""
+    import dask
+    import dask.array as da
+
+    from ._solvers._dask_objective import DaskDesign
+
+    if estimator.data_norm is None:
+        raise ValueError(
+            f"{type(estimator).__name__}.fit on a Dask collection needs a public data_norm: "
+            "reading the bound from the data would need a pass and breaks the guarantee")
+    X, names = as_dask_array(X)
+    X = X.rechunk({1: -1})
+    n, d = X.shape
+    if n == 0 or d == 0:
+        raise ValueError(f"Found array with shape {(n, d)}: at least one sample and one "
+                         "feature are required")
+    y = _as_dask_vector(y, X.chunks[0])
+    checks = [da.isfinite(X).all()]
+    if labels is None:
+        checks.append(da.isfinite(y.astype(np.float64)).all())
+    else:
+        checks.append(da.isin(y, np.asarray(labels)).all())
+    finite_X, good_y = dask.compute(*checks)
+    if not finite_X:
+        raise ValueError("Input X contains NaN or infinity.")
+    if not good_y:
+        raise ValueError("Input y contains NaN or infinity." if labels is None else
+                         f"y contains labels not in classes={list(labels)!r}")
+    estimator.n_features_in_ = int(d)
+    if names is not None and all(isinstance(c, str) for c in names):
+        estimator.feature_names_in_ = np.asarray(names, dtype=object)
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    return DaskDesign(X, y.map_blocks(encode, dtype=np.float64))
+
+
 def refuse_dask(estimator, X):
     """Raise a clear error when an estimator without a Dask path is given a Dask
     collection (instead of silently collecting it on the client)."""
@@ -60,4 +125,6 @@ def refuse_dask(estimator, X):
         raise TypeError(
             f"{type(estimator).__name__}.fit does not accept Dask collections yet: it would "
             "collect the data on the client.  Call .compute() on data that fits in memory; "
-            "DPStandardScaler fits on Dask arrays and DataFrames partition by partition.")
+            "DPStandardScaler, and DPLogisticRegression (binary) and DPHuberRegressor with "
+            "solver='objective_perturbation' (their default), fit on Dask arrays and "
+            "DataFrames partition by partition.")

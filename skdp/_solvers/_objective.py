@@ -103,8 +103,15 @@ class Objective:
         the (a.e.) Hessian, used only to choose Newton steps (the certificate never
         trusts it)."""
         z = np.ascontiguousarray(self.X @ W[:, 0])
-        curv = np.empty(self.n)
-        margin_curvatures(z, self.y, self.loss.loss_id, self.loss.param, curv)
+        if self.loss.loss_id == HUBER:
+            # l'' = 1{|z - y| <= h}: the kernel's comparison, elementwise in numpy (no
+            # compilation, same values, NaN residuals give 0 as there)
+            r = z - self.y
+            h = self.loss.param
+            curv = ((-h <= r) & (r <= h)).astype(np.float64)
+        else:
+            curv = np.empty(self.n)
+            margin_curvatures(z, self.y, self.loss.loss_id, self.loss.param, curv)
         self.extra_example_gradients += self.n
         H = (self.X.T * curv) @ self.X / self.n
         H[np.diag_indices_from(H)] += self.alpha
@@ -117,13 +124,23 @@ class Objective:
                          self.n_outputs, self.row_bound)
 
 
-def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm):
+def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partitions=1):
     """The bound of :meth:`Objective.rounding_allowance` from public sizes and ``||W||``
-    (also used to plan a certificate before any data is read)."""
+    (also used to plan a certificate before any data is read).  ``partitions > 1``: the sums
+    of that many partitions (each at most the in-memory depth) added in order, which adds
+    ``(partitions - 1) u C g_max`` per entry (:mod:`skdp._solvers._dask_objective`)."""
     u = UNIT_ROUNDOFF
     C = float(row_bound)
     m = -(-int(n) // BLOCK) + N_CHUNKS
     per_entry = C * (
         d * u * C * w_norm + (8 + 2 * K) * u * g_max + (BLOCK + m) * u * g_max
     ) + 2 * u * (C * g_max + 2 * alpha * w_norm)
+    if partitions > 1:
+        per_entry += C * (int(partitions) - 1) * u * g_max
     return 2.0 * np.sqrt(d * K) * per_entry
+
+
+def linear_term_allowance(L, alpha, w_norm, b_over_n_norm):
+    """Rounding of forming ``b/n`` and adding it to the gradient:
+    ``2u (L + alpha ||W|| + 2 ||b/n||)`` (``||grad F_b|| <= L + alpha ||W|| + ||b||/n``)."""
+    return 2.0 * UNIT_ROUNDOFF * (L + alpha * w_norm + 2.0 * b_over_n_norm)

@@ -79,7 +79,13 @@ from ..accounting._objective_perturbation import (
     objective_perturbation_delta,
     objective_perturbation_event,
 )
-from ._objective import Objective, UNIT_ROUNDOFF, gradient_rounding_allowance
+from ._objective import (
+    Objective,
+    UNIT_ROUNDOFF,
+    gradient_rounding_allowance,
+    linear_term_allowance,
+)
+from ._dask_objective import DaskDesign, DaskObjective
 from ._optimizers import certified_minimize
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
@@ -386,9 +392,8 @@ class PerturbedObjective(Objective):
 
     def rounding_allowance(self, W):
         L = float(self.loss.lipschitz(self.row_bound))
-        extra = 2.0 * UNIT_ROUNDOFF * (L + self.alpha * float(np.linalg.norm(W))
-                                       + 2.0 * self._b_norm)
-        return super().rounding_allowance(W) + extra
+        return super().rounding_allowance(W) + linear_term_allowance(
+            L, self.alpha, float(np.linalg.norm(W)), self._b_norm)
 
     def subsample(self, step):
         return PerturbedObjective(np.ascontiguousarray(self.X[::step]),
@@ -490,10 +495,14 @@ def run_objective_perturbation(X, y, loss, plan, *, row_bound, fit_intercept,
     else:
         b = gaussian_noise(rng, (p, 1), plan["sigma"])
         z = gaussian_noise(rng, (p, 1), plan["sigma_out"]) if noise_source is None else None
-    # 3. Certified minimisation on clipped rows.
-    Xc = clip_and_augment(X, row_bound, fit_intercept, intercept_scaling)
-    objective = PerturbedObjective(Xc, np.ascontiguousarray(y, dtype=np.float64), loss, lam,
-                                   1, row_bound, b / n)
+    # 3. Certified minimisation on clipped rows (on the workers for a Dask design).
+    if isinstance(X, DaskDesign):
+        objective = DaskObjective(X, loss, lam, row_bound, fit_intercept, intercept_scaling,
+                                  b / n)
+    else:
+        Xc = clip_and_augment(X, row_bound, fit_intercept, intercept_scaling)
+        objective = PerturbedObjective(Xc, np.ascontiguousarray(y, dtype=np.float64), loss,
+                                       lam, 1, row_bound, b / n)
     gamma = plan["gamma"]
     coef_bound = (plan["L"] + float(np.linalg.norm(b)) / n) / lam
     W, info = certified_minimize(objective, lam, gamma / lam, plan["beta"], coef_bound,

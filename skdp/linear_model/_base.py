@@ -41,8 +41,10 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._dask import DASK_SOLVERS
 from .._mechanisms import max_row_norm, new_word_source, row_bound
 from .._solvers import CONVEX_SOLVERS, SECURE_NOISE_SOLVERS, SOLVER_OPTIONS, SOLVERS
+from .._solvers._dask_objective import DaskDesign
 from ._auto import resolve_fit_plan
 from .._solvers._phased import plan_phased_event
 from .._solvers._resque import plan_resque_event
@@ -398,6 +400,11 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         if plan is None:   # data_norm=None: the plan uses the data-derived bound
             plan = self._fit_plan(X.shape[0], X.shape[1], loss, n_outputs, R)
         solver = plan.solver
+        if isinstance(X, DaskDesign) and solver not in DASK_SOLVERS:
+            raise ValueError(
+                f"solver={solver!r} cannot fit a Dask collection without collecting it on "
+                f"the client; Dask fits support solver in {list(DASK_SOLVERS)} (the default "
+                "of binary DPLogisticRegression and DPHuberRegressor)")
         secure = self._secure_noise(solver)
         rng = _check_random_state(self.random_state)
         # the ChaCha20 key: from the OS (random_state=None), else the first draws of the

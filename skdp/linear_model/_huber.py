@@ -2,12 +2,14 @@
 
 import numbers
 
+import functools
+
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
-from .._dask import refuse_dask
+from .._dask import dask_design, is_dask_collection
 from .._fitted_attributes import atomic_fit
 from .._losses import HuberLoss
 from .._losses._smoothed import AbsoluteLoss
@@ -25,6 +27,12 @@ from ._base import (
 #: form in phased, randomized ReSQue queries in resque)
 _NONSMOOTH_SOLVERS = {"phased", "resque"}
 
+
+
+def _clip_targets(y, bound):
+    """Targets as float64, clipped to ``[-y_bound, y_bound]`` when a bound is given."""
+    y = np.asarray(y, dtype=np.float64)
+    return y if bound is None else np.clip(y, -bound, bound)
 
 class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
     __doc__ = (
@@ -249,7 +257,6 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self
         """
         _refuse_sample_weight(sample_weight)
-        refuse_dask(self, X)
         self._check_public_params()
         if self.huber_threshold == 0 and self.solver not in _NONSMOOTH_SOLVERS | {"auto"}:
             raise ValueError(
@@ -257,11 +264,14 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
                 f"{self.solver!r} needs a smooth loss; use huber_threshold > 0 or "
                 f"solver in {sorted(_NONSMOOTH_SOLVERS)}"
             )
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+        if is_dask_collection(X):
+            # rows stay on the workers; targets clipped to y_bound there
+            X = dask_design(self, X, y, functools.partial(_clip_targets, bound=self.y_bound))
+            y = X.y
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+            y = _clip_targets(y, self.y_bound)
         self._check_n_samples(X.shape[0])
-        y = np.asarray(y, dtype=np.float64)
-        if self.y_bound is not None:
-            y = np.clip(y, -self.y_bound, self.y_bound)
         loss, _ = self._planning_loss()
         attrs, result = self._run_solver(X, y, loss, n_outputs=1, y_bound=self.y_bound)
         attrs["coef_"] = np.ascontiguousarray(result.coef[:, 0])

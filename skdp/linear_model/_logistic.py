@@ -1,5 +1,6 @@
 """Differentially private logistic regression (binary and multinomial)."""
 
+import functools
 import warnings
 
 import numpy as np
@@ -17,12 +18,17 @@ from ._base import (
     BaseDPLinear,
     _refuse_sample_weight,
 )
-from .._dask import refuse_dask
+from .._dask import dask_design, is_dask_collection
 from .._fitted_attributes import atomic_fit
 from .._stacklevel import user_stacklevel
 from ..exceptions import PrivacyLeakWarning
 
 
+
+
+def _encode_binary(y, positive):
+    """``+1`` for the positive class, ``-1`` otherwise (labels already checked)."""
+    return np.where(np.asarray(y) == positive, 1.0, -1.0)
 
 class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear):
     __doc__ = (
@@ -277,12 +283,13 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         self
         """
         _refuse_sample_weight(sample_weight)
-        refuse_dask(self, X)
         self._check_public_params()
         classes = None if self.classes is None else np.unique(np.asarray(self.classes))
         if classes is not None and classes.size < 2:
             raise ValueError(
                 f"DPLogisticRegression needs at least 2 classes; got classes={classes!r}")
+        if is_dask_collection(X):
+            return self._fit_dask(X, y, classes)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
         self._check_n_samples(X.shape[0])
@@ -314,6 +321,25 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
             y_enc = y_index.astype(np.float64)
             n_outputs = int(classes.size)
         attrs, result = self._run_solver(X, y_enc, loss, n_outputs=n_outputs)
+        attrs["coef_"] = np.ascontiguousarray(result.coef.T)
+        attrs["intercept_"] = result.intercept.copy()
+        attrs["classes_"] = classes
+        self._set_fitted(attrs)
+        return self
+
+    def _fit_dask(self, X, y, classes):
+        """Binary fit on a Dask collection: labels checked and encoded to +-1 on the
+        workers; the public ``classes`` is required (reading the label set would need a
+        pass over the private data)."""
+        if classes is None or classes.size != 2:
+            raise ValueError(
+                "DPLogisticRegression.fit on a Dask collection is binary and needs the public "
+                "label set: pass classes=[negative, positive]")
+        design = dask_design(self, X, y, functools.partial(_encode_binary,
+                                                           positive=classes[1]),
+                             labels=classes)
+        self._check_n_samples(design.shape[0])
+        attrs, result = self._run_solver(design, design.y, LogisticLoss(), n_outputs=1)
         attrs["coef_"] = np.ascontiguousarray(result.coef.T)
         attrs["intercept_"] = result.intercept.copy()
         attrs["classes_"] = classes

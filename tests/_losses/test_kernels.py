@@ -34,3 +34,24 @@ def test_binary_value_grad_is_bitwise_the_generic_kernel():
                                                                  np.signbit(g2))
     finally:
         numba.set_num_threads(previous)
+
+
+def test_huber_hessian_weights_match_the_kernel():
+    """Objective.hessian computes Huber's l'' in numpy: the kernel's values exactly."""
+    from skdp._losses import HuberLoss
+    from skdp._losses._kernels import margin_curvatures
+    from skdp._solvers._objective import Objective
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((500, 4)) / 2.0
+    y = 2.0 * rng.standard_normal(500)
+    y[:3] = np.nan                                   # NaN residuals: weight 0 in both
+    W = rng.standard_normal((4, 1))
+    loss = HuberLoss(1.0)
+    H = Objective(X, y, loss, 0.1, 1, 1.5).hessian(W)
+    curv = np.empty(500)
+    margin_curvatures(np.ascontiguousarray(X @ W[:, 0]), y, loss.loss_id, loss.param, curv)
+    ref = (X.T * curv) @ X / 500
+    ref[np.diag_indices_from(ref)] += 0.1
+    assert np.array_equal(H, ref)
+    assert 0 < curv.sum() < 497 and np.all(curv[:3] == 0.0)

@@ -1,0 +1,120 @@
+"""DPLogisticRegression on Dask arrays: throughput, memory and accuracy, against in memory.
+
+A ``LocalCluster`` with 2 worker processes (1 thread each) generates the rows and labels
+lazily on the workers (``dask.array.random``, partitions of 10^6 rows, 20 features, labels
+from a logistic model); the client never holds them.  The default estimator
+(``DPLogisticRegression(epsilon=1, data_norm=1, classes=[0, 1])``: objective
+perturbation) is fitted; the fit clips each partition on its worker and keeps it there
+(``persist``), then every L-BFGS step reduces over the partitions.  For each size: the
+fit's wall time (generation included) and rows per second, the growth of the client's
+peak RSS during the fit next to the array's size, each worker's peak RSS, the number of
+L-BFGS evaluations, and the accuracy on a fresh in-memory test sample.  At 4·10^6 rows the
+in-memory fit on the same rows (computed to a NumPy array first) runs side by side: its
+wall time, rows per second of the Dask fit over the in-memory one, and its accuracy.
+
+Writes ``benchmarks/results/dask_estimator.md`` / ``.json``.  Run:
+``python benchmarks/bench_dask_estimator.py [--sizes 4e6 2e7 1e8]``.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import machine_info, md_table, proc_status_kib, reset_peak_rss, write_results  # noqa: E402,E501
+from bench_dask import _worker_peak_kib, _worker_reset  # noqa: E402
+
+D = 20
+CHUNK_ROWS = 1_000_000
+W_TRUE = np.random.default_rng(0).standard_normal(D)
+
+
+def lazy_problem(n, seed=1):
+    import dask.array as da
+
+    rs = da.random.RandomState(seed)
+    X = rs.normal(size=(n, D), chunks=(CHUNK_ROWS, D)) * 0.15
+    p = 1.0 / (1.0 + da.exp(-(X @ W_TRUE) * 6.0))
+    y = (rs.uniform(size=n, chunks=CHUNK_ROWS) < p).astype(np.int8)
+    return X, y
+
+
+def estimator():
+    from skdp import DPLogisticRegression
+
+    return DPLogisticRegression(epsilon=1.0, delta=1e-10, data_norm=1.0, classes=[0, 1],
+                                random_state=0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", nargs="*", type=float, default=[4e6, 2e7])
+    args = ap.parse_args()
+    import dask
+    from distributed import Client, LocalCluster
+
+    sizes = [int(s) for s in args.sizes]
+    compare_n = 4_000_000
+    X_test, y_test = dask.compute(*lazy_problem(200_000, seed=99))
+    rows, raw = [], {"sizes": {}}
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, memory_limit="10GiB") as cluster, \
+            Client(cluster) as client:
+        estimator().fit(*lazy_problem(2 * CHUNK_ROWS))          # warm-up (imports, JIT)
+        for n in sizes:
+            X, y = lazy_problem(n)
+            client.run(_worker_reset)
+            reset_peak_rss()
+            before = proc_status_kib("VmRSS")["VmRSS"]
+            t0 = time.perf_counter()
+            model = estimator().fit(X, y)
+            wall = time.perf_counter() - t0
+            growth = (proc_status_kib("VmHWM")["VmHWM"] - before) * 1024
+            workers = [v * 1024 for v in client.run(_worker_peak_kib).values()]
+            size = n * (D * 8 + 1)
+            entry = {"n": n, "bytes": size, "wall_s": wall, "rows_per_s": n / wall,
+                     "client_peak_growth_bytes": growth, "worker_peak_bytes": workers,
+                     "n_gradient_evals": model.n_gradient_evals_ / n,
+                     "accuracy": model.score(X_test, y_test), "epsilon_": model.epsilon_}
+            if n == compare_n:
+                Xm, ym = dask.compute(X, y)
+                t0 = time.perf_counter()
+                mem = estimator().fit(Xm, ym)
+                entry["in_memory_s"] = time.perf_counter() - t0
+                entry["in_memory_accuracy"] = mem.score(X_test, y_test)
+                entry["throughput_ratio"] = entry["in_memory_s"] / wall
+                entry["same_event"] = bool(mem.dp_event_ == model.dp_event_)
+                del Xm, ym
+            raw["sizes"][n] = entry
+            rows.append([
+                f"{n:.0e}", f"{size / 2**30:.2f}", f"{wall:.1f}", f"{n / wall / 1e6:.2f}",
+                f"{growth / 2**20:.1f} ({growth / size:.2%})",
+                ", ".join(f"{b / 2**30:.2f}" for b in workers),
+                f"{entry['n_gradient_evals']:.0f}", f"{entry['accuracy']:.4f}",
+                f"{entry['in_memory_s']:.1f}" if "in_memory_s" in entry else "",
+                f"{entry['throughput_ratio']:.2f}" if "throughput_ratio" in entry else "",
+                f"{entry['in_memory_accuracy']:.4f}" if "in_memory_s" in entry else "",
+                str(entry.get("same_event", ""))])
+            print(rows[-1], flush=True)
+    info = machine_info()
+    raw["machine"] = info
+    text = "\n".join([
+        "# DPLogisticRegression on Dask arrays: throughput, memory and accuracy", "",
+        __doc__.split("\n\n", 1)[1].rsplit("Writes", 1)[0].strip(), "",
+        f"Machine: {info.get('cpu', '?')}, {info.get('nproc', '?')} cores, "
+        f"{info.get('mem_total_gib', 0):.1f} GiB.", "",
+        md_table(["rows", "data GiB", "Dask fit s", "M rows/s",
+                  "client peak growth MiB (of the data)", "worker peaks GiB",
+                  "passes over the data", "test accuracy", "in-memory fit s",
+                  "Dask rows/s over in-memory", "in-memory test accuracy",
+                  "same event"], rows),
+    ])
+    write_results("dask_estimator", text, raw)
+    print(text.rsplit("\n\n", 1)[-1])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+r"""The regularised (and perturbed) risk of a design held on Dask workers.
+
+:class:`DaskObjective` has the interface of :class:`skdp._solvers._objective.Objective`
+(``value_grad``, ``rounding_allowance``, ``hessian``, ``subsample``), so the certified
+minimiser of objective perturbation runs unchanged on data larger than the client's memory.
+
+What travels
+------------
+The rows are clipped to the public row bound *on the workers*, partition by partition
+(:func:`skdp._mechanisms.clip_and_augment` on each block), and kept there (``persist``).
+Each evaluation sends ``W`` (``p`` numbers) to every partition and brings back ``p + 1``
+numbers per partition: the partition's loss sum and gradient sum, computed by the same
+specialised kernel as in memory (:func:`skdp._losses._kernels.binary_chunks_value_grad`,
+the partition's rows in ``N_CHUNKS`` chunks of blocks).  The client adds the partition
+totals in partition order and forms ``sum/n + alpha W (+ b/n)``.  A Newton step brings back
+one ``p x p`` matrix per partition.  No row, margin or residual leaves a worker.
+
+Rounding
+--------
+Within a partition of ``n_k <= n`` rows the kernel's summation depth is at most that of an
+in-memory pass over ``n`` rows (``BLOCK + ceil(n/BLOCK) + N_CHUNKS``), and adding the ``P``
+partition totals in order adds ``(P - 1) u sum_i |x_ij g_i| <= (P - 1) u n C g_max`` per
+entry: :func:`~skdp._solvers._objective.gradient_rounding_allowance` with
+``partitions=P``.  The certificate therefore holds for the Dask sums exactly as for the
+in-memory ones.
+
+Failures
+--------
+Every evaluation reduces over *all* partitions or raises: a lost worker is recomputed from
+the collection's lineage by Dask (the same rows, clipped again the same way), and an error
+that Dask cannot recover propagates out of ``fit`` before anything is released.
+"""
+
+import numpy as np
+
+from .._losses._kernels import HUBER, N_CHUNKS, binary_chunks_value_grad, margin_curvatures
+from .._mechanisms import clip_and_augment
+from ._objective import BINARY_CONVEX, gradient_rounding_allowance, linear_term_allowance
+
+__all__ = ["DaskDesign", "DaskObjective"]
+
+
+class DaskDesign:
+    """Features and encoded targets of a fit, on the workers.
+
+    ``X``: 2-D float64 ``dask.array`` with one column chunk and known row chunks; ``y``: the
+    encoded targets (1-D, the same row chunks).  ``shape`` is ``X``'s (``n`` is public, read
+    from the chunk sizes)."""
+
+    def __init__(self, X, y):
+        self.X = X
+        self.y = y
+        self.shape = tuple(int(s) for s in X.shape)
+        self.n_partitions = len(X.chunks[0])
+
+
+def _clip_block(block, row_bound, fit_intercept, intercept_scaling):
+    return clip_and_augment(block, row_bound, fit_intercept, intercept_scaling)
+
+
+def _every(block, step):
+    return np.ascontiguousarray(block[::step])
+
+
+def _partition_sums(X, y, W, loss_id, param):
+    """``[sum_i l_i, sum_i x_i l'_i]`` of one partition: the in-memory kernel's chunks and
+    blocks over the partition's rows, chunk totals added in order from 0."""
+    n, d = X.shape
+    out = np.zeros(d + 1)
+    if n == 0:
+        return out
+    n_chunks = max(1, min(N_CHUNKS, n))
+    chunk_grad = np.zeros((n_chunks, d))
+    chunk_val = np.zeros(n_chunks)
+    binary_chunks_value_grad(X, y, W, loss_id, param, n_chunks, 0, n_chunks, chunk_grad,
+                             chunk_val)
+    for c in range(n_chunks):
+        out[0] += chunk_val[c]
+        out[1:] += chunk_grad[c]
+    return out
+
+
+def _partition_hessian(X, y, w, loss_id, param):
+    """``sum_i l''(x_i w) x_i x_i^T`` of one partition (Newton steps only)."""
+    z = np.ascontiguousarray(X @ w)
+    if loss_id == HUBER:
+        r = z - y
+        curv = ((-param <= r) & (r <= param)).astype(np.float64)
+    else:
+        curv = np.empty(X.shape[0])
+        margin_curvatures(z, y, loss_id, param, curv)
+    return (X.T * curv) @ X
+
+
+class DaskObjective:
+    """``F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2)||W||^2 + <b, W>/n`` over a
+    :class:`DaskDesign` (binary logistic or Huber, ``K = 1``).
+
+    Parameters
+    ----------
+    design : DaskDesign
+        Raw features (clipped here, on the workers) and encoded targets.
+    loss : LogisticLoss or HuberLoss
+    alpha : float
+    row_bound : float
+        Public bound ``R`` on the augmented row.
+    fit_intercept : bool
+    intercept_scaling : float
+    b_over_n : ndarray of shape (p, 1) or None
+        The objective perturbation's linear term (None: unperturbed).
+    clipped : bool, default=False
+        ``design.X`` is already clipped and augmented (subsamples).
+    """
+
+    def __init__(self, design, loss, alpha, row_bound, fit_intercept, intercept_scaling,
+                 b_over_n=None, clipped=False):
+        if loss.loss_id not in BINARY_CONVEX:
+            raise ValueError("Dask fits support binary logistic and Huber losses")
+        X, y = design.X, design.y
+        if not clipped:
+            d = X.shape[1] + int(bool(fit_intercept))
+            X = X.map_blocks(_clip_block, float(row_bound), bool(fit_intercept),
+                             float(intercept_scaling), chunks=(X.chunks[0], (d,)),
+                             dtype=np.float64)
+            X, y = X.persist(), y.persist()
+        self.design = DaskDesign(X, y)
+        self.loss = loss
+        self.alpha = float(alpha)
+        self.row_bound = float(row_bound)
+        self.fit_intercept = bool(fit_intercept)
+        self.intercept_scaling = float(intercept_scaling)
+        self.n, self.d = self.design.shape
+        self.n_outputs = 1
+        self.shape = (self.d, 1)
+        self.b_over_n = (None if b_over_n is None else
+                         np.ascontiguousarray(b_over_n, dtype=np.float64).reshape(self.shape))
+        self.n_evals = 0
+        self.extra_example_gradients = 0
+
+    def _blocks(self):
+        xs = self.design.X.to_delayed().ravel()
+        ys = self.design.y.to_delayed().ravel()
+        return list(zip(xs, ys))
+
+    def value_grad(self, W):
+        """``(F(W), grad F(W))``: one reduction over the partitions."""
+        import dask
+
+        self.n_evals += 1
+        W = np.ascontiguousarray(W, dtype=np.float64).reshape(self.shape)
+        parts = dask.compute(*[dask.delayed(_partition_sums)(x, y, W, self.loss.loss_id,
+                                                             self.loss.param)
+                               for x, y in self._blocks()])
+        total = np.zeros(self.d + 1)
+        for part in parts:               # partition order: a fixed reduction
+            total += part
+        grad = (total[1:] / self.n + self.alpha * W[:, 0]).reshape(self.shape)
+        value = total[0] / self.n + 0.5 * self.alpha * float(np.sum(W * W))
+        if self.b_over_n is not None:
+            value += float(np.sum(self.b_over_n * W))
+            grad = grad + self.b_over_n
+        return float(value), grad
+
+    def value_grad_flat(self, w):
+        value, grad = self.value_grad(w.reshape(self.shape))
+        return value, grad.ravel()
+
+    @property
+    def n_example_gradients(self):
+        return self.n_evals * self.n + self.extra_example_gradients
+
+    def rounding_allowance(self, W):
+        """The in-memory bound with the partition sum added (module docstring), plus the
+        linear term's when perturbed."""
+        g_max = max(1.0, float(self.loss.lipschitz(1.0)))
+        w_norm = float(np.linalg.norm(W))
+        bound = gradient_rounding_allowance(self.n, self.d, 1, self.row_bound, g_max,
+                                            self.alpha, w_norm,
+                                            partitions=self.design.n_partitions)
+        if self.b_over_n is not None:
+            bound += linear_term_allowance(float(self.loss.lipschitz(self.row_bound)),
+                                           self.alpha, w_norm,
+                                           float(np.linalg.norm(self.b_over_n)))
+        return bound
+
+    def hessian(self, W):
+        """``X^T diag(l'') X / n + alpha I`` from one ``p x p`` matrix per partition."""
+        import dask
+
+        w = np.ascontiguousarray(W[:, 0], dtype=np.float64)
+        parts = dask.compute(*[dask.delayed(_partition_hessian)(x, y, w, self.loss.loss_id,
+                                                                self.loss.param)
+                               for x, y in self._blocks()])
+        H = np.zeros((self.d, self.d))
+        for part in parts:
+            H += part
+        self.extra_example_gradients += self.n
+        H /= self.n
+        H[np.diag_indices_from(H)] += self.alpha
+        return H
+
+    def subsample(self, step):
+        """The same objective on every ``step``-th row of each partition (warm starts: the
+        path only), kept on the workers."""
+        rows = tuple(-(-int(c) // step) for c in self.design.X.chunks[0])   # public sizes
+        X = self.design.X.map_blocks(_every, step, chunks=(rows, (self.d,)),
+                                     dtype=np.float64)
+        y = self.design.y.map_blocks(_every, step, chunks=(rows,), dtype=np.float64)
+        return DaskObjective(DaskDesign(X.persist(), y.persist()), self.loss, self.alpha,
+                             self.row_bound, self.fit_intercept, self.intercept_scaling,
+                             self.b_over_n, clipped=True)
