@@ -192,26 +192,34 @@ def objective_perturbation_alpha(loss, *, n, p, epsilon, delta, row_bound, margi
 
     Minimises, over ``alpha`` at or above the privacy floor (:func:`minimum_alpha`),
 
-        ``p sigma(alpha)^2/(2 n^2 alpha) + alpha W^2/2``,  ``sigma(alpha) = 2L/mu(alpha)``,
+        ``p sigma(alpha)^2/(2 n^2 alpha) + sigma_out(alpha)^2 (beta + p alpha)/2
+        + alpha W^2/2``,
 
-    where ``mu(alpha)`` is the budget left to the objective noise after the Jacobian term
-    ``eps_J = log(1 + beta/(n alpha))`` (:func:`objective_noise_mu`) and
+    with ``sigma(alpha) = 2L/mu(alpha)``, ``mu(alpha)`` the budget left to the objective
+    noise after the Jacobian term ``eps_J = log(1 + beta/(n alpha))``
+    (:func:`objective_noise_mu`); ``sigma_out(alpha)`` the output step's noise per
+    coordinate (:func:`output_step`, whose certificate floor makes it grow as ``1/alpha``
+    when ``alpha`` is tiny: at ``n`` in the millions it is what stops ``alpha`` from
+    falling further), weighed by the trace bound ``beta + p alpha`` of the Hessian; and
     ``W = (margin/R) (t/t_0)^gamma``, ``t = n budget_mu/sqrt(p)``, as in
-    :func:`noise_balanced_alpha` (``margin``: ``OP_MARGIN`` of the loss family).  The bracket is
-    exact at the low end: ``mu(alpha) <= mu(eps_J = 0)``, so the objective decreases below
-    the closed-form minimiser at ``mu(0)``; the high end is four times the closed form at the
-    floor's ``mu``.  Public quantities only."""
+    :func:`noise_balanced_alpha` (``margin``: ``OP_MARGIN`` of the loss family).  The
+    search runs on a log grid from the closed-form minimiser of the first and last terms
+    at ``mu(0)`` (exact: every term but the last only decreases with ``alpha``, and
+    ``mu(alpha) <= mu(0)``) to four times the largest of the closed forms at the floor's
+    ``mu`` and of the last two terms.  Public quantities only."""
     R = float(row_bound)
     floor = minimum_alpha(loss, R, n, epsilon, delta)
+    g_max = max(1.0, float(loss.lipschitz(1.0)))
     return _objective_perturbation_alpha(
         float(loss.lipschitz(R)), float(loss.smoothness(R)), floor, float(margin),
-        int(n), int(p), float(epsilon), float(delta), R)
+        int(n), int(p), float(epsilon), float(delta), R, g_max)
 
 
 @functools.lru_cache(maxsize=256)
-def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, R):
+def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, R, g_max):
     t = n * budget_mu(epsilon, delta, p) / math.sqrt(p)
     W = (margin / R) * (t / SIZE_REF) ** SIZE_EXPONENT
+    pure = delta == 0.0
 
     def closed_form(mu):          # argmin at a fixed mu: sigma sqrt(p)/(n W)
         return (2.0 * L / mu) * math.sqrt(p) / (n * W)
@@ -219,19 +227,35 @@ def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, 
     def eps_j(alpha):
         return math.log1p(beta / (n * alpha))
 
+    def noise(alpha):
+        """(objective noise std, output noise std per coordinate) at ``alpha``."""
+        mu = objective_noise_mu(epsilon, delta, eps_j(alpha), p)
+        if not mu > 0.0:
+            return math.inf, math.inf
+        if pure:
+            s = 2.0 * L / (mu * math.sqrt(p + 1.0))      # the norm-Laplace scale
+            share, b_bound = PURE_OUT_FRACTION * epsilon, s * (p + 10.0 * math.sqrt(p) + 50)
+        else:
+            s = 2.0 * L / mu
+            share, b_bound = OUT_RATIO * mu, s * (math.sqrt(p) + 10.0)
+        sigma_out = output_step(n, p, L, beta, alpha, s, share, b_bound, R, g_max)[2]
+        per_coordinate = sigma_out * math.sqrt(p + 1.0) if pure else sigma_out
+        return 2.0 * L / mu, per_coordinate
+
+    def risk(alpha):
+        sigma, sigma_out = noise(alpha)
+        return (p * sigma * sigma / (2.0 * n * n * alpha)
+                + sigma_out * sigma_out * (beta + p * alpha) / 2.0 + alpha * W * W / 2.0)
+
     lo = max(floor, closed_form(objective_noise_mu(epsilon, delta, 0.0, p)))
-    hi = 4.0 * max(floor, closed_form(objective_noise_mu(epsilon, delta, eps_j(floor), p)))
+    # the output term alone: sigma_out ~ c/alpha gives argmin (2 c^2 beta/W^2)^(1/3)
+    c_out = noise(lo)[1] * lo
+    out_form = (2.0 * c_out * c_out * beta / (W * W)) ** (1.0 / 3.0)
+    hi = 4.0 * max(floor, out_form,
+                   closed_form(objective_noise_mu(epsilon, delta, eps_j(floor), p)))
     if not hi > lo:
         return lo
     grid = [lo * (hi / lo) ** (k / (OP_GRID_POINTS - 1)) for k in range(OP_GRID_POINTS)]
-
-    def risk(alpha):
-        mu = objective_noise_mu(epsilon, delta, eps_j(alpha), p)
-        if not mu > 0.0:
-            return math.inf
-        sigma = 2.0 * L / mu
-        return p * sigma * sigma / (2.0 * n * n * alpha) + alpha * W * W / 2.0
-
     return min(grid, key=risk)
 
 
@@ -311,7 +335,6 @@ def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
     lam = max(alpha, alpha_min)
     Lam = n * lam
     eps_j = math.log1p(beta / Lam)
-    stiff = n * beta + Lam
     if pure:
         s = 2.0 * L / (eps_obj - eps_j)
         b_bound = s * (p + 10.0 * math.sqrt(p) + 50.0)
@@ -326,22 +349,9 @@ def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
         s = float(np.nextafter(2.0 * L / mu, np.inf))
         mu = 2.0 * L / s
         b_bound = s * (math.sqrt(p) + 10.0)
-    kappa = KAPPA
-    # Certificate floor: gamma >= ALLOWANCE_FACTOR * allowance at a public scale of ||w||
-    # (exceeding it only slows certification; gamma never depends on the drawn b).  The
-    # always-valid bound (L + ||b||/n)/lambda is ~1e7 at small alpha and would inflate the
-    # output noise for nothing, so margins ||w|| R are capped at COEF_MARGIN_CAP.
-    g_max = max(1.0, float(loss.lipschitz(1.0)))
-    w_ref = min((L + b_bound / n) / lam, COEF_MARGIN_CAP / R)
-    allowance = (gradient_rounding_allowance(n, p, 1, R, g_max, lam, w_ref)
-                 + 2.0 * UNIT_ROUNDOFF * (L + lam * w_ref + 2.0 * b_bound / n))
     share = PURE_OUT_FRACTION * epsilon if pure else OUT_RATIO * mu
-    # gamma = lam * share * sigma_out / 2 with sigma_out = kappa * s / stiff
-    gamma = lam * share * kappa * s / (2.0 * stiff)
-    if gamma < ALLOWANCE_FACTOR * allowance:
-        kappa *= ALLOWANCE_FACTOR * allowance / gamma
-        gamma = lam * share * kappa * s / (2.0 * stiff)
-    sigma_out = kappa * s / stiff
+    g_max = max(1.0, float(loss.lipschitz(1.0)))
+    gamma, kappa, sigma_out = output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max)
     out_sens = 2.0 * gamma / lam
     if pure:
         dp_event = compose([pure_dp_event(eps_obj), pure_dp_event(eps_out)])
@@ -362,6 +372,30 @@ def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
         "coef_bound": (L + b_bound / n) / lam,
         "epsilon": eps_certified, "dp_event": dp_event, "calibration": calibration,
     }
+
+
+def output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max):
+    """``(gamma, kappa, sigma_out)`` of the AMP output step, from public quantities.
+
+    ``gamma = lam share sigma_out/2`` with ``sigma_out = kappa s/(n beta + n lam)``
+    (``share``: the output step's ``mu_out``, or its epsilon in the pure variant), and
+    ``kappa = KAPPA`` unless the certificate floor binds: ``gamma >= ALLOWANCE_FACTOR`` times
+    the rounding allowance at a public scale of ``||w||`` (exceeding it only slows
+    certification; ``gamma`` never depends on the drawn ``b``).  The always-valid bound
+    ``(L + ||b||/n)/lam`` is ~1e7 at small ``alpha`` and would inflate the output noise for
+    nothing, so margins ``||w|| R`` are capped at ``COEF_MARGIN_CAP``.  Where the floor
+    binds, ``sigma_out = 2 ALLOWANCE_FACTOR allowance/(lam share)`` grows as ``1/lam``:
+    the ``alpha`` rule weighs it (:func:`objective_perturbation_alpha`)."""
+    stiff = n * beta + n * lam
+    w_ref = min((L + b_bound / n) / lam, COEF_MARGIN_CAP / R)
+    allowance = (gradient_rounding_allowance(n, p, 1, R, g_max, lam, w_ref)
+                 + 2.0 * UNIT_ROUNDOFF * (L + lam * w_ref + 2.0 * b_bound / n))
+    kappa = KAPPA
+    gamma = lam * share * kappa * s / (2.0 * stiff)
+    if gamma < ALLOWANCE_FACTOR * allowance:
+        kappa *= ALLOWANCE_FACTOR * allowance / gamma
+        gamma = lam * share * kappa * s / (2.0 * stiff)
+    return gamma, kappa, kappa * s / stiff
 
 
 def _calibrate_record(epsilon, delta, eps_j):

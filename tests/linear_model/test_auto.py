@@ -70,13 +70,14 @@ def test_alpha_rule_formulas():
     (HuberLoss(1.0), 4_500, 13, 0.5, 1e-6),      # the floor binds for the fixed-mu rule
     (HuberLoss(1.0), 12_000, 62, 10.0, 1e-6),
     (LogisticLoss(), 3_000, 11, 2.0, 0.0),       # pure: norm-Laplace's per-coordinate mu
+    (LogisticLoss(), 20_000_000, 21, 1.0, 1e-10),  # the output step's floor binds
 ])
 def test_objective_perturbation_alpha_is_the_argmin(loss, n, p, eps, delta):
     """The floor-aware rule minimises p sigma(alpha)^2/(2 n^2 alpha) + alpha W^2/2 with the
     noise objective perturbation adds at that alpha (Jacobian term paid first): checked
     against a brute-force minimisation over a fine grid, computed here independently."""
     from skdp._solvers._objective_perturbation import (
-        PURE_OUT_FRACTION, minimum_alpha, objective_noise_mu)
+        PURE_OUT_FRACTION, minimum_alpha, objective_noise_mu, objective_perturbation_plan)
     from skdp.accounting._objective_perturbation import calibrate_objective_perturbation
 
     R = math.sqrt(2.0)
@@ -93,11 +94,18 @@ def test_objective_perturbation_alpha_is_the_argmin(loss, n, p, eps, delta):
             return ((1.0 - PURE_OUT_FRACTION) * eps - ej) / math.sqrt(p + 1.0)
         return calibrate_objective_perturbation(eps, delta, ej, 0.2)
 
+    def sigma_out(alpha):
+        # the output step's noise per coordinate: the plan's own value at this alpha
+        plan = objective_perturbation_plan(n, p, loss, epsilon=eps, delta=delta,
+                                           alpha=alpha, row_bound=R)
+        return plan["sigma_out"] * (math.sqrt(p + 1.0) if delta == 0.0 else 1.0)
+
     def risk(alpha):
         sigma = 2.0 * L / mu_at(alpha)
-        return p * sigma**2 / (2.0 * n * n * alpha) + alpha * W * W / 2.0
+        return (p * sigma**2 / (2.0 * n * n * alpha)
+                + sigma_out(alpha) ** 2 * (beta + p * alpha) / 2.0 + alpha * W * W / 2.0)
 
-    grid = floor * np.logspace(0.0, 4.0, 600)
+    grid = floor * np.logspace(0.0, 4.0, 300)
     brute = min(grid, key=risk)
     got = _auto.auto_alpha("objective_perturbation", loss, n=n, p=p, epsilon=eps,
                            delta=delta, row_bound=R)
@@ -107,7 +115,8 @@ def test_objective_perturbation_alpha_is_the_argmin(loss, n, p, eps, delta):
     # objective_noise_mu is the tight calibration (to 1e-3) / the pure formula
     ej = math.log1p(beta / (n * got))
     assert objective_noise_mu(eps, delta, ej, p) == pytest.approx(mu_at(got), rel=2e-3)
-    # the Jacobian term only ever raises alpha above the fixed-mu closed form
+    # the Jacobian term and the output step only ever raise alpha above the fixed-mu
+    # closed form
     fixed = 2 * L / mu_at(1e9) * math.sqrt(p) / (n * W)
     assert got >= fixed * 0.999
     # more data or more epsilon: less regularisation
