@@ -18,6 +18,7 @@ Writes ``benchmarks/results/dask_estimator.md`` / ``.json``.  Run:
 """
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -43,6 +44,22 @@ def lazy_problem(n, seed=1):
     return X, y
 
 
+def render_row(entry):
+    n, size, wall = entry["n"], entry["bytes"], entry["wall_s"]
+    growth, workers = entry["client_peak_growth_bytes"], entry["worker_peak_bytes"]
+    return [
+        f"{n:.0e}", f"{size / 2**30:.2f}", f"{wall:.1f}", f"{n / wall / 1e6:.2f}",
+        f"{growth / 2**20:.1f} ({growth / size:.2%})",
+        ", ".join(f"{b / 2**30:.2f}" for b in workers),
+        f"{entry['n_gradient_evals']:.0f}", f"{entry['accuracy']:.4f}",
+        f"{entry['in_memory_s']:.1f}" if "in_memory_s" in entry else "",
+        f"{entry['throughput_ratio']:.2f}" if "throughput_ratio" in entry else "",
+        f"{entry['in_memory_accuracy']:.4f}" if "in_memory_s" in entry else "",
+        str(entry.get("same_event", "")),
+        f"{entry['persisted_s']:.1f} ({entry['persisted_ratio']:.2f})"
+        if "persisted_s" in entry else ""]
+
+
 def estimator():
     from skdp import DPLogisticRegression
 
@@ -53,6 +70,8 @@ def estimator():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", nargs="*", type=float, default=[4e6, 2e7])
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the other sizes of the saved dask_estimator.json")
     args = ap.parse_args()
     import dask
     from distributed import Client, LocalCluster
@@ -60,7 +79,7 @@ def main():
     sizes = [int(s) for s in args.sizes]
     compare_n = 4_000_000
     X_test, y_test = dask.compute(*lazy_problem(200_000, seed=99))
-    rows, raw = [], {"sizes": {}}
+    raw = {"sizes": {}}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None, memory_limit="10GiB") as cluster, \
             Client(cluster) as client:
@@ -101,18 +120,15 @@ def main():
                 entry["same_event"] = bool(mem.dp_event_ == model.dp_event_)
                 del Xm, ym
             raw["sizes"][n] = entry
-            rows.append([
-                f"{n:.0e}", f"{size / 2**30:.2f}", f"{wall:.1f}", f"{n / wall / 1e6:.2f}",
-                f"{growth / 2**20:.1f} ({growth / size:.2%})",
-                ", ".join(f"{b / 2**30:.2f}" for b in workers),
-                f"{entry['n_gradient_evals']:.0f}", f"{entry['accuracy']:.4f}",
-                f"{entry['in_memory_s']:.1f}" if "in_memory_s" in entry else "",
-                f"{entry['throughput_ratio']:.2f}" if "throughput_ratio" in entry else "",
-                f"{entry['in_memory_accuracy']:.4f}" if "in_memory_s" in entry else "",
-                str(entry.get("same_event", "")),
-                f"{entry['persisted_s']:.1f} ({entry['persisted_ratio']:.2f})"
-                if "persisted_s" in entry else ""])
-            print(rows[-1], flush=True)
+            print(render_row(entry), flush=True)
+    if args.keep:
+        from _common import RESULTS_DIR
+
+        path = RESULTS_DIR / "dask_estimator.json"
+        if path.exists():
+            previous = json.loads(path.read_text())["sizes"]
+            raw["sizes"] = {**{int(k): v for k, v in previous.items()}, **raw["sizes"]}
+    rows = [render_row(raw["sizes"][n]) for n in sorted(raw["sizes"])]
     info = machine_info()
     raw["machine"] = info
     text = "\n".join([
