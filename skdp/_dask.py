@@ -6,9 +6,9 @@ numbers), computed on rows that were clipped to the public bounds *inside* each 
 before anything leaves it.  The number of rows is read from the collection's chunk sizes
 (counted when unknown) and treated as public, as for in-memory data.
 
-:class:`skdp.preprocessing.DPStandardScaler` and the objective-perturbation fits of
-:class:`~skdp.DPLogisticRegression` (binary) and :class:`~skdp.DPHuberRegressor` (the
-default solver of both) accept Dask input; other solvers refuse it with a clear error
+:class:`skdp.preprocessing.DPStandardScaler` and the objective- and output-perturbation
+fits of :class:`~skdp.DPLogisticRegression` (binary) and :class:`~skdp.DPHuberRegressor`
+(the first is the default solver of both) accept Dask input; other solvers refuse it with a clear error
 rather than collecting the data on the client.
 """
 
@@ -18,7 +18,7 @@ __all__ = ["is_dask_collection", "as_dask_array", "check_dask_array", "refuse_da
            "dask_design", "DASK_SOLVERS"]
 
 #: solvers that fit a Dask collection without collecting it (the others refuse it)
-DASK_SOLVERS = ("objective_perturbation",)
+DASK_SOLVERS = ("objective_perturbation", "output_perturbation")
 
 
 def is_dask_collection(X):
@@ -126,5 +126,5 @@ def refuse_dask(estimator, X):
             f"{type(estimator).__name__}.fit does not accept Dask collections yet: it would "
             "collect the data on the client.  Call .compute() on data that fits in memory; "
             "DPStandardScaler, and DPLogisticRegression (binary) and DPHuberRegressor with "
-            "solver='objective_perturbation' (their default), fit on Dask arrays and "
-            "DataFrames partition by partition.")
+            "solver='objective_perturbation' (their default) or 'output_perturbation', fit "
+            "on Dask arrays and DataFrames partition by partition.")

@@ -2,7 +2,8 @@ r"""The regularised (and perturbed) risk of a design held on Dask workers.
 
 :class:`DaskObjective` has the interface of :class:`skdp._solvers._objective.Objective`
 (``value_grad``, ``rounding_allowance``, ``hessian``, ``subsample``), so the certified
-minimiser of objective perturbation runs unchanged on data larger than the client's memory.
+minimisers of objective and output perturbation run unchanged on data larger than the
+client's memory.
 
 What travels
 ------------

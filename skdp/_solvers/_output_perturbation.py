@@ -65,6 +65,7 @@ from ..accounting import calibrate_gaussian_sigma, gaussian_delta, gaussian_even
 from .._losses import HUBER
 from .._mechanisms import clip_and_augment, release_gaussian, release_laplace
 from ._objective import Objective
+from ._dask_objective import DaskDesign, DaskObjective
 from ._optimizers import certified_minimize, gradient_descent
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
@@ -231,10 +232,14 @@ def _solve(
         dp_event = gaussian_event(noise_scale, sensitivity)
 
     # 3. The noise-free solution, on clipped rows (and targets: D above assumes them).
-    Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
-    if y_bound is not None and loss.loss_id == HUBER:
-        y = np.clip(y, -y_bound, y_bound)
-    objective = Objective(Xc, y, loss, mu, n_outputs, data_norm)
+    if isinstance(X, DaskDesign):
+        # rows clipped on the workers; the estimator clipped the targets there too
+        objective = DaskObjective(X, loss, mu, data_norm, fit_intercept, intercept_scaling)
+    else:
+        Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
+        if y_bound is not None and loss.loss_id == HUBER:
+            y = np.clip(y, -y_bound, y_bound)
+        objective = Objective(Xc, y, loss, mu, n_outputs, data_norm)
     if method == "certified":
         # Stop as soon as ||w - w_hat|| is certified below tau and below 1 % of the noise
         # per coordinate: further precision is invisible under the noise (utility only).

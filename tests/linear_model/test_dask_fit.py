@@ -59,6 +59,20 @@ def test_logistic_dask_fit_matches_in_memory(client, secure_noise):
     assert abs(dsk.score(X, y) - mem.score(X, y)) <= 0.005
 
 
+@pytest.mark.parametrize("Est", [DPLogisticRegression, DPHuberRegressor])
+def test_output_perturbation_on_dask(client, Est):
+    X, y = _classification(20_000)
+    kw = dict(epsilon=2.0, data_norm=1.0, solver="output_perturbation", random_state=1)
+    if Est is DPLogisticRegression:
+        kw["classes"] = [0, 1]
+    else:
+        y = X @ np.arange(1.0, 7.0) + 0.1 * np.random.default_rng(0).standard_normal(len(y))
+    mem = Est(**kw).fit(X, y)
+    dsk = Est(**kw).fit(da.from_array(X, chunks=(4_000, 6)), da.from_array(y, chunks=4_000))
+    assert dsk.solver_ == "output_perturbation" and dsk.dp_event_ == mem.dp_event_
+    assert abs(dsk.score(X, y) - mem.score(X, y)) <= 0.01
+
+
 def test_huber_dataframe_fit(client):
     import pandas as pd
 
@@ -118,6 +132,8 @@ def test_bad_input_and_unsupported_solvers(client):
         (DPLogisticRegression(data_norm=1.0), "classes"),                 # label set
         (DPLogisticRegression(data_norm=None, classes=[0, 1]), "data_norm"),
         (DPLogisticRegression(data_norm=1.0, classes=[0, 1], solver="dpsgd"),
+         "cannot fit a Dask collection"),
+        (DPLogisticRegression(data_norm=1.0, classes=[0, 1], solver="phased"),
          "cannot fit a Dask collection"),
         (DPLogisticRegression(data_norm=1.0, classes=[0, 2]), "not in classes"),
     ]
