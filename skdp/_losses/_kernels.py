@@ -338,20 +338,15 @@ def _pool():
     return _POOL
 
 
-def binary_value_grad(X, y, W, loss_id, param, alpha, grad):
-    """:func:`objective_value_grad` for ``LOGISTIC``/``HUBER`` with ``K = 1``, bit for bit.
-
-    The chunk groups run on ``numba.get_num_threads()`` Python threads (the kernel releases
-    the GIL); the chunk totals are then added in the generic kernel's order, starting from
-    0.0, and ``grad = sum/n + alpha W``, ``F = value/n + (alpha/2)||W||^2`` are formed with
-    the same floating-point operations."""
-    import numba
-
+def binary_sums(X, y, W, loss_id, param, threads=1):
+    """``(sum_i l_i, sum_i x_i l'_i)`` of ``LOGISTIC``/``HUBER`` (``K = 1``) over the rows
+    of ``X``, in :func:`objective_value_grad`'s chunks and order (chunk totals added from
+    0.0), the chunk groups on ``threads`` Python threads (the kernel releases the GIL)."""
     n, d = X.shape
     n_chunks = max(1, min(N_CHUNKS, n))
     chunk_grad = np.zeros((n_chunks, d))
     chunk_val = np.zeros(n_chunks)
-    threads = min(int(numba.get_num_threads()), n_chunks)
+    threads = min(int(threads), n_chunks)
     if threads > 1:
         bounds = [g * n_chunks // threads for g in range(threads + 1)]
         futures = [_pool().submit(binary_chunks_value_grad, X, y, W, loss_id, param,
@@ -359,7 +354,7 @@ def binary_value_grad(X, y, W, loss_id, param, alpha, grad):
                    for g in range(threads)]
         for f in futures:
             f.result()
-    else:
+    elif n:
         binary_chunks_value_grad(X, y, W, loss_id, param, n_chunks, 0, n_chunks, chunk_grad,
                                  chunk_val)
     total = np.zeros(d)
@@ -367,6 +362,18 @@ def binary_value_grad(X, y, W, loss_id, param, alpha, grad):
     for c in range(n_chunks):
         total += chunk_grad[c]
         value += float(chunk_val[c])
+    return value, total
+
+
+def binary_value_grad(X, y, W, loss_id, param, alpha, grad):
+    """:func:`objective_value_grad` for ``LOGISTIC``/``HUBER`` with ``K = 1``, bit for bit:
+    :func:`binary_sums` on ``numba.get_num_threads()`` threads, then ``grad = sum/n +
+    alpha W`` and ``F = value/n + (alpha/2)||W||^2`` with the same floating-point
+    operations."""
+    import numba
+
+    n = X.shape[0]
+    value, total = binary_sums(X, y, W, loss_id, param, numba.get_num_threads())
     w = W[:, 0]
     grad[:, 0] = total / n + alpha * w
     sq = 0.0
@@ -374,3 +381,14 @@ def binary_value_grad(X, y, W, loss_id, param, alpha, grad):
         sq += wj * wj
     return value / n + 0.5 * alpha * sq
 
+
+def curvature_weights(z, y, loss_id, param):
+    """``l''(z_i)`` of the scalar-margin losses (Newton steps): Huber's ``1{|z - y| <= h}``
+    elementwise in numpy (the kernel's comparison, NaN residuals give 0 as there; no
+    compilation), the others by :func:`margin_curvatures`."""
+    if loss_id == HUBER:
+        r = z - y
+        return ((-param <= r) & (r <= param)).astype(np.float64)
+    out = np.empty(z.shape[0])
+    margin_curvatures(np.ascontiguousarray(z), y, loss_id, param, out)
+    return out

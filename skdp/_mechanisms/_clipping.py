@@ -98,39 +98,25 @@ def clip_rows(X, radius, intercept_scaling, out):
             out[i, d] = intercept_scaling
 
 
-#: up to this many entries rows are clipped by :func:`_clip_rows_numpy` (the same bits as
-#: :func:`clip_rows`, without compiling it: a fit on a small design pays no compilation)
+#: up to this many entries rows are clipped (and their norms computed) in numpy, with the
+#: same bits as the kernels and without compiling them: a fit on a small design pays no
+#: compilation
 NUMPY_CLIP_MAX = 1 << 22
 
 
-def _clip_rows_numpy(X, radius, intercept_scaling, out):
-    """:func:`clip_rows` in numpy, bitwise identical: the squares of a row are added one
+@njit(cache=True)
+def _row_norms_kernel(X, out):
+    for i in range(X.shape[0]):
+        out[i] = _row_norm(X, i)
+
+
+@np.errstate(over="ignore", under="ignore", invalid="ignore")
+def _row_norms_numpy(X):
+    """``[_row_norm(X, i) for i]`` in numpy, bitwise: the squares of a row are added one
     column at a time from the first, exactly the kernel's loop (no pairwise summation; the
-    fallback's ``cumsum`` along a row is sequential too), and the rescaled fallback of :func:`_row_norm` runs on the rows that need it.  Overflow,
-    underflow and non-finite entries behave as in the kernel (IEEE results, no warnings)."""
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        _clip_rows_numpy_body(X, radius, intercept_scaling, out)
-
-
-def _clip_rows_numpy_body(X, radius, intercept_scaling, out):
-    n, d = X.shape
-    r = radius * SAFETY
-    nrm = _row_norms_numpy_body(X)
-    scale = np.ones(n)
-    big = nrm > r
-    scale[big] = r / nrm[big]
-    np.multiply(X, scale[:, None], out=out[:, :d])
-    if out.shape[1] == d + 1:
-        out[:, d] = intercept_scaling
-
-
-def row_norms_numpy(X):
-    """``[_row_norm(X, i) for i]`` in numpy, bitwise (see :func:`_clip_rows_numpy`)."""
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        return _row_norms_numpy_body(np.ascontiguousarray(X, dtype=np.float64))
-
-
-def _row_norms_numpy_body(X):
+    fallback's ``cumsum`` along a row is sequential too), and the rescaled fallback runs on
+    the rows that need it.  Overflow, underflow and non-finite entries give the kernel's
+    IEEE results, without warnings."""
     n, d = X.shape
     s = np.zeros(n)
     if d:
@@ -147,6 +133,30 @@ def _row_norms_numpy_body(X):
         t = rows * (1.0 / safe)[:, None]
         nrm[odd] = np.where(m == 0.0, 0.0, m * np.sqrt(np.cumsum(t * t, axis=1)[:, -1]))
     return nrm
+
+
+def row_norms(X, out):
+    """``out[i] = ||X[i]||_2`` (overflow-safe, C-contiguous float64 ``X``): numpy up to
+    ``NUMPY_CLIP_MAX`` entries, the compiled kernel beyond; the same bits either way."""
+    if X.size <= NUMPY_CLIP_MAX:
+        out[:] = _row_norms_numpy(X)
+    else:
+        _row_norms_kernel(X, out)
+
+
+@np.errstate(invalid="ignore")
+def _clip_rows_numpy(X, radius, intercept_scaling, out):
+    """:func:`clip_rows` in numpy, bitwise identical (norms by :func:`_row_norms_numpy`;
+    a non-finite row's ``inf * 0`` is the kernel's NaN, without a warning)."""
+    n, d = X.shape
+    r = radius * SAFETY
+    nrm = _row_norms_numpy(X)
+    scale = np.ones(n)
+    big = nrm > r
+    scale[big] = r / nrm[big]
+    np.multiply(X, scale[:, None], out=out[:, :d])
+    if out.shape[1] == d + 1:
+        out[:, d] = intercept_scaling
 
 
 def clip_and_augment(X, data_norm, fit_intercept, intercept_scaling):

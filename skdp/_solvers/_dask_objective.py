@@ -11,7 +11,7 @@ The rows are clipped to the public row bound *on the workers*, partition by part
 (:func:`skdp._mechanisms.clip_and_augment` on each block), and kept there (``persist``).
 Each evaluation sends ``W`` (``p`` numbers) to every partition and brings back ``p + 1``
 numbers per partition: the partition's loss sum and gradient sum, computed by the same
-specialised kernel as in memory (:func:`skdp._losses._kernels.binary_chunks_value_grad`,
+specialised kernel as in memory (:func:`skdp._losses._kernels.binary_sums`,
 the partition's rows in ``N_CHUNKS`` chunks of blocks).  The client adds the partition
 totals in partition order and forms ``sum/n + alpha W (+ b/n)``.  A Newton step brings back
 one ``p x p`` matrix per partition.  No row, margin or residual leaves a worker.
@@ -34,7 +34,7 @@ that Dask cannot recover propagates out of ``fit`` before anything is released.
 
 import numpy as np
 
-from .._losses._kernels import HUBER, N_CHUNKS, binary_chunks_value_grad, margin_curvatures
+from .._losses._kernels import binary_sums, curvature_weights
 from .._mechanisms import clip_and_augment
 from ._objective import BINARY_CONVEX, gradient_rounding_allowance, linear_term_allowance
 
@@ -64,33 +64,15 @@ def _every(block, step):
 
 
 def _partition_sums(X, y, W, loss_id, param):
-    """``[sum_i l_i, sum_i x_i l'_i]`` of one partition: the in-memory kernel's chunks and
-    blocks over the partition's rows, chunk totals added in order from 0."""
-    n, d = X.shape
-    out = np.zeros(d + 1)
-    if n == 0:
-        return out
-    n_chunks = max(1, min(N_CHUNKS, n))
-    chunk_grad = np.zeros((n_chunks, d))
-    chunk_val = np.zeros(n_chunks)
-    binary_chunks_value_grad(X, y, W, loss_id, param, n_chunks, 0, n_chunks, chunk_grad,
-                             chunk_val)
-    for c in range(n_chunks):
-        out[0] += chunk_val[c]
-        out[1:] += chunk_grad[c]
-    return out
+    """``[sum_i l_i, sum_i x_i l'_i]`` of one partition (:func:`binary_sums`: the in-memory
+    kernel's chunks and blocks over the partition's rows)."""
+    value, total = binary_sums(X, y, W, loss_id, param)
+    return np.concatenate(([value], total))
 
 
 def _partition_hessian(X, y, w, loss_id, param):
     """``sum_i l''(x_i w) x_i x_i^T`` of one partition (Newton steps only)."""
-    z = np.ascontiguousarray(X @ w)
-    if loss_id == HUBER:
-        r = z - y
-        curv = ((-param <= r) & (r <= param)).astype(np.float64)
-    else:
-        curv = np.empty(X.shape[0])
-        margin_curvatures(z, y, loss_id, param, curv)
-    return (X.T * curv) @ X
+    return (X.T * curvature_weights(X @ w, y, loss_id, param)) @ X
 
 
 class DaskObjective:

@@ -145,7 +145,8 @@ from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
 from .._mechanisms import clip_and_augment
 from .._mechanisms._exact import exact_gaussian_noise
 from .._mechanisms._summation import UNIT_ROUNDOFF, summation_clip
-from ._dpsgd_kernel import dpsgd_loop, row_norms
+from .._mechanisms._clipping import row_norms
+from ._dpsgd_kernel import dpsgd_loop
 from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args, check_int, require_certified
 from ._threads import solver_threads

@@ -27,19 +27,11 @@ from .._losses._kernels import (
     _multinomial_row,
     _robust_row,
 )
-from .._mechanisms._clipping import _row_norm
 from .._mechanisms._exact import grid_value
 from .._numba_cache import ensure_cache_locator
 
 
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
-
-
-@njit(cache=True)
-def row_norms(X, out):
-    """out[i] = ||X[i]||_2 (overflow-safe)."""
-    for i in range(X.shape[0]):
-        out[i] = _row_norm(X, i)
 
 
 @njit(cache=True)

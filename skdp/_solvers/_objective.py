@@ -2,7 +2,8 @@
 
 ``F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2) ||W||_F^2``, computed in one fused numba
 pass (:func:`skdp._losses._kernels.objective_value_grad`; binary logistic and Huber use
-:func:`~skdp._losses._kernels.binary_value_grad`, the same pass specialised, bit for bit).  The gradient is summed in fixed
+:func:`~skdp._losses._kernels.binary_value_grad`, the same pass specialised, bit for
+bit).  The gradient is summed in fixed
 chunks and blocks so that its rounding error has a bound that barely grows with ``n``
 (see :meth:`Objective.rounding_allowance`), which the certified solver relies on, and so
 that the result is bitwise identical whatever the number of threads.
@@ -16,7 +17,7 @@ from .._losses._kernels import (
     LOGISTIC,
     N_CHUNKS,
     binary_value_grad,
-    margin_curvatures,
+    curvature_weights,
     objective_value_grad,
 )
 from .._mechanisms._summation import UNIT_ROUNDOFF
@@ -102,16 +103,8 @@ class Objective:
         """``X^T diag(l''(X W)) X / n + alpha I`` for a single-output loss (``K = 1``):
         the (a.e.) Hessian, used only to choose Newton steps (the certificate never
         trusts it)."""
-        z = np.ascontiguousarray(self.X @ W[:, 0])
-        if self.loss.loss_id == HUBER:
-            # l'' = 1{|z - y| <= h}: the kernel's comparison, elementwise in numpy (no
-            # compilation, same values, NaN residuals give 0 as there)
-            r = z - self.y
-            h = self.loss.param
-            curv = ((-h <= r) & (r <= h)).astype(np.float64)
-        else:
-            curv = np.empty(self.n)
-            margin_curvatures(z, self.y, self.loss.loss_id, self.loss.param, curv)
+        curv = curvature_weights(self.X @ W[:, 0], self.y, self.loss.loss_id,
+                                 self.loss.param)
         self.extra_example_gradients += self.n
         H = (self.X.T * curv) @ self.X / self.n
         H[np.diag_indices_from(H)] += self.alpha

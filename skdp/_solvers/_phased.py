@@ -88,7 +88,7 @@ from .._losses._smoothed import smoothing_smoothness
 from .._mechanisms import clip_and_augment, release_gaussian
 from ..accounting import calibrate_gaussian_sigma, gaussian_delta, gaussian_event
 from ._dpsgd import _clip_bound
-from ._dpsgd_kernel import row_norms
+from .._mechanisms._clipping import row_norms
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 from ._validation import check_gaussian_solver_args

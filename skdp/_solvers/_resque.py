@@ -72,7 +72,7 @@ from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
 from .._mechanisms._exact import MAX_EXACT_DRAWS, exact_gaussian_noise
 from .._mechanisms._summation import summation_clip, summation_factor
 from ._dpsgd import _clip_bound
-from ._dpsgd_kernel import row_norms
+from .._mechanisms._clipping import row_norms
 from ._phased import public_radius
 from ._resque_kernel import PARALLEL_ROUND_WORK, resque_loop
 from ._result import SolverResult, split_intercept

@@ -127,7 +127,7 @@ from ..accounting import (
 from .._mechanisms import clip_and_augment
 from ._dpsgd import _clip_bound
 from ._dpsgd import run_steps
-from ._dpsgd_kernel import row_norms
+from .._mechanisms._clipping import row_norms
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 from ._validation import check_gaussian_solver_args, check_int, require_certified

@@ -107,7 +107,7 @@ from .._mechanisms import clip_and_augment, release_gaussian
 from .._mechanisms._exact import MAX_EXACT_DRAWS, exact_gaussian_noise
 from .._mechanisms._summation import summation_factor
 from .._mechanisms._tree import tree_height, tree_node_sensitivity
-from ._dpsgd_kernel import row_norms
+from .._mechanisms._clipping import row_norms
 from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args
 from ._spider_kernel import (

@@ -58,11 +58,10 @@ import numpy as np
 
 from .._losses import HuberLoss
 from .._mechanisms import clip_and_augment, release_gaussian
-from .._mechanisms._clipping import NUMPY_CLIP_MAX, row_norms_numpy
 from .._mechanisms._summation import summation_clip
 from ..accounting import compose, gaussian_event, gaussian_mu_for, get_epsilon
 from ..accounting._objective_perturbation import largest_safe_scale, objective_perturbation_event
-from ._dpsgd_kernel import row_norms
+from .._mechanisms._clipping import row_norms
 from ._objective_perturbation import (
     OP_MARGIN,
     OUT_RATIO,
@@ -237,11 +236,8 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
     # gradient is spider's oracle: every row's term clipped to G (non-finite rows dropped),
     # so replacing a row moves it by at most 2G/n whatever the loss returns.
     Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
-    if Xc.size <= NUMPY_CLIP_MAX:
-        xnorm = row_norms_numpy(Xc)          # the kernel's bits, without compiling it
-    else:
-        xnorm = np.empty(n)
-        row_norms(Xc, xnorm)
+    xnorm = np.empty(n)
+    row_norms(Xc, xnorm)
     rows = np.arange(n)
     grad, weights = np.empty(p), np.empty(n)
     hclip = float(loss.smoothness(data_norm))

@@ -82,7 +82,7 @@ from .._mechanisms._tree import (
     tree_sigma_tight,
 )
 from ..accounting import calibrate_gaussian_sigma, gaussian_event, get_delta
-from ._dpsgd_kernel import row_norms
+from .._mechanisms._clipping import row_norms
 from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args
 from ._zeroth_order_kernel import (

@@ -59,8 +59,9 @@ def test_numpy_clip_is_bitwise_the_kernel():
     """Small designs are clipped in numpy (no compilation); the result must be the
     kernel's, bit for bit -- rows of every magnitude (overflowing and subnormal sums take
     the rescaled path), zero rows, with and without the intercept column."""
-    from skdp._mechanisms._clipping import _clip_rows_numpy, clip_rows, row_norms_numpy
-    from skdp._solvers._dpsgd_kernel import row_norms
+    from skdp._mechanisms._clipping import _clip_rows_numpy, clip_rows
+    from skdp._mechanisms._clipping import _row_norms_kernel as row_norms
+    from skdp._mechanisms._clipping import _row_norms_numpy as row_norms_numpy
 
     rng = np.random.default_rng(0)
     for trial in range(120):

@@ -13,7 +13,8 @@ import skdp._solvers._dpsgd as dpsgd
 from skdp._losses import HUBER, LOGISTIC, MULTINOMIAL, HuberLoss, LogisticLoss, MultinomialLoss
 from skdp._mechanisms import clip_and_augment
 from skdp._solvers._dpsgd import STEP_CAP_FACTOR, solve_dpsgd
-from skdp._solvers._dpsgd_kernel import _clipped_batch_gradient, _sample_batch, row_norms
+from skdp._mechanisms._clipping import row_norms
+from skdp._solvers._dpsgd_kernel import _clipped_batch_gradient, _sample_batch
 from skdp._solvers._objective import Objective
 from skdp.accounting import get_epsilon, poisson_gaussian_event
 

@@ -436,7 +436,7 @@ def test_optimised_kernel_matches_plain_numpy_reference(kind, block, batch, para
     reproducible; the Huber case has full batches (n = 3000, batch 2950, p = 70)."""
     from skdp._mechanisms import clip_and_augment
     from skdp._solvers._dpsgd import _clip_bound
-    from skdp._solvers._dpsgd_kernel import row_norms
+    from skdp._mechanisms._clipping import row_norms
     from skdp._solvers._resque_kernel import resque_loop
 
     n, d = 3000, (69 if kind == "huber" else 6)

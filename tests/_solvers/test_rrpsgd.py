@@ -15,7 +15,8 @@ from skdp import DPNonconvexRegressor
 from skdp._mechanisms import clip_and_augment
 from skdp._losses import CauchyLoss, TukeyLoss, WelschLoss
 from skdp._solvers import SOLVER_OPTIONS, SOLVERS
-from skdp._solvers._dpsgd_kernel import _clipped_batch_gradient, dpsgd_loop, row_norms
+from skdp._mechanisms._clipping import row_norms
+from skdp._solvers._dpsgd_kernel import _clipped_batch_gradient, dpsgd_loop
 from skdp._solvers._rrpsgd import rrpsgd_event, rrpsgd_plan, solve_rrpsgd
 from skdp.accounting import (
     PrivacyLedger,
