@@ -8,8 +8,8 @@ before anything leaves it.  The number of rows is read from the collection's chu
 
 :class:`skdp.preprocessing.DPStandardScaler` and the objective- and output-perturbation
 fits of :class:`~skdp.DPLogisticRegression` (binary) and :class:`~skdp.DPHuberRegressor`
-(the first is the default solver of both) accept Dask input; other solvers refuse it with a clear error
-rather than collecting the data on the client.
+(the first is the default solver of both) accept Dask input; other solvers refuse it with a
+clear error rather than collecting the data on the client.
 """
 
 import numpy as np

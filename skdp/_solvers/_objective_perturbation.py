@@ -76,7 +76,6 @@ from ..accounting import compose, gaussian_mu_for, get_epsilon, pure_dp_event
 from ..accounting._objective_perturbation import (
     calibrate_objective_perturbation,
     largest_safe_scale,
-    objective_perturbation_delta,
     objective_perturbation_event,
 )
 from ._objective import (
@@ -179,11 +178,8 @@ def objective_noise_mu(epsilon, delta, eps_j, p):
     if delta == 0.0:
         eps_obj = (1.0 - PURE_OUT_FRACTION) * epsilon
         return max(eps_obj - eps_j, 0.0) / math.sqrt(p + 1.0)
-
-    def ok(mu):
-        return objective_perturbation_delta(epsilon, mu, OUT_RATIO * mu, eps_j) <= delta
-
-    return largest_safe_scale(ok, 1e-8, 1.0, 1e4, NOISE_MU_RTOL)
+    return calibrate_objective_perturbation(epsilon, delta, eps_j, OUT_RATIO,
+                                            rtol=NOISE_MU_RTOL)
 
 
 def objective_perturbation_alpha(loss, *, n, p, epsilon, delta, row_bound, margin):

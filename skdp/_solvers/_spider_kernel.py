@@ -206,8 +206,9 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
     Exact noise: with a non-empty ``noise_tree`` (``T_max`` rows of ``p`` int64) and its
     grid ``gamma_tree``, the tree releases its node sums on the grid
     (:func:`~skdp._mechanisms._tree.tree_exact_release`), and the private gradient is the
-    sum of the released nodes of ``NODE(j)``; with ``noise_esc`` and ``gamma_esc`` each escape release is
-    ``g_a + gamma_esc (rint(H_a v/gamma_esc) + Z)`` (``g_a`` is an earlier release).
+    sum of the released nodes of ``NODE(j)``; with ``noise_esc`` and ``gamma_esc`` each
+    escape release is ``g_a + gamma_esc (rint(H_a v/gamma_esc) + Z)`` (``g_a`` is an earlier
+    release).
     """
     exact = noise_tree.shape[0] > 0
     zt = 0

@@ -147,11 +147,12 @@ def largest_safe_scale(ok, lo, hi, cap, rtol):
 
 
 @functools.lru_cache(maxsize=512)
-def calibrate_objective_perturbation(epsilon, delta, eps_j, out_ratio):
+def calibrate_objective_perturbation(epsilon, delta, eps_j, out_ratio, rtol=1e-9):
     """Largest ``mu`` with ``delta_OP(epsilon; mu, out_ratio * mu, eps_j) <= delta``.
 
     Bisection on ``log mu`` keeping the safe end, so the returned value always satisfies
-    the inequality (and is within 1e-9 relative of the largest one that does).
+    the inequality (and is within ``rtol`` relative of the largest one that does; a looser
+    ``rtol`` serves the ``alpha`` rule, which only needs an estimate).
 
     Parameters
     ----------
@@ -184,7 +185,7 @@ def calibrate_objective_perturbation(epsilon, delta, eps_j, out_ratio):
     def ok(mu):
         return objective_perturbation_delta(epsilon, mu, out_ratio * mu, eps_j) <= delta
 
-    return largest_safe_scale(ok, 1e-8, 1.0, 1e4, 1e-9)
+    return largest_safe_scale(ok, 1e-8, 1.0, 1e4, rtol)
 
 
 def zcdp_record(mu, eps_j):

@@ -42,10 +42,12 @@ coordinate, in directions of no curvature, is about ``p s^2 lambda/2 + lambda W^
   scaling);
 * **objective perturbation** first pays the Jacobian term ``eps_J = log(1 + beta/(n
   lambda))`` out of its budget, so its noise ``sigma(lambda) = 2L/mu(lambda)`` grows as
-  ``lambda`` falls; its rule (:func:`objective_perturbation_alpha`) minimises the same bound
-  with that noise, ``p sigma(lambda)^2/(2 n^2 lambda) + lambda W^2/2``, over ``lambda`` at or
-  above its privacy floor -- more shrinkage than the fixed-noise closed form where ``n`` is
-  small enough for ``eps_J`` to matter, the closed form where it is not;
+  ``lambda`` falls, and its output step adds ``sigma_out(lambda)`` per coordinate, which
+  grows as ``1/lambda`` once the certificate's rounding floor binds (millions of rows);
+  its rule (:func:`objective_perturbation_alpha`) minimises ``p sigma(lambda)^2/(2 n^2
+  lambda) + sigma_out(lambda)^2 (beta + p lambda)/2 + lambda W^2/2`` over ``lambda`` at or
+  above its privacy floor -- the closed form where neither effect matters, more shrinkage
+  where one does;
 * **output perturbation**: ``s = 2L/(n lambda mu)`` on every coordinate, weighted by the
   average curvature ``c R^2/p`` (trace of the Hessian over ``p``): minimising
   ``c R^2 s^2/2 + lambda W^2/2`` gives ``lambda = (c R^2 (2L/(n mu))^2/W^2)^{1/3}``.
@@ -63,7 +65,8 @@ rule therefore takes, for the gradient-noise solvers,
 a model whose margins ``x.w`` reach ``M_0 (t/t_0)^gamma`` on rows of norm ``R``.
 ``M_0`` (``MARGIN``: 54 for the classifiers, whose margins are logits; 29 for the
 regressors, in target units; ``OP_MARGIN`` = 83 and 49 in objective perturbation's rule)
-and ``gamma = 1/3`` (``SIZE_EXPONENT``) are the calibrated constants, defined with the formula in :mod:`skdp._solvers._objective_perturbation`
+and ``gamma = 1/3`` (``SIZE_EXPONENT``) are the calibrated constants, defined with the
+formula in :mod:`skdp._solvers._objective_perturbation`
 (which ``warm_gd``'s warm start also uses).  They were fitted jointly on synthetic logistic
 and Huber problems (strong and weak signal) -- dense decaying and one-hot designs, ``n``
 from 500 to 3e4, ``p`` from 10 to 100, ``epsilon`` from 0.5 to 10, public bounds tight

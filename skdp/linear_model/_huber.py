@@ -1,8 +1,7 @@
 """Differentially private Huber (and, with ``huber_threshold=0``, absolute-loss) regression."""
 
-import numbers
-
 import functools
+import numbers
 
 import numpy as np
 from sklearn.base import _fit_context
@@ -28,11 +27,11 @@ from ._base import (
 _NONSMOOTH_SOLVERS = {"phased", "resque"}
 
 
-
 def _clip_targets(y, bound):
     """Targets as float64, clipped to ``[-y_bound, y_bound]`` when a bound is given."""
     y = np.asarray(y, dtype=np.float64)
     return y if bound is None else np.clip(y, -bound, bound)
+
 
 class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
     __doc__ = (

@@ -289,7 +289,8 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
             raise ValueError(
                 f"DPLogisticRegression needs at least 2 classes; got classes={classes!r}")
         if is_dask_collection(X):
-            return self._fit_dask(X, y, classes)
+            X, y_enc = self._dask_inputs(X, y, classes)
+            return self._fit_encoded(X, y_enc, LogisticLoss(), 1, classes)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
         self._check_n_samples(X.shape[0])
@@ -320,6 +321,9 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
             loss = MultinomialLoss(n_classes=int(classes.size))
             y_enc = y_index.astype(np.float64)
             n_outputs = int(classes.size)
+        return self._fit_encoded(X, y_enc, loss, n_outputs, classes)
+
+    def _fit_encoded(self, X, y_enc, loss, n_outputs, classes):
         attrs, result = self._run_solver(X, y_enc, loss, n_outputs=n_outputs)
         attrs["coef_"] = np.ascontiguousarray(result.coef.T)
         attrs["intercept_"] = result.intercept.copy()
@@ -327,10 +331,10 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         self._set_fitted(attrs)
         return self
 
-    def _fit_dask(self, X, y, classes):
-        """Binary fit on a Dask collection: labels checked and encoded to +-1 on the
-        workers; the public ``classes`` is required (reading the label set would need a
-        pass over the private data)."""
+    def _dask_inputs(self, X, y, classes):
+        """``(DaskDesign, its targets)`` of a binary fit on a Dask collection: labels checked
+        and encoded to +-1 on the workers; the public ``classes`` is required (reading the
+        label set would need a pass over the private data)."""
         if classes is None or classes.size != 2:
             raise ValueError(
                 "DPLogisticRegression.fit on a Dask collection is binary and needs the public "
@@ -339,12 +343,7 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
                                                            positive=classes[1]),
                              labels=classes)
         self._check_n_samples(design.shape[0])
-        attrs, result = self._run_solver(design, design.y, LogisticLoss(), n_outputs=1)
-        attrs["coef_"] = np.ascontiguousarray(result.coef.T)
-        attrs["intercept_"] = result.intercept.copy()
-        attrs["classes_"] = classes
-        self._set_fitted(attrs)
-        return self
+        return design, design.y
 
     def _data_derived_inputs(self):
         return super()._data_derived_inputs() + (["classes"] if self.classes is None else [])
