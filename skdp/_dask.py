@@ -6,19 +6,21 @@ numbers), computed on rows that were clipped to the public bounds *inside* each 
 before anything leaves it.  The number of rows is read from the collection's chunk sizes
 (counted when unknown) and treated as public, as for in-memory data.
 
-:class:`skdp.preprocessing.DPStandardScaler` and the objective- and output-perturbation
-fits of :class:`~skdp.DPLogisticRegression` (binary) and :class:`~skdp.DPHuberRegressor`
-(the first is the default solver of both) accept Dask input; other solvers refuse it with a
-clear error rather than collecting the data on the client.
+:class:`skdp.preprocessing.DPStandardScaler`, the objective- and output-perturbation fits
+of :class:`~skdp.DPLogisticRegression` (binary) and :class:`~skdp.DPHuberRegressor` (the
+first is the default solver of both) and the ``warm_gd`` fit of
+:class:`~skdp.DPNonconvexRegressor` (its default for the smooth robust losses) accept Dask
+input; other solvers refuse it with a clear error rather than collecting the data on the
+client.
 """
 
 import numpy as np
 
-__all__ = ["is_dask_collection", "as_dask_array", "check_dask_array", "refuse_dask",
-           "dask_design", "DASK_SOLVERS"]
+__all__ = ["is_dask_collection", "as_dask_array", "check_dask_array", "dask_design",
+           "DASK_SOLVERS"]
 
 #: solvers that fit a Dask collection without collecting it (the others refuse it)
-DASK_SOLVERS = ("objective_perturbation", "output_perturbation")
+DASK_SOLVERS = ("objective_perturbation", "output_perturbation", "warm_gd")
 
 
 def is_dask_collection(X):
@@ -116,15 +118,3 @@ def dask_design(estimator, X, y, encode, labels=None):
     elif hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
     return DaskDesign(X, y.map_blocks(encode, dtype=np.float64))
-
-
-def refuse_dask(estimator, X):
-    """Raise a clear error when an estimator without a Dask path is given a Dask
-    collection (instead of silently collecting it on the client)."""
-    if is_dask_collection(X):
-        raise TypeError(
-            f"{type(estimator).__name__}.fit does not accept Dask collections yet: it would "
-            "collect the data on the client.  Call .compute() on data that fits in memory; "
-            "DPStandardScaler, and DPLogisticRegression (binary) and DPHuberRegressor with "
-            "solver='objective_perturbation' (their default) or 'output_perturbation', fit "
-            "on Dask arrays and DataFrames partition by partition.")

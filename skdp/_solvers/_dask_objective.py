@@ -38,25 +38,41 @@ from .._losses._kernels import binary_sums, curvature_weights
 from .._mechanisms import clip_and_augment
 from ._objective import BINARY_CONVEX, gradient_rounding_allowance, linear_term_allowance
 
-__all__ = ["DaskDesign", "DaskObjective"]
+__all__ = ["DaskDesign", "DaskObjective", "clipped_design", "partition_blocks"]
 
 
 class DaskDesign:
     """Features and encoded targets of a fit, on the workers.
 
     ``X``: 2-D float64 ``dask.array`` with one column chunk and known row chunks; ``y``: the
-    encoded targets (1-D, the same row chunks).  ``shape`` is ``X``'s (``n`` is public, read
-    from the chunk sizes)."""
+    encoded targets (1-D, the same row chunks).  ``shape`` is ``(n, d)`` of the *raw*
+    features (``n`` is public, read from the chunk sizes), also for an ``augmented`` design,
+    whose ``X`` holds the clipped rows with the intercept column (:func:`clipped_design`)."""
 
-    def __init__(self, X, y):
+    def __init__(self, X, y, raw_features=None):
         self.X = X
         self.y = y
-        self.shape = tuple(int(s) for s in X.shape)
+        self.augmented = raw_features is not None
+        n, d = (int(s) for s in X.shape)
+        self.shape = (n, d if raw_features is None else int(raw_features))
         self.n_partitions = len(X.chunks[0])
 
 
 def _clip_block(block, row_bound, fit_intercept, intercept_scaling):
     return clip_and_augment(block, row_bound, fit_intercept, intercept_scaling)
+
+
+def clipped_design(design, row_bound, fit_intercept, intercept_scaling):
+    """``design`` with every partition clipped to the public ``row_bound`` and augmented
+    with the intercept column *on its worker*, kept there (``persist``).  An augmented
+    design is returned as is, so that several stages of a fit clip once."""
+    if design.augmented:
+        return design
+    X, y = design.X, design.y
+    p = X.shape[1] + int(bool(fit_intercept))
+    X = X.map_blocks(_clip_block, float(row_bound), bool(fit_intercept),
+                     float(intercept_scaling), chunks=(X.chunks[0], (p,)), dtype=np.float64)
+    return DaskDesign(X.persist(), y.persist(), raw_features=design.shape[1])
 
 
 def _every(block, step):
@@ -91,28 +107,19 @@ class DaskObjective:
     intercept_scaling : float
     b_over_n : ndarray of shape (p, 1) or None
         The objective perturbation's linear term (None: unperturbed).
-    clipped : bool, default=False
-        ``design.X`` is already clipped and augmented (subsamples).
     """
 
     def __init__(self, design, loss, alpha, row_bound, fit_intercept, intercept_scaling,
-                 b_over_n=None, clipped=False):
+                 b_over_n=None):
         if loss.loss_id not in BINARY_CONVEX:
             raise ValueError("Dask fits support binary logistic and Huber losses")
-        X, y = design.X, design.y
-        if not clipped:
-            d = X.shape[1] + int(bool(fit_intercept))
-            X = X.map_blocks(_clip_block, float(row_bound), bool(fit_intercept),
-                             float(intercept_scaling), chunks=(X.chunks[0], (d,)),
-                             dtype=np.float64)
-            X, y = X.persist(), y.persist()
-        self.design = DaskDesign(X, y)
+        self.design = clipped_design(design, row_bound, fit_intercept, intercept_scaling)
         self.loss = loss
         self.alpha = float(alpha)
         self.row_bound = float(row_bound)
         self.fit_intercept = bool(fit_intercept)
         self.intercept_scaling = float(intercept_scaling)
-        self.n, self.d = self.design.shape
+        self.n, self.d = (int(s) for s in self.design.X.shape)
         self.n_outputs = 1
         self.shape = (self.d, 1)
         self.b_over_n = (None if b_over_n is None else
@@ -121,9 +128,7 @@ class DaskObjective:
         self.extra_example_gradients = 0
 
     def _blocks(self):
-        xs = self.design.X.to_delayed().ravel()
-        ys = self.design.y.to_delayed().ravel()
-        return list(zip(xs, ys))
+        return partition_blocks(self.design)
 
     def value_grad(self, W):
         """``(F(W), grad F(W))``: one reduction over the partitions."""
@@ -189,6 +194,13 @@ class DaskObjective:
         X = self.design.X.map_blocks(_every, step, chunks=(rows, (self.d,)),
                                      dtype=np.float64)
         y = self.design.y.map_blocks(_every, step, chunks=(rows,), dtype=np.float64)
-        return DaskObjective(DaskDesign(X.persist(), y.persist()), self.loss, self.alpha,
-                             self.row_bound, self.fit_intercept, self.intercept_scaling,
-                             self.b_over_n, clipped=True)
+        design = DaskDesign(X.persist(), y.persist(), raw_features=self.design.shape[1])
+        return DaskObjective(design, self.loss, self.alpha, self.row_bound,
+                             self.fit_intercept, self.intercept_scaling, self.b_over_n)
+
+
+def partition_blocks(design):
+    """``[(X_k, y_k)]``: the delayed partitions of a design, in partition order."""
+    xs = design.X.to_delayed().ravel()
+    ys = design.y.to_delayed().ravel()
+    return list(zip(xs, ys))

@@ -69,6 +69,7 @@ from ._objective_perturbation import (
     objective_perturbation_plan,
     run_objective_perturbation,
 )
+from ._dask_objective import DaskDesign, clipped_design, partition_blocks
 from ._spider_kernel import oracle_refresh
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
@@ -180,13 +181,84 @@ def warm_gd_plan(n, p, loss, *, epsilon, delta, alpha, row_bound, loss_scale,
     }
 
 
+def _in_memory_mean_gradient(Xc, y, loss, G, hclip):
+    """``w -> (1/n) sum_i clip(l'(x_i w - y_i) x_i)``: spider's oracle over the clipped rows,
+    each term clipped to ``G/F(n)`` (non-finite terms dropped), so that the computed float64
+    mean of the ``n`` terms has replace-one sensitivity ``<= 2G/n`` whatever the loss
+    returns (:mod:`skdp._mechanisms._summation`: recursive summation, depth ``n - 1``)."""
+    n, p = Xc.shape
+    xnorm = np.empty(n)
+    row_norms(Xc, xnorm)
+    rows = np.arange(n)
+    grad, weights = np.empty(p), np.empty(n)
+    gclip = summation_clip(G, n)
+
+    def mean_gradient(w):
+        oracle_refresh(Xc, y, rows, 0, n, w, loss.loss_id, float(loss.param), xnorm, gclip,
+                       hclip, grad, weights)
+        return grad
+
+    return mean_gradient
+
+
+def _partition_gradient_sum(X, y, w, loss_id, param, gclip, hclip):
+    """``sum_i clip(l'(x_i w - y_i) x_i)`` over one partition's clipped rows, on its
+    worker: the oracle's mean over the partition times its row count."""
+    m, p = X.shape
+    if m == 0:
+        return np.zeros(p)
+    xnorm = np.empty(m)
+    row_norms(X, xnorm)
+    grad, weights = np.empty(p), np.empty(m)
+    oracle_refresh(X, np.ascontiguousarray(y, dtype=np.float64), np.arange(m), 0, m, w,
+                   loss_id, param, xnorm, gclip, hclip, grad, weights)
+    return grad * m
+
+
+def dask_summation_depth(chunks):
+    r"""Rounding depth of the partitioned mean gradient: ``max_k n_k + P``.
+
+    Each term's path to the total: at most ``n_k - 1`` additions inside its partition, the
+    division by ``n_k`` and the multiplication back (2 roundings), then ``P - 1`` additions
+    of the partition sums in partition order -- ``n_k + P`` roundings, at most ``n + 1``
+    (every partition is non-empty or contributes an exact zero).  The final division by
+    ``n`` is the ``+1`` of :func:`~skdp._mechanisms._summation.summation_factor`."""
+    sizes = [int(c) for c in chunks]
+    return max(sizes) + len(sizes)
+
+
+def _dask_mean_gradient(design, loss, G, hclip):
+    """The same mean gradient over a clipped :class:`DaskDesign` held on the workers: each
+    call sends ``w`` (``p`` numbers) to every partition and brings back one ``p``-vector per
+    partition, added on the client in partition order.  The terms are clipped to
+    ``G/F(n, max_k n_k + P)`` (:func:`dask_summation_depth`), so the sensitivity ``2G/n``
+    holds for this order of summation too."""
+    import dask
+
+    n, p = design.X.shape
+    gclip = summation_clip(G, n, dask_summation_depth(design.X.chunks[0]))
+    blocks = partition_blocks(design)
+
+    def mean_gradient(w):
+        parts = dask.compute(*[dask.delayed(_partition_gradient_sum)(
+            x, y, w, loss.loss_id, float(loss.param), gclip, hclip) for x, y in blocks])
+        total = np.zeros(p)
+        for part in parts:             # partition order: a fixed reduction
+            total += part
+        return total / n
+
+    return mean_gradient
+
+
 def solve_warm_gd(X, y, loss, **kwargs):
     """Private robust regression: Huber warm start, then noisy GD on ``loss``.
 
     Parameters
     ----------
-    X : ndarray of shape (n, d), float64, finite
-    y : ndarray of shape (n,), float64
+    X : ndarray of shape (n, d), float64, finite, or DaskDesign
+        In memory, or partitions on Dask workers (both stages then reduce over the
+        partitions: ``p``-vectors travel, never rows).
+    y : ndarray of shape (n,), float64 (ignored for a DaskDesign: its ``y``)
     loss : robust loss spec (Welsch, Tukey, Cauchy) of :mod:`skdp._losses`
     epsilon, delta : float
         Target, ``0 < delta < 1``.
@@ -225,32 +297,28 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
     plan = warm_gd_plan(n, p, loss, epsilon=epsilon, delta=delta, alpha=alpha,
                         row_bound=data_norm, loss_scale=loss.param, n_steps=n_steps,
                         calibration=calibration)
-    y = np.ascontiguousarray(y, dtype=np.float64)
+    hclip = float(loss.smoothness(data_norm))
+    if isinstance(X, DaskDesign):
+        # rows clipped and kept on the workers once, for both stages
+        X = clipped_design(X, data_norm, fit_intercept, intercept_scaling)
+        mean_gradient = _dask_mean_gradient(X, loss, plan["G"], hclip)
+    else:
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
+        mean_gradient = _in_memory_mean_gradient(Xc, y, loss, plan["G"], hclip)
     # Stage 1: the convex warm start (draws its two noise vectors first; with a
     # noise_source its output step is an exact grid release).
     W1, info, n_grads = run_objective_perturbation(
         X, y, plan["warm_loss"], plan["warm"], row_bound=data_norm,
         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
         max_iter=max_iter, rng=rng, noise_source=noise_source)
-    # Stage 2: T noisy gradient steps on the robust loss, projected around W1.  The mean
-    # gradient is spider's oracle: every row's term clipped to G (non-finite rows dropped),
-    # so replacing a row moves it by at most 2G/n whatever the loss returns.
-    Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
-    xnorm = np.empty(n)
-    row_norms(Xc, xnorm)
-    rows = np.arange(n)
-    grad, weights = np.empty(p), np.empty(n)
-    hclip = float(loss.smoothness(data_norm))
+    # Stage 2: T noisy gradient steps on the robust loss, projected around W1.
     W = W1.copy()
     avg = np.zeros_like(W)
     T, eta, radius, sigma = plan["T"], plan["step"], plan["radius"], plan["sigma"]
     start_avg = T // 2
-    # per-row gradients clipped to G/F(n): the computed float64 mean of n of them has
-    # replace-one sensitivity <= 2G/n (skdp._mechanisms._summation)
-    gclip = summation_clip(plan["G"], n)
     for t in range(T):
-        oracle_refresh(Xc, y, rows, 0, n, np.ascontiguousarray(W[:, 0]), loss.loss_id,
-                       float(loss.param), xnorm, gclip, hclip, grad, weights)
+        grad = mean_gradient(np.ascontiguousarray(W[:, 0]))
         # the released quantity: the clipped mean gradient (norm <= G, replace-one
         # sensitivity 2G/n, rounding included) plus N(0, sigma^2 I), or its exact grid
         # release; the regulariser term is a function of the public iterate

@@ -119,6 +119,13 @@ def _refuse_sample_weight(sample_weight):
         )
 
 
+def clip_targets(y, bound):
+    """Regression targets as float64, clipped to ``[-y_bound, y_bound]`` when a public bound
+    is given (a Dask fit applies it to each partition on its worker)."""
+    y = np.asarray(y, dtype=np.float64)
+    return y if bound is None else np.clip(y, -bound, bound)
+
+
 def _check_random_state(random_state):
     """A ``numpy.random.Generator`` from an int, None, Generator or RandomState."""
     if isinstance(random_state, np.random.Generator):
@@ -403,8 +410,8 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         if isinstance(X, DaskDesign) and solver not in DASK_SOLVERS:
             raise ValueError(
                 f"solver={solver!r} cannot fit a Dask collection without collecting it on "
-                f"the client; Dask fits support solver in {list(DASK_SOLVERS)} (the default "
-                "of binary DPLogisticRegression and DPHuberRegressor)")
+                f"the client; Dask fits support solver in {list(DASK_SOLVERS)} (the defaults "
+                "of binary DPLogisticRegression, DPHuberRegressor and DPNonconvexRegressor)")
         secure = self._secure_noise(solver)
         rng = _check_random_state(self.random_state)
         # the ChaCha20 key: from the OS (random_state=None), else the first draws of the

@@ -19,18 +19,13 @@ from ._base import (
     BaseDPLinear,
     DPLinearRegressorMixin,
     _refuse_sample_weight,
+    clip_targets,
 )
 
 
 #: solvers that handle huber_threshold=0 (the absolute loss) by Gaussian smoothing (closed
 #: form in phased, randomized ReSQue queries in resque)
 _NONSMOOTH_SOLVERS = {"phased", "resque"}
-
-
-def _clip_targets(y, bound):
-    """Targets as float64, clipped to ``[-y_bound, y_bound]`` when a bound is given."""
-    y = np.asarray(y, dtype=np.float64)
-    return y if bound is None else np.clip(y, -bound, bound)
 
 
 class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
@@ -265,11 +260,11 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
             )
         if is_dask_collection(X):
             # rows stay on the workers; targets clipped to y_bound there
-            X = dask_design(self, X, y, functools.partial(_clip_targets, bound=self.y_bound))
+            X = dask_design(self, X, y, functools.partial(clip_targets, bound=self.y_bound))
             y = X.y
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
-            y = _clip_targets(y, self.y_bound)
+            y = clip_targets(y, self.y_bound)
         self._check_n_samples(X.shape[0])
         loss, _ = self._planning_loss()
         attrs, result = self._run_solver(X, y, loss, n_outputs=1, y_bound=self.y_bound)

@@ -1,5 +1,6 @@
 """Differentially private robust regression with nonconvex losses (Tukey, Welsch, Cauchy)."""
 
+import functools
 import math
 import numbers
 
@@ -8,12 +9,19 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from .._dask import refuse_dask
+from .._dask import dask_design, is_dask_collection
 from .._fitted_attributes import atomic_fit
 from .._losses import ROBUST_LOSSES
 from .._solvers import NONCONVEX_SOLVERS
 from .._solvers._spider import spider_plan
-from ._base import _PRIVACY_DOC, DPLinearRegressorMixin, PLANNERS, BaseDPLinear, _refuse_sample_weight
+from ._base import (
+    _PRIVACY_DOC,
+    PLANNERS,
+    BaseDPLinear,
+    DPLinearRegressorMixin,
+    _refuse_sample_weight,
+    clip_targets,
+)
 
 
 _ZEROTH_ORDER = ("zeroth_order", "zeroth_order_naive")
@@ -405,7 +413,10 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training rows (clipped to ``data_norm`` inside the solver).
+            Training rows (clipped to ``data_norm`` inside the solver).  A Dask array or
+            DataFrame stays on the workers with ``solver="warm_gd"`` (the default for the
+            smooth robust losses; ``data_norm`` must be given): see the user guide "Data
+            larger than memory".
         y : array-like of shape (n_samples,)
             Targets (clipped to ``y_bound`` when given).
         sample_weight : None
@@ -417,7 +428,6 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
             The fitted estimator.
         """
         _refuse_sample_weight(sample_weight)
-        refuse_dask(self, X)
         self._check_public_params()
         if self.delta == 0:
             raise ValueError(
@@ -436,11 +446,14 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
             )
         if not math.isfinite(self.loss_scale):
             raise ValueError(f"loss_scale must be finite, got {self.loss_scale!r}")
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+        if is_dask_collection(X):
+            # rows stay on the workers; targets clipped to y_bound there
+            X = dask_design(self, X, y, functools.partial(clip_targets, bound=self.y_bound))
+            y = X.y
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+            y = clip_targets(y, self.y_bound)
         self._check_n_samples(X.shape[0])
-        y = np.asarray(y, dtype=np.float64)
-        if self.y_bound is not None:
-            y = np.clip(y, -self.y_bound, self.y_bound)
         attrs, result = self._run_solver(X, y, _loss_of(self), n_outputs=1, y_bound=self.y_bound)
         attrs["coef_"] = np.ascontiguousarray(result.coef[:, 0])
         attrs["intercept_"] = float(result.intercept[0])

@@ -39,6 +39,50 @@ def test_refinement_gradient_sensitivity_on_adversarial_neighbours(loss):
     assert worst <= 1.0 + 1e-12
 
 
+@pytest.mark.parametrize("loss", [WelschLoss(1.0), TukeyLoss(0.5), CauchyLoss(2.0)])
+def test_released_mean_gradient_sensitivity_in_memory_and_partitioned(loss):
+    """The function warm_gd releases (its refinement's mean gradient), in memory and summed
+    over Dask partitions (synchronous scheduler, uneven and empty partitions): replacing
+    one row moves it by at most 2G/n, rows at the clip bound, huge targets."""
+    import dask
+    import dask.array as da
+
+    from skdp._solvers._dask_objective import DaskDesign
+    from skdp._solvers._warm_gd import (
+        _dask_mean_gradient,
+        _in_memory_mean_gradient,
+        dask_summation_depth,
+    )
+
+    rng = np.random.default_rng(2)
+    n, d, R = 64, 3, math.hypot(1.0, 1.0)
+    G, hclip = loss.lipschitz(R), loss.smoothness(R)
+    chunks = ((0, 7, 20, 37),)
+    assert dask_summation_depth(chunks[0]) == 37 + 4
+    worst = 0.0
+    with dask.config.set(scheduler="synchronous"):
+        for _ in range(25):
+            X = clip_and_augment(rng.normal(size=(n, d)) * 5, R, True, 1.0)  # on the bound
+            y = rng.normal(size=n) * 10 ** rng.uniform(-2, 6)
+            X2, y2 = X.copy(), y.copy()
+            j = rng.integers(n)
+            X2[j] = clip_and_augment(rng.normal(size=(1, d)) * 100, R, True, 1.0)[0]
+            y2[j] = rng.choice([-1e12, 1e12, 0.0, rng.normal()])
+            w = rng.normal(size=d + 1) * 10 ** rng.uniform(-2, 2)
+            grads = []
+            for Xs, ys in ((X, y), (X2, y2)):
+                mem = _in_memory_mean_gradient(Xs, ys, loss, G, hclip)(w).copy()
+                design = DaskDesign(da.from_array(Xs, chunks=chunks + ((d + 1,),)),
+                                    da.from_array(ys, chunks=chunks), raw_features=d)
+                part = _dask_mean_gradient(design, loss, G, hclip)(w)
+                np.testing.assert_allclose(part, mem, rtol=1e-9, atol=1e-12 * G)
+                grads.append((mem, part))
+            for k in (0, 1):
+                diff = np.linalg.norm(grads[0][k] - grads[1][k])
+                worst = max(worst, diff / (2 * G / n))
+    assert 0.5 < worst <= 1.0
+
+
 def test_plan_composition_is_certified_and_record_dominates():
     p = warm_gd_plan(50_000, 4, WelschLoss(1.0), epsilon=1.0, delta=1e-6, alpha=0.0,
                      row_bound=math.sqrt(2.0), loss_scale=1.0)

@@ -1,5 +1,6 @@
-"""Objective-perturbation fits on Dask collections (binary DPLogisticRegression and
-DPHuberRegressor, their default solver), on a real engine: LocalCluster, process workers.
+"""Fits on Dask collections (objective perturbation for binary DPLogisticRegression and
+DPHuberRegressor, warm_gd for DPNonconvexRegressor: their defaults) on a real engine:
+LocalCluster, process workers.
 
 The fit's event is the in-memory fit's (same public parameters), its accuracy the same
 within noise, the rows never reach the client (only O(p) sums and p x p Hessians do), the
@@ -147,8 +148,37 @@ def test_bad_input_and_unsupported_solvers(client):
     with pytest.raises(ValueError, match="NaN or infinity"):
         DPLogisticRegression(data_norm=1.0, classes=[0, 1]).fit(
             da.from_array(bad, chunks=(1_000, 6)), yd)
-    with pytest.raises(TypeError, match="does not accept Dask"):
-        DPNonconvexRegressor(data_norm=1.0).fit(Xd, yd.astype(float))
+    for solver in ("spider", "dpsgd", "zeroth_order"):
+        est = DPNonconvexRegressor(data_norm=1.0, solver=solver, max_coef_norm=10.0)
+        with pytest.raises(ValueError, match="cannot fit a Dask collection"):
+            est.fit(Xd, yd.astype(float))
+        with pytest.raises(Exception):
+            check_is_fitted(est)
+    with pytest.raises(ValueError, match="data_norm"):
+        DPNonconvexRegressor(data_norm=None).fit(Xd, yd.astype(float))
+
+
+@pytest.mark.parametrize("secure_noise", [True, False])
+def test_nonconvex_default_dask_fit_matches_in_memory(client, secure_noise):
+    """DPNonconvexRegressor's default (warm_gd: Huber objective perturbation, then noisy
+    gradient steps on the Welsch loss) on partitions: same event, same noise, the same
+    release up to the rounding of partitioned sums; gross outliers ignored alike."""
+    rng = np.random.default_rng(5)
+    n, d = 60_000, 6
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = X @ np.arange(1.0, 7.0) + 0.1 * rng.standard_normal(n)
+    y[:6_000] = 25.0                                       # 10 % gross outliers
+    kw = dict(epsilon=1.0, data_norm=1.0, y_bound=30.0, random_state=3,
+              secure_noise=secure_noise)
+    mem = DPNonconvexRegressor(**kw).fit(X, y)
+    dsk = DPNonconvexRegressor(**kw).fit(da.from_array(X, chunks=(7_000, d)),
+                                         da.from_array(y, chunks=7_000))
+    assert dsk.solver_ == mem.solver_ == "warm_gd" and mem.n_iter_ > 0  # refinement ran
+    assert dsk.dp_event_ == mem.dp_event_ and dsk.epsilon_ == mem.epsilon_ == 1.0
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=0, atol=1e-6)
+    clean = slice(6_000, None)
+    assert dsk.score(X[clean], y[clean]) > 0.95
+    assert abs(dsk.score(X[clean], y[clean]) - mem.score(X[clean], y[clean])) <= 1e-6
 
 
 def test_worker_killed_mid_fit(client):
