@@ -20,7 +20,7 @@ __all__ = ["is_dask_collection", "as_dask_array", "check_dask_array", "dask_desi
            "DASK_SOLVERS"]
 
 #: solvers that fit a Dask collection without collecting it (the others refuse it)
-DASK_SOLVERS = ("objective_perturbation", "output_perturbation", "warm_gd")
+DASK_SOLVERS = ("objective_perturbation", "output_perturbation", "phased", "warm_gd")
 
 
 def is_dask_collection(X):

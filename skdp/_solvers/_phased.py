@@ -18,7 +18,9 @@ Algorithm
 1. A uniformly random permutation of the rows (drawn from ``rng``, independent of the data)
    is cut into ``k = ceil(log2 n)`` consecutive, **disjoint** blocks of sizes
    ``n_i = floor(n 2^-i)`` (``i < k``) and the remainder (``i = k``): every row is used
-   exactly once.
+   exactly once.  (On a Dask design the permutation is of the partitions, each read in a
+   random permutation of its rows -- still public randomness, independent of the data --
+   so that a phase streams through whole partitions on their workers.)
 2. From ``x_0 = 0``, phase ``i`` runs one pass of projected SGD over its block with step
    ``eta_i = 4^-i eta``: ``w <- Pi_R(w - eta_i (clip(grad f_rho(w; row)) + mu w))``,
    starting at ``x_{i-1}``, averages its iterates (``w_bar_i``) and releases
@@ -87,6 +89,7 @@ from .._losses._smoothed import ABSOLUTE, HINGE, SQRT_2_OVER_PI, smoothed_margin
 from .._losses._smoothed import smoothing_smoothness
 from .._mechanisms import clip_and_augment, release_gaussian
 from ..accounting import calibrate_gaussian_sigma, gaussian_delta, gaussian_event
+from ._dask_objective import DaskDesign, clipped_design, partition_blocks
 from ._dpsgd import _clip_bound
 from .._mechanisms._clipping import row_norms
 from ._result import SolverResult, split_intercept
@@ -308,6 +311,83 @@ def phased_phase(X, y, order, start, stop, loss_id, param, rho, xnorm, clip, W, 
                 avg[j, k] /= cnt
 
 
+def _in_memory_phases(Xc, y, loss, rho, clip, R, rng):
+    """``run_phase(W, size, eta, alpha) -> average``: the phases over a uniformly random
+    permutation of the rows (drawn from ``rng`` first), consecutive blocks of it; ``W`` is
+    updated in place."""
+    n = Xc.shape[0]
+    order = rng.permutation(n).astype(np.int64)
+    yc = np.ascontiguousarray(y, dtype=np.float64)
+    xnorm = np.empty(n)
+    row_norms(Xc, xnorm)
+    cursor = [0]
+
+    def run_phase(W, size, eta, alpha):
+        avg = np.empty_like(W)
+        start = cursor[0]
+        phased_phase(Xc, yc, order, start, start + size, int(loss.loss_id),
+                     float(loss.param), float(rho), xnorm, clip, W, eta, alpha, float(R), avg)
+        cursor[0] = start + size
+        return avg
+
+    return run_phase
+
+
+def _phase_segment(X, y, seed, start, stop, loss_id, param, rho, clip, W, eta, alpha, radius):
+    """On a partition's worker: the phase's steps over positions ``start:stop`` of the
+    partition's public row permutation (from ``seed``); ``(W after, sum of the iterates)``."""
+    m = X.shape[0]
+    order = np.random.default_rng(seed).permutation(m).astype(np.int64)
+    xnorm = np.empty(m)
+    row_norms(X, xnorm)
+    W = np.array(W, dtype=np.float64, order="C")
+    avg = np.empty_like(W)
+    phased_phase(X, np.ascontiguousarray(y, dtype=np.float64), order, start, stop, loss_id,
+                 param, rho, xnorm, clip, W, eta, alpha, radius, avg)
+    return W, avg * (stop - start)
+
+
+def _dask_phases(design, loss, rho, clip, R, rng):
+    """``run_phase`` over a clipped :class:`DaskDesign`: the public row order is a random
+    permutation of the partitions, each read in a random permutation of its rows (drawn
+    from ``rng`` first: one partition order and one seed per partition).  A phase's block
+    of consecutive positions is a run of partition segments; each segment is one task on
+    the partition's worker, which receives ``W`` (``p`` numbers) and returns ``W`` and the
+    sum of its iterates.  The privacy argument is unchanged: the blocks are disjoint and
+    fixed by public randomness, every row is used once (module docstring)."""
+    import dask
+
+    sizes = [int(c) for c in design.X.chunks[0]]
+    partitions = [int(k) for k in rng.permutation(len(sizes))]
+    seeds = rng.integers(0, 2 ** 63 - 1, size=len(sizes))
+    blocks = partition_blocks(design)
+    cursor = {"part": 0, "row": 0}
+
+    def run_phase(W, size, eta, alpha, design=design):
+        # (``design`` is held here: its persisted partitions live as long as it does)
+        total = np.zeros_like(W)
+        remaining = size
+        while remaining > 0:
+            k = partitions[cursor["part"]]
+            take = min(remaining, sizes[k] - cursor["row"])
+            if take > 0:
+                x, y = blocks[k]
+                start = cursor["row"]
+                W_after, part = dask.compute(dask.delayed(_phase_segment)(
+                    x, y, int(seeds[k]), start, start + take, int(loss.loss_id),
+                    float(loss.param), float(rho), clip, W.copy(), eta, alpha, float(R)))[0]
+                W[...] = W_after
+                total += part
+                cursor["row"] += take
+                remaining -= take
+            if cursor["row"] == sizes[k]:
+                cursor["part"] += 1
+                cursor["row"] = 0
+        return total / size
+
+    return run_phase
+
+
 def solve_phased(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
                  fit_intercept=True, intercept_scaling=1.0, y_bound=None,
                  calibration="tight", max_iter=10_000, max_coef_norm=None, rng,
@@ -316,8 +396,9 @@ def solve_phased(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
 
     Parameters
     ----------
-    X : ndarray of shape (n, d), float64, finite
-        Raw features; rows are clipped here.
+    X : ndarray of shape (n, d), float64, finite, or DaskDesign
+        Raw features; rows are clipped here (on the workers for a Dask design, whose
+        partitions are then streamed in a public random order: ``_dask_phases``).
     y : ndarray of shape (n,)
         Encoded targets (±1 logistic, class index multinomial, real Huber/absolute).
     loss : loss spec (``LogisticLoss``, ``MultinomialLoss``, ``HuberLoss``,
@@ -369,20 +450,17 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_inter
                        step_scale=step_scale)
     L, R, rho = plan["lipschitz"], plan["coef_bound"], plan["rho"]
     clip = _clip_bound(L, p_in * K)
-    order = rng.permutation(n).astype(np.int64)
-    Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
-    yc = np.ascontiguousarray(y, dtype=np.float64)
-    xnorm = np.empty(n)
-    row_norms(Xc, xnorm)
+    if isinstance(X, DaskDesign):
+        run_phase = _dask_phases(clipped_design(X, data_norm, fit_intercept,
+                                                intercept_scaling), loss, rho, clip, R, rng)
+    else:
+        run_phase = _in_memory_phases(
+            clip_and_augment(X, data_norm, fit_intercept, intercept_scaling), y, loss, rho,
+            clip, R, rng)
     W = np.zeros((p_in, K))
-    avg = np.empty((p_in, K))
-    start = 0
     for size, eta, sigma, sens in zip(plan["sizes"], plan["etas"], plan["sigmas"],
                                       plan["sensitivities"]):
-        phased_phase(Xc, yc, order, start, start + size, int(loss.loss_id),
-                     float(loss.param), float(rho), xnorm, clip, W, float(eta),
-                     float(alpha), float(R), avg)
-        start += size
+        avg = run_phase(W, size, float(eta), float(alpha))
         # each phase's average is released (exact grid noise with a noise_source)
         W, _ = release_gaussian(avg, sigma, sens, rng, noise_source, bound=R)
     nrm = float(np.linalg.norm(W))

@@ -239,7 +239,8 @@ def _dask_mean_gradient(design, loss, G, hclip):
     gclip = summation_clip(G, n, dask_summation_depth(design.X.chunks[0]))
     blocks = partition_blocks(design)
 
-    def mean_gradient(w):
+    def mean_gradient(w, design=design):
+        # (``design`` is held here: its persisted partitions live as long as it does)
         parts = dask.compute(*[dask.delayed(_partition_gradient_sum)(
             x, y, w, loss.loss_id, float(loss.param), gclip, hclip) for x, y in blocks])
         total = np.zeros(p)
