@@ -6,12 +6,12 @@ numbers), computed on rows that were clipped to the public bounds *inside* each 
 before anything leaves it.  The number of rows is read from the collection's chunk sizes
 (counted when unknown) and treated as public, as for in-memory data.
 
-:class:`skdp.preprocessing.DPStandardScaler`, the objective- and output-perturbation fits
-of :class:`~skdp.DPLogisticRegression` (binary) and :class:`~skdp.DPHuberRegressor` (the
-first is the default solver of both) and the ``warm_gd`` fit of
-:class:`~skdp.DPNonconvexRegressor` (its default for the smooth robust losses) accept Dask
-input; other solvers refuse it with a clear error rather than collecting the data on the
-client.
+:class:`skdp.preprocessing.DPStandardScaler`; the objective-perturbation, output-
+perturbation, ``phased`` and ``dpsgd`` fits of :class:`~skdp.DPLogisticRegression`
+(binary) and :class:`~skdp.DPHuberRegressor` (the first is the default solver of both);
+and the ``warm_gd`` (default) and ``dpsgd`` fits of :class:`~skdp.DPNonconvexRegressor`
+accept Dask input (``DASK_SOLVERS``).  Other solvers refuse it with a clear error rather
+than collecting the data on the client.
 """
 
 import numpy as np
@@ -20,7 +20,8 @@ __all__ = ["is_dask_collection", "as_dask_array", "check_dask_array", "dask_desi
            "DASK_SOLVERS"]
 
 #: solvers that fit a Dask collection without collecting it (the others refuse it)
-DASK_SOLVERS = ("objective_perturbation", "output_perturbation", "phased", "warm_gd")
+DASK_SOLVERS = ("objective_perturbation", "output_perturbation", "phased", "dpsgd",
+                "warm_gd")
 
 
 def is_dask_collection(X):

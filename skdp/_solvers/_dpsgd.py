@@ -142,11 +142,12 @@ import math
 import numpy as np
 
 from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
-from .._mechanisms import clip_and_augment
+from .._mechanisms import clip_and_augment, release_gaussian
 from .._mechanisms._exact import exact_gaussian_noise
 from .._mechanisms._summation import UNIT_ROUNDOFF, summation_clip
 from .._mechanisms._clipping import row_norms
-from ._dpsgd_kernel import dpsgd_loop
+from ._dask_objective import DaskDesign, clipped_design, partition_blocks
+from ._dpsgd_kernel import _clipped_batch_gradient, dpsgd_loop
 from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args, check_int, require_certified
 from ._threads import solver_threads
@@ -212,13 +213,81 @@ def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound):
     return total, dropped
 
 
+def _partition_batch_sum(X, y, W, seed, t, q, loss_id, param, clip):
+    """On a partition's worker: step ``t``'s Poisson(q) sample of the partition's rows
+    (from the public seed ``(seed, t)``) and their clipped gradient sum; ``(sum, B)``."""
+    m = X.shape[0]
+    rng = np.random.default_rng([seed, t])
+    B = int(rng.binomial(m, q)) if q < 1.0 else m
+    idx = np.sort(rng.choice(m, size=B, replace=False)) if q < 1.0 else np.arange(m)
+    Wc = np.ascontiguousarray(W, dtype=np.float64)
+    xnorm = np.zeros(m)
+    if B:
+        sampled = np.empty(B)
+        row_norms(np.ascontiguousarray(X[idx]), sampled)   # the in-memory norms, bitwise
+        xnorm[idx] = sampled
+    out = np.empty_like(Wc)
+    K = Wc.shape[1]
+    _clipped_batch_gradient(X, np.ascontiguousarray(y, dtype=np.float64), Wc,
+                            idx.astype(np.int64), B, loss_id, param, clip, xnorm, out,
+                            np.empty(K), np.empty(K))
+    return out, B
+
+
+def run_dask_steps(design, loss, clip, W, n_steps, hyper, noise_source, L):
+    r"""DP-SGD on a clipped :class:`DaskDesign`: :func:`dpsgd_loop`'s steps with the batch
+    sum reduced over the partitions.  Returns ``(total, dropped)`` like :func:`run_steps`
+    (``dropped`` is not counted here: 0).
+
+    Sampling.  Each partition draws its rows of step ``t`` independently with probability
+    ``q`` (``B_k ~ Binomial(n_k, q)``, then ``B_k`` distinct uniform rows), from a seed
+    drawn on the client from ``rng`` before the run (public randomness, independent of the
+    data).  The union over partitions is exactly a Poisson(``q``) sample of all ``n`` rows,
+    so the step is the mechanism the accountant's event describes.
+
+    Rounding.  The client adds the partition sums in partition order.  A term's path to the
+    total has at most ``B_k - 1`` additions in its partition and one per non-empty partition
+    after it (adding an exact zero vector does not round), so at most ``n - 1``: the clip's
+    summation margin for ``n`` terms in any order (:func:`_clip_bound`) covers it.
+
+    What travels per step: ``W`` to each partition, one ``p``-vector and the (public)
+    batch size back; the noise, the step and the projection run on the client."""
+    import dask
+
+    q, batch_size, sigma, mu, step_coef, step_power_half, step_cap, R, rng = hyper
+    n = design.shape[0]
+    blocks = partition_blocks(design)
+    seeds = [int(v) for v in rng.integers(0, 2 ** 63 - 1, size=len(blocks))]
+    loss_id, param = int(loss.loss_id), float(loss.param)
+    total = 0
+    for t in range(1, n_steps + 1):
+        parts = dask.compute(*[dask.delayed(_partition_batch_sum)(
+            x, y, W, seed, t, q, loss_id, param, clip) for (x, y), seed in zip(blocks, seeds)])
+        s = np.zeros_like(W)
+        for part, B in parts:           # partition order: a fixed reduction
+            s += part
+            total += B
+        # the step's release: the clipped sum (sensitivity 2L, |s| <= n L) plus N(0, sigma^2)
+        noisy, _ = release_gaussian(s, sigma, 2.0 * L, rng, noise_source, bound=n * L)
+        eta = step_coef / (math.sqrt(t) if step_power_half else t)
+        eta = min(eta, step_cap)
+        W -= eta * (noisy / batch_size + mu * W)
+        if R > 0.0:
+            nrm = float(np.sqrt(np.sum(W * W)))
+            if nrm > R:
+                W *= R / nrm
+    return total, 0
+
+
 def solve_dpsgd(X, y, loss, **kwargs):
     """Private SGD (BST14 baseline, mini-batch form with Poisson sampling).
 
     Parameters
     ----------
-    X : ndarray of shape (n, d), float64, finite
-        Raw features; rows are clipped here (every path goes through the clip).
+    X : ndarray of shape (n, d), float64, finite, or DaskDesign
+        Raw features; rows are clipped here (every path goes through the clip; on the
+        workers for a Dask design, whose steps reduce over the partitions:
+        :func:`run_dask_steps`).
     y : ndarray of shape (n,), float64
         Encoded targets (±1 for logistic, class index for multinomial, real for Huber).
     loss : loss spec (:mod:`skdp._losses`)
@@ -352,14 +421,18 @@ def _solve(
     }
 
     # 3. The run, on clipped rows only.
-    Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
-    yc = np.ascontiguousarray(y, dtype=np.float64)
-    xnorm = np.empty(n)
-    row_norms(Xc, xnorm)
     W = np.zeros((p_in, K))
-    args = (Xc, yc, int(loss.loss_id), float(loss.param), clip, xnorm, W)
     hyper = (q, float(batch_size), sigma, mu, step_coef, step_power_half, step_cap, R, rng)
-    total, dropped = run_steps(args, T, hyper, noise_source, sigma, L, p, bound=n * L)
+    if isinstance(X, DaskDesign):
+        design = clipped_design(X, data_norm, fit_intercept, intercept_scaling)
+        total, dropped = run_dask_steps(design, loss, clip, W, T, hyper, noise_source, L)
+    else:
+        Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
+        yc = np.ascontiguousarray(y, dtype=np.float64)
+        xnorm = np.empty(n)
+        row_norms(Xc, xnorm)
+        args = (Xc, yc, int(loss.loss_id), float(loss.param), clip, xnorm, W)
+        total, dropped = run_steps(args, T, hyper, noise_source, sigma, L, p, bound=n * L)
     if noise_source is not None:
         details["secure_noise"] = True
     # ``dropped`` counts non-finite per-example gradients: a private quantity, so it is

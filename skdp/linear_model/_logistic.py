@@ -30,6 +30,7 @@ def _encode_binary(y, positive):
     """``+1`` for the positive class, ``-1`` otherwise (labels already checked)."""
     return np.where(np.asarray(y) == positive, 1.0, -1.0)
 
+
 class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear):
     __doc__ = (
         r"""Logistic regression with a differentially private fit.
