@@ -208,11 +208,13 @@ def objective_perturbation_alpha(loss, *, n, p, epsilon, delta, row_bound, margi
     g_max = max(1.0, float(loss.lipschitz(1.0)))
     return _objective_perturbation_alpha(
         float(loss.lipschitz(R)), float(loss.smoothness(R)), floor, float(margin),
-        int(n), int(p), float(epsilon), float(delta), R, g_max)
+        int(n), int(p), float(epsilon), float(delta), R, g_max,
+        float(loss.sup_loss_at_zero()))
 
 
 @functools.lru_cache(maxsize=256)
-def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, R, g_max):
+def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, R, g_max,
+                                  f0=math.inf):
     t = n * budget_mu(epsilon, delta, p) / math.sqrt(p)
     W = (margin / R) * (t / SIZE_REF) ** SIZE_EXPONENT
     pure = delta == 0.0
@@ -234,7 +236,7 @@ def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, 
         else:
             s = 2.0 * L / mu
             share, b_bound = OUT_RATIO * mu, s * (math.sqrt(p) + 10.0)
-        sigma_out = output_step(n, p, L, beta, alpha, s, share, b_bound, R, g_max)[2]
+        sigma_out = output_step(n, p, L, beta, alpha, s, share, b_bound, R, g_max, f0)[2]
         per_coordinate = sigma_out * math.sqrt(p + 1.0) if pure else sigma_out
         return 2.0 * L / mu, per_coordinate
 
@@ -347,7 +349,8 @@ def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
         b_bound = s * (math.sqrt(p) + 10.0)
     share = PURE_OUT_FRACTION * epsilon if pure else OUT_RATIO * mu
     g_max = max(1.0, float(loss.lipschitz(1.0)))
-    gamma, kappa, sigma_out = output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max)
+    gamma, kappa, sigma_out = output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max,
+                                          float(loss.sup_loss_at_zero()))
     out_sens = 2.0 * gamma / lam
     if pure:
         dp_event = compose([pure_dp_event(eps_obj), pure_dp_event(eps_out)])
@@ -370,20 +373,35 @@ def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
     }
 
 
-def output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max):
-    """``(gamma, kappa, sigma_out)`` of the AMP output step, from public quantities.
+def output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max, f0=math.inf):
+    r"""``(gamma, kappa, sigma_out)`` of the AMP output step, from public quantities.
 
     ``gamma = lam share sigma_out/2`` with ``sigma_out = kappa s/(n beta + n lam)``
     (``share``: the output step's ``mu_out``, or its epsilon in the pure variant), and
     ``kappa = KAPPA`` unless the certificate floor binds: ``gamma >= ALLOWANCE_FACTOR`` times
-    the rounding allowance at a public scale of ``||w||`` (exceeding it only slows
-    certification; ``gamma`` never depends on the drawn ``b``).  The always-valid bound
-    ``(L + ||b||/n)/lam`` is ~1e7 at small ``alpha`` and would inflate the output noise for
-    nothing, so margins ``||w|| R`` are capped at ``COEF_MARGIN_CAP``.  Where the floor
-    binds, ``sigma_out = 2 ALLOWANCE_FACTOR allowance/(lam share)`` grows as ``1/lam``:
-    the ``alpha`` rule weighs it (:func:`objective_perturbation_alpha`)."""
+    the rounding allowance at a public scale ``w_ref`` of ``||w||`` (exceeding it only slows
+    certification; ``gamma`` never depends on the drawn ``b``).  Where the floor binds,
+    ``sigma_out = 2 ALLOWANCE_FACTOR allowance/(lam share)`` grows as ``1/lam``: the
+    ``alpha`` rule weighs it (:func:`objective_perturbation_alpha`).
+
+    ``w_ref`` is the smallest of three scales.  Two are bounds on the perturbed minimiser
+    ``W*``, valid for every dataset whenever ``||b|| <= b_bound`` (a larger draw only slows
+    certification):
+
+    * ``(L + ||b||/n)/lam``: the gradient at ``W*`` vanishes;
+    * with ``f0 = sup_y l(0, y)`` finite (``log 2`` for logistic):
+      ``(beta_b + sqrt(beta_b^2 + 2 lam f0))/lam`` with ``beta_b = ||b||/n``.  The loss is
+      non-negative, so ``lam ||W*||^2/2 - beta_b ||W*|| <= F_b(W*) <= F_b(0) <= f0``.  At
+      large ``n`` this is ~``sqrt(2 f0/lam)``, far below the first.
+
+    The third is the cap ``COEF_MARGIN_CAP/R`` on the margins ``||w|| R`` (a utility
+    choice: without it the first bound, ~1e7 at small ``alpha``, inflates the output noise
+    for nothing)."""
     stiff = n * beta + n * lam
-    w_ref = min((L + b_bound / n) / lam, COEF_MARGIN_CAP / R)
+    beta_b = b_bound / n
+    w_ref = min((L + beta_b) / lam, COEF_MARGIN_CAP / R)
+    if math.isfinite(f0):
+        w_ref = min(w_ref, (beta_b + math.sqrt(beta_b * beta_b + 2.0 * lam * f0)) / lam)
     allowance = (gradient_rounding_allowance(n, p, 1, R, g_max, lam, w_ref)
                  + 2.0 * UNIT_ROUNDOFF * (L + lam * w_ref + 2.0 * b_bound / n))
     kappa = KAPPA

@@ -329,3 +329,39 @@ def test_privacy_audit_honest_and_under_noised(monkeypatch):
     weak = epsilon_lower_bound(_audit_outputs(1, 0), _audit_outputs(-1, 10**6),
                                delta=AUDIT_DELTA, random_state=0)
     assert weak.epsilon_lower_bound > AUDIT_EPS, weak
+
+
+def test_coefficient_scale_of_the_certificate_bounds_the_perturbed_minimiser():
+    """The logistic scale ``w_ref = (beta_b + sqrt(beta_b^2 + 2 lam log 2))/lam`` of the
+    output step bounds ``||argmin F_b||`` on separable data, where the minimiser is as large
+    as the regulariser allows, and it lowers the output noise only where the certificate
+    floor binds (large n), not where KAPPA sets it."""
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(0)
+    n, d, lam = 400, 3, 1e-4
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.sign(X[:, 0])                                      # separable through 0
+    worst = 0.0
+    for scale in (0.0, 1.0, 30.0):
+        b = rng.normal(size=d) * scale
+        b_n = np.linalg.norm(b) / n
+
+        def f(w):
+            m = y * (X @ w)
+            value = np.mean(np.logaddexp(0.0, -m)) + lam / 2 * w @ w + b @ w / n
+            grad = X.T @ (-y * expit(-m)) / n + lam * w + b / n
+            return value, grad
+
+        w = minimize(f, np.zeros(d), jac=True, method="L-BFGS-B",
+                     options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 20_000}).x
+        bound = (b_n + math.sqrt(b_n ** 2 + 2 * lam * math.log(2.0))) / lam
+        worst = max(worst, np.linalg.norm(w) / bound)
+    assert 0.1 < worst <= 1.0                                 # valid, and not loose by 10x
+    L, beta, R, p = 1.0, 0.25, 1.0, 21
+    args = dict(p=p, L=L, beta=beta, s=2.0, share=0.2, R=R, g_max=1.0)
+    big = dict(n=10 ** 8, lam=1e-6, b_bound=2.0 * (math.sqrt(p) + 10.0), **args)
+    assert op.output_step(**big, f0=math.log(2.0))[2] < 0.3 * op.output_step(**big)[2]
+    small = dict(n=10 ** 4, lam=1e-3, b_bound=2.0 * (math.sqrt(p) + 10.0), **args)
+    assert op.output_step(**small, f0=math.log(2.0)) == op.output_step(**small)
