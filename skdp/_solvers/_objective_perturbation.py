@@ -48,7 +48,7 @@ Privacy (derivation in :mod:`skdp.accounting._objective_perturbation`)
 Utility constants (not part of the proof): ``r = 0.2`` (costs ~2 % of sigma),
 ``COEF_MARGIN_CAP = 1e4`` (the coefficient scale at which certification must be reachable),
 ``kappa = 0.1`` (the output noise adds <= 1 % variance even in the stiffest direction),
-``f = 0.02``, ``theta_J = 1/2``.  ``gamma`` is raised (through ``kappa``) to at least 16
+``f = 0.02``, ``theta_J = 1/2``.  ``gamma`` is raised (through ``kappa``) to at least 4
 times the rounding allowance at a public bound on ``||w||``, so certification is reachable.
 
 Errata of the sources (fixed here): KST12's printed sigma is calibrated for add/remove
@@ -101,8 +101,15 @@ KAPPA = 0.1
 PURE_OUT_FRACTION = 0.02
 #: the alpha rule keeps eps_J <= THETA_J * eps_obj
 THETA_J = 0.5
-#: gamma >= ALLOWANCE_FACTOR * rounding allowance at the public coefficient scale
-ALLOWANCE_FACTOR = 16.0
+#: gamma >= ALLOWANCE_FACTOR * rounding allowance at the public coefficient scale.  A
+#: utility constant (certification is checked, so privacy never depends on it): at the
+#: exact minimiser the computed gradient is within the allowance, so any factor > 1 keeps
+#: certification reachable, and a point certifies once its computed gradient is below
+#: (ALLOWANCE_FACTOR - 1) allowances.  4 (it was 16) halves the output noise twice where
+#: this floor binds (n >~ 10^6): 20 features, n = 10^7, eps = 1: test accuracy 0.853 ->
+#: 0.855 (scikit-learn 0.855), same iterations; p = 2101 (L-BFGS without Newton): certified
+#: in 34 evaluations instead of 23 (the smaller alpha the rule then picks)
+ALLOWANCE_FACTOR = 4.0
 #: public coefficient scale of that allowance: ||w|| R <= COEF_MARGIN_CAP (margins up to
 #: 1e4), unless the always-valid bound (L + ||b||/n)/lambda is smaller
 COEF_MARGIN_CAP = 1e4
