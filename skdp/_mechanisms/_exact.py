@@ -278,7 +278,7 @@ def discrete_gaussian(state, s):
         return y
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _draw_serial(state, scale, gaussian, out):
     for i in range(out.shape[0]):
         out[i] = discrete_gaussian(state, scale) if gaussian else discrete_laplace(state, scale)
@@ -368,7 +368,7 @@ def laplace_grid(epsilon, l1_sensitivity, p, bound=None):
     return gamma, t
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _draw_parallel(state, tag0, tag1, scale, gaussian, out):
     """Chunk ``c`` of ``out`` from its own ChaCha20 stream: the caller's key, the per-call
     random nonce ``(tag0, tag1)`` and the block counter starting at ``c 2^32``.  Streams

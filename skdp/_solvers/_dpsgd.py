@@ -138,6 +138,7 @@ floating-point Gaussian sampler is not hardened against Mironov-style attacks.
 """
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -156,6 +157,9 @@ __all__ = ["solve_dpsgd"]
 
 #: integers of exact noise drawn ahead at a time (``secure_noise``): 16 MiB of int64
 SECURE_CHUNK_DRAWS = 1 << 21
+#: the exact noise of a run is drawn in at least this many chunks, each while the steps of
+#: the previous one run (:func:`run_steps`), so that sampling overlaps training
+SECURE_PIPELINE_CHUNKS = 8
 #: expected batch size when ``batch_size=None``
 DEFAULT_BATCH_SIZE = 50
 #: eta_t <= STEP_CAP_FACTOR / (beta + alpha): below the gradient-descent stability limit
@@ -194,22 +198,38 @@ def _noise_multiplier(epsilon, delta, q, n_steps, n, calibration):
 def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound):
     """Run ``n_steps`` steps of :func:`dpsgd_loop` (``args``: its arguments before
     ``n_steps``; ``hyper``: the ones after) with float noise, or, with a ``noise_source``,
-    exact grid noise pre-drawn per chunk of steps (at most ``SECURE_CHUNK_DRAWS`` integers
-    in memory): each step's clipped sum (replace-one sensitivity ``2L``, the clip's rounding
-    margin included; ``|s| <= bound``) is released as ``gamma (rint(s/gamma) + Z)`` on the
-    grid of ``sigma``.  Returns ``(total, dropped)``."""
+    exact grid noise pre-drawn per chunk of steps: each step's clipped sum (replace-one
+    sensitivity ``2L``, the clip's rounding margin included; ``|s| <= bound``) is released
+    as ``gamma (rint(s/gamma) + Z)`` on the grid of ``sigma``.  Returns ``(total,
+    dropped)``.
+
+    The chunks (at most ``SECURE_CHUNK_DRAWS`` integers, at least
+    ``SECURE_PIPELINE_CHUNKS`` of them) are drawn in order from ``noise_source``; chunk
+    ``k + 1`` is drawn on a helper thread while the steps of chunk ``k`` run (both kernels
+    release the GIL).  The noise does not depend on the data or on the timing: the same
+    seed gives the same integers, and the sampling cost hides behind the training."""
     if noise_source is None:
         total, dropped, _ = dpsgd_loop(*args, n_steps, *hyper)
         return total, dropped
-    chunk = max(1, SECURE_CHUNK_DRAWS // p)
-    total = dropped = 0
-    for t0 in range(1, n_steps + 1, chunk):
+    chunk = max(1, min(SECURE_CHUNK_DRAWS // p, -(-n_steps // SECURE_PIPELINE_CHUNKS)))
+    starts = list(range(1, n_steps + 1, chunk))
+
+    def draw(t0):
         steps = min(chunk, n_steps + 1 - t0)
         # ``steps`` independent releases of the p coordinates, on the same public grid
         gamma, Z, _ = exact_gaussian_noise(noise_source, sigma, 2.0 * L, p, bound, steps * p)
-        tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z.reshape(steps, p), gamma)
-        total += tot
-        dropped += drp
+        return steps, gamma, Z.reshape(steps, p)
+
+    total = dropped = 0
+    pending = draw(starts[0])
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="skdp-noise") as pool:
+        for k, t0 in enumerate(starts):
+            steps, gamma, Z = pending
+            ahead = pool.submit(draw, starts[k + 1]) if k + 1 < len(starts) else None
+            tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z, gamma)
+            total += tot
+            dropped += drp
+            pending = ahead.result() if ahead is not None else None
     return total, dropped
 
 

@@ -146,7 +146,7 @@ def _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z
     return dropped, touched
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sigma, alpha,
                step_coef, step_power_half, step_cap, radius, rng, t_start=1,
                noise_int=np.zeros((0, 0), dtype=np.int64), gamma=0.0):

@@ -220,6 +220,38 @@ def test_dpsgd_secure_steps_are_grid_releases_and_chunking_runs(monkeypatch):
     assert math.log2(gamma).is_integer()
 
 
+def test_pipelined_noise_is_the_sequential_draw(monkeypatch):
+    """run_steps draws chunk k + 1 on a helper thread while chunk k's steps run: the
+    integers each chunk receives are exactly those of drawing the chunks one after the
+    other from the same source (no race on the source, no reordering)."""
+    import skdp._solvers._dpsgd as dpsgd_mod
+    from skdp._mechanisms._exact import exact_gaussian_noise, new_word_source
+
+    seen = []
+    original = dpsgd_mod.dpsgd_loop
+
+    def spy(*args):
+        seen.append((args[17], args[18].copy()))
+        return original(*args)
+
+    monkeypatch.setattr(dpsgd_mod, "dpsgd_loop", spy)
+    rng = np.random.default_rng(0)
+    n, p, T = 300, 4, 37
+    X = rng.uniform(-0.5, 0.5, (n, p))
+    y = np.sign(rng.normal(size=n))
+    xnorm = np.sqrt(np.sum(X * X, axis=1))
+    W = np.zeros((p, 1))
+    args = (X, y, 0, 0.0, 1.0, xnorm, W)
+    hyper = (0.1, 30.0, 2.0, 0.01, 100.0, False, 1.0, 10.0, np.random.default_rng(1))
+    dpsgd_mod.run_steps(args, T, hyper, new_word_source(5), 2.0, 1.0, p, bound=n)
+    assert len(seen) == dpsgd_mod.SECURE_PIPELINE_CHUNKS           # 37 steps, chunks of 5
+    source = new_word_source(5)
+    for t0, Z in seen:
+        _, expected, _ = exact_gaussian_noise(source, 2.0, 2.0, p, n, Z.size)
+        np.testing.assert_array_equal(Z.ravel(), expected)
+    assert [t0 for t0, _ in seen] == list(range(1, T + 1, 5))
+
+
 def test_every_solver_has_an_exact_path_and_auto_reports_it():
     from skdp import DPHuberRegressor, DPNonconvexRegressor
     from skdp._solvers import SOLVERS, SECURE_NOISE_SOLVERS
