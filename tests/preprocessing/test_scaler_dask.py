@@ -95,5 +95,5 @@ def test_bad_dask_input_and_estimators_refuse(client):
     with pytest.raises(ValueError, match="2D"):
         scaler.fit(da.from_array(X[:, 0], chunks=500))
     with pytest.raises(ValueError, match="cannot fit a Dask collection"):
-        DPLogisticRegression(data_norm=1.0, classes=[0, 1], solver="phased").fit(
+        DPLogisticRegression(data_norm=1.0, classes=[0, 1], solver="resque").fit(
             da.from_array(X, chunks=(500, 3)), (X[:, 0] > 0).astype(int))
