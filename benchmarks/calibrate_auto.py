@@ -176,6 +176,66 @@ def report_warm(rows):
     return "\n".join(lines) + "\n"
 
 
+#: (n, p, epsilon) cells of the skip-rule experiment: noise drift ratios 0.02-0.2
+WARM_LIMIT_CELLS = tuple((5000, 20, e) for e in (0.6, 0.8, 1.0, 1.25, 1.5, 2.0)) + \
+    tuple((20000, 20, e) for e in (0.2, 0.3, 0.4, 0.5)) + \
+    tuple((12000, 60, e) for e in (0.5, 0.75, 1.0, 1.5, 2.0))
+WARM_LIMIT_SEEDS = 20
+
+
+def run_warm_limit():
+    """Where refining stops paying: per cell, warm_gd with the refinement forced on
+    (``NOISE_DRIFT_LIMIT = inf``) against the warm start alone at the whole budget
+    (``NOISE_DRIFT_LIMIT = 0``), paired over ``WARM_LIMIT_SEEDS`` seeds (same data and
+    seed for both), with the drift ratio of the refined plan."""
+    from skdp import DPNonconvexRegressor
+    from skdp._losses import WelschLoss
+    from skdp._solvers import _warm_gd
+
+    saved = _warm_gd.NOISE_DRIFT_LIMIT
+    rows = []
+    try:
+        for n, p, eps in WARM_LIMIT_CELLS:
+            diffs, refined, skipped = [], [], []
+            for s in range(WARM_LIMIT_SEEDS):
+                Xtr, ytr, Xte, yte = robust_problem(n, p, np.random.default_rng(500 + s + n))
+                out = []
+                for limit in (float("inf"), 0.0):
+                    _warm_gd.NOISE_DRIFT_LIMIT = limit
+                    est = DPNonconvexRegressor(epsilon=eps, data_norm=1.0, random_state=s)
+                    out.append(score("huber", est.fit(Xtr, ytr), Xte, yte))
+                refined.append(out[0])
+                skipped.append(out[1])
+                diffs.append(out[0] - out[1])
+            plan = _warm_gd.warm_gd_plan(n, p + 1, WelschLoss(1.0), epsilon=eps, delta=1e-6,
+                                         alpha=0.0, row_bound=2.0 ** 0.5, loss_scale=1.0,
+                                         warm_share=_warm_gd.WARM_SHARE)
+            drift = plan["step"] * plan["sigma"] * ((p + 1) * plan["T"]) ** 0.5 / plan["radius"]
+            d = np.array(diffs)
+            rows.append((n, p, eps, drift, float(np.mean(refined)), float(np.mean(skipped)),
+                         float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))))
+            print("limit", rows[-1], flush=True)
+    finally:
+        _warm_gd.NOISE_DRIFT_LIMIT = saved
+    return sorted(rows, key=lambda r: r[3])
+
+
+def report_warm_limit(rows):
+    lines = ["# warm_gd's skip rule: where the refinement stops paying", "",
+             "Synthetic robust regression (``robust_problem``: 10 % gross outliers in the "
+             "training targets, clean test), Welsch loss, delta = 1e-6, rows of norm <= 1.  "
+             f"Per cell, {WARM_LIMIT_SEEDS} paired seeds: warm_gd with the refinement forced "
+             "on, and the warm start alone at the whole budget (what the skip rule "
+             "releases).  Sorted by the refined plan's noise drift over the refinement "
+             "radius, the quantity the rule thresholds.", "",
+             "| n | p | eps | drift | refined R^2 | skipped R^2 | refined - skipped | "
+             "standard error |", "|---|---|---|---|---|---|---|---|"]
+    for n, p, eps, drift, r, k, d, se in rows:
+        lines.append(f"| {n} | {p} | {eps:g} | {drift:.4f} | {r:.4f} | {k:.4f} | {d:+.4f} | "
+                     f"{se:.4f} |")
+    return "\n".join(lines) + "\n"
+
+
 def score(kind, est, X, y):
     if kind == "logistic":
         return est.score(X, y)
@@ -517,6 +577,9 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--warm-only", action="store_true",
                     help="only warm_gd's constants (results/calibrate_auto_warm.md)")
+    ap.add_argument("--warm-limit", action="store_true",
+                    help="warm_gd's skip rule: refine vs skip per drift "
+                         "(results/calibrate_auto_warm_limit.md)")
     ap.add_argument("--no-warm", action="store_true",
                     help="only alpha's MARGIN (results/calibrate_auto.md)")
     ap.add_argument("--kinds", nargs="*", choices=KINDS,
@@ -528,7 +591,11 @@ if __name__ == "__main__":
                     help="rewrite calibrate_auto.md (with the fit) from calibrate_auto.json")
     args = ap.parse_args()
     RESULTS.mkdir(exist_ok=True)
-    if args.switch:
+    if args.warm_limit:
+        text = report_warm_limit(run_warm_limit())
+        (RESULTS / "calibrate_auto_warm_limit.md").write_text(text)
+        print(text)
+    elif args.switch:
         t0 = time.time()
         rows = run_switch(args.quick)
         elapsed = time.time() - t0
@@ -563,7 +630,7 @@ if __name__ == "__main__":
         text = report(rows, elapsed)
         (RESULTS / "calibrate_auto.md").write_text(text)
         print(text)
-    if not (args.no_warm or args.report_only or args.switch):
+    if not (args.no_warm or args.report_only or args.switch or args.warm_limit):
         text = report_warm(run_warm(args.quick))
         (RESULTS / "calibrate_auto_warm.md").write_text(text)
         print(text)
