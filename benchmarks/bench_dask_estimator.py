@@ -13,8 +13,14 @@ in-memory fit on the same rows (computed to a NumPy array first) runs side by si
 wall time, rows per second of the Dask fit over the in-memory one, and its accuracy; the
 same rows persisted in the workers' memory first are fitted too (the fit alone).
 
+``--solvers`` adds a second table at ``SOLVER_N`` rows, persisted on the workers first: the
+other solvers with a Dask path (``phased``, ``dpsgd`` at their defaults, and
+``DPNonconvexRegressor``'s default ``warm_gd`` on targets of the same rows with 10 % gross
+outliers), each against the in-memory fit on the same rows: wall times, rows per second,
+scores and events.
+
 Writes ``benchmarks/results/dask_estimator.md`` / ``.json``.  Run:
-``python benchmarks/bench_dask_estimator.py [--sizes 4e6 2e7 1e8]``.
+``python benchmarks/bench_dask_estimator.py [--sizes 4e6 2e7 1e8] [--solvers]``.
 """
 
 import argparse
@@ -67,11 +73,91 @@ def estimator():
                                 random_state=0)
 
 
+SOLVER_N = 4_000_000
+
+
+def regression_targets(X, seed=2):
+    """Targets of a linear model on the same rows (lazy), 10 % gross outliers in [15, 30]."""
+    import dask.array as da
+
+    rs = da.random.RandomState(seed)
+    y = X @ (W_TRUE * 2.0) + 0.3 * rs.normal(size=X.shape[0], chunks=X.chunks[0])
+    bad = rs.uniform(size=X.shape[0], chunks=X.chunks[0]) < 0.1
+    return da.where(bad, 15.0 + 15.0 * rs.uniform(size=X.shape[0], chunks=X.chunks[0]), y)
+
+
+def solver_cases():
+    from skdp import DPLogisticRegression, DPNonconvexRegressor
+
+    logistic = dict(epsilon=1.0, delta=1e-10, data_norm=1.0, classes=[0, 1], random_state=0)
+    return [
+        ("DPLogisticRegression(solver='phased', alpha=1e-5)", "classification",
+         lambda: DPLogisticRegression(solver="phased", alpha=1e-5, **logistic)),
+        ("DPLogisticRegression(solver='dpsgd')", "classification",
+         lambda: DPLogisticRegression(solver="dpsgd", **logistic)),
+        ("DPNonconvexRegressor() (warm_gd)", "robust",
+         lambda: DPNonconvexRegressor(epsilon=1.0, delta=1e-10, data_norm=1.0,
+                                      random_state=0)),
+    ]
+
+
+def run_solvers(client):
+    """The second table (module docstring): persisted Dask fit against in-memory fit."""
+    import dask
+    from distributed import wait
+
+    X, y = lazy_problem(SOLVER_N)
+    y_robust = regression_targets(X)
+    X_test, y_test = dask.compute(*lazy_problem(200_000, seed=99))
+    y_test_clean = X_test @ (W_TRUE * 2.0)
+    Xp, yp, yrp = X.persist(), y.persist(), y_robust.persist()
+    wait([Xp, yp, yrp])
+    Xm, ym, yrm = dask.compute(Xp, yp, yrp)
+    out = {}
+    for name, kind, make in solver_cases():
+        target_d, target_m = (yp, ym) if kind == "classification" else (yrp, yrm)
+        make().fit(Xm[:50_000], target_m[:50_000])              # warm-up (JIT)
+        t0 = time.perf_counter()
+        dsk = make().fit(Xp, target_d)
+        dask_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        mem = make().fit(Xm, target_m)
+        mem_s = time.perf_counter() - t0
+        if kind == "classification":
+            scores = dsk.score(X_test, y_test), mem.score(X_test, y_test)
+        else:
+            scores = dsk.score(X_test, y_test_clean), mem.score(X_test, y_test_clean)
+        out[name] = {"dask_s": dask_s, "in_memory_s": mem_s, "ratio": mem_s / dask_s,
+                     "dask_score": float(scores[0]), "in_memory_score": float(scores[1]),
+                     "same_event": bool(dsk.dp_event_ == mem.dp_event_),
+                     "solver_": dsk.solver_,
+                     "schedule": {k: v for k, v in (dsk.solver_params_ or {}).items()
+                                  if v is not None}
+                     if getattr(dsk, "solver_params_", None) else {}}
+        print(name, out[name], flush=True)
+    return out
+
+
+def render_solvers(entries):
+    rows = [[name, f"{e['dask_s']:.1f}", f"{SOLVER_N / e['dask_s'] / 1e6:.2f}",
+             f"{e['in_memory_s']:.1f}", f"{e['ratio']:.2f}", f"{e['dask_score']:.4f}",
+             f"{e['in_memory_score']:.4f}", str(e["same_event"])]
+            for name, e in entries.items()]
+    return "\n".join([
+        f"## Other solvers, {SOLVER_N:.0e} rows persisted on the workers", "",
+        "Scores: test accuracy (classifiers), R^2 on clean targets (the robust regressor).",
+        "", md_table(["fit", "Dask fit s", "M rows/s", "in-memory fit s",
+                      "Dask rows/s over in-memory", "Dask score", "in-memory score",
+                      "same event"], rows)])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", nargs="*", type=float, default=[4e6, 2e7])
     ap.add_argument("--keep", action="store_true",
                     help="keep the other sizes of the saved dask_estimator.json")
+    ap.add_argument("--solvers", action="store_true",
+                    help="add the other solvers' table (module docstring)")
     args = ap.parse_args()
     import dask
     from distributed import Client, LocalCluster
@@ -121,13 +207,17 @@ def main():
                 del Xm, ym
             raw["sizes"][n] = entry
             print(render_row(entry), flush=True)
+        if args.solvers:
+            raw["solvers"] = run_solvers(client)
     if args.keep:
         from _common import RESULTS_DIR
 
         path = RESULTS_DIR / "dask_estimator.json"
         if path.exists():
-            previous = json.loads(path.read_text())["sizes"]
-            raw["sizes"] = {**{int(k): v for k, v in previous.items()}, **raw["sizes"]}
+            saved = json.loads(path.read_text())
+            raw["sizes"] = {**{int(k): v for k, v in saved["sizes"].items()}, **raw["sizes"]}
+            if "solvers" not in raw and "solvers" in saved:
+                raw["solvers"] = saved["solvers"]
     rows = [render_row(raw["sizes"][n]) for n in sorted(raw["sizes"])]
     info = machine_info()
     raw["machine"] = info
@@ -142,7 +232,7 @@ def main():
                   "Dask rows/s over in-memory", "in-memory test accuracy",
                   "same event", "persisted on the workers: fit s (rows/s over in-memory)"],
                  rows),
-    ])
+    ] + (["", render_solvers(raw["solvers"])] if raw.get("solvers") else []))
     write_results("dask_estimator", text, raw)
     print(text.rsplit("\n\n", 1)[-1])
 
