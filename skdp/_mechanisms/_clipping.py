@@ -144,6 +144,18 @@ def row_norms(X, out):
         _row_norms_kernel(X, out)
 
 
+def row_norms_at(X, rows):
+    """A length-``n`` vector holding ``||X[i]||_2`` at the given ``rows`` (zeros elsewhere):
+    the norms a kernel reads when it visits those rows only, bitwise those of
+    :func:`row_norms` (each row's norm is computed alone)."""
+    out = np.zeros(X.shape[0])
+    if len(rows):
+        sampled = np.empty(len(rows))
+        row_norms(np.ascontiguousarray(X[rows]), sampled)
+        out[rows] = sampled
+    return out
+
+
 @np.errstate(invalid="ignore")
 def _clip_rows_numpy(X, radius, intercept_scaling, out):
     """:func:`clip_rows` in numpy, bitwise identical (norms by :func:`_row_norms_numpy`;

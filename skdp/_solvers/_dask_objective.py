@@ -38,7 +38,8 @@ from .._losses._kernels import binary_sums, curvature_weights
 from .._mechanisms import clip_and_augment
 from ._objective import BINARY_CONVEX, gradient_rounding_allowance, linear_term_allowance
 
-__all__ = ["DaskDesign", "DaskObjective", "clipped_design", "partition_blocks"]
+__all__ = ["DaskDesign", "DaskObjective", "clipped_design", "partition_blocks",
+           "partition_sum"]
 
 
 class DaskDesign:
@@ -127,21 +128,12 @@ class DaskObjective:
         self.n_evals = 0
         self.extra_example_gradients = 0
 
-    def _blocks(self):
-        return partition_blocks(self.design)
-
     def value_grad(self, W):
         """``(F(W), grad F(W))``: one reduction over the partitions."""
-        import dask
-
         self.n_evals += 1
         W = np.ascontiguousarray(W, dtype=np.float64).reshape(self.shape)
-        parts = dask.compute(*[dask.delayed(_partition_sums)(x, y, W, self.loss.loss_id,
-                                                             self.loss.param)
-                               for x, y in self._blocks()])
-        total = np.zeros(self.d + 1)
-        for part in parts:               # partition order: a fixed reduction
-            total += part
+        total = partition_sum(self.design, _partition_sums, W, self.loss.loss_id,
+                              self.loss.param)
         grad = (total[1:] / self.n + self.alpha * W[:, 0]).reshape(self.shape)
         value = total[0] / self.n + 0.5 * self.alpha * float(np.sum(W * W))
         if self.b_over_n is not None:
@@ -173,15 +165,9 @@ class DaskObjective:
 
     def hessian(self, W):
         """``X^T diag(l'') X / n + alpha I`` from one ``p x p`` matrix per partition."""
-        import dask
-
         w = np.ascontiguousarray(W[:, 0], dtype=np.float64)
-        parts = dask.compute(*[dask.delayed(_partition_hessian)(x, y, w, self.loss.loss_id,
-                                                                self.loss.param)
-                               for x, y in self._blocks()])
-        H = np.zeros((self.d, self.d))
-        for part in parts:
-            H += part
+        H = partition_sum(self.design, _partition_hessian, w, self.loss.loss_id,
+                          self.loss.param)
         self.extra_example_gradients += self.n
         H /= self.n
         H[np.diag_indices_from(H)] += self.alpha
@@ -204,3 +190,28 @@ def partition_blocks(design):
     xs = design.X.to_delayed().ravel()
     ys = design.y.to_delayed().ravel()
     return list(zip(xs, ys))
+
+
+def partition_sum(design, fn, *args, per_partition=None, **kwargs):
+    """``sum_k fn(X_k, y_k, *args, **kwargs)`` over the partitions of ``design``: each term
+    computed on its partition's worker, the terms added on the client from zero in partition
+    order (a fixed reduction, the order the callers' rounding bounds assume).
+    ``per_partition``: ``{name: [one value per partition]}``, passed as keywords.  ``fn``
+    returns an array, or a tuple of arrays/numbers summed componentwise."""
+    import dask
+
+    blocks = partition_blocks(design)
+    per = [{name: values[k] for name, values in (per_partition or {}).items()}
+           for k in range(len(blocks))]
+    parts = dask.compute(*[dask.delayed(fn)(x, y, *args, **kwargs, **per[k])
+                           for k, (x, y) in enumerate(blocks)])
+    if isinstance(parts[0], tuple):
+        return tuple(_ordered_sum([part[i] for part in parts]) for i in range(len(parts[0])))
+    return _ordered_sum(parts)
+
+
+def _ordered_sum(values):
+    total = np.zeros(np.shape(values[0]))
+    for value in values:
+        total += value
+    return total

@@ -146,8 +146,8 @@ from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
 from .._mechanisms import clip_and_augment, release_gaussian
 from .._mechanisms._exact import exact_gaussian_noise
 from .._mechanisms._summation import UNIT_ROUNDOFF, summation_clip
-from .._mechanisms._clipping import row_norms
-from ._dask_objective import DaskDesign, clipped_design, partition_blocks
+from .._mechanisms._clipping import row_norms, row_norms_at
+from ._dask_objective import DaskDesign, clipped_design, partition_sum
 from ._dpsgd_kernel import _clipped_batch_gradient, dpsgd_loop
 from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args, check_int, require_certified
@@ -241,16 +241,11 @@ def _partition_batch_sum(X, y, W, seed, t, q, loss_id, param, clip):
     B = int(rng.binomial(m, q)) if q < 1.0 else m
     idx = np.sort(rng.choice(m, size=B, replace=False)) if q < 1.0 else np.arange(m)
     Wc = np.ascontiguousarray(W, dtype=np.float64)
-    xnorm = np.zeros(m)
-    if B:
-        sampled = np.empty(B)
-        row_norms(np.ascontiguousarray(X[idx]), sampled)   # the in-memory norms, bitwise
-        xnorm[idx] = sampled
     out = np.empty_like(Wc)
     K = Wc.shape[1]
     _clipped_batch_gradient(X, np.ascontiguousarray(y, dtype=np.float64), Wc,
-                            idx.astype(np.int64), B, loss_id, param, clip, xnorm, out,
-                            np.empty(K), np.empty(K))
+                            idx.astype(np.int64), B, loss_id, param, clip,
+                            row_norms_at(X, idx), out, np.empty(K), np.empty(K))
     return out, B
 
 
@@ -272,21 +267,16 @@ def run_dask_steps(design, loss, clip, W, n_steps, hyper, noise_source, L):
 
     What travels per step: ``W`` to each partition, one ``p``-vector and the (public)
     batch size back; the noise, the step and the projection run on the client."""
-    import dask
-
     q, batch_size, sigma, mu, step_coef, step_power_half, step_cap, R, rng = hyper
     n = design.shape[0]
-    blocks = partition_blocks(design)
-    seeds = [int(v) for v in rng.integers(0, 2 ** 63 - 1, size=len(blocks))]
+    # one public seed per partition (independent Poisson samples of the partitions)
+    seeds = [int(v) for v in rng.integers(0, 2 ** 63 - 1, size=design.n_partitions)]
     loss_id, param = int(loss.loss_id), float(loss.param)
     total = 0
     for t in range(1, n_steps + 1):
-        parts = dask.compute(*[dask.delayed(_partition_batch_sum)(
-            x, y, W, seed, t, q, loss_id, param, clip) for (x, y), seed in zip(blocks, seeds)])
-        s = np.zeros_like(W)
-        for part, B in parts:           # partition order: a fixed reduction
-            s += part
-            total += B
+        s, batch = partition_sum(design, _partition_batch_sum, W, per_partition={"seed": seeds},
+                                 t=t, q=q, loss_id=loss_id, param=param, clip=clip)
+        total += int(batch)
         # the step's release: the clipped sum (sensitivity 2L, |s| <= n L) plus N(0, sigma^2)
         noisy, _ = release_gaussian(s, sigma, 2.0 * L, rng, noise_source, bound=n * L)
         eta = step_coef / (math.sqrt(t) if step_power_half else t)

@@ -91,7 +91,7 @@ from .._mechanisms import clip_and_augment, release_gaussian
 from ..accounting import calibrate_gaussian_sigma, gaussian_delta, gaussian_event
 from ._dask_objective import DaskDesign, clipped_design, partition_blocks
 from ._dpsgd import _clip_bound
-from .._mechanisms._clipping import row_norms
+from .._mechanisms._clipping import row_norms, row_norms_at
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 from ._validation import check_gaussian_solver_args
@@ -338,12 +338,11 @@ def _phase_segment(X, y, seed, start, stop, loss_id, param, rho, clip, W, eta, a
     partition's public row permutation (from ``seed``); ``(W after, sum of the iterates)``."""
     m = X.shape[0]
     order = np.random.default_rng(seed).permutation(m).astype(np.int64)
-    xnorm = np.empty(m)
-    row_norms(X, xnorm)
     W = np.array(W, dtype=np.float64, order="C")
     avg = np.empty_like(W)
     phased_phase(X, np.ascontiguousarray(y, dtype=np.float64), order, start, stop, loss_id,
-                 param, rho, xnorm, clip, W, eta, alpha, radius, avg)
+                 param, rho, row_norms_at(X, order[start:stop]), clip, W, eta, alpha, radius,
+                 avg)
     return W, avg * (stop - start)
 
 
@@ -360,11 +359,10 @@ def _dask_phases(design, loss, rho, clip, R, rng):
     sizes = [int(c) for c in design.X.chunks[0]]
     partitions = [int(k) for k in rng.permutation(len(sizes))]
     seeds = rng.integers(0, 2 ** 63 - 1, size=len(sizes))
-    blocks = partition_blocks(design)
     cursor = {"part": 0, "row": 0}
 
-    def run_phase(W, size, eta, alpha, design=design):
-        # (``design`` is held here: its persisted partitions live as long as it does)
+    def run_phase(W, size, eta, alpha):
+        blocks = partition_blocks(design)     # (the closure keeps the persisted design)
         total = np.zeros_like(W)
         remaining = size
         while remaining > 0:

@@ -69,7 +69,7 @@ from ._objective_perturbation import (
     objective_perturbation_plan,
     run_objective_perturbation,
 )
-from ._dask_objective import DaskDesign, clipped_design, partition_blocks
+from ._dask_objective import DaskDesign, clipped_design, partition_sum
 from ._spider_kernel import oracle_refresh
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
@@ -237,20 +237,12 @@ def _dask_mean_gradient(design, loss, G, hclip):
     partition, added on the client in partition order.  The terms are clipped to
     ``G/F(n, max_k n_k + P)`` (:func:`dask_summation_depth`), so the sensitivity ``2G/n``
     holds for this order of summation too."""
-    import dask
-
-    n, p = design.X.shape
+    n = design.shape[0]
     gclip = summation_clip(G, n, dask_summation_depth(design.X.chunks[0]))
-    blocks = partition_blocks(design)
 
-    def mean_gradient(w, design=design):
-        # (``design`` is held here: its persisted partitions live as long as it does)
-        parts = dask.compute(*[dask.delayed(_partition_gradient_sum)(
-            x, y, w, loss.loss_id, float(loss.param), gclip, hclip) for x, y in blocks])
-        total = np.zeros(p)
-        for part in parts:             # partition order: a fixed reduction
-            total += part
-        return total / n
+    def mean_gradient(w):
+        return partition_sum(design, _partition_gradient_sum, w, loss.loss_id,
+                             float(loss.param), gclip, hclip) / n
 
     return mean_gradient
 

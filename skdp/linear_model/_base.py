@@ -32,6 +32,7 @@ reported as ``row_bound_``.
 """
 
 import abc
+import functools
 import math
 import numbers
 import warnings
@@ -41,7 +42,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._dask import DASK_SOLVERS
+from .._dask import DASK_SOLVERS, dask_design, is_dask_collection
 from .._mechanisms import max_row_norm, new_word_source, row_bound
 from .._solvers import CONVEX_SOLVERS, SECURE_NOISE_SOLVERS, SOLVER_OPTIONS, SOLVERS
 from .._solvers._dask_objective import DaskDesign
@@ -284,6 +285,18 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             raise ValueError(f"epsilon must be finite, got {self.epsilon!r}")
         if self.data_norm is not None and not math.isfinite(self.data_norm):
             raise ValueError(f"data_norm must be finite, got {self.data_norm!r}")
+
+    def _regression_inputs(self, X, y):
+        """``(X, y)`` of a regressor's fit: a Dask collection becomes a
+        :class:`~skdp._solvers._dask_objective.DaskDesign` validated on the workers (its
+        targets clipped to ``y_bound`` there), in-memory data goes through
+        ``validate_data``; either way the targets are clipped to the public ``y_bound``."""
+        clip = functools.partial(clip_targets, bound=self.y_bound)
+        if is_dask_collection(X):
+            design = dask_design(self, X, y, clip)
+            return design, design.y
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+        return X, clip(y)
 
     def _check_n_samples(self, n_samples):
         """Checks that need the (public) number of rows; run before any noise."""

@@ -1,14 +1,11 @@
 """Differentially private Huber (and, with ``huber_threshold=0``, absolute-loss) regression."""
 
-import functools
 import numbers
 
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import validate_data
 
-from .._dask import dask_design, is_dask_collection
 from .._fitted_attributes import atomic_fit
 from .._losses import HuberLoss
 from .._losses._smoothed import AbsoluteLoss
@@ -19,7 +16,6 @@ from ._base import (
     BaseDPLinear,
     DPLinearRegressorMixin,
     _refuse_sample_weight,
-    clip_targets,
 )
 
 
@@ -258,13 +254,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
                 f"{self.solver!r} needs a smooth loss; use huber_threshold > 0 or "
                 f"solver in {sorted(_NONSMOOTH_SOLVERS)}"
             )
-        if is_dask_collection(X):
-            # rows stay on the workers; targets clipped to y_bound there
-            X = dask_design(self, X, y, functools.partial(clip_targets, bound=self.y_bound))
-            y = X.y
-        else:
-            X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
-            y = clip_targets(y, self.y_bound)
+        X, y = self._regression_inputs(X, y)
         self._check_n_samples(X.shape[0])
         loss, _ = self._planning_loss()
         attrs, result = self._run_solver(X, y, loss, n_outputs=1, y_bound=self.y_bound)

@@ -1,15 +1,12 @@
 """Differentially private robust regression with nonconvex losses (Tukey, Welsch, Cauchy)."""
 
-import functools
 import math
 import numbers
 
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import validate_data
 
-from .._dask import dask_design, is_dask_collection
 from .._fitted_attributes import atomic_fit
 from .._losses import ROBUST_LOSSES
 from .._solvers import NONCONVEX_SOLVERS
@@ -20,7 +17,6 @@ from ._base import (
     BaseDPLinear,
     DPLinearRegressorMixin,
     _refuse_sample_weight,
-    clip_targets,
 )
 
 
@@ -446,13 +442,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
             )
         if not math.isfinite(self.loss_scale):
             raise ValueError(f"loss_scale must be finite, got {self.loss_scale!r}")
-        if is_dask_collection(X):
-            # rows stay on the workers; targets clipped to y_bound there
-            X = dask_design(self, X, y, functools.partial(clip_targets, bound=self.y_bound))
-            y = X.y
-        else:
-            X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
-            y = clip_targets(y, self.y_bound)
+        X, y = self._regression_inputs(X, y)
         self._check_n_samples(X.shape[0])
         attrs, result = self._run_solver(X, y, _loss_of(self), n_outputs=1, y_bound=self.y_bound)
         attrs["coef_"] = np.ascontiguousarray(result.coef[:, 0])

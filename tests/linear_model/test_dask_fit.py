@@ -124,6 +124,48 @@ def test_dpsgd_steps_reduce_over_partitions(client):
     assert np.mean(dsk) > 0.85
 
 
+def test_dpsgd_partitioned_batch_sum_sensitivity_on_adversarial_neighbours():
+    """The sum a Dask dpsgd step releases (partition sums added in partition order; q = 1,
+    so every row is in the batch): replacing one row by an adversarial one, rows on the clip
+    bound, uneven and empty partitions, moves it by at most 2L -- the sensitivity the noise
+    is calibrated for.  Huber with huge targets attains it (the test can fail)."""
+    import dask
+
+    from skdp._losses import HuberLoss, LogisticLoss
+    from skdp._mechanisms import clip_and_augment
+    from skdp._solvers._dask_objective import DaskDesign, partition_sum
+    from skdp._solvers._dpsgd import _clip_bound, _partition_batch_sum
+
+    rng = np.random.default_rng(3)
+    n, d, R = 90, 4, float(np.sqrt(2.0))
+    chunks = (0, 13, 40, 37)
+    worst = 0.0
+    with dask.config.set(scheduler="synchronous"):
+        for loss in (LogisticLoss(), HuberLoss(0.5)):
+            L = float(loss.lipschitz(R))
+            clip = _clip_bound(L, d + 1, n)
+            for _ in range(20):
+                X = clip_and_augment(rng.normal(size=(n, d)) * 10, R, True, 1.0)
+                y = (np.sign(rng.normal(size=n)) if loss.loss_id == LogisticLoss().loss_id
+                     else rng.normal(size=n) * 1e6)
+                X2, y2 = X.copy(), y.copy()
+                j = rng.integers(n)
+                X2[j] = -X[j]        # antipodal row, same target: Huber's terms flip sign
+                W = rng.normal(size=(d + 1, 1)) * 10 ** rng.uniform(-3, 1)
+                sums = []
+                for Xs, ys in ((X, y), (X2, y2)):
+                    design = DaskDesign(da.from_array(Xs, chunks=(chunks, (d + 1,))),
+                                        da.from_array(ys, chunks=(chunks,)), raw_features=d)
+                    s, batch = partition_sum(design, _partition_batch_sum, W,
+                                             per_partition={"seed": [1, 2, 3, 4]}, t=1, q=1.0,
+                                             loss_id=loss.loss_id, param=float(loss.param),
+                                             clip=clip)
+                    assert batch == n
+                    sums.append(s)
+                worst = max(worst, np.linalg.norm(sums[0] - sums[1]) / (2 * L))
+    assert 0.5 < worst <= 1.0
+
+
 def test_dpsgd_partition_sample_is_poisson():
     """The rows a partition contributes to a step are a Poisson(q) sample: with one-hot rows
     at W = 0 the clipped sum shows which rows were drawn; each row's frequency over 4000
