@@ -23,7 +23,7 @@ Algorithm
    so that a phase streams through whole partitions on their workers.)
 2. From ``x_0 = 0``, phase ``i`` runs one pass of projected SGD over its block with step
    ``eta_i = 4^-i eta``: ``w <- Pi_R(w - eta_i (clip(grad f_rho(w; row)) + mu w))``,
-   starting at ``x_{i-1}``, averages its iterates (``w_bar_i``) and releases
+   starting at ``x_{i-1}`` projected onto the ball (``Pi_R``, post-processing), averages its iterates (``w_bar_i``) and releases
    ``x_i = w_bar_i + N(0, sigma_i^2 I)``.  The output is ``Pi_R(x_k)``.
 
 Privacy (replace-one neighbours; derivation)
@@ -48,6 +48,51 @@ the Gaussian mechanism with sensitivity ``Delta_{i*}`` and noise ``sigma_{i*}``;
 ``mu_GDP = Delta_i / sigma_i``, and we calibrate every phase to the same ratio.  The
 dp-accounting event is ``gaussian_event(sigma_i, Delta_i)`` (one Gaussian event, not a
 composition): composing the ``k`` phases sequentially would over-count by ``sqrt(k)``.
+
+*Floating-point rounding of the iteration.*  The argument above is about exact
+arithmetic; the program releases float64 averages, and rounding is data-dependent.  Let
+``T`` be the exact step map of a row (with the row's computed norm and margin-noise scale,
+per-row constants shared by both runs) and ``T^`` the computed one.  If
+``||T^(W) - T(W)||_F <= E`` for every iterate ``W`` (all have ``||W||_F <= R_+ = R (1 +
+gamma_{p+4})``: each phase starts from the previous release projected onto the ball -- a
+public post-processing -- and every step ends with the computed projection), then the
+computed iterates of two neighbours satisfy ``D_{t+1} <= D_t + 2E`` on shared rows (``T`` is
+non-expansive) and ``D_{t+1} <= D_t + 2 eta_i L + 2E`` on the replaced one, so after a
+phase of ``m_i`` rows every iterate differs by at most ``2 eta_i L + 2 m_i E_i``.  The
+computed average (a recursive sum of ``m_i`` iterates, divided by ``m_i``; on Dask, segment
+averages re-multiplied and summed) is within ``gamma_{2 m_i + 4} R_+`` of the exact average
+of the computed iterates (Higham 2002, eq. (4.4)).  Hence the phase's float64 release has
+sensitivity at most
+
+    Delta_i = 2 eta_i L + 2 m_i E_i + 2 gamma_{2 m_i + 4} R_+,
+
+and ``E_i`` is bounded term by term (:func:`phase_rounding_allowance`; ``u = 2^-53``,
+``gamma_k = k u/(1 - k u)``, ``d = p/K`` coordinates per margin):
+
+* margin ``z = x.W`` (``d`` products): ``|z^ - z| <= gamma_d ||x|| ||W||``, i.e. the
+  gradient of the row's loss at ``W~`` with ``||W~ - W||_F <= gamma_d R_+``; the gradient is
+  ``beta``-Lipschitz: ``eta_i beta gamma_d R_+``;
+* the loss derivative's own evaluation: ``|l'^ - l'| <= c u (L_l + 2 tau + 41 s + K)``
+  (``c = 64``, :data:`DERIVATIVE_ULPS`; ``L_l = L/C``, ``tau`` the Huber threshold, ``s``
+  the margin noise): the closed forms add at most a dozen terms of magnitude
+  ``<= L_l + tau + s`` with libm ``exp``/``erfc``/``log1p`` accurate to a few ulp (glibc
+  documents <= 5); smoothed Huber saturates to ``+-tau`` exactly beyond ``|r| > tau + 40 s``
+  (where the exact value differs from ``+-tau`` by less than ``tau e^-800``), so ``|r|``
+  never enters; the softmax adds ``(K + 4) u``.  Times ``eta_i C``;
+* the clamp to the computed norm: ``4 u L eta_i``;
+* the update ``W - eta (x g + alpha W)`` (four roundings per coordinate) and the computed
+  projection (a norm of ``p`` squares, a square root, a division and a product):
+  ``gamma_{p+8} (R_+ (1 + eta_i alpha) + eta_i L)``.
+
+The step must stay admissible for the computed margin-noise scale ``s^ = rho ||x||^``
+(``>= rho ||x|| (1 - gamma_{d+2})``): the plan caps ``eta_1 (beta (1 + gamma_{p+4}) +
+alpha) <= 2``.  The allowance is tiny at ordinary sizes (``1e-7`` of ``2 eta_1 L`` at
+``n = 10^6``), but the late phases have ``eta_k = eta_1 4^-k ~ eta_1/n^2`` while the iterates
+keep their size, so there the rounding of ``W`` (``~u R``) is of the order of ``2 eta_k L``
+from ``n ~ 10^6`` on (and at any ``n`` with a tiny ``step_scale``): without it a computed
+release could differ by more than the sensitivity it is calibrated for
+(``tests/_solvers/test_phased.py`` finds such a pair).  Every phase is calibrated to the
+same ratio ``sigma_i/Delta_i``, so the event is unchanged.
 
 Noise calibration: ``calibration="tight"``: ``sigma_i`` from the analytic Gaussian
 mechanism for ``Delta_i`` (Balle & Wang 2018).  ``"paper"``: FKT20's printed
@@ -92,15 +137,51 @@ from ..accounting import calibrate_gaussian_sigma, gaussian_delta, gaussian_even
 from ._dask_objective import DaskDesign, clipped_design, partition_blocks
 from ._dpsgd import _clip_bound
 from .._mechanisms._clipping import row_norms, row_norms_at
+from .._mechanisms._summation import UNIT_ROUNDOFF, gamma_k
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 from ._validation import check_gaussian_solver_args
 from .._numba_cache import ensure_cache_locator
 
-__all__ = ["solve_phased", "phased_plan", "plan_phased_event", "public_radius"]
+__all__ = ["solve_phased", "phased_plan", "plan_phased_event", "public_radius",
+           "phase_rounding_allowance"]
 
 SMOOTHABLE = (HUBER, ABSOLUTE, HINGE)
 SUPPORTED = (LOGISTIC, MULTINOMIAL, HUBER, ABSOLUTE, HINGE)
+#: ulps allowed for the evaluation of a loss derivative (module docstring)
+DERIVATIVE_ULPS = 64.0
+
+
+def phase_rounding_allowance(m, eta, *, alpha, lipschitz, smoothness, row_bound, radius,
+                             rho, loss, p, n_outputs=1):
+    """``2 m E + 2 gamma_{2m+4} R_+``: what the float64 rounding of a phase of ``m`` steps of
+    size ``eta`` can add to the change of its computed average between two neighbours
+    (module docstring, *Floating-point rounding of the iteration*).
+
+    Public quantities only: the phase size and step, ``alpha``, the loss constants ``L``
+    and ``beta`` (of the smoothed per-row loss), the row bound ``C``, the ball radius ``R``,
+    the smoothing radius ``rho``, the number ``p`` of coordinates and ``K`` of outputs.
+
+    >>> from skdp._losses import LogisticLoss
+    >>> a = phase_rounding_allowance(1000, 0.1, alpha=0.01, lipschitz=1.0,
+    ...     smoothness=0.25, row_bound=1.0, radius=100.0, rho=0.0, loss=LogisticLoss(), p=10)
+    >>> 0.0 < a < 1e-9 * 2 * 0.1 * 1.0 * 1e3
+    True
+    """
+    u = UNIT_ROUNDOFF
+    m, p, K = max(int(m), 1), max(int(p), 1), max(int(n_outputs), 1)
+    d = max(p // K, 1)
+    R_plus = float(radius) * (1.0 + gamma_k(p + 4))
+    L, C = float(lipschitz), float(row_bound)
+    L_scalar = L / C if C > 0.0 else 0.0
+    tau = float(loss.param) if loss.loss_id == HUBER else 0.0
+    s_max = float(rho) * C * (1.0 + gamma_k(p + 4))
+    derivative_error = DERIVATIVE_ULPS * u * (L_scalar + 2.0 * tau + 41.0 * s_max + K)
+    gradient_error = (float(smoothness) * (1.0 + gamma_k(p + 4)) * gamma_k(d) * R_plus
+                      + C * derivative_error + 4.0 * u * L)
+    step_error = (eta * gradient_error
+                  + gamma_k(p + 8) * (R_plus * (1.0 + eta * float(alpha)) + eta * L))
+    return 2.0 * m * step_error + 2.0 * gamma_k(2 * m + 4) * R_plus
 
 
 def public_radius(loss, *, data_norm, alpha, max_coef_norm, y_bound, solver):
@@ -148,11 +229,14 @@ def _analytic_ratio(epsilon, delta):
 
 
 def phased_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
-                calibration="tight", max_coef_norm=None, smoothing=None, step_scale=None):
+                calibration="tight", max_coef_norm=None, smoothing=None, step_scale=None,
+                n_outputs=1):
     """Everything public about a phased run on ``n`` rows of ``p`` coordinates.
 
     Returns a dict with the phase sizes, steps ``eta_i``, smoothing radius ``rho``, noise
-    ``sigma_i``, sensitivities ``Delta_i`` and the dp-accounting ``event``.  The solver and
+    ``sigma_i``, sensitivities ``Delta_i = 2 eta_i L + rounding_i`` (the float64 rounding
+    allowance of :func:`phase_rounding_allowance`, also returned as ``"rounding"``) and the
+    dp-accounting ``event``.  ``p`` counts all coordinates (``n_outputs`` columns).  The solver and
     the estimators' ledger planner call this same function.
 
     Examples
@@ -213,15 +297,20 @@ def phased_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
         else:
             rho = 0.0
             eta1 = 2.0 / (beta + alpha)
+    # admissible for the computed margin-noise scales too (module docstring)
+    eta1 = min(eta1, 2.0 / (beta * (1.0 + gamma_k(int(p) + 4)) + alpha))
     etas = [eta1 / 4.0**i for i in range(k)]
     ratio = float(_noise_ratio(epsilon, delta, calibration))
-    deltas = [2.0 * e * L for e in etas]
+    rounding = [phase_rounding_allowance(
+        m, e, alpha=alpha, lipschitz=L, smoothness=beta, row_bound=data_norm, radius=R,
+        rho=rho, loss=loss, p=p, n_outputs=n_outputs) for m, e in zip(sizes, etas)]
+    deltas = [2.0 * e * L + a for e, a in zip(etas, rounding)]
     sigmas = [ratio * D for D in deltas]
     # every phase has sigma_i / Delta_i = ratio: one Gaussian event (parallel composition)
     event = gaussian_event(ratio, 1.0)
     return {
         "sizes": sizes, "etas": etas, "rho": rho, "sigmas": sigmas, "sensitivities": deltas,
-        "event": event, "coef_bound": R, "lipschitz": L, "smoothness": beta,
+        "rounding": rounding, "event": event, "coef_bound": R, "lipschitz": L, "smoothness": beta,
         "noise_over_sensitivity": ratio, "step_scale": step_scale,
         "theory_step": eta / step_scale,
     }
@@ -445,7 +534,7 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_inter
     plan = phased_plan(n, p_in * K, loss, epsilon=epsilon, delta=delta, alpha=alpha,
                        data_norm=data_norm, y_bound=y_bound, calibration=calibration,
                        max_coef_norm=max_coef_norm, smoothing=smoothing,
-                       step_scale=step_scale)
+                       step_scale=step_scale, n_outputs=K)
     L, R, rho = plan["lipschitz"], plan["coef_bound"], plan["rho"]
     clip = _clip_bound(L, p_in * K)
     if isinstance(X, DaskDesign):
@@ -458,6 +547,11 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_inter
     W = np.zeros((p_in, K))
     for size, eta, sigma, sens in zip(plan["sizes"], plan["etas"], plan["sigmas"],
                                       plan["sensitivities"]):
+        # each phase starts inside the public ball (post-processing of the last release),
+        # so every iterate has norm <= R (1 + gamma_{p+4}), as the rounding allowance needs
+        nrm = float(np.linalg.norm(W))
+        if nrm > R:
+            W *= R / nrm
         avg = run_phase(W, size, float(eta), float(alpha))
         # each phase's average is released (exact grid noise with a noise_source)
         W, _ = release_gaussian(avg, sigma, sens, rng, noise_source, bound=R)

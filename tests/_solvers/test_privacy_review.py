@@ -143,7 +143,10 @@ def test_phased_release_change_is_bounded_end_to_end(case, monkeypatch):
         assert np.all(np.isfinite(W1)) and np.all(np.isfinite(W2))
         i_star = _phase_of(int(np.flatnonzero(order == j)[0]), plan["sizes"])
         sens = plan["sensitivities"][i_star]
-        assert sens == pytest.approx(2.0 * plan["etas"][i_star] * L, rel=1e-15)
+        # 2 eta L plus the float64 rounding allowance of the phase (tiny here)
+        rounding = plan["rounding"][i_star]
+        assert sens == pytest.approx(2.0 * plan["etas"][i_star] * L + rounding, rel=1e-15)
+        assert 0.0 < rounding < 1e-6 * sens
         worst = max(worst, np.linalg.norm(W1 - W2) / sens)
     assert worst <= 1.0 + TOL, worst
     assert worst > least, worst  # the bound is approached where the data allow it
@@ -174,7 +177,8 @@ def _independent_L(loss, C):
                                   HuberLoss(20.0), AbsoluteLoss()])
 @pytest.mark.parametrize("calibration", ["tight", "paper"])
 def test_phased_plan_is_admissible_and_one_gaussian_event(loss, calibration):
-    """eta_i (beta_rho + alpha) <= 2 for the smoothed loss actually used, Delta_i = 2 eta_i L,
+    """eta_i (beta_rho + alpha) <= 2 for the smoothed loss actually used, Delta_i = 2 eta_i L
+    plus the phase's (positive) float64 rounding allowance,
     disjoint phases covering every row once, sigma_i / Delta_i constant, and the event is ONE
     Gaussian whose epsilon equals the analytic Gaussian at mu = Delta_i / sigma_i."""
     C = 1.7
@@ -192,8 +196,10 @@ def test_phased_plan_is_admissible_and_one_gaussian_event(loss, calibration):
         assert all(e2 <= e1 for e1, e2 in zip(plan["etas"], plan["etas"][1:]))
         assert sum(plan["sizes"]) == n and min(plan["sizes"]) >= 1
         ratio = plan["noise_over_sensitivity"]
-        for eta, D, s in zip(plan["etas"], plan["sensitivities"], plan["sigmas"]):
-            assert D == pytest.approx(2.0 * eta * L, rel=1e-14)
+        for eta, D, s, a in zip(plan["etas"], plan["sensitivities"], plan["sigmas"],
+                                plan["rounding"]):
+            assert a > 0.0
+            assert D == pytest.approx(2.0 * eta * L + a, rel=1e-14)
             assert s / D == pytest.approx(ratio, rel=1e-14)
         assert plan["event"] == gaussian_event(ratio, 1.0)
         eps = get_epsilon(plan["event"], 1e-6)
