@@ -203,18 +203,25 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--per-step-only", action="store_true",
                     help="re-run section 3b only, on top of the existing results file")
+    ap.add_argument("--one-shot-only", action="store_true",
+                    help="re-run section 2 only (in a fresh process, nothing fitted before "
+                         "it), on top of the existing results file")
     args = ap.parse_args()
     n_attack, repeats, n_seeds = (2_000, 20, 3) if args.quick else (8_000, 50, 10)
     info = machine_info()
-    if args.per_step_only:
+    if args.per_step_only or args.one_shot_only:
         import json
 
         from _common import RESULTS_DIR
 
         res = json.loads((RESULTS_DIR / "secure_noise.json").read_text())
         res.pop("dpsgd", None)
-        res["per_step"] = per_step_cost(min(n_seeds, 5))
-        res["per_step_machine"], res["per_step_git"] = info, git_state()
+        if args.per_step_only:
+            res["per_step"] = per_step_cost(min(n_seeds, 5))
+            res["per_step_machine"], res["per_step_git"] = info, git_state()
+        if args.one_shot_only:
+            res["one_shot_ms"] = one_shot_cost(repeats)
+            res["one_shot_machine"], res["one_shot_git"] = info, git_state()
         info = res["machine"]
         n_attack, n_seeds = res["n_attack"], res["n_seeds"]
     else:
@@ -232,6 +239,10 @@ def main():
                       [[r["noise"], f"{r['P(E|D0)']:.4f}", f"{r['P(E|D1)']:.4f}",
                         f"{r['epsilon_lower_bound']:.2f}"] for r in res["attack"]]))
     A.append("\n## 2. One-shot release cost (ms, median, warm)\n")
+    if "one_shot_git" in res:
+        A.append("Re-run alone (`--one-shot-only`: a fresh process, warm numba cache, nothing "
+                 f"fitted before it) at commit {res['one_shot_git']['commit']}.  The full run had measured it "
+                 "after the 16,000 attack fits of section 1.\n")
     rows = res["one_shot_ms"]
     A.append(md_table(["p", "Gaussian exact", "Gaussian float", "added", "Laplace exact",
                        "Laplace float", "added"],

@@ -33,16 +33,35 @@ def test_same_integers_and_state_as_the_kernel(gaussian, scale):
 def test_wide_uniform_and_block_counter_carry():
     """The 64-bit masked rejection path (d > 2^32) and the counter carry into word 13."""
     from skdp._mechanisms._exact import uniform_below
-    from skdp._mechanisms._exact_py import _uniform_below
+    from skdp._mechanisms._exact_py import _Stream, _uniform_below
 
     compiled = new_word_source(3)
     compiled[12] = 0xFFFFFFFF          # the next block wraps the low counter word
-    python = [int(w) for w in compiled]
+    python = _Stream(compiled.copy())
     for d in (2**32 + 1, 2**40 + 7, 2**62, 5, 2**32):
         for _ in range(40):
             assert uniform_below(compiled, d) == _uniform_below(python, d)
-    np.testing.assert_array_equal(compiled, np.array(python, dtype=np.uint64))
-    assert python[13] == 1
+    np.testing.assert_array_equal(compiled, python.state(compiled))
+    assert python.state(compiled)[13] == 1
+
+
+@pytest.mark.parametrize("read_index", [0, 5, 15, 16])
+@pytest.mark.parametrize("n_words", [0, 1, 3, 11, 16, 17, 40, 400])
+def test_stream_state_matches_the_kernel_after_any_number_of_reads(read_index, n_words):
+    """Blocks computed ahead in batches never show in the state: after ``n_words`` reads
+    from any read position the state is the compiled kernel's (counter, output block and
+    read index), and the words are the RFC 8439 stream's."""
+    from skdp._mechanisms._exact import _next_u32 as compiled_u32
+    from skdp._mechanisms._exact_py import _Stream
+
+    compiled = new_word_source(5)
+    if read_index < 16:                # a partly read current block
+        for _ in range(16 + read_index):
+            compiled_u32(compiled)
+    python = _Stream(compiled.copy(), hint=3)
+    for _ in range(n_words):
+        assert python.u32() == int(compiled_u32(compiled))
+    np.testing.assert_array_equal(python.state(compiled), compiled)
 
 
 def test_size_switch_is_invisible(monkeypatch):
