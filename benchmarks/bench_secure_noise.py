@@ -66,28 +66,43 @@ def attack(n_fits):
 
 
 def one_shot_cost(repeats):
+    """Median time of one release of ``p`` coordinates.  The exact releases are timed on
+    both samplers: the plain-Python copy that a process's first ``PY_BUDGET`` integers take
+    (``p <= PY_MAX_DRAWS``; its budget is reset before each repeat so every repeat runs
+    it) and the compiled kernels (budget spent)."""
+    from skdp._mechanisms import _exact
+
     rows = []
     rng = np.random.default_rng(0)
     src = new_word_source(0)
-    release_gaussian(np.zeros(4), 1.0, 0.1, rng, src)
+    _exact._python_draws = _exact.PY_BUDGET
+    release_gaussian(np.zeros(4), 1.0, 0.1, rng, src)      # compiled samplers loaded
     release_laplace(np.zeros(4), 0.1, 1.0, rng, src)
-    for p in (10, 100, 1_000, 10_000):
+
+    def timed(fn, python):
+        times = []
+        for _ in range(repeats):
+            _exact._python_draws = 0 if python else _exact.PY_BUDGET
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        _exact._python_draws = _exact.PY_BUDGET
+        return median(times) * 1e3
+
+    for p in (10, 100, 256, 1_000, 10_000):
         v = rng.normal(size=p)
-        t = {}
-        for name, fn in [
-            ("gauss exact", lambda: release_gaussian(v, 0.3, 0.01, rng, src, bound=10.0)),
-            ("gauss float", lambda: release_gaussian(v, 0.3, 0.01, rng, None)),
-            ("laplace exact", lambda: release_laplace(v, 0.01, 1.0, rng, src, bound=10.0)),
-            ("laplace float", lambda: release_laplace(v, 0.01, 1.0, rng, None)),
-        ]:
-            times = []
-            for _ in range(repeats):
-                t0 = time.perf_counter()
-                fn()
-                times.append(time.perf_counter() - t0)
-            t[name] = median(times)
-        rows.append({"p": p, **{k: v * 1e3 for k, v in t.items()}})
-        log(f"one-shot p={p}: {rows[-1]}")
+        gauss = lambda: release_gaussian(v, 0.3, 0.01, rng, src, bound=10.0)  # noqa: E731
+        lap = lambda: release_laplace(v, 0.01, 1.0, rng, src, bound=10.0)    # noqa: E731
+        row = {"p": p,
+               "gauss exact": timed(gauss, False),
+               "gauss float": timed(lambda: release_gaussian(v, 0.3, 0.01, rng, None), False),
+               "laplace exact": timed(lap, False),
+               "laplace float": timed(lambda: release_laplace(v, 0.01, 1.0, rng, None), False)}
+        if p <= _exact.PY_MAX_DRAWS:
+            row["gauss exact python"] = timed(gauss, True)
+            row["laplace exact python"] = timed(lap, True)
+        rows.append(row)
+        log(f"one-shot p={p}: {row}")
     return rows
 
 
@@ -240,16 +255,25 @@ def main():
                         f"{r['epsilon_lower_bound']:.2f}"] for r in res["attack"]]))
     A.append("\n## 2. One-shot release cost (ms, median, warm)\n")
     if "one_shot_git" in res:
-        A.append("Re-run alone (`--one-shot-only`: a fresh process, warm numba cache, nothing "
-                 f"fitted before it) at commit {res['one_shot_git']['commit']}.  The full run had measured it "
-                 "after the 16,000 attack fits of section 1.\n")
+        A.append("Re-run alone (`--one-shot-only`, warm numba cache) at commit "
+                 f"{res['one_shot_git']['commit']}.\n")
     rows = res["one_shot_ms"]
-    A.append(md_table(["p", "Gaussian exact", "Gaussian float", "added", "Laplace exact",
-                       "Laplace float", "added"],
-                      [[f"{r['p']:,}", f"{r['gauss exact']:.3f}", f"{r['gauss float']:.3f}",
-                        f"{r['gauss exact'] - r['gauss float']:.3f}",
-                        f"{r['laplace exact']:.3f}", f"{r['laplace float']:.3f}",
-                        f"{r['laplace exact'] - r['laplace float']:.3f}"] for r in rows]))
+    def py(r, key):
+        return f"{r[key]:.3f}" if key in r else "-"
+
+    A.append("Exact: compiled sampler; exact (Python): the plain-Python copy that a "
+             "process's first 8,192 integers take, up to 256 per release (same integers); "
+             "added: the larger exact time minus the float one.\n")
+    A.append(md_table(["p", "Gaussian exact", "Gaussian exact (Python)", "Gaussian float",
+                       "added", "Laplace exact", "Laplace exact (Python)", "Laplace float",
+                       "added"],
+                      [[f"{r['p']:,}", f"{r['gauss exact']:.3f}", py(r, "gauss exact python"),
+                        f"{r['gauss float']:.3f}",
+                        f"{max(r['gauss exact'], r.get('gauss exact python', 0.0)) - r['gauss float']:.3f}",
+                        f"{r['laplace exact']:.3f}", py(r, "laplace exact python"),
+                        f"{r['laplace float']:.3f}",
+                        f"{max(r['laplace exact'], r.get('laplace exact python', 0.0)) - r['laplace float']:.3f}"]
+                       for r in rows]))
     A.append(f"\n## 3. Default fits at epsilon = 1 ({n_seeds} seeds, 70/30 split)\n")
     A.append(md_table(["case", "noise", "solver", "test score (mean ± sd)", "fit s (median)"],
                       [[r["case"], r["noise"], r["solver"],
