@@ -172,18 +172,15 @@ def _raw_value(m, y, loss_id, param):
 
 
 @njit(cache=True)
-def _huber_saturated_value(r, tau, s):
-    """Smoothed Huber value where ``|r| > tau + 40 s``: the linear piece is all the mass
-    sees, ``l_s = tau (|r| - tau/2)`` (``E[sign(r)(r + sZ)] = |r|``) up to ``e^-800``."""
-    return tau * (abs(r) - 0.5 * tau)
-
-
-@njit(cache=True)
 def smoothed_margin_loss(m, y, loss_id, param, s):
     """``(l_s(m; y), l_s'(m; y))``: the Gaussian-smoothed loss at margin noise ``s``.
 
     Closed forms of the module docstring for HUBER, ABSOLUTE and HINGE; the unsmoothed
-    loss when ``s <= 0`` or for LOGISTIC (already smooth).  ``|l_s'| <= L_l``.
+    loss when ``s <= 0`` or for LOGISTIC (already smooth).  ``|l_s'| <= L_l``.  Smoothed
+    Huber beyond ``|r| > tau + 40 s`` is the linear piece, ``(tau (|r| - tau/2), +-tau)``:
+    there the exact values differ from it by less than ``tau e^-800``, while the closed
+    form would carry the rounding of ``r P``, ``O(u |r|)`` (``phased``'s rounding
+    allowance needs the derivative's error to stay ``O(u (tau + s))``).
     """
     if not s > 0.0 or loss_id == LOGISTIC:
         return _raw_value(m, y, loss_id, param), raw_margin_derivative(m, y, loss_id, param)
@@ -204,12 +201,8 @@ def smoothed_margin_loss(m, y, loss_id, param, s):
         return value, deriv
     # HUBER
     tau = param
-    if abs(r) > tau + 40.0 * s:
-        # saturated: the exact l_s' differs from +-tau by less than tau e^-800 here, and the
-        # closed form would carry the rounding of r P, O(u |r|) (phased's rounding bound
-        # relies on the error staying O(u (tau + s)))
-        deriv = tau if r > 0.0 else -tau
-        return _huber_saturated_value(r, tau, s), deriv
+    if abs(r) > tau + 40.0 * s:  # saturated: the unsmoothed linear piece (docstring)
+        return _raw_value(m, y, loss_id, param), (tau if r > 0.0 else -tau)
     b = (tau - r) / s
     c = (-tau - r) / s
     Pb = _ncdf(b)

@@ -7,14 +7,18 @@ milliseconds.  Up to ``PY_MAX_DRAWS`` integers per call, and until a process has
 integers this way, :func:`skdp._mechanisms._exact._draw` therefore runs these functions
 instead of ``_draw_serial``.
 
-They are line-for-line the same algorithms on the same state array: the same ChaCha20
-words are read in the same order, every rejection loop makes the same decisions, and the
+They are line-for-line the same algorithms; the ChaCha20 words come from a
+:class:`_Stream` over the kernels' state array, which computes blocks ahead in vectorised
+numpy and writes back the state the kernels would leave.  The same words are read in the
+same order, every rejection loop makes the same decisions, and the
 integers returned are identical (Python integers are exact, and no intermediate of the
 numba kernels overflows int64: denominators stay below ``2^32``, products below ``2^64``
 in unsigned words).  ``tests/_mechanisms/test_exact_py.py`` checks the equality draw by
 draw against the compiled kernels, state included, so switching paths by size never changes
 a released value.
 """
+
+import numpy as np
 
 __all__ = ["PY_MAX_DRAWS", "PY_BUDGET", "draw_python"]
 
@@ -36,8 +40,6 @@ def _keystream(inputs, counter, n_blocks):
     cipher's); the words in stream order as a list of Python ints.  One vectorised pass
     costs about what one block costs in Python bytecode, so a draw of a few hundred
     integers spends its time in the samplers' logic, not in the cipher."""
-    import numpy as np
-
     ctr = np.arange(n_blocks, dtype=np.uint64) + np.uint64(counter)
     start = [np.full(n_blocks, w, dtype=np.uint32) for w in inputs]
     start[12] = (ctr & np.uint64(_M32)).astype(np.uint32)
@@ -106,8 +108,6 @@ class _Stream:
 
     def state(self, like):
         """The compiled kernels' state after the reads so far (a copy of ``like``'s dtype)."""
-        import numpy as np
-
         st = [int(w) for w in like]
         if self.pos <= self.n_left:
             st[32] = self.read0 + self.pos
@@ -205,7 +205,9 @@ def draw_python(state, scale, out, gaussian):
     """``_draw_serial`` in Python: fill the int64 array ``out`` with ``N_Z(0, scale^2)``
     (``gaussian``) or ``DLap(scale)`` integers from the ChaCha20 ``state`` (uint64 array),
     and advance ``state`` exactly as the compiled kernel would."""
-    # about 0.9 blocks per discrete Gaussian (14.5 words), 0.55 per discrete Laplace
+    # blocks to compute ahead: about 0.9 per discrete Gaussian (14.5 words), 0.55 per
+    # discrete Laplace -- one batch either way, as each batch has a fixed numpy cost;
+    # blocks computed and not read never show in the state
     st = _Stream(state, hint=out.shape[0] + 4)
     scale = int(scale)
     draw = _discrete_gaussian if gaussian else _discrete_laplace

@@ -23,8 +23,9 @@ Algorithm
    so that a phase streams through whole partitions on their workers.)
 2. From ``x_0 = 0``, phase ``i`` runs one pass of projected SGD over its block with step
    ``eta_i = 4^-i eta``: ``w <- Pi_R(w - eta_i (clip(grad f_rho(w; row)) + mu w))``,
-   starting at ``x_{i-1}`` projected onto the ball (``Pi_R``, post-processing), averages its iterates (``w_bar_i``) and releases
-   ``x_i = w_bar_i + N(0, sigma_i^2 I)``.  The output is ``Pi_R(x_k)``.
+   starting at ``x_{i-1}`` projected onto the ball (``Pi_R``, post-processing), averages
+   its iterates (``w_bar_i``) and releases ``x_i = w_bar_i + N(0, sigma_i^2 I)``.  The
+   output is ``Pi_R(x_k)``.
 
 Privacy (replace-one neighbours; derivation)
 --------------------------------------------
@@ -86,7 +87,7 @@ and ``E_i`` is bounded term by term (:func:`phase_rounding_allowance`; ``u = 2^-
 
 The step must stay admissible for the computed margin-noise scale ``s^ = rho ||x||^``
 (``>= rho ||x|| (1 - gamma_{d+2})``): the plan caps ``eta_1 (beta (1 + gamma_{p+4}) +
-alpha) <= 2``.  The allowance is tiny at ordinary sizes (``1e-7`` of ``2 eta_1 L`` at
+alpha) <= 2``.  The allowance is tiny at ordinary sizes (``2e-6`` of ``2 eta_1 L`` at
 ``n = 10^6``), but the late phases have ``eta_k = eta_1 4^-k ~ eta_1/n^2`` while the iterates
 keep their size, so there the rounding of ``W`` (``~u R``) is of the order of ``2 eta_k L``
 from ``n ~ 10^6`` on (and at any ``n`` with a tiny ``step_scale``): without it a computed
@@ -236,8 +237,8 @@ def phased_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
     Returns a dict with the phase sizes, steps ``eta_i``, smoothing radius ``rho``, noise
     ``sigma_i``, sensitivities ``Delta_i = 2 eta_i L + rounding_i`` (the float64 rounding
     allowance of :func:`phase_rounding_allowance`, also returned as ``"rounding"``) and the
-    dp-accounting ``event``.  ``p`` counts all coordinates (``n_outputs`` columns).  The solver and
-    the estimators' ledger planner call this same function.
+    dp-accounting ``event``.  ``p`` counts all coordinates (``n_outputs`` columns).  The
+    solver and the estimators' ledger planner call this same function.
 
     Examples
     --------
@@ -310,7 +311,8 @@ def phased_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
     event = gaussian_event(ratio, 1.0)
     return {
         "sizes": sizes, "etas": etas, "rho": rho, "sigmas": sigmas, "sensitivities": deltas,
-        "rounding": rounding, "event": event, "coef_bound": R, "lipschitz": L, "smoothness": beta,
+        "rounding": rounding, "event": event, "coef_bound": R, "lipschitz": L,
+        "smoothness": beta,
         "noise_over_sensitivity": ratio, "step_scale": step_scale,
         "theory_step": eta / step_scale,
     }
@@ -525,6 +527,13 @@ def solve_phased(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
                       step_scale=step_scale, noise_source=noise_source)
 
 
+def _project_onto_ball(W, R):
+    """``W <- Pi_R(W)`` in place (the public ball of radius ``R``)."""
+    nrm = float(np.linalg.norm(W))
+    if nrm > R:
+        W *= R / nrm
+
+
 def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_intercept,
            intercept_scaling, y_bound, calibration, max_iter, max_coef_norm, rng, smoothing,
            step_scale, noise_source=None):
@@ -549,15 +558,11 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_inter
                                       plan["sensitivities"]):
         # each phase starts inside the public ball (post-processing of the last release),
         # so every iterate has norm <= R (1 + gamma_{p+4}), as the rounding allowance needs
-        nrm = float(np.linalg.norm(W))
-        if nrm > R:
-            W *= R / nrm
+        _project_onto_ball(W, R)
         avg = run_phase(W, size, float(eta), float(alpha))
         # each phase's average is released (exact grid noise with a noise_source)
         W, _ = release_gaussian(avg, sigma, sens, rng, noise_source, bound=R)
-    nrm = float(np.linalg.norm(W))
-    if nrm > R:  # post-processing: projection onto the public ball
-        W *= R / nrm
+    _project_onto_ball(W, R)  # post-processing: the output lies in the public ball
     coef, intercept = split_intercept(W, fit_intercept, intercept_scaling)
     details = {k: v for k, v in plan.items() if k != "event"}
     details.update(n_phases=len(plan["sizes"]), sequential_rounds=n, clip_bound=clip,

@@ -56,6 +56,21 @@ def test_smoothed_closed_forms_match_quadrature(loss_id, tau):
         assert deriv == pytest.approx(_quad(raw_deriv, m, y, s, breaks), abs=1e-9)
 
 
+@pytest.mark.parametrize("tau,s", [(1.0, 0.1), (0.7, 2.5)])
+def test_smoothed_huber_saturates_to_the_linear_piece(tau, s):
+    """Beyond |r| > tau + 40 s the smoothed Huber is the linear piece (exact up to
+    tau e^-800): the quadrature of the smoothed loss, and +-tau for the derivative, for
+    residuals just past the switch and huge ones (where the closed form's r P rounds)."""
+    for r in (tau + 40.01 * s, -(tau + 40.01 * s), 1e8, -1e300):
+        m, y = r + 2.0, 2.0
+        value, deriv = smoothed_margin_loss(m, y, HUBER, tau, s)
+        assert deriv == math.copysign(tau, r)
+        if abs(r) < 1e3:
+            ref = _quad(lambda v: _raw(v, y, HUBER, tau), m, y, s, [y - tau, y + tau])
+            assert value == pytest.approx(ref, rel=1e-12)
+        assert value == tau * (abs(r) - 0.5 * tau)
+
+
 @pytest.mark.parametrize("loss_id,tau", CASES)
 def test_smoothing_bias_and_curvature_bounds(loss_id, tau):
     """0 <= l_s - l <= sqrt(2/pi) L_l s and |l_s''| <= sqrt(2/pi) L_l / s (module docs)."""
@@ -128,17 +143,14 @@ def test_absolute_loss_is_smoothed_automatically():
     assert plan["rho"] == 0.0
 
 
-def _unit_rows_test(rng, n, d):
-    V = rng.normal(size=(n, d))
-    return V / np.linalg.norm(V, axis=1)[:, None]
-
-
-def _phase_outputs(X, y, loss, order, eta, rho=0.0, alpha=0.0, radius=1e6):
+def _phase_outputs(X, y, loss, order, eta, rho=0.0, alpha=0.0, radius=1e6, W0=None,
+                   clip=None):
+    """One phase from ``W0`` (default 0) with clip ``clip`` (default L of the rows)."""
     n, d = X.shape
     xnorm = np.linalg.norm(X, axis=1)
-    W = np.zeros((d, 1))
+    W = np.zeros((d, 1)) if W0 is None else W0.copy()
     avg = np.empty((d, 1))
-    L = loss.lipschitz(np.max(xnorm))
+    L = loss.lipschitz(np.max(xnorm)) if clip is None else clip
     phased_phase(X, y, order, 0, n, loss.loss_id, float(loss.param), rho, xnorm, L, W, eta,
                  alpha, radius, avg)
     return avg[:, 0], L
@@ -179,14 +191,6 @@ def test_phase_sensitivity_is_deterministic_on_adversarial_neighbours(loss, rho)
     assert worst[0] > 0.3  # the bound is approached (the test can fail)
 
 
-def _one_phase(X, y, loss, order, eta, W0, radius, clip):
-    W = W0.copy()
-    avg = np.empty_like(W)
-    phased_phase(X, y, order, 0, X.shape[0], loss.loss_id, float(loss.param), 0.0,
-                 np.linalg.norm(X, axis=1), clip, W, eta, 0.0, radius, avg)
-    return avg[:, 0]
-
-
 def test_phase_rounding_can_exceed_2_eta_L_and_the_allowance_covers_it():
     """Float64 rounding is data-dependent: with iterates of size ~R and a step whose move is
     below an ulp of them (the late phases at n >= 1e6, or a tiny step_scale), two neighbours'
@@ -197,7 +201,8 @@ def test_phase_rounding_can_exceed_2_eta_L_and_the_allowance_covers_it():
     worst_exact, worst_planned = 0.0, 0.0
     for trial in range(300):
         m = int(rng.integers(1, 6))
-        X = _unit_rows_test(rng, m, 2) * C
+        X = rng.normal(size=(m, 2))
+        X *= C / np.linalg.norm(X, axis=1)[:, None]
         y = rng.normal(size=m) * 1e6                  # saturated Huber: |l'| = tau
         order = rng.permutation(m).astype(np.int64)
         j = order[0] if trial % 2 else order[-1]
@@ -207,8 +212,8 @@ def test_phase_rounding_can_exceed_2_eta_L_and_the_allowance_covers_it():
         W0 *= R * rng.uniform(0.3, 1.0) / np.linalg.norm(W0)
         ulp = np.spacing(np.abs(W0).max())
         eta = float(rng.uniform(0.3, 3.0)) * ulp       # a step of about one ulp of W
-        a = _one_phase(X, y, loss, order, eta, W0, R, L)
-        b = _one_phase(X2, y2, loss, order, eta, W0, R, L)
+        a, _ = _phase_outputs(X, y, loss, order, eta, radius=R, W0=W0, clip=L)
+        b, _ = _phase_outputs(X2, y2, loss, order, eta, radius=R, W0=W0, clip=L)
         diff = float(np.linalg.norm(a - b))
         allowance = phased.phase_rounding_allowance(
             m, eta, alpha=0.0, lipschitz=L, smoothness=C * C, row_bound=C, radius=R, rho=0.0,
