@@ -19,8 +19,13 @@ other solvers with a Dask path (``phased``, ``dpsgd`` at their defaults, and
 outliers), each against the in-memory fit on the same rows: wall times, rows per second,
 scores and events.
 
+``--reference-n`` fits that many rows of the same distribution in memory over several
+noise seeds (``--reference-seeds``): the mean accuracy and its seed-to-seed standard
+deviation, against which the largest Dask fit is read.
+
 Writes ``benchmarks/results/dask_estimator.md`` / ``.json``.  Run:
-``python benchmarks/bench_dask_estimator.py [--sizes 4e6 2e7 1e8] [--solvers]``.
+``python benchmarks/bench_dask_estimator.py [--sizes 4e6 2e7 1e8] [--solvers]
+[--reference-n 1e7]``.
 """
 
 import argparse
@@ -66,11 +71,11 @@ def render_row(entry):
         if "persisted_s" in entry else ""]
 
 
-def estimator():
+def estimator(random_state=0):
     from skdp import DPLogisticRegression
 
     return DPLogisticRegression(epsilon=1.0, delta=1e-10, data_norm=1.0, classes=[0, 1],
-                                random_state=0)
+                                random_state=random_state)
 
 
 SOLVER_N = 4_000_000
@@ -151,6 +156,31 @@ def render_solvers(entries):
                       "same event"], rows)])
 
 
+def in_memory_reference(n, seeds, X_test, y_test):
+    """The default estimator fitted in memory on ``n`` rows of the same distribution
+    (generated on the client), over ``seeds`` noise seeds: the accuracy a larger Dask fit
+    should reach (mean and seed-to-seed standard deviation)."""
+    import dask
+
+    X, y = dask.compute(*lazy_problem(n, seed=2), scheduler="threads")
+    accs, times = [], []
+    for seed in range(seeds):
+        t0 = time.perf_counter()
+        model = estimator(random_state=seed).fit(X, y)
+        times.append(time.perf_counter() - t0)
+        accs.append(float(model.score(X_test, y_test)))
+    return {"n": n, "accuracies": accs, "fit_s": times, "mean": float(np.mean(accs)),
+            "std": float(np.std(accs, ddof=1)) if seeds > 1 else 0.0}
+
+
+def render_reference(ref):
+    return (f"In-memory reference: {ref['n']:.0e} rows of the same distribution, "
+            f"{len(ref['accuracies'])} noise seeds: test accuracy {ref['mean']:.4f} "
+            f"(standard deviation {ref['std']:.4f}; "
+            f"{', '.join(f'{a:.4f}' for a in ref['accuracies'])}), "
+            f"median fit {np.median(ref['fit_s']):.1f} s.")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", nargs="*", type=float, default=[4e6, 2e7])
@@ -158,6 +188,11 @@ def main():
                     help="keep the other sizes of the saved dask_estimator.json")
     ap.add_argument("--solvers", action="store_true",
                     help="add the other solvers' table (module docstring)")
+    ap.add_argument("--reference-n", type=float, default=0,
+                    help="also fit this many rows in memory over --reference-seeds noise "
+                         "seeds (the same distribution): the accuracy the largest Dask fit "
+                         "is compared with")
+    ap.add_argument("--reference-seeds", type=int, default=5)
     args = ap.parse_args()
     import dask
     from distributed import Client, LocalCluster
@@ -209,6 +244,10 @@ def main():
             print(render_row(entry), flush=True)
         if args.solvers:
             raw["solvers"] = run_solvers(client)
+    if args.reference_n:
+        raw["reference"] = in_memory_reference(int(args.reference_n), args.reference_seeds,
+                                               X_test, y_test)
+        print(render_reference(raw["reference"]), flush=True)
     if args.keep:
         from _common import RESULTS_DIR
 
@@ -216,8 +255,9 @@ def main():
         if path.exists():
             saved = json.loads(path.read_text())
             raw["sizes"] = {**{int(k): v for k, v in saved["sizes"].items()}, **raw["sizes"]}
-            if "solvers" not in raw and "solvers" in saved:
-                raw["solvers"] = saved["solvers"]
+            for key in ("solvers", "reference"):
+                if key not in raw and key in saved:
+                    raw[key] = saved[key]
     rows = [render_row(raw["sizes"][n]) for n in sorted(raw["sizes"])]
     info = machine_info()
     raw["machine"] = info
@@ -232,7 +272,8 @@ def main():
                   "Dask rows/s over in-memory", "in-memory test accuracy",
                   "same event", "persisted on the workers: fit s (rows/s over in-memory)"],
                  rows),
-    ] + (["", render_solvers(raw["solvers"])] if raw.get("solvers") else []))
+    ] + (["", render_reference(raw["reference"])] if raw.get("reference") else [])
+      + (["", render_solvers(raw["solvers"])] if raw.get("solvers") else []))
     write_results("dask_estimator", text, raw)
     print(text.rsplit("\n\n", 1)[-1])
 

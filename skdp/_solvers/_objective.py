@@ -3,10 +3,12 @@
 ``F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2) ||W||_F^2``, computed in one fused numba
 pass (:func:`skdp._losses._kernels.objective_value_grad`; binary logistic and Huber use
 :func:`~skdp._losses._kernels.binary_value_grad`, the same pass specialised, bit for
-bit).  The gradient is summed in fixed
-chunks and blocks so that its rounding error has a bound that barely grows with ``n``
-(see :meth:`Objective.rounding_allowance`), which the certified solver relies on, and so
-that the result is bitwise identical whatever the number of threads.
+bit), or, for binary logistic and Huber on designs of at most
+:data:`~skdp._losses._vectorised.NUMPY_MAX_WORK` entries, in numpy/BLAS
+(:func:`skdp._losses._vectorised.binary_value_grad`: no compilation on a first fit).  The
+gradient is summed in fixed chunks (and blocks, in the kernels) so that its rounding error
+has a bound (see :meth:`Objective.rounding_allowance`), which the certified solver relies
+on, and so that the result is bitwise identical whatever the number of threads.
 """
 
 import numpy as np
@@ -20,6 +22,7 @@ from .._losses._kernels import (
     curvature_weights,
     objective_value_grad,
 )
+from .._losses import _vectorised
 from .._mechanisms._summation import UNIT_ROUNDOFF
 
 #: the convex scalar-margin losses evaluated by the specialised kernel (same bits, a
@@ -50,6 +53,8 @@ class Objective:
         self.row_bound = float(data_norm)
         self.n, self.d = X.shape
         self.shape = (self.d, self.n_outputs)
+        #: numpy/BLAS evaluation (public sizes and loss only; :mod:`skdp._losses._vectorised`)
+        self.vectorised = uses_vectorised(self.n, self.d, self.n_outputs, loss.loss_id)
         self.n_evals = 0
         self.extra_example_gradients = 0  # e.g. spent on a warm start elsewhere
 
@@ -58,6 +63,13 @@ class Objective:
         self.n_evals += 1
         W = np.ascontiguousarray(W, dtype=np.float64)
         grad = np.empty_like(W)
+        if self.vectorised:
+            import numba
+
+            value = _vectorised.binary_value_grad(
+                self.X, self.y, W, self.loss.loss_id, self.loss.param, self.alpha, grad,
+                numba.get_num_threads())
+            return float(value), grad
         kernel = (binary_value_grad if W.shape[1] == 1 and self.loss.loss_id in BINARY_CONVEX
                   else objective_value_grad)
         value = kernel(self.X, self.y, W, self.loss.loss_id, self.loss.param, self.alpha,
@@ -84,11 +96,14 @@ class Objective:
         * the margin ``z = x W`` (p_in terms) errs by ``<= p_in u C ||W||``, which moves
           ``dl/dz`` by at most ``curv * p_in u C ||W||`` (``curv`` = sup of l'', <= 1);
         * the derivative kernel errs by ``<= (8 + 2K) u g_max`` (a few correctly rounded
-          exp/log1p/divisions per row);
+          exp/log1p/divisions per row); the numpy path by ``<= DERIVATIVE_ULPS u g_max``
+          (:mod:`skdp._losses._vectorised`: numpy's exp is not correctly rounded);
         * summing ``x_ij g_ik`` within blocks of ``B`` rows, then the ``m`` blocks of a chunk,
           then the ``N_CHUNKS`` chunks, errs by at most
           ``(B + m + N_CHUNKS) u sum_i |x_ij g_ik| <= (B + m + N_CHUNKS) u n C g_max``
-          (recursive summation, Higham, *Accuracy and Stability*, §4.2);
+          (recursive summation, Higham, *Accuracy and Stability*, §4.2); on the numpy path
+          ``B + m + N_CHUNKS`` becomes :func:`~skdp._losses._vectorised.chunked_sum_depth`
+          (BLAS's order within each of the ``N_CHUNKS`` chunks);
         * dividing by ``n`` and adding ``alpha W`` adds ``<= 2u (|grad| + alpha |W|)``.
 
         Summing, multiplying by ``sqrt(p_in K)`` for the Frobenius norm and doubling for
@@ -97,14 +112,18 @@ class Objective:
         K = self.n_outputs
         g_max = max(1.0, self.loss.lipschitz(1.0) / (np.sqrt(2.0) if K > 1 else 1.0))
         return gradient_rounding_allowance(self.n, self.d, K, self.row_bound, g_max,
-                                           self.alpha, float(np.linalg.norm(W)))
+                                           self.alpha, float(np.linalg.norm(W)),
+                                           vectorised=self.vectorised)
 
     def hessian(self, W):
         """``X^T diag(l''(X W)) X / n + alpha I`` for a single-output loss (``K = 1``):
         the (a.e.) Hessian, used only to choose Newton steps (the certificate never
         trusts it)."""
-        curv = curvature_weights(self.X @ W[:, 0], self.y, self.loss.loss_id,
-                                 self.loss.param)
+        z = self.X @ W[:, 0]
+        if self.vectorised and self.loss.loss_id == LOGISTIC:
+            curv = _vectorised.logistic_curvature(z)
+        else:
+            curv = curvature_weights(z, self.y, self.loss.loss_id, self.loss.param)
         self.extra_example_gradients += self.n
         H = (self.X.T * curv) @ self.X / self.n
         H[np.diag_indices_from(H)] += self.alpha
@@ -117,16 +136,30 @@ class Objective:
                          self.n_outputs, self.row_bound)
 
 
-def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partitions=1):
+def uses_vectorised(n, d, K, loss_id):
+    """Whether :class:`Objective` evaluates in numpy (:mod:`skdp._losses._vectorised`): one
+    output, binary logistic or Huber, at most ``NUMPY_MAX_WORK`` entries.  Public sizes and
+    loss only, so the certificate planned before the data is read uses the same path."""
+    return int(K) == 1 and loss_id in BINARY_CONVEX and _vectorised.uses_numpy(n, d)
+
+
+def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partitions=1,
+                                vectorised=False):
     """The bound of :meth:`Objective.rounding_allowance` from public sizes and ``||W||``
     (also used to plan a certificate before any data is read).  ``partitions > 1``: the sums
     of that many partitions (each at most the in-memory depth) added in order, which adds
-    ``(partitions - 1) u C g_max`` per entry (:mod:`skdp._solvers._dask_objective`)."""
+    ``(partitions - 1) u C g_max`` per entry (:mod:`skdp._solvers._dask_objective`).
+    ``vectorised``: the numpy path's summation depth and derivative error."""
     u = UNIT_ROUNDOFF
     C = float(row_bound)
-    m = -(-int(n) // BLOCK) + N_CHUNKS
+    if vectorised:
+        depth = _vectorised.chunked_sum_depth(n)
+        derivative = _vectorised.DERIVATIVE_ULPS
+    else:
+        depth = BLOCK + -(-int(n) // BLOCK) + N_CHUNKS
+        derivative = 8 + 2 * K
     per_entry = C * (
-        d * u * C * w_norm + (8 + 2 * K) * u * g_max + (BLOCK + m) * u * g_max
+        d * u * C * w_norm + derivative * u * g_max + depth * u * g_max
     ) + 2 * u * (C * g_max + 2 * alpha * w_norm)
     if partitions > 1:
         per_entry += C * (int(partitions) - 1) * u * g_max

@@ -65,6 +65,7 @@ import math
 import numpy as np
 
 from .._losses import HUBER, LOGISTIC
+from .._losses._vectorised import uses_numpy
 from .._mechanisms import (
     clip_and_augment,
     gaussian_noise,
@@ -409,7 +410,9 @@ def output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max, f0=math.inf):
     w_ref = min((L + beta_b) / lam, COEF_MARGIN_CAP / R)
     if math.isfinite(f0):
         w_ref = min(w_ref, (beta_b + math.sqrt(beta_b * beta_b + 2.0 * lam * f0)) / lam)
-    allowance = (gradient_rounding_allowance(n, p, 1, R, g_max, lam, w_ref)
+    # binary logistic / Huber: the in-memory objective's path is the public size rule
+    allowance = (gradient_rounding_allowance(n, p, 1, R, g_max, lam, w_ref,
+                                             vectorised=uses_numpy(n, p))
                  + 2.0 * UNIT_ROUNDOFF * (L + lam * w_ref + 2.0 * b_bound / n))
     kappa = KAPPA
     gamma = lam * share * kappa * s / (2.0 * stiff)

@@ -57,6 +57,7 @@ import math
 import numpy as np
 
 from .._losses import HuberLoss
+from .._losses._vectorised import SMOOTH_ROBUST, clipped_gradient_sum, uses_numpy
 from .._mechanisms import clip_and_augment, release_gaussian
 from .._mechanisms._summation import summation_clip
 from ..accounting import compose, gaussian_event, gaussian_mu_for, get_epsilon
@@ -70,7 +71,7 @@ from ._objective_perturbation import (
     run_objective_perturbation,
 )
 from ._dask_objective import DaskDesign, clipped_design, partition_sum
-from ._spider_kernel import oracle_refresh
+from ._spider_kernel import SAFE, oracle_refresh
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 from ._validation import check_gaussian_solver_args
@@ -189,13 +190,27 @@ def _in_memory_mean_gradient(Xc, y, loss, G, hclip):
     """``w -> (1/n) sum_i clip(l'(x_i w - y_i) x_i)``: spider's oracle over the clipped rows,
     each term clipped to ``G/F(n)`` (non-finite terms dropped), so that the computed float64
     mean of the ``n`` terms has replace-one sensitivity ``<= 2G/n`` whatever the loss
-    returns (:mod:`skdp._mechanisms._summation`: recursive summation, depth ``n - 1``)."""
+    returns (:mod:`skdp._mechanisms._summation`: recursive summation, depth ``n - 1``).
+
+    On designs of at most ``NUMPY_MAX_WORK`` entries the same clipped terms are summed in
+    numpy/BLAS (:func:`skdp._losses._vectorised.clipped_gradient_sum`: nothing to compile;
+    its chunked summation has depth at most ``n``, product included, which the same clip
+    covers), else by the kernel."""
     n, p = Xc.shape
     xnorm = np.empty(n)
     row_norms(Xc, xnorm)
+    gclip = summation_clip(G, n)
+    if uses_numpy(n, p) and loss.loss_id in SMOOTH_ROBUST:
+        def mean_gradient(w):
+            import numba
+
+            total = clipped_gradient_sum(Xc, y, w, loss.loss_id, float(loss.param), xnorm,
+                                         gclip, SAFE, numba.get_num_threads())
+            return total / n
+
+        return mean_gradient
     rows = np.arange(n)
     grad, weights = np.empty(p), np.empty(n)
-    gclip = summation_clip(G, n)
 
     def mean_gradient(w):
         oracle_refresh(Xc, y, rows, 0, n, w, loss.loss_id, float(loss.param), xnorm, gclip,

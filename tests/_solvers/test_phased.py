@@ -224,6 +224,51 @@ def test_phase_rounding_can_exceed_2_eta_L_and_the_allowance_covers_it():
     assert worst_planned <= 1.0       # ... and the rounding allowance covers it
 
 
+def test_phase_rounding_allowance_covers_the_dask_segments():
+    """The same adversarial neighbours on a Dask design (synchronous scheduler): a phase is
+    a run of partition segments, each averaged on its worker, re-multiplied and summed on
+    the client.  The neighbours' releases differ by more than 2 eta L, and by at most
+    2 eta L plus the planned allowance."""
+    import dask
+    import dask.array as da
+
+    from skdp._solvers._dask_objective import DaskDesign
+
+    loss, C, R, L = HuberLoss(1.0), 1.0, 1.0, 1.0
+    rng = np.random.default_rng(11)
+    worst_exact, worst_planned = 0.0, 0.0
+    with dask.config.set(scheduler="synchronous"):
+        for trial in range(120):
+            m = int(rng.integers(2, 9))
+            cut = sorted(int(c) for c in rng.integers(0, m + 1, size=2))
+            chunks = (cut[0], cut[1] - cut[0], m - cut[1])
+            X = rng.normal(size=(m, 2))
+            X *= C / np.linalg.norm(X, axis=1)[:, None]
+            y = rng.normal(size=m) * 1e6
+            j = int(rng.integers(m))
+            X2, y2 = X.copy(), y.copy()
+            y2[j] = -y[j]
+            W0 = rng.normal(size=(2, 1))
+            W0 *= R * rng.uniform(0.3, 1.0) / np.linalg.norm(W0)
+            eta = float(rng.uniform(0.3, 3.0)) * np.spacing(np.abs(W0).max())
+            seed = int(rng.integers(2 ** 31))
+            outs = []
+            for Xs, ys in ((X, y), (X2, y2)):
+                design = DaskDesign(da.from_array(Xs, chunks=(chunks, (2,))),
+                                    da.from_array(ys, chunks=(chunks,)), raw_features=1)
+                run_phase = phased._dask_phases(design, loss, 0.0, L, R,
+                                                np.random.default_rng(seed))
+                outs.append(run_phase(W0.copy(), m, eta, 0.0)[:, 0])
+            diff = float(np.linalg.norm(outs[0] - outs[1]))
+            allowance = phased.phase_rounding_allowance(
+                m, eta, alpha=0.0, lipschitz=L, smoothness=C * C, row_bound=C, radius=R,
+                rho=0.0, loss=loss, p=2)
+            worst_exact = max(worst_exact, diff / (2 * eta * L))
+            worst_planned = max(worst_planned, diff / (2 * eta * L + allowance))
+    assert worst_exact > 1.2
+    assert worst_planned <= 1.0
+
+
 def test_phase_rounding_allowance_is_negligible_at_ordinary_sizes():
     """At n = 1e6 the allowance is far below 2 eta_1 L in the first phase (2e-6 of it), and
     it dominates only in the last phases, whose step moves the iterates by about an ulp

@@ -39,13 +39,21 @@ def test_refinement_gradient_sensitivity_on_adversarial_neighbours(loss):
     assert worst <= 1.0 + 1e-12
 
 
+@pytest.mark.parametrize("numpy_path", [True, False])
 @pytest.mark.parametrize("loss", [WelschLoss(1.0), TukeyLoss(0.5), CauchyLoss(2.0)])
-def test_released_mean_gradient_sensitivity_in_memory_and_partitioned(loss):
-    """The function warm_gd releases (its refinement's mean gradient), in memory and summed
-    over Dask partitions (synchronous scheduler, uneven and empty partitions): replacing
-    one row moves it by at most 2G/n, rows at the clip bound, huge targets."""
+def test_released_mean_gradient_sensitivity_in_memory_and_partitioned(loss, numpy_path,
+                                                                       monkeypatch):
+    """The function warm_gd releases (its refinement's mean gradient), in memory (numpy
+    path of small designs, or the kernel) and summed over Dask partitions (synchronous
+    scheduler, uneven and empty partitions): replacing one row moves it by at most 2G/n,
+    rows at the clip bound, huge targets."""
     import dask
     import dask.array as da
+
+    from skdp._losses import _vectorised
+
+    if not numpy_path:
+        monkeypatch.setattr(_vectorised, "NUMPY_MAX_WORK", 0)
 
     from skdp._solvers._dask_objective import DaskDesign
     from skdp._solvers._warm_gd import (

@@ -1,0 +1,193 @@
+r"""NumPy/BLAS evaluation of the full-batch sums on small designs: nothing to compile.
+
+On a design of the demo's size (``n p <= NUMPY_MAX_WORK`` entries, e.g. Adult: 32,561 x
+105) the full-batch sums of the default solvers are evaluated here instead of by the numba
+kernels of :mod:`skdp._losses._kernels`:
+
+* the value and gradient of the binary logistic and Huber risks
+  (:func:`binary_value_grad`, used by :class:`skdp._solvers._objective.Objective`, hence by
+  objective and output perturbation and ``warm_gd``'s warm start);
+* the clipped mean gradient of the smooth robust losses (:func:`clipped_gradient_sum`,
+  ``warm_gd``'s refinement);
+* the logistic curvature of Newton's steps (:func:`logistic_curvature`).
+
+Why: compiling the fused kernel costs 0.8-1.3 s in a fresh environment (numba's first
+compile also initialises LLVM), more than the whole fit on such data, and a user's first
+fit pays it.  BLAS's two passes over ``X`` cost about 2.4x the fused kernel's one pass per
+evaluation (single-threaded BLAS, as in every solver run: 4.5 ms against 1.9 ms on Adult),
+well under a second over a fit; above ``NUMPY_MAX_WORK`` the kernels run (their
+compilation is then small next to the fit, and once per environment).  The choice reads
+the public sizes only.
+
+Determinism.  The rows are cut into the same ``N_CHUNKS`` fixed chunks as the kernels';
+each chunk's sums are computed independently (the chunks run on the kernels' thread pool,
+BLAS limited to one thread by :func:`skdp._solvers._threads.solver_threads`), and the chunk
+totals are added in chunk order from ``0.0``.  So the result does not depend on the number
+of threads.  It is *not* the kernels' bits (BLAS's summation order and numpy's vectorised
+``exp`` differ from the kernel's loops and libm), and it can differ between machines whose
+BLAS or numpy dispatch different SIMD code; on one machine a ``random_state`` gives the
+same fit every time.
+
+Rounding (what the certified solvers and the sensitivity bounds use).  In each gradient
+entry ``sum_i x_ij g_i`` a term goes through one product (fused or rounded), at most
+``n_c - 1`` additions inside its chunk (BLAS's order, any binary tree over the chunk's
+``n_c <= ceil(n/N)`` rows) and at most ``N - 1`` additions of chunk totals:
+:func:`chunked_sum_depth` ``= ceil(n/N) + N - 1`` counts the roundings on its path, so the
+computed entry is within ``gamma_depth sum_i |x_ij g_i|`` of the exact one (Higham,
+*Accuracy and Stability of Numerical Algorithms*, 2002, §3.1 and §4.2).  That is at most
+the depth ``n - 1`` (plus the product) of recursive summation, for every ``n >= 1``, so a
+clip computed for recursive summation (:func:`skdp._mechanisms._summation.summation_clip`)
+covers these sums too.  The margins ``z_i = x_i . w`` are BLAS dot products of ``d`` terms:
+``|z^ - z| <= gamma_d ||x_i|| ||w||``, as in the kernels.  numpy's ``exp`` is not correctly
+rounded; the derivative of a row is allowed ``DERIVATIVE_ULPS`` ulps of its bound
+(``tests/_losses/test_vectorised.py`` measures numpy's ``exp`` against mpmath on this
+machine: a few ulps at most).
+"""
+
+import numpy as np
+
+from ._kernels import CAUCHY, HUBER, LOGISTIC, N_CHUNKS, TUKEY, WELSCH, _pool
+
+__all__ = ["NUMPY_MAX_WORK", "DERIVATIVE_ULPS", "uses_numpy", "chunked_sum_depth",
+           "binary_value_grad", "clipped_gradient_sum", "logistic_curvature",
+           "robust_derivative"]
+
+#: designs of at most this many entries (``n x p``, intercept column included) use numpy
+NUMPY_MAX_WORK = 1 << 22
+#: ulps of ``sup |l'|`` allowed for the vectorised evaluation of one row's derivative
+DERIVATIVE_ULPS = 64
+#: the losses whose first derivative :func:`robust_derivative` evaluates
+SMOOTH_ROBUST = (TUKEY, WELSCH, CAUCHY)
+
+
+def uses_numpy(n_rows, n_cols):
+    """Whether a full-batch pass over an ``n_rows x n_cols`` design runs here (public
+    sizes only)."""
+    return int(n_rows) * int(n_cols) <= NUMPY_MAX_WORK
+
+
+def _chunks(n):
+    n_chunks = max(1, min(N_CHUNKS, n))
+    return [(c * n // n_chunks, (c + 1) * n // n_chunks) for c in range(n_chunks)]
+
+
+def chunked_sum_depth(n):
+    """Roundings on a term's path through a chunked sum of ``n`` products (module
+    docstring): one product, ``n_c - 1`` additions in its chunk, ``N - 1`` additions of the
+    chunk totals (the first, to ``0.0``, is exact): ``ceil(n/N) + N - 1`` with
+    ``N = min(N_CHUNKS, n)``.  At most ``n``, the depth ``n - 1`` of recursive summation
+    plus the product (``n <= 16``: ``1 + n - 1``; ``n > 16``: ``ceil(n/16) + 15 <= n``)."""
+    n = max(int(n), 1)
+    n_chunks = min(N_CHUNKS, n)
+    return -(-n // n_chunks) + n_chunks - 1
+
+
+def _map_chunks(fn, n, threads):
+    """``[fn(start, stop) for each chunk]`` in chunk order, on ``threads`` threads."""
+    chunks = _chunks(n)
+    threads = min(int(threads), len(chunks))
+    if threads <= 1:
+        return [fn(a, b) for a, b in chunks]
+    groups = [chunks[g * len(chunks) // threads:(g + 1) * len(chunks) // threads]
+              for g in range(threads)]
+    futures = [_pool().submit(lambda grp: [fn(a, b) for a, b in grp], grp) for grp in groups]
+    return [out for f in futures for out in f.result()]
+
+
+@np.errstate(over="ignore", under="ignore")
+def binary_losses(z, y, loss_id, param):
+    """``(l(z_i, y_i), l'(z_i, y_i))`` of ``LOGISTIC`` (``y = +-1``) or ``HUBER``
+    (threshold ``param``), elementwise: the kernels' expressions
+    (:func:`skdp._losses._kernels._logistic_row`, ``_huber_row``) vectorised."""
+    if loss_id == LOGISTIC:
+        t = -y * z
+        e = np.exp(-np.abs(t))
+        lp = np.log1p(e)
+        pos = t > 0.0
+        return np.where(pos, t + lp, lp), -y * np.where(pos, 1.0, e) / (1.0 + e)
+    if loss_id == HUBER:
+        h = float(param)
+        r = z - y
+        a = np.abs(r)
+        inside = a <= h
+        value = np.where(inside, 0.5 * r * r, h * (a - 0.5 * h))
+        return value, np.clip(r, -h, h)
+    raise ValueError(f"loss id {loss_id} has no vectorised binary form")
+
+
+def binary_value_grad(X, y, W, loss_id, param, alpha, grad, threads=1):
+    """``F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2)||W||^2``; writes ``grad F`` into
+    ``grad`` (shape ``(d, 1)``).  The interface of
+    :func:`skdp._losses._kernels.binary_value_grad`; chunked as the module docstring says.
+    """
+    n, d = X.shape
+    w = np.ascontiguousarray(W[:, 0])
+
+    def chunk(a, b):
+        Xc = X[a:b]
+        value, g = binary_losses(Xc @ w, y[a:b], loss_id, param)
+        return float(np.sum(value)), Xc.T @ g
+
+    total = np.zeros(d)
+    value = 0.0
+    if n:
+        for v, s in _map_chunks(chunk, n, threads):
+            total += s
+            value += v
+    grad[:, 0] = total / n + alpha * w
+    sq = 0.0
+    for wj in w.tolist():
+        sq += wj * wj
+    return value / n + 0.5 * alpha * sq
+
+
+@np.errstate(over="ignore", under="ignore", invalid="ignore")
+def robust_derivative(r, loss_id, c):
+    """``l'(r)`` of the smooth robust losses (Tukey, Welsch, Cauchy; scale ``c``),
+    elementwise: the first derivative of :func:`skdp._losses._kernels._robust_row`, with
+    its limits for huge residuals."""
+    u = r / c
+    if loss_id == TUKEY:
+        s = 1.0 - u * u
+        return np.where(np.abs(u) >= 1.0, 0.0, r * s * s)
+    if loss_id == WELSCH:
+        u2 = u * u
+        return np.where(u2 > 700.0, 0.0, r * np.exp(-np.minimum(u2, 700.0)))
+    if loss_id == CAUCHY:
+        return np.where(np.abs(u) > 1e150, c / u, r / (1.0 + u * u))
+    raise ValueError(f"loss id {loss_id} has no vectorised robust derivative")
+
+
+def clipped_gradient_sum(X, y, w, loss_id, c, row_norm, gclip, safe, threads=1):
+    """``sum_i clip(l'(x_i w - y_i), gclip safe/||x_i||) x_i`` over the rows of ``X``,
+    rows of zero or non-finite norm and non-finite derivatives contributing zero: the
+    gradient part of :func:`skdp._solvers._spider_kernel.oracle_refresh` (times the row
+    count), vectorised.  Each term has norm ``<= gclip safe (1 + u)`` whatever the data, and
+    the sum's rounding is that of the module docstring (depth at most ``n``)."""
+    n, p = X.shape
+    ok = (row_norm > 0.0) & (row_norm < np.inf)
+    if not ok.all():  # such rows are skipped (their entries may be inf or NaN)
+        X = np.where(ok[:, None], X, 0.0)
+    with np.errstate(divide="ignore"):
+        bound = np.where(ok, float(gclip) * float(safe) / np.where(ok, row_norm, 1.0), 0.0)
+
+    def chunk(a, b):
+        Xc = X[a:b]
+        with np.errstate(invalid="ignore", over="ignore"):
+            d1 = robust_derivative(Xc @ w - y[a:b], loss_id, c)
+        d1 = np.where(np.isfinite(d1), d1, 0.0)
+        d1 = np.clip(d1, -bound[a:b], bound[a:b])
+        return Xc.T @ d1
+
+    total = np.zeros(p)
+    if n:
+        for s in _map_chunks(chunk, n, threads):
+            total += s
+    return total
+
+
+def logistic_curvature(z):
+    """``l''(z) = e/(1 + e)^2`` with ``e = exp(-|z|)`` (Newton steps only: the certificate
+    never trusts the Hessian)."""
+    e = np.exp(-np.abs(z))
+    return e / ((1.0 + e) * (1.0 + e))

@@ -1,0 +1,189 @@
+"""The numpy/BLAS path of the full-batch sums (small designs): agreement with the kernels,
+independence of the thread count, rounding covered by the certificate's allowance, the
+clip of the robust gradient on adversarial rows, and no compilation on a first fit."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from skdp._losses import HUBER, LOGISTIC, HuberLoss, LogisticLoss, WelschLoss
+from skdp._losses import _vectorised as vec
+from skdp._losses._kernels import WELSCH, binary_value_grad
+from skdp._mechanisms._summation import UNIT_ROUNDOFF
+from skdp._solvers._objective import Objective, gradient_rounding_allowance
+
+
+def _problem(rng, n, d, loss):
+    X = np.ascontiguousarray(rng.standard_normal((n, d)) / np.sqrt(d))
+    y = (np.where(rng.random(n) < 0.5, -1.0, 1.0) if loss == LOGISTIC
+         else 3.0 * rng.standard_normal(n))
+    return X, y
+
+
+def test_binary_value_grad_matches_the_kernel_and_not_the_thread_count():
+    """Value and gradient agree with the fused kernel to rounding, for n below and above
+    N_CHUNKS, W = 0 included; the numpy result is bitwise the same on 1 and 2 threads."""
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        n = int(rng.choice([1, 2, 15, 16, 17, 300, 9000]))
+        d = int(rng.integers(1, 20))
+        loss = (LOGISTIC, HUBER)[trial % 2]
+        X, y = _problem(rng, n, d, loss)
+        W = rng.standard_normal((d, 1)) * (0.0 if trial % 7 == 0 else 1.0)
+        alpha = (0.0, 1e-3, 0.3)[trial % 3]
+        g_ref, g1, g2 = (np.empty_like(W) for _ in range(3))
+        v_ref = binary_value_grad(X, y, W, loss, 1.0, alpha, g_ref)
+        v1 = vec.binary_value_grad(X, y, W, loss, 1.0, alpha, g1, threads=1)
+        v2 = vec.binary_value_grad(X, y, W, loss, 1.0, alpha, g2, threads=2)
+        assert v1 == v2 and np.array_equal(g1, g2)
+        assert v1 == pytest.approx(v_ref, rel=1e-12, abs=1e-15)
+        np.testing.assert_allclose(g1, g_ref, rtol=1e-11, atol=1e-14)
+
+
+def test_the_path_is_a_public_size_rule():
+    """Objective takes the numpy path for one-output logistic/Huber designs of at most
+    NUMPY_MAX_WORK entries, the kernels otherwise; the allowance follows the path."""
+    X = np.zeros((10, 3))
+    y = np.ones(10)
+    assert Objective(X, y, LogisticLoss(), 0.1, 1, 1.0).vectorised
+    assert Objective(X, y, HuberLoss(1.0), 0.1, 1, 1.0).vectorised
+    assert not Objective(X, y, WelschLoss(1.0), 0.1, 1, 1.0).vectorised
+    assert vec.uses_numpy(vec.NUMPY_MAX_WORK, 1) and not vec.uses_numpy(vec.NUMPY_MAX_WORK, 2)
+    for n in (1, 2, 16, 17, 1000, 10**6):
+        assert vec.chunked_sum_depth(n) <= n
+    a_np = gradient_rounding_allowance(30000, 100, 1, 1.0, 1.0, 1e-3, 5.0, vectorised=True)
+    a_k = gradient_rounding_allowance(30000, 100, 1, 1.0, 1.0, 1e-3, 5.0)
+    assert 0 < a_np < a_k     # depth 1875 + 15 (+64 ulps) against 4096 + 8 + 16 (+10)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).eps > 1e-18,
+                    reason="needs an extended-precision long double for the reference")
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.5)])
+def test_rounding_allowance_covers_the_numpy_gradient(loss):
+    """Rows at the bound, all terms of one sign (the worst case for cancellation-free
+    error growth): the computed gradient is within the certificate's allowance of a
+    reference in extended precision, and the error is not zero (the test can fail)."""
+    rng = np.random.default_rng(3)
+    n, d, R = 40000, 24, 1.0
+    X = rng.random((n, d)) + 0.1
+    X *= (R * (1 - 1e-12) / np.linalg.norm(X, axis=1))[:, None]
+    y = np.ones(n) if loss.loss_id == LOGISTIC else -5.0 * np.ones(n)
+    W = rng.random((d, 1)) * 0.3
+    obj = Objective(X, y, loss, 1e-3, 1, R)
+    assert obj.vectorised
+    _, grad = obj.value_grad(W)
+    Xl, yl, wl = X.astype(np.longdouble), y.astype(np.longdouble), W[:, 0].astype(np.longdouble)
+    z = Xl @ wl
+    if loss.loss_id == LOGISTIC:
+        g = -yl / (1 + np.exp(yl * z))
+    else:
+        g = np.clip(z - yl, -loss.param, loss.param)
+    exact = (Xl.T @ g) / n + np.longdouble(1e-3) * wl
+    err = float(np.linalg.norm(grad[:, 0].astype(np.longdouble) - exact))
+    allowance = obj.rounding_allowance(W)
+    assert 0 < err <= allowance
+    assert allowance < 1e-9     # and it stays negligible next to the certificate
+
+
+def test_numpy_logistic_derivative_within_its_ulp_allowance():
+    """The vectorised logistic derivative (numpy's exp is not correctly rounded) is within
+    DERIVATIVE_ULPS u of the exact value over the whole range of margins."""
+    mpmath = pytest.importorskip("mpmath")
+    rng = np.random.default_rng(4)
+    z = np.concatenate([rng.uniform(-40, 40, 1500), rng.uniform(-745, 745, 300),
+                        rng.standard_normal(500) * 1e-3])
+    y = np.where(rng.random(z.size) < 0.5, -1.0, 1.0)
+    _, g = vec.binary_losses(z, y, LOGISTIC, 0.0)
+    worst = 0.0
+    with mpmath.workdps(40):
+        for zi, yi, gi in zip(z, y, g):
+            exact = -yi / (1 + mpmath.exp(yi * mpmath.mpf(zi)))
+            worst = max(worst, abs(float(gi - exact)) / UNIT_ROUNDOFF)
+    assert worst <= vec.DERIVATIVE_ULPS
+
+
+def test_clipped_gradient_sum_matches_the_oracle_kernel_and_drops_bad_rows():
+    """The refinement's numpy sum equals spider's oracle kernel to rounding; zero rows,
+    non-finite rows and NaN targets contribute nothing; every term is clipped."""
+    from skdp._solvers._spider_kernel import SAFE, oracle_refresh
+
+    rng = np.random.default_rng(5)
+    n, p = 700, 5
+    X = rng.standard_normal((n, p)) * 0.3
+    X[3] = 0.0
+    y = rng.standard_normal(n) * 2.0
+    y[7] = np.nan
+    w = rng.standard_normal(p)
+    xnorm = np.linalg.norm(X, axis=1)
+    gclip = 0.05
+    ref, weights = np.empty(p), np.empty(n)
+    oracle_refresh(X, y, np.arange(n), 0, n, w, WELSCH, 0.7, xnorm, gclip, 1.0, ref, weights)
+    got = vec.clipped_gradient_sum(X, y, w, WELSCH, 0.7, xnorm, gclip, SAFE, threads=2)
+    np.testing.assert_allclose(got / n, ref, rtol=1e-12, atol=1e-16)
+    Xb, nb = X.copy(), xnorm.copy()
+    Xb[9], nb[9] = np.inf, np.inf
+    bad = vec.clipped_gradient_sum(Xb, y, w, WELSCH, 0.7, nb, gclip, SAFE)
+    keep = np.ones(n, bool)
+    keep[9] = False
+    ok = vec.clipped_gradient_sum(X[keep], y[keep], w, WELSCH, 0.7, xnorm[keep], gclip, SAFE)
+    assert np.all(np.isfinite(bad))
+    np.testing.assert_allclose(bad, ok, rtol=1e-12, atol=1e-15)
+    one = vec.clipped_gradient_sum(X[:1] * 1e6, np.array([1e9]), w, WELSCH, 1e12,
+                                   xnorm[:1] * 1e6, gclip, SAFE)
+    assert np.linalg.norm(one) <= gclip * (1 + 4 * UNIT_ROUNDOFF)
+
+
+FIRST_FITS = """
+import json, warnings
+from numba.core import event
+compiled = []
+
+class Listener(event.Listener):
+    def on_start(self, e):
+        pass
+
+    def on_end(self, e):
+        f = getattr(e.data.get("dispatcher"), "py_func", None)
+        compiled.append(getattr(f, "__qualname__", "?"))
+
+event.register("numba:compile", Listener())
+import skdp
+from skdp import datasets
+warnings.simplefilter("ignore")
+adult, bike = datasets.load_demo_adult(), datasets.load_demo_bike()
+for est, data in [
+        (skdp.DPLogisticRegression(epsilon=1.0, data_norm=adult.row_norm_bound,
+                                   random_state=0), adult),
+        (skdp.DPHuberRegressor(epsilon=1.0, data_norm=bike.row_norm_bound,
+                               huber_threshold=0.1, random_state=0), bike),
+        (skdp.DPNonconvexRegressor(epsilon=1.0, data_norm=bike.row_norm_bound,
+                                   loss_scale=0.3, random_state=0), bike)]:
+    est.fit(data.data, data.target)
+print(json.dumps(compiled))
+"""
+
+
+def test_default_fits_of_the_demo_data_compile_nothing(tmp_path):
+    """A fresh process with an empty numba cache fits the three default estimators on the
+    demo data without compiling a single kernel (the first-run latency of install.rst)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", FIRST_FITS], env=env, capture_output=True,
+                         text=True, timeout=600, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_kernel_path_still_compiles_when_numpy_is_off(monkeypatch):
+    """Guard for the test above: with the numpy path switched off the same objective runs
+    the kernel (so an empty compile list means the numpy path ran)."""
+    monkeypatch.setattr(vec, "NUMPY_MAX_WORK", 0)
+    X = np.ones((5, 2)) * 0.5
+    obj = Objective(X, np.ones(5), LogisticLoss(), 0.1, 1, 1.0)
+    assert not obj.vectorised
+    value, grad = obj.value_grad(np.zeros((2, 1)))
+    assert value == pytest.approx(math.log(2.0))
+    assert np.all(np.isfinite(grad))
