@@ -19,7 +19,8 @@ one ``p x p`` matrix per partition.  No row, margin or residual leaves a worker.
 Rounding
 --------
 Within a partition of ``n_k <= n`` rows the kernel's summation depth is at most that of an
-in-memory pass over ``n`` rows (``BLOCK + ceil(n/BLOCK) + N_CHUNKS``), and adding the ``P``
+in-memory pass over ``n`` rows (:func:`~skdp._solvers._objective.kernel_sum_depth`), and
+adding the ``P``
 partition totals in order adds ``(P - 1) u sum_i |x_ij g_i| <= (P - 1) u n C g_max`` per
 entry: :func:`~skdp._solvers._objective.gradient_rounding_allowance` with
 ``partitions=P``.  The certificate therefore holds for the Dask sums exactly as for the
@@ -36,7 +37,12 @@ import numpy as np
 
 from .._losses._kernels import binary_sums, curvature_weights
 from .._mechanisms import clip_and_augment
-from ._objective import BINARY_CONVEX, gradient_rounding_allowance, linear_term_allowance
+from ._objective import (
+    BINARY_CONVEX,
+    gradient_rounding_allowance,
+    linear_term_allowance,
+    margin_curvature,
+)
 
 __all__ = ["DaskDesign", "DaskObjective", "clipped_design", "partition_blocks",
            "partition_sum"]
@@ -156,7 +162,8 @@ class DaskObjective:
         w_norm = float(np.linalg.norm(W))
         bound = gradient_rounding_allowance(self.n, self.d, 1, self.row_bound, g_max,
                                             self.alpha, w_norm,
-                                            partitions=self.design.n_partitions)
+                                            partitions=self.design.n_partitions,
+                                            curvature=margin_curvature(self.loss, 1))
         if self.b_over_n is not None:
             bound += linear_term_allowance(float(self.loss.lipschitz(self.row_bound)),
                                            self.alpha, w_norm,

@@ -93,15 +93,22 @@ class Objective:
         ``|dl/dz_k|`` (1 for logistic/softmax, h for Huber), ``B`` = ``BLOCK``, ``m`` the
         number of blocks:
 
-        * the margin ``z = x W`` (p_in terms) errs by ``<= p_in u C ||W||``, which moves
-          ``dl/dz`` by at most ``curv * p_in u C ||W||`` (``curv`` = sup of l'', <= 1);
+        * the margin ``z = x W`` errs by ``<= k u C ||W||`` with ``k`` the roundings on a
+          product's path: ``_dot_row`` adds the ``p_in`` products in four interleaved
+          accumulators (at most ``p_in//4 + 3`` terms each, the first addition exact) and
+          then ``(a0 + a1) + (a2 + a3)``, so ``k = p_in//4 + 5`` (``p_in`` for BLAS's dot on
+          the numpy path, any order); this moves ``dl/dz`` by at most
+          ``curv k u C ||W||``, ``curv`` = sup of ``l''`` (``loss.smoothness(1)``: 1/4 for
+          logistic, 1 for Huber; 1 for multinomial);
         * the derivative kernel errs by ``<= (8 + 2K) u g_max`` (a few correctly rounded
           exp/log1p/divisions per row); the numpy path by ``<= DERIVATIVE_ULPS u g_max``
           (:mod:`skdp._losses._vectorised`: numpy's exp is not correctly rounded);
         * summing ``x_ij g_ik`` within blocks of ``B`` rows, then the ``m`` blocks of a chunk,
           then the ``N_CHUNKS`` chunks, errs by at most
           ``(B + m + N_CHUNKS) u sum_i |x_ij g_ik| <= (B + m + N_CHUNKS) u n C g_max``
-          (recursive summation, Higham, *Accuracy and Stability*, §4.2); on the numpy path
+          (recursive summation, Higham, *Accuracy and Stability*, §4.2), ``m =
+          ceil(ceil(n/N_CHUNKS)/B)`` the blocks of one chunk (a term meets the additions
+          of its own chunk's blocks only); on the numpy path
           ``B + m + N_CHUNKS`` becomes :func:`~skdp._losses._vectorised.chunked_sum_depth`
           (BLAS's order within each of the ``N_CHUNKS`` chunks);
         * dividing by ``n`` and adding ``alpha W`` adds ``<= 2u (|grad| + alpha |W|)``.
@@ -113,7 +120,8 @@ class Objective:
         g_max = max(1.0, self.loss.lipschitz(1.0) / (np.sqrt(2.0) if K > 1 else 1.0))
         return gradient_rounding_allowance(self.n, self.d, K, self.row_bound, g_max,
                                            self.alpha, float(np.linalg.norm(W)),
-                                           vectorised=self.vectorised)
+                                           vectorised=self.vectorised,
+                                           curvature=margin_curvature(self.loss, K))
 
     def hessian(self, W):
         """``X^T diag(l''(X W)) X / n + alpha I`` for a single-output loss (``K = 1``):
@@ -143,23 +151,44 @@ def uses_vectorised(n, d, K, loss_id):
     return int(K) == 1 and loss_id in BINARY_CONVEX and _vectorised.uses_numpy(n, d)
 
 
+def margin_curvature(loss, K):
+    """``sup |l''|`` of a scalar-margin loss (``loss.smoothness(1)``; 1 for ``K > 1``): how
+    much a margin's rounding moves the loss derivative."""
+    return float(loss.smoothness(1.0)) if int(K) == 1 else 1.0
+
+
+def kernel_sum_depth(n):
+    """Roundings on a term's path through the kernels' gradient sum over ``n`` rows: the
+    product, ``BLOCK - 1`` additions in its block, one per block of its chunk
+    (``ceil(ceil(n/N)/BLOCK)``), ``N - 1`` for the chunk totals, ``N = min(N_CHUNKS, n)``
+    (:meth:`Objective.rounding_allowance`): ``BLOCK + m + N - 2``, counted here as
+    ``BLOCK + m + N``."""
+    n = max(int(n), 1)
+    n_chunks = min(N_CHUNKS, n)
+    return BLOCK + -(-(-(-n // n_chunks)) // BLOCK) + n_chunks
+
+
 def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partitions=1,
-                                vectorised=False):
+                                vectorised=False, curvature=1.0):
     """The bound of :meth:`Objective.rounding_allowance` from public sizes and ``||W||``
     (also used to plan a certificate before any data is read).  ``partitions > 1``: the sums
     of that many partitions (each at most the in-memory depth) added in order, which adds
     ``(partitions - 1) u C g_max`` per entry (:mod:`skdp._solvers._dask_objective`).
-    ``vectorised``: the numpy path's summation depth and derivative error."""
+    ``vectorised``: the numpy path's depths and derivative error.  ``curvature``: ``sup
+    |l''|`` (:func:`margin_curvature`; 1 is always safe for the losses here)."""
     u = UNIT_ROUNDOFF
     C = float(row_bound)
     if vectorised:
+        margin_depth = int(d)
         depth = _vectorised.chunked_sum_depth(n)
         derivative = _vectorised.DERIVATIVE_ULPS
     else:
-        depth = BLOCK + -(-int(n) // BLOCK) + N_CHUNKS
+        margin_depth = int(d) // 4 + 5
+        depth = kernel_sum_depth(n)
         derivative = 8 + 2 * K
     per_entry = C * (
-        d * u * C * w_norm + derivative * u * g_max + depth * u * g_max
+        margin_depth * u * float(curvature) * C * w_norm + derivative * u * g_max
+        + depth * u * g_max
     ) + 2 * u * (C * g_max + 2 * alpha * w_norm)
     if partitions > 1:
         per_entry += C * (int(partitions) - 1) * u * g_max

@@ -412,7 +412,8 @@ def output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max, f0=math.inf):
         w_ref = min(w_ref, (beta_b + math.sqrt(beta_b * beta_b + 2.0 * lam * f0)) / lam)
     # binary logistic / Huber: the in-memory objective's path is the public size rule
     allowance = (gradient_rounding_allowance(n, p, 1, R, g_max, lam, w_ref,
-                                             vectorised=uses_numpy(n, p))
+                                             vectorised=uses_numpy(n, p),
+                                             curvature=beta / (R * R))
                  + 2.0 * UNIT_ROUNDOFF * (L + lam * w_ref + 2.0 * b_bound / n))
     kappa = KAPPA
     gamma = lam * share * kappa * s / (2.0 * stiff)

@@ -63,19 +63,31 @@ def test_the_path_is_a_public_size_rule():
 
 @pytest.mark.skipif(np.finfo(np.longdouble).eps > 1e-18,
                     reason="needs an extended-precision long double for the reference")
-@pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.5)])
-def test_rounding_allowance_covers_the_numpy_gradient(loss):
-    """Rows at the bound, all terms of one sign (the worst case for cancellation-free
-    error growth): the computed gradient is within the certificate's allowance of a
-    reference in extended precision, and the error is not zero (the test can fail)."""
+@pytest.mark.parametrize("numpy_path", [True, False])
+@pytest.mark.parametrize("case", ["logistic", "huber-saturated", "huber-large-W"])
+def test_rounding_allowance_covers_the_computed_gradient(case, numpy_path, monkeypatch):
+    """Rows at the bound, all terms of one sign (no cancellation to hide the summation
+    error), and, for Huber, a large ``W`` with every residual inside the threshold (the
+    margins' rounding goes straight into the derivative): the computed gradient is within
+    the certificate's allowance of a reference in extended precision, on the numpy path and
+    on the kernel's; the error is not zero (the test can fail)."""
+    if not numpy_path:
+        monkeypatch.setattr(vec, "NUMPY_MAX_WORK", 0)
     rng = np.random.default_rng(3)
     n, d, R = 40000, 24, 1.0
     X = rng.random((n, d)) + 0.1
     X *= (R * (1 - 1e-12) / np.linalg.norm(X, axis=1))[:, None]
-    y = np.ones(n) if loss.loss_id == LOGISTIC else -5.0 * np.ones(n)
-    W = rng.random((d, 1)) * 0.3
+    if case == "logistic":
+        loss, W = LogisticLoss(), rng.random((d, 1)) * 0.3
+        y = np.ones(n)
+    elif case == "huber-saturated":
+        loss, W = HuberLoss(0.5), rng.random((d, 1)) * 0.3
+        y = -5.0 * np.ones(n)
+    else:
+        loss, W = HuberLoss(0.5), rng.random((d, 1)) * 40.0
+        y = X @ W[:, 0] + rng.uniform(-0.4, 0.4, n)
     obj = Objective(X, y, loss, 1e-3, 1, R)
-    assert obj.vectorised
+    assert obj.vectorised == numpy_path
     _, grad = obj.value_grad(W)
     Xl, yl, wl = X.astype(np.longdouble), y.astype(np.longdouble), W[:, 0].astype(np.longdouble)
     z = Xl @ wl
@@ -88,6 +100,19 @@ def test_rounding_allowance_covers_the_numpy_gradient(loss):
     allowance = obj.rounding_allowance(W)
     assert 0 < err <= allowance
     assert allowance < 1e-9     # and it stays negligible next to the certificate
+
+
+def test_kernel_sum_depth_counts_the_blocks_of_one_chunk():
+    """The kernels' depth: BLOCK + (blocks of one chunk) + N_CHUNKS, below the count over
+    all blocks that the allowance used before (28,527 at n = 1e8, now 5,638)."""
+    from skdp._losses._kernels import BLOCK, N_CHUNKS
+    from skdp._solvers._objective import kernel_sum_depth
+
+    assert kernel_sum_depth(10**8) == BLOCK + math.ceil(math.ceil(10**8 / N_CHUNKS) / BLOCK) \
+        + N_CHUNKS == 5638
+    assert kernel_sum_depth(1) == BLOCK + 1 + 1
+    assert all(kernel_sum_depth(n) <= BLOCK + -(-n // BLOCK) + N_CHUNKS
+               for n in (1, 15, 16, 17, 4096, 65536, 10**6, 10**8))
 
 
 def test_numpy_logistic_derivative_within_its_ulp_allowance():
