@@ -356,7 +356,7 @@ def timing(repeats=3):
             make = lambda s: cls(epsilon=eps, data_norm=1.0, random_state=s, **kw)  # noqa
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                make(99).fit(X[:5000], y[:5000])  # warm the kernels
+                make(99).fit(X[:100_000], y[:100_000])  # warm the kernels (> 2^22 entries)
                 walls = []
                 for s in range(repeats):
                     _clear_accounting_caches()   # a user's first fit pays the calibration

@@ -218,6 +218,30 @@ def test_gd_fallback_still_within_tau():
     assert np.linalg.norm(W - W_star) <= tau + 1e-9
 
 
+def test_stalled_lbfgs_hands_over_to_newton_and_stays_certified(monkeypatch):
+    """With the stall switch at its most eager (one evaluation without a better margin),
+    L-BFGS hands over to Newton from the best point seen, and the result is still within
+    tau of the minimiser (the path changes, never the certificate)."""
+    import skdp._solvers._optimizers as optimizers
+
+    rng = np.random.default_rng(8)
+    X = clip_and_augment(rng.normal(size=(3000, 5)), 2.0, True, 1.0)
+    y = np.sign(X[:, 0] + 0.5 * rng.normal(size=3000))
+    obj = Objective(X, y, LogisticLoss(), 1e-4, 1, 2.0)
+    W_star, done = certified_minimize(obj, 1e-4, 1e-8, 1.0, 2.0 / 1e-4, max_iter=1000)
+    assert done["inner_solver"] != "gd_fallback"
+    monkeypatch.setattr(optimizers, "STALL_EVALS", 1)
+    calls = []
+    polish = optimizers._newton_polish
+    monkeypatch.setattr(optimizers, "_newton_polish",
+                        lambda o, W, *a: calls.append(W.copy()) or polish(o, W, *a))
+    tau = 1e-6
+    W, info = certified_minimize(Objective(X, y, LogisticLoss(), 1e-4, 1, 2.0), 1e-4, tau,
+                                 1.0, 2.0 / 1e-4, max_iter=1000)
+    assert calls and info["inner_solver"] == "lbfgs+newton"
+    assert np.linalg.norm(W - W_star) <= tau + 1e-8
+
+
 def test_rounding_allowance_covers_the_actual_error():
     """The allowance of the certificate exceeds the gradient's real rounding error (exact
     reference with math.fsum over the rows), with room to spare."""
