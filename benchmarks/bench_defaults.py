@@ -182,6 +182,8 @@ def main(args):
         from _common import RESULTS_DIR
 
         saved = json.loads((RESULTS_DIR / "defaults.json").read_text())
+        if "fresh_seeds" in saved:      # the kept re-evaluated oracle's seed count
+            raw["fresh_seeds"] = saved["fresh_seeds"]
     for name, kind, X, y, corrupt in load_cases():
         if args.only and name not in args.only:
             continue
