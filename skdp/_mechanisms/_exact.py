@@ -231,10 +231,10 @@ def bernoulli_exp(state, num, den):
     """Bernoulli(exp(-num/den)) for integers ``num >= 0``, ``1 <= den <= 2^32``:
     ``exp(-gamma) = exp(-1)^floor(gamma) exp(-(gamma - floor(gamma)))``."""
     while num > den:
-        if not _bernoulli_exp_le1(state, 1, 1, 1, 1):
+        if not _bernoulli_exp_le1(state, np.int64(1), np.int64(1), np.int64(1), np.int64(1)):
             return False
         num -= den
-    return _bernoulli_exp_le1(state, num, den, 1, 1)
+    return _bernoulli_exp_le1(state, np.int64(num), np.int64(den), np.int64(1), np.int64(1))
 
 
 @njit(cache=True)
@@ -244,10 +244,10 @@ def discrete_laplace(state, t):
     times a geometric count of ``exp(-1)`` successes, with a random sign (``-0`` refused)."""
     while True:
         u = uniform_below(state, t)
-        if not bernoulli_exp(state, u, t):
+        if not bernoulli_exp(state, np.int64(u), np.int64(t)):
             continue
         v = 0
-        while bernoulli_exp(state, 1, 1):
+        while bernoulli_exp(state, np.int64(1), np.int64(1)):
             v += 1
         x = u + t * v
         negative = (_next_u32(state) >> np.uint64(31)) == 1
@@ -268,12 +268,13 @@ def discrete_gaussian(state, s):
         a = abs(abs(y) - s)
         a1 = a // s
         a0 = a - a1 * s
-        if not bernoulli_exp(state, a1 * a1, 2):
+        if not bernoulli_exp(state, np.int64(a1 * a1), np.int64(2)):
             continue
-        if not bernoulli_exp(state, a1 * a0, s):
+        if not bernoulli_exp(state, np.int64(a1 * a0), np.int64(s)):
             continue
         # exp(-a0^2/(2 s^2)) with gamma = (a0/s)(a0/(2s)) <= 1/2: 32-bit denominators
-        if not _bernoulli_exp_le1(state, a0, s, a0, 2 * s):
+        if not _bernoulli_exp_le1(state, np.int64(a0), np.int64(s), np.int64(a0),
+                                  np.int64(2 * s)):
             continue
         return y
 
