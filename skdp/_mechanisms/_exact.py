@@ -217,7 +217,7 @@ def _bernoulli_exp_le1(state, n1, d1, n2, d2):
     certain (``K = 1``) and draws nothing."""
     if n1 == 0 or n2 == 0:
         return True
-    k = 1
+    k = np.int64(1)
     while True:
         if (uniform_below(state, d1) < n1 and uniform_below(state, d2) < n2
                 and uniform_below(state, k) == 0):

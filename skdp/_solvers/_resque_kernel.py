@@ -184,8 +184,8 @@ def oracle_round(X, y, xnorm, idx, total, Xb, yb, nb, anchor, rho, loss_id, para
                  gq):
     """The block's batched oracle round, serially: :func:`oracle_chunk` on all ``total``
     queried rows at once."""
-    oracle_chunk(X, y, xnorm, idx, 0, total, Xb, yb, nb, anchor, rho, loss_id, param, Z,
-                 tbar, gq)
+    oracle_chunk(X, y, xnorm, idx, np.int64(0), total, Xb, yb, nb, anchor, rho, loss_id,
+                 param, Z, tbar, gq)
 
 
 #: Fixed number of chunks of the parallel oracle round: the chunking, hence every rounding,
@@ -296,7 +296,7 @@ def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschit
     tmp = np.empty(n, dtype=np.int64)
     perm = np.arange(n)
     stamp = np.zeros(n, dtype=np.int64)
-    stamp_t = 1
+    stamp_t = np.int64(1)   # int64, not a literal: one compiled specialisation
     max_block = 1
     for i in range(K):
         if phase_block[i] > max_block:
@@ -327,7 +327,7 @@ def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschit
         while done < Ti:
             m = min(m_i, Ti - done)
             # 1. the block's batches and query draws (data-independent), serially
-            total = 0
+            total = np.int64(0)
             for s in range(m):
                 B = _sample_batch(rng, n, q, tmp, perm, stamp, stamp_t)
                 stamp_t += 1
