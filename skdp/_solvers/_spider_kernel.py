@@ -260,10 +260,10 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
     escape = False
     j = 0
     t = 0
-    ptr = 0
-    epoch_start = 0
-    hs = 0
-    he = 0
+    ptr = np.int64(0)   # int64, not a literal: one compiled specialisation per callee
+    epoch_start = np.int64(0)
+    hs = np.int64(0)
+    he = np.int64(0)
     n_escapes = 0
     n_refreshes = 0
     n_evals = 0

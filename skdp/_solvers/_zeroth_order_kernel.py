@@ -267,7 +267,10 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
     wbar = np.zeros(p)
     u = np.zeros(p)
     row = np.zeros(p)
-    ptr = 0
+    ptr = np.int64(0)
+    # int64, not literals: numba would compile batch_estimate once per literal value
+    grad_kind = np.int64(0)
+    diff_kind = np.int64(1)
     fevals = 0
     max_delta = 0.0
     max_step = 0.0
@@ -308,7 +311,7 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
             if t > 1:
                 max_step = max(max_step, math.sqrt(st))
             if naive:
-                fevals += batch_estimate(X, y, rows, ptr, ptr + B1, norms, w, w, 0, delta_s,
+                fevals += batch_estimate(X, y, rows, ptr, ptr + B1, norms, w, w, grad_kind, delta_s,
                                          lip, G_row, m, fast, loss_id, c, rng, u, row, g_run,
                                          reads)
                 ptr += B1
@@ -321,13 +324,13 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
                         noise[q] = sigma * rng.standard_normal()
             else:
                 if t == 1:
-                    fevals += batch_estimate(X, y, rows, ptr, ptr + B1, norms, w, w, 0,
+                    fevals += batch_estimate(X, y, rows, ptr, ptr + B1, norms, w, w, grad_kind,
                                              delta_s, lip, G_row, m, fast, loss_id, c, rng, u,
                                              row, g_run, reads)
                     ptr += B1
                 else:
                     bound = p * lip * R * min(math.sqrt(st), 2.0 * D) / delta_s * SAFE
-                    fevals += batch_estimate(X, y, rows, ptr, ptr + B2, norms, w, w_prev, 1,
+                    fevals += batch_estimate(X, y, rows, ptr, ptr + B2, norms, w, w_prev, diff_kind,
                                              delta_s, lip, bound, m, fast, loss_id, c, rng, u,
                                              row, est, reads)
                     ptr += B2
