@@ -4,9 +4,10 @@
   start, optional projection onto a public ball.  Its sensitivity has closed forms.
 * :func:`certified_minimize` — L-BFGS (then Newton polishing for single-output losses
   with at most 2000 coefficients, after ``NEWTON_AFTER`` iterations or as soon as
-  ``STALL_EVALS`` evaluations in a row fail to improve the certificate) run until a *rigorous* certificate
-  ``||grad F(w)|| + rounding allowance <= mu * tau`` holds, which implies
-  ``||w - w_hat|| <= tau`` by mu-strong convexity (``||grad F(w)|| >= mu ||w - w_hat||``).
+  ``STALL_EVALS`` evaluations in a row fail to improve the certificate) run until a
+  *rigorous* certificate ``||grad F(w)|| + rounding allowance <= mu * tau`` holds, which
+  implies ``||w - w_hat|| <= tau`` by mu-strong convexity
+  (``||grad F(w)|| >= mu ||w - w_hat||``).
   If the certificate cannot be reached it falls back to enough gradient-descent steps from
   zero to guarantee ``||w - w_hat|| <= tau`` by contraction; either way the returned point
   is within ``tau`` of the exact minimiser, which is all the privacy proof uses.
