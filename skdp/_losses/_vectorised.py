@@ -7,7 +7,7 @@ kernels of :mod:`skdp._losses._kernels`:
 * the value and gradient of the binary logistic and Huber risks
   (:func:`binary_value_grad`, used by :class:`skdp._solvers._objective.Objective`, hence by
   objective and output perturbation and ``warm_gd``'s warm start);
-* the clipped mean gradient of the smooth robust losses (:func:`clipped_gradient_sum`,
+* the clipped mean gradient of the smooth robust losses (:func:`sum_clipped_gradients`,
   ``warm_gd``'s refinement);
 * the logistic curvature of Newton's steps (:func:`logistic_curvature`).
 
@@ -48,8 +48,9 @@ import numpy as np
 
 from ._kernels import CAUCHY, HUBER, LOGISTIC, N_CHUNKS, TUKEY, WELSCH, _pool
 
-__all__ = ["NUMPY_MAX_WORK", "DERIVATIVE_ULPS", "uses_numpy", "chunked_sum_depth",
-           "binary_value_grad", "clipped_gradient_sum", "logistic_curvature",
+__all__ = ["NUMPY_MAX_WORK", "DERIVATIVE_ULPS", "uses_numpy", "chunk_layout",
+           "chunked_sum_depth", "binary_value_grad", "prepare_clipped_rows",
+           "sum_clipped_gradients", "logistic_curvature",
            "robust_derivative"]
 
 #: designs of at most this many entries (``n x p``, intercept column included) use numpy
@@ -71,15 +72,23 @@ def _chunks(n):
     return [(c * n // n_chunks, (c + 1) * n // n_chunks) for c in range(n_chunks)]
 
 
+def chunk_layout(n):
+    """``(N, n_c)``: the number of chunks ``N = min(N_CHUNKS, n)`` of a pass over ``n >= 1``
+    rows and the most rows in one, ``n_c = ceil(n/N)`` (chunk ``c`` holds rows
+    ``c n // N`` to ``(c + 1) n // N``, here and in the kernels)."""
+    n = max(int(n), 1)
+    n_chunks = min(N_CHUNKS, n)
+    return n_chunks, -(-n // n_chunks)
+
+
 def chunked_sum_depth(n):
     """Roundings on a term's path through a chunked sum of ``n`` products (module
     docstring): one product, ``n_c - 1`` additions in its chunk, ``N - 1`` additions of the
     chunk totals (the first, to ``0.0``, is exact): ``ceil(n/N) + N - 1`` with
     ``N = min(N_CHUNKS, n)``.  At most ``n``, the depth ``n - 1`` of recursive summation
     plus the product (``n <= 16``: ``1 + n - 1``; ``n > 16``: ``ceil(n/16) + 15 <= n``)."""
-    n = max(int(n), 1)
-    n_chunks = min(N_CHUNKS, n)
-    return -(-n // n_chunks) + n_chunks - 1
+    n_chunks, rows = chunk_layout(n)
+    return rows + n_chunks - 1
 
 
 def _map_chunks(fn, n, threads):
@@ -158,18 +167,27 @@ def robust_derivative(r, loss_id, c):
     raise ValueError(f"loss id {loss_id} has no vectorised robust derivative")
 
 
-def clipped_gradient_sum(X, y, w, loss_id, c, row_norm, gclip, safe, threads=1):
-    """``sum_i clip(l'(x_i w - y_i), gclip safe/||x_i||) x_i`` over the rows of ``X``,
-    rows of zero or non-finite norm and non-finite derivatives contributing zero: the
-    gradient part of :func:`skdp._solvers._spider_kernel.oracle_refresh` (times the row
-    count), vectorised.  Each term has norm ``<= gclip safe (1 + u)`` whatever the data, and
-    the sum's rounding is that of the module docstring (depth at most ``n``)."""
-    n, p = X.shape
+def prepare_clipped_rows(X, row_norm, gclip, safe):
+    """``(X', bound)`` for :func:`sum_clipped_gradients`, computed once per fit (the rows
+    and their norms do not change between steps): ``bound[i] = gclip safe/||x_i||``, and
+    0 with the row zeroed in ``X'`` when ``||x_i||`` is 0 or not finite (such rows are
+    skipped, as by the kernel; ``X'`` is a copy only when there are any)."""
     ok = (row_norm > 0.0) & (row_norm < np.inf)
-    if not ok.all():  # such rows are skipped (their entries may be inf or NaN)
+    if not ok.all():  # their entries may be inf or NaN
         X = np.where(ok[:, None], X, 0.0)
     with np.errstate(divide="ignore"):
         bound = np.where(ok, float(gclip) * float(safe) / np.where(ok, row_norm, 1.0), 0.0)
+    return X, bound
+
+
+def sum_clipped_gradients(X, y, w, loss_id, c, bound, threads=1):
+    """``sum_i clip(l'(x_i w - y_i), bound_i) x_i`` (non-finite derivatives contribute
+    zero) over rows prepared by :func:`prepare_clipped_rows`: the gradient part of
+    :func:`skdp._solvers._spider_kernel.oracle_refresh` (times the row count), vectorised;
+    each term has norm
+    ``<= gclip safe (1 + u)`` whatever the data, and the sum's rounding is that of the
+    module docstring (depth at most ``n``)."""
+    n, p = X.shape
 
     def chunk(a, b):
         Xc = X[a:b]

@@ -17,7 +17,6 @@ from .._losses._kernels import (
     BLOCK,
     HUBER,
     LOGISTIC,
-    N_CHUNKS,
     binary_value_grad,
     curvature_weights,
     objective_value_grad,
@@ -163,9 +162,9 @@ def kernel_sum_depth(n):
     (``ceil(ceil(n/N)/BLOCK)``), ``N - 1`` for the chunk totals, ``N = min(N_CHUNKS, n)``
     (:meth:`Objective.rounding_allowance`): ``BLOCK + m + N - 2``, counted here as
     ``BLOCK + m + N``."""
-    n = max(int(n), 1)
-    n_chunks = min(N_CHUNKS, n)
-    return BLOCK + -(-(-(-n // n_chunks)) // BLOCK) + n_chunks
+    n_chunks, rows = _vectorised.chunk_layout(n)
+    blocks = -(-rows // BLOCK)
+    return BLOCK + blocks + n_chunks
 
 
 def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partitions=1,

@@ -57,7 +57,12 @@ import math
 import numpy as np
 
 from .._losses import HuberLoss
-from .._losses._vectorised import SMOOTH_ROBUST, clipped_gradient_sum, uses_numpy
+from .._losses._vectorised import (
+    SMOOTH_ROBUST,
+    prepare_clipped_rows,
+    sum_clipped_gradients,
+    uses_numpy,
+)
 from .._mechanisms import clip_and_augment, release_gaussian
 from .._mechanisms._summation import summation_clip
 from ..accounting import compose, gaussian_event, gaussian_mu_for, get_epsilon
@@ -193,7 +198,7 @@ def _in_memory_mean_gradient(Xc, y, loss, G, hclip):
     returns (:mod:`skdp._mechanisms._summation`: recursive summation, depth ``n - 1``).
 
     On designs of at most ``NUMPY_MAX_WORK`` entries the same clipped terms are summed in
-    numpy/BLAS (:func:`skdp._losses._vectorised.clipped_gradient_sum`: nothing to compile;
+    numpy/BLAS (:func:`skdp._losses._vectorised.sum_clipped_gradients`: nothing to compile;
     its chunked summation has depth at most ``n``, product included, which the same clip
     covers), else by the kernel."""
     n, p = Xc.shape
@@ -201,11 +206,13 @@ def _in_memory_mean_gradient(Xc, y, loss, G, hclip):
     row_norms(Xc, xnorm)
     gclip = summation_clip(G, n)
     if uses_numpy(n, p) and loss.loss_id in SMOOTH_ROBUST:
+        Xs, bound = prepare_clipped_rows(Xc, xnorm, gclip, SAFE)   # once, not per step
+
         def mean_gradient(w):
             import numba
 
-            total = clipped_gradient_sum(Xc, y, w, loss.loss_id, float(loss.param), xnorm,
-                                         gclip, SAFE, numba.get_num_threads())
+            total = sum_clipped_gradients(Xs, y, w, loss.loss_id, float(loss.param), bound,
+                                          numba.get_num_threads())
             return total / n
 
         return mean_gradient

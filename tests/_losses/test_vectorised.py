@@ -132,6 +132,11 @@ def test_numpy_logistic_derivative_within_its_ulp_allowance():
     assert worst <= vec.DERIVATIVE_ULPS
 
 
+def _clipped_sum(X, y, w, loss_id, c, row_norm, gclip, safe, threads=1):
+    Xs, bound = vec.prepare_clipped_rows(X, row_norm, gclip, safe)
+    return vec.sum_clipped_gradients(Xs, y, w, loss_id, c, bound, threads)
+
+
 def test_clipped_gradient_sum_matches_the_oracle_kernel_and_drops_bad_rows():
     """The refinement's numpy sum equals spider's oracle kernel to rounding; zero rows,
     non-finite rows and NaN targets contribute nothing; every term is clipped."""
@@ -148,17 +153,17 @@ def test_clipped_gradient_sum_matches_the_oracle_kernel_and_drops_bad_rows():
     gclip = 0.05
     ref, weights = np.empty(p), np.empty(n)
     oracle_refresh(X, y, np.arange(n), 0, n, w, WELSCH, 0.7, xnorm, gclip, 1.0, ref, weights)
-    got = vec.clipped_gradient_sum(X, y, w, WELSCH, 0.7, xnorm, gclip, SAFE, threads=2)
+    got = _clipped_sum(X, y, w, WELSCH, 0.7, xnorm, gclip, SAFE, threads=2)
     np.testing.assert_allclose(got / n, ref, rtol=1e-12, atol=1e-16)
     Xb, nb = X.copy(), xnorm.copy()
     Xb[9], nb[9] = np.inf, np.inf
-    bad = vec.clipped_gradient_sum(Xb, y, w, WELSCH, 0.7, nb, gclip, SAFE)
+    bad = _clipped_sum(Xb, y, w, WELSCH, 0.7, nb, gclip, SAFE)
     keep = np.ones(n, bool)
     keep[9] = False
-    ok = vec.clipped_gradient_sum(X[keep], y[keep], w, WELSCH, 0.7, xnorm[keep], gclip, SAFE)
+    ok = _clipped_sum(X[keep], y[keep], w, WELSCH, 0.7, xnorm[keep], gclip, SAFE)
     assert np.all(np.isfinite(bad))
     np.testing.assert_allclose(bad, ok, rtol=1e-12, atol=1e-15)
-    one = vec.clipped_gradient_sum(X[:1] * 1e6, np.array([1e9]), w, WELSCH, 1e12,
+    one = _clipped_sum(X[:1] * 1e6, np.array([1e9]), w, WELSCH, 1e12,
                                    xnorm[:1] * 1e6, gclip, SAFE)
     assert np.linalg.norm(one) <= gclip * (1 + 4 * UNIT_ROUNDOFF)
 
