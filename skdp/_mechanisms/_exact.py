@@ -72,7 +72,7 @@ __all__ = [
     "new_word_source", "next_u64", "uniform_below", "bernoulli_exp", "discrete_laplace",
     "discrete_gaussian", "gaussian_grid", "laplace_grid", "release_on_grid", "GRID_BITS",
     "DOMINANCE_MARGIN", "CLAMP_STEPS", "exact_gaussian_noise", "exact_laplace_noise",
-    "grid_value",
+    "grid_value", "coupled_gaussian_noise", "COUPLING_STEPS",
 ]
 
 #: the grid is ``gamma = 2^(floor(log2 sigma) - GRID_BITS)``: ``s = sigma/gamma in [2^29, 2^31)``
@@ -87,6 +87,9 @@ PARALLEL_MIN = 2048
 DOMINANCE_MARGIN = 2.0 ** -10
 #: largest number of exact noise integers a solver pre-draws for one fit (256 MiB of int64)
 MAX_EXACT_DRAWS = 1 << 25
+#: per-coordinate distance, in grid steps, within which a discrete Gaussian draw stays of
+#: the continuous Gaussian it is coupled with (``1/2 + 1/8``, :func:`coupled_gaussian_noise`)
+COUPLING_STEPS = 0.625
 #: ``|v|/gamma`` is clamped to this, so ``|rint(v/gamma) + Z| < 2^53`` (exact in float64)
 CLAMP_STEPS = 2.0 ** 50
 
@@ -449,3 +452,52 @@ def exact_laplace_noise(source, epsilon, l1_sensitivity, p, bound=None, size=Non
     gamma, t = laplace_grid(float(epsilon), float(l1_sensitivity), p, bound)
     z = discrete_laplace_noise(source, t, p if size is None else size)
     return gamma, z, float(t * gamma)
+
+
+def coupled_gaussian_noise(source, sigma, size):
+    r"""``(values, gamma, noise_std)``: ``gamma Z`` with ``Z`` exact ``N_Z(0, s^2)`` integers
+    on the grid ``gamma`` of ``sigma`` (``s = ceil(sigma/gamma)``, so ``s in [2^29, 2^30]``
+    and ``noise_std = s gamma >= sigma``), for noise that is *not released* but must be
+    analysed as a continuous Gaussian: the random linear term of objective perturbation.
+
+    Such a mechanism's proof is a change of variables on a *density*, which no lattice law
+    has.  It does not need one: it needs a continuous ``X ~ N(0, (s gamma)^2 I)`` such that
+    the program's noise ``gamma Z`` is a fixed function of ``X`` within a known distance.
+    Then the program is a post-processing of the continuous mechanism plus a bounded
+    displacement, which the caller adds to a sensitivity (objective perturbation: to its
+    output step, :mod:`skdp._solvers._objective_perturbation`).
+
+    **Coupling lemma.**  For an integer ``s >= 8``, let ``F_Z``, ``F_X`` be the CDFs of
+    ``N_Z(0, s^2)`` and ``N(0, s^2)``.  For every integer ``|k| <= s^2/2``,
+
+    .. math:: F_X(k + \tfrac12 - c) \le F_Z(k) \le F_X(k + \tfrac12 + c), \qquad c = 1/8.
+
+    Hence the quantile coupling ``Z = F_Z^{-1}(F_X(X))`` (a fixed map) has ``|Z - X| <=
+    1/2 + c = COUPLING_STEPS`` whenever ``|X| <= s^2/2 - 2``: every integer ``j`` in range with
+    ``j + 1/2 + c < X`` has ``F_Z(j) < F_X(X)``, and every one with ``j + 1/2 - c >= X`` has
+    ``F_Z(j) >= F_X(X)``.  Per coordinate the exception has probability at most
+    ``2 exp(-s^2/9)``, below ``exp(-3 10^16)`` at ``s >= 2^29``: the guarantee of a caller is
+    ``(epsilon, delta + tau)`` with ``tau = 2 p exp(-s^2/9)``, far below the smallest
+    positive float64 (the clamp of ``|Z|`` to ``2^50``, which keeps ``gamma Z`` exact, also
+    acts only there).
+
+    *Proof of the sandwich.*  With ``g(x) = exp(-x^2/(2 s^2))``: (i) Poisson summation gives
+    ``sum_j g(j) = sqrt(2 pi) s (1 + 2 sum_{m>=1} exp(-2 pi^2 m^2 s^2))``: the normalisers
+    agree to a relative ``3 exp(-2 pi^2 s^2)``.  (ii) The Gaussian mass of the cell of ``j``
+    is ``int_{-1/2}^{1/2} g(j + t) dt = g(j) int_0^{1/2} 2 cosh(j t/s^2) exp(-t^2/(2 s^2))
+    dt``, between ``g(j)(1 - 1/(24 s^2))`` and ``g(j) sinh(a_j)/a_j <= g(j)(1 + a_j^2/5)``,
+    ``a_j = |j|/(2 s^2) <= 1``.  (iii) So the lattice tail beyond ``k`` (the left tail for
+    ``k < 0``, the right one for ``k >= 0``: the side with less than half the mass) is
+    within a relative ``1/(23 s^2)`` above, and ``E[(j/(2 s^2))^2/5 | tail] <= (k^2 + 2 s^2)/(20
+    s^4)`` below, the Gaussian tail beyond ``k + 1/2`` (``E[X^2 | X > x] <= x^2 + 2 s^2``
+    by Mills' ratio; the cells beyond ``s^2`` weigh ``exp(-3 s^2/8)`` relative).  (iv) That
+    Gaussian tail's log-derivative is at least ``max(sqrt(2/pi)/s, |x|/s^2)`` (Mills' ratio
+    again), so moving its argument by ``c`` changes it by a factor at least ``exp(c
+    max(...))``: ``c >= max(0.19/s, 3|k|/(20 s^2))``, at most ``0.075`` for ``|k| <= s^2/2``,
+    suffices.  ``tests/_mechanisms/test_exact.py`` checks the sandwich with mpmath at ``s =
+    8 ... 64`` for every ``|k| <= s^2/2`` (the needed ``c`` is 0.021 there, ~``|k|/(24 s^2)``).
+    """
+    gamma = grid_for(float(sigma))
+    s = int(np.ceil(float(sigma) / gamma))
+    z = np.clip(discrete_gaussian_noise(source, s, size), -(1 << 50), 1 << 50)
+    return gamma * z.astype(np.float64), gamma, float(s * gamma)

@@ -18,7 +18,9 @@ features to ``data_norm``, then the intercept column), so the per-row gradient i
 
 1. plan from public quantities only (:func:`objective_perturbation_plan`): ``lambda``, the
    noise scales, the certificate ``gamma`` and the event;
-2. draw ``b`` (sum-gradient scale), then the output noise ``z``, from the Generator;
+2. draw ``b`` (sum-gradient scale), then the output noise ``z``, from the Generator (with
+   ``secure_noise``: ``b`` as exact lattice integers coupled with a continuous Gaussian,
+   :func:`_coupled_objective_noise`, and ``z`` exact at the release);
 3. minimise ``F_b`` until a point ``w`` is **certified**: ``||grad F_b(w)|| <= gamma`` in exact
    arithmetic (computed gradient norm plus a rigorous rounding allowance);
 4. release ``w + z``.  The exact minimiser is never computed in floating point, so the
@@ -73,6 +75,7 @@ from .._mechanisms import (
     release_gaussian,
     release_laplace,
 )
+from .._mechanisms._exact import COUPLING_STEPS, coupled_gaussian_noise
 from ..accounting import compose, gaussian_mu_for, get_epsilon, pure_dp_event
 from ..accounting._objective_perturbation import (
     calibrate_objective_perturbation,
@@ -491,9 +494,10 @@ def solve_objective_perturbation(X, y, loss, **kwargs):
         A ChaCha20 word source (:func:`skdp._mechanisms.new_word_source`): the output step is
         floating-point safe (exact discrete noise on a power-of-two grid,
         :mod:`skdp._mechanisms._exact`); None: float noise from ``rng``.
-        The objective's random linear term ``b`` stays a float draw from ``rng``: it is
-        never released, and the release is the certified point rounded to the output
-        noise's grid plus exact noise.
+        With a source the Gaussian variant's linear term ``b`` is an exact lattice draw
+        coupled with the continuous Gaussian of the proof (:func:`_coupled_objective_noise`:
+        the output sensitivity gains the coupling distance, the recorded event is
+        unchanged); the pure variant's norm-Laplace ``b`` stays a float draw from ``rng``.
 
     Returns
     -------
@@ -547,13 +551,17 @@ def run_objective_perturbation(X, y, loss, plan, *, row_bound, fit_intercept,
     lam = plan["alpha"]
     # 2. Noise first, in a fixed order: b (objective), then z (output).  With a
     # noise_source the output step is an exact grid release (drawn at step 4).
+    out_sens, sigma_out = plan["output_sensitivity"], plan["sigma_out"]
     if plan["pure"]:
         b = norm_laplace_noise(rng, (p, 1), plan["sigma"])
         z = norm_laplace_noise(rng, (p, 1), plan["sigma_out"]) if noise_source is None \
             else None
-    else:
+    elif noise_source is None:
         b = gaussian_noise(rng, (p, 1), plan["sigma"])
-        z = gaussian_noise(rng, (p, 1), plan["sigma_out"]) if noise_source is None else None
+        z = gaussian_noise(rng, (p, 1), plan["sigma_out"])
+    else:
+        b, out_sens, sigma_out = _coupled_objective_noise(noise_source, plan, n, p)
+        z = None
     # 3. Certified minimisation on clipped rows (on the workers for a Dask design).
     if isinstance(X, DaskDesign):
         objective = DaskObjective(X, loss, lam, row_bound, fit_intercept, intercept_scaling,
@@ -570,7 +578,6 @@ def run_objective_perturbation(X, y, loss, plan, *, row_bound, fit_intercept,
     #    L2 sensitivity output_sensitivity; pure: norm-Laplace scale sigma_out).
     if noise_source is None:
         return W + z, info, objective.n_example_gradients
-    out_sens = plan["output_sensitivity"]
     # grid bound: ||W|| <= (L + ||b||/n)/lambda, with the public high-probability bound
     # b_bound on ||b|| (beyond it the release clamps: 1-Lipschitz, no sensitivity added)
     bound = plan["coef_bound"]
@@ -578,6 +585,31 @@ def run_objective_perturbation(X, y, loss, plan, *, row_bound, fit_intercept,
         W_priv, _ = release_laplace(W, out_sens, out_sens / plan["sigma_out"], rng,
                                     noise_source, bound)
     else:
-        W_priv, _ = release_gaussian(W, plan["sigma_out"], out_sens, rng, noise_source,
-                                     bound)
+        W_priv, _ = release_gaussian(W, sigma_out, out_sens, rng, noise_source, bound)
     return W_priv, info, objective.n_example_gradients
+
+
+def _coupled_objective_noise(source, plan, n, p):
+    """``(b, output_sensitivity, sigma_out)`` of the floating-point-safe Gaussian variant.
+
+    ``b = gamma_b Z`` with ``Z`` exact discrete Gaussian integers of ``s_b`` grid steps,
+    ``s_b gamma_b >= sigma`` (:func:`skdp._mechanisms._exact.coupled_gaussian_noise`): ``b``
+    is exact in float64 and, by the coupling lemma there, a fixed function of a continuous
+    ``b_c ~ N(0, (s_b gamma_b)^2 I)`` with ``||b - b_c|| <= e = COUPLING_STEPS gamma_b
+    sqrt(p)`` (except with probability ``tau < 2 p exp(-2^58/9)``).  The analysis of the
+    module docstring runs on ``b_c``, whose noise is at least the planned ``sigma``.  The
+    objective is ``lambda``-strongly convex and ``b`` enters its gradient as ``b/n``, so the
+    exact minimisers for ``b`` and ``b_c`` lie within ``e/(n lambda)``, and the certified point
+    within ``gamma/lambda + e/(n lambda)`` of the exact minimiser for ``b_c``: the output
+    step's sensitivity grows by ``2 e/(n lambda)``.  Its noise grows in proportion, so the
+    recorded ``mu_out = Delta_out/sigma_out`` (hence the event) is the plan's.  The growth is
+    ``~1e-9 sqrt(p) (beta + lambda)/(lambda mu_out kappa)`` relative: 4.7e-3 sqrt(p) at
+    ``lambda = 1e-8``, ``beta = 1/4``, negligible at the default alpha.
+    """
+    b, grid, _ = coupled_gaussian_noise(source, plan["sigma"], p)
+    lam = plan["alpha"]
+    coupling = 2.0 * COUPLING_STEPS * grid * math.sqrt(p) / (n * lam) * (1.0 + 2.0 ** -40)
+    out_sens = plan["output_sensitivity"] + coupling
+    ratio = out_sens / plan["output_sensitivity"]
+    sigma_out = float(np.nextafter(plan["sigma_out"] * ratio, np.inf))
+    return b.reshape(p, 1), out_sens, sigma_out

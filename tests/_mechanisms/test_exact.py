@@ -338,3 +338,56 @@ def test_resque_exact_steps(block_size, monkeypatch):
     assert np.array_equal(a.coef_, b.coef_) and not f.secure_noise_
     assert a.dp_event_ == f.dp_event_
     assert a.score(X, y) > 0.85
+
+
+def _sandwich_holds(s, c):
+    """The coupling lemma's ``F_X(k + 1/2 - c) <= F_Z(k) <= F_X(k + 1/2 + c)`` for every
+    ``|k| <= s^2/2`` (tails through the side holding less mass), in mpmath."""
+    mpmath.mp.dps = 50
+    s, c = mpmath.mpf(s), mpmath.mpf(c)
+    K = int(s * s / 2)
+    J = K + int(40 * s)
+    g = [mpmath.exp(-mpmath.mpf(j) ** 2 / (2 * s * s)) for j in range(-J, J + 1)]
+    total = mpmath.fsum(g)
+    left, acc = {}, mpmath.mpf(0)
+    for j in range(-J, 1):
+        acc += g[j + J]
+        left[j] = acc / total                       # F_Z(j)
+    right, acc = {}, mpmath.mpf(0)
+    for j in range(J, -1, -1):
+        right[j] = acc / total                      # P(Z > j)
+        acc += g[j + J]
+    for k in range(-K, K + 1):
+        if k < 0:
+            ok = (mpmath.ncdf((k + 0.5 - c) / s) <= left[k]
+                  <= mpmath.ncdf((k + 0.5 + c) / s))
+        else:
+            ok = (mpmath.ncdf(-(k + 0.5 + c) / s) <= right[k]
+                  <= mpmath.ncdf(-(k + 0.5 - c) / s))
+        if not ok:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("s", [8, 16, 32])
+def test_coupling_lemma_sandwich(s):
+    """The quantile coupling of N_Z(0, s^2) with N(0, s^2) moves no draw by more than
+    COUPLING_STEPS = 1/2 + 1/8 (for |k| <= s^2/2); the needed c is ~|k|/(24 s^2) (1/48 at
+    the edge), so c = 1/64 must fail -- the check is not vacuous."""
+    from skdp._mechanisms._exact import COUPLING_STEPS
+
+    assert _sandwich_holds(s, COUPLING_STEPS - 0.5)
+    assert not _sandwich_holds(s, 1.0 / 64.0)
+
+
+def test_coupled_gaussian_noise_grid_scale_and_reproducibility():
+    from skdp._mechanisms._exact import coupled_gaussian_noise, grid_for
+
+    sigma = 3.7
+    b, gamma, std = coupled_gaussian_noise(E.new_word_source(11), sigma, 4000)
+    assert gamma == grid_for(sigma) and 2**29 <= std / gamma <= 2**30
+    assert sigma <= std <= sigma * (1 + 2**-29)
+    np.testing.assert_array_equal(b / gamma, np.rint(b / gamma))
+    assert abs(b.std() / std - 1) < 0.05
+    b2, _, _ = coupled_gaussian_noise(E.new_word_source(11), sigma, 4000)
+    np.testing.assert_array_equal(b, b2)

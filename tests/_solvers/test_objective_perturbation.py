@@ -305,7 +305,9 @@ def test_refusals():
 AUDIT_EPS, AUDIT_DELTA, AUDIT_RUNS = 2.0, 1e-5, 6000
 
 
-def _audit_outputs(sign, seed0):
+def _audit_outputs(sign, seed0, exact=False):
+    from skdp._mechanisms import new_word_source
+
     X = np.zeros((20, 1))
     X[0, 0] = 1.0
     y = np.zeros(20)
@@ -314,7 +316,8 @@ def _audit_outputs(sign, seed0):
     for r in range(AUDIT_RUNS):
         res = solve_objective_perturbation(
             X, y, HuberLoss(1.0), epsilon=AUDIT_EPS, delta=AUDIT_DELTA, alpha=0.25,
-            data_norm=1.0, fit_intercept=False, rng=np.random.default_rng(seed0 + r))
+            data_norm=1.0, fit_intercept=False, rng=np.random.default_rng(seed0 + r),
+            noise_source=new_word_source(seed0 + r) if exact else None)
         out[r] = res.coef[0, 0]
     return out
 
@@ -365,3 +368,76 @@ def test_coefficient_scale_of_the_certificate_bounds_the_perturbed_minimiser():
     assert op.output_step(**big, f0=math.log(2.0))[2] < 0.3 * op.output_step(**big)[2]
     small = dict(n=10 ** 4, lam=1e-3, b_bound=2.0 * (math.sqrt(p) + 10.0), **args)
     assert op.output_step(**small, f0=math.log(2.0)) == op.output_step(**small)
+
+
+# --- Floating-point-safe variant: b on a lattice coupled with a continuous Gaussian -------
+def test_exact_objective_noise_is_a_lattice_draw_and_keeps_the_recorded_event(monkeypatch):
+    """With a word source, b is gamma_b times exact integers (no float Gaussian at all);
+    the certificate holds for that b; the output step's sensitivity carries the coupling
+    distance 2 COUPLING_STEPS gamma_b sqrt(p)/(n lambda) and its noise grows with it, so
+    Delta_out/sigma_out -- the recorded mu_out -- is the plan's."""
+    from skdp._mechanisms import new_word_source
+    from skdp._mechanisms._exact import COUPLING_STEPS, grid_for
+
+    X, y = _data(n=800, d=3, seed=4)
+    ys = np.where(y == 1, 1.0, -1.0)
+    R = math.hypot(1.0, 1.0)
+    seen = {}
+    original_minimize, original_release = op.certified_minimize, op.release_gaussian
+    original_noise = op.coupled_gaussian_noise
+
+    def noise(*args):
+        seen["b"], grid, std = original_noise(*args)
+        return seen["b"], grid, std
+
+    def minimize(objective, *args):
+        W, info = original_minimize(objective, *args)
+        seen["b_over_n"], seen["W"] = objective.b_over_n.copy(), W.copy()
+        return W, info
+
+    def release(values, sigma, sensitivity, *args, **kwargs):
+        seen["sigma_out"], seen["sens"] = sigma, sensitivity
+        return original_release(values, sigma, sensitivity, *args, **kwargs)
+
+    monkeypatch.setattr(op, "certified_minimize", minimize)
+    monkeypatch.setattr(op, "release_gaussian", release)
+    monkeypatch.setattr(op, "coupled_gaussian_noise", noise)
+    res = solve_objective_perturbation(X, ys, LogisticLoss(), epsilon=1.0, delta=1e-6,
+                                       alpha=1e-3, data_norm=R, rng=np.random.default_rng(0),
+                                       noise_source=new_word_source(5))
+    n, p = X.shape[0], X.shape[1] + 1
+    plan = objective_perturbation_plan(n, p, LogisticLoss(), epsilon=1.0, delta=1e-6,
+                                       alpha=1e-3, row_bound=R)
+    grid = grid_for(plan["sigma"])
+    steps = seen["b"] / grid
+    np.testing.assert_array_equal(steps, np.rint(steps))
+    np.testing.assert_array_equal(seen["b_over_n"][:, 0], seen["b"] / n)
+    assert np.all(np.abs(steps) > 1e6)            # ~2^29 steps per std: not a coarse lattice
+    Xa = np.hstack([X, np.ones((n, 1))])
+    g = _grad_F(seen["W"][:, 0], Xa, ys, plan["alpha"], "logistic") + seen["b_over_n"][:, 0]
+    assert np.linalg.norm(g) <= plan["gamma"]
+    coupling = 2 * COUPLING_STEPS * grid * math.sqrt(p) / (n * plan["alpha"])
+    assert seen["sens"] >= plan["output_sensitivity"] + coupling
+    mu_out = plan["output_sensitivity"] / plan["sigma_out"]
+    assert seen["sens"] / seen["sigma_out"] <= mu_out
+    assert seen["sens"] / seen["sigma_out"] == pytest.approx(mu_out, rel=1e-12)
+    assert res.dp_event == plan["dp_event"]
+    # the released coefficients are exact multiples of the output grid
+    released = np.append(res.coef.ravel(), res.intercept)
+    out_grid = grid_for(seen["sigma_out"], plan["coef_bound"])
+    np.testing.assert_array_equal(released / out_grid, np.rint(released / out_grid))
+
+
+def test_privacy_audit_of_the_exact_variant_honest_and_under_noised(monkeypatch):
+    """The audit above on the floating-point-safe path (lattice b, exact output noise)."""
+    honest = epsilon_lower_bound(_audit_outputs(1, 0, exact=True),
+                                 _audit_outputs(-1, 10**6, exact=True),
+                                 delta=AUDIT_DELTA, random_state=0)
+    assert honest.epsilon_lower_bound <= AUDIT_EPS, honest
+    original = op.calibrate_objective_perturbation
+    monkeypatch.setattr(op, "calibrate_objective_perturbation",
+                        lambda *a: 4.0 * original(*a))
+    weak = epsilon_lower_bound(_audit_outputs(1, 0, exact=True),
+                               _audit_outputs(-1, 10**6, exact=True),
+                               delta=AUDIT_DELTA, random_state=0)
+    assert weak.epsilon_lower_bound > AUDIT_EPS, weak
