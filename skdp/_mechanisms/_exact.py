@@ -72,7 +72,7 @@ __all__ = [
     "new_word_source", "next_u64", "uniform_below", "bernoulli_exp", "discrete_laplace",
     "discrete_gaussian", "gaussian_grid", "laplace_grid", "release_on_grid", "GRID_BITS",
     "DOMINANCE_MARGIN", "CLAMP_STEPS", "exact_gaussian_noise", "exact_laplace_noise",
-    "grid_value", "coupled_gaussian_noise", "COUPLING_STEPS",
+    "grid_value", "coupled_gaussian_noise", "coupled_laplace_noise", "COUPLING_STEPS",
 ]
 
 #: the grid is ``gamma = 2^(floor(log2 sigma) - GRID_BITS)``: ``s = sigma/gamma in [2^29, 2^31)``
@@ -501,3 +501,25 @@ def coupled_gaussian_noise(source, sigma, size):
     s = int(np.ceil(float(sigma) / gamma))
     z = np.clip(discrete_gaussian_noise(source, s, size), -(1 << 50), 1 << 50)
     return gamma * z.astype(np.float64), gamma, float(s * gamma)
+
+
+def coupled_laplace_noise(source, scale, size):
+    r"""``(values, gamma, noise_scale)``: ``gamma Z`` with ``Z`` exact ``DLap(t)`` integers on
+    the grid ``gamma`` of ``scale`` (``t = ceil(scale/gamma) in [2^29, 2^30]``,
+    ``noise_scale = t gamma >= scale``): the per-coordinate Laplace counterpart of
+    :func:`coupled_gaussian_noise`, for the pure variant of objective perturbation.
+
+    **Coupling.**  The quantile map from a continuous ``X ~ Laplace(t)`` (lattice units) to
+    ``Z`` moves no draw by more than ``COUPLING_STEPS``, with **no exception**: both tails
+    are exponential at the same rate, so the CDFs match exactly at a constant shift.  For
+    ``k >= 0``, ``P(Z > k) = e^{-(k+1)/t}/(1 + e^{-1/t})`` and ``P(X > x) = e^{-x/t}/2``, hence
+    ``F_Z(k) = F_X(k + 1/2 + c_0)`` with ``c_0 = 1/2 - t log(2/(1 + e^{-1/t})) = 1/(8t) +
+    O(t^-2)``; by symmetry ``F_Z(k) = F_X(k + 1/2 - c_0)`` for ``k < 0``.  The sandwich of
+    :func:`coupled_gaussian_noise` holds for every ``k`` with ``c = c_0 < 1/8``, so ``|Z - X|
+    <= 1/2 + c_0`` for every ``X``.  (The clamp of ``|Z|`` to ``2^50``, which keeps ``gamma Z``
+    exact, acts with probability ``e^{-2^20}``: the int64 range of any such sampler.)
+    """
+    gamma = grid_for(float(scale))
+    t = int(np.ceil(float(scale) / gamma))
+    z = np.clip(discrete_laplace_noise(source, t, size), -(1 << 50), 1 << 50)
+    return gamma * z.astype(np.float64), gamma, float(t * gamma)

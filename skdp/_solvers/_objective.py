@@ -112,8 +112,15 @@ class Objective:
           (BLAS's order within each of the ``N_CHUNKS`` chunks);
         * dividing by ``n`` and adding ``alpha W`` adds ``<= 2u (|grad| + alpha |W|)``.
 
-        Summing, multiplying by ``sqrt(p_in K)`` for the Frobenius norm and doubling for
-        second-order terms gives the bound returned.
+        Summing and doubling for second-order terms gives the bound returned, times
+        ``sqrt(K)`` for the Frobenius norm over the outputs -- not ``sqrt(p_in K)``: each
+        output's error is a vector over the ``p_in`` coefficients, and every term above
+        bounds its 2-norm, not just each entry, by the triangle inequality over the rows.
+        A row's margin or derivative error ``e_i`` enters as ``x_i e_i``, of norm ``<= C
+        |e_i|``; the summation error of entry ``j`` is at most ``depth u sum_i |x_ij g_i|``,
+        and the vector of those sums has norm ``<= sum_i |g_i| ||x_i|| <= n C g_max``.  (A
+        per-entry bound times ``sqrt(p_in)`` -- what this used before -- overstates it by
+        ``sqrt(p_in)``: rows of norm ``C`` spread their mass over the entries.)
         """
         K = self.n_outputs
         g_max = max(1.0, self.loss.lipschitz(1.0) / (np.sqrt(2.0) if K > 1 else 1.0))
@@ -172,7 +179,7 @@ def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partit
     """The bound of :meth:`Objective.rounding_allowance` from public sizes and ``||W||``
     (also used to plan a certificate before any data is read).  ``partitions > 1``: the sums
     of that many partitions (each at most the in-memory depth) added in order, which adds
-    ``(partitions - 1) u C g_max`` per entry (:mod:`skdp._solvers._dask_objective`).
+    ``(partitions - 1) u C g_max`` per output (:mod:`skdp._solvers._dask_objective`).
     ``vectorised``: the numpy path's depths and derivative error.  ``curvature``: ``sup
     |l''|`` (:func:`margin_curvature`; 1 is always safe for the losses here)."""
     u = UNIT_ROUNDOFF
@@ -185,13 +192,14 @@ def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partit
         margin_depth = int(d) // 4 + 5
         depth = kernel_sum_depth(n)
         derivative = 8 + 2 * K
-    per_entry = C * (
+    per_output = C * (
         margin_depth * u * float(curvature) * C * w_norm + derivative * u * g_max
         + depth * u * g_max
     ) + 2 * u * (C * g_max + 2 * alpha * w_norm)
     if partitions > 1:
-        per_entry += C * (int(partitions) - 1) * u * g_max
-    return 2.0 * np.sqrt(d * K) * per_entry
+        per_output += C * (int(partitions) - 1) * u * g_max
+    # each term bounds the 2-norm of an output's error vector (Objective.rounding_allowance)
+    return 2.0 * np.sqrt(K) * per_output
 
 
 def linear_term_allowance(L, alpha, w_norm, b_over_n_norm):

@@ -19,8 +19,8 @@ features to ``data_norm``, then the intercept column), so the per-row gradient i
 1. plan from public quantities only (:func:`objective_perturbation_plan`): ``lambda``, the
    noise scales, the certificate ``gamma`` and the event;
 2. draw ``b`` (sum-gradient scale), then the output noise ``z``, from the Generator (with
-   ``secure_noise``: ``b`` as exact lattice integers coupled with a continuous Gaussian,
-   :func:`_coupled_objective_noise`, and ``z`` exact at the release);
+   ``secure_noise``: ``b`` as exact lattice integers coupled with a continuous Gaussian or
+   Laplace law, :func:`_coupled_objective_noise`, and ``z`` exact at the release);
 3. minimise ``F_b`` until a point ``w`` is **certified**: ``||grad F_b(w)|| <= gamma`` in exact
    arithmetic (computed gradient norm plus a rigorous rounding allowance);
 4. release ``w + z``.  The exact minimiser is never computed in floating point, so the
@@ -75,7 +75,11 @@ from .._mechanisms import (
     release_gaussian,
     release_laplace,
 )
-from .._mechanisms._exact import COUPLING_STEPS, coupled_gaussian_noise
+from .._mechanisms._exact import (
+    COUPLING_STEPS,
+    coupled_gaussian_noise,
+    coupled_laplace_noise,
+)
 from ..accounting import compose, gaussian_mu_for, get_epsilon, pure_dp_event
 from ..accounting._objective_perturbation import (
     calibrate_objective_perturbation,
@@ -125,6 +129,20 @@ LBFGS_MAX_ITER = 10_000
 MARGIN = {"classification": 54.0, "regression": 29.0}
 SIZE_EXPONENT = 1.0 / 3.0
 SIZE_REF = 1000.0
+#: the comparator stops growing at this privacy sample size ``t``: the largest ``t`` of the
+#: calibration cells (16,717: n = 3e4, p = 10, epsilon = 10), rounded up.  A power law fitted
+#: on t in [6, 1.7e4] is not extrapolated: at 10^8 rows (t ~ 5e6) it would ask for margins
+#: of ~1,500 and push alpha down until the certificate's rounding floor sets the output
+#: noise (synthetic logistic, 10^8 x 20, eps = 1: 0.12 per coefficient instead of 0.03)
+SIZE_MAX = 2.0e4
+
+
+def comparator_norm(margin, row_bound, t, size_exponent=None):
+    """``W = (margin/R) (min(t, SIZE_MAX)/SIZE_REF)^gamma``: the norm of the comparator
+    model the ``alpha`` rules weigh the regulariser's bias with (derived in
+    :mod:`skdp.linear_model._auto`), ``t = n mu/sqrt(p)`` the privacy sample size."""
+    gamma = SIZE_EXPONENT if size_exponent is None else float(size_exponent)
+    return (float(margin) / float(row_bound)) * (min(float(t), SIZE_MAX) / SIZE_REF) ** gamma
 
 
 #: objective perturbation's comparator margins ``M_0`` in its floor-aware rule
@@ -150,16 +168,15 @@ def noise_balanced_alpha(L, p, n, mu, row_bound, margin, size_exponent=None):
     ``skdp.linear_model._auto``)::
 
         alpha = sigma sqrt(p) / (n W),   sigma = 2 L / mu,
-        W = (margin / row_bound) * (t / SIZE_REF)**gamma,   t = n mu / sqrt(p),
+        W = (margin / row_bound) * (min(t, SIZE_MAX) / SIZE_REF)**gamma,   t = n mu / sqrt(p),
 
     the L2 strength that balances the regulariser's bias ``alpha W^2/2`` against the excess
     risk ``p sigma^2/(2 n^2 alpha)`` of gradient noise ``sigma/n`` in flat directions, with
     the comparator ``W`` growing as ``t^gamma`` (``gamma = size_exponent``, default
     ``SIZE_EXPONENT``; ``0`` gives the flat-spectrum rule) because a decaying curvature
     spectrum damps the noise in all but a shrinking set of directions."""
-    gamma = SIZE_EXPONENT if size_exponent is None else float(size_exponent)
     t = n * mu / math.sqrt(p)
-    W = (margin / row_bound) * (t / SIZE_REF) ** gamma
+    W = comparator_norm(margin, row_bound, t, size_exponent)
     return (2.0 * L / mu) * math.sqrt(p) / (n * W)
 
 
@@ -208,7 +225,7 @@ def objective_perturbation_alpha(loss, *, n, p, epsilon, delta, row_bound, margi
     coordinate (:func:`output_step`, whose certificate floor makes it grow as ``1/alpha``
     when ``alpha`` is tiny: at ``n`` in the millions it is what stops ``alpha`` from
     falling further), weighed by the trace bound ``beta + p alpha`` of the Hessian; and
-    ``W = (margin/R) (t/t_0)^gamma``, ``t = n budget_mu/sqrt(p)``, as in
+    ``W = (margin/R) (min(t, SIZE_MAX)/t_0)^gamma``, ``t = n budget_mu/sqrt(p)``, as in
     :func:`noise_balanced_alpha` (``margin``: ``OP_MARGIN`` of the loss family).  The
     search runs on a log grid from the closed-form minimiser of the first and last terms
     at ``mu(0)`` (exact: every term but the last only decreases with ``alpha``, and
@@ -227,7 +244,7 @@ def objective_perturbation_alpha(loss, *, n, p, epsilon, delta, row_bound, margi
 def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, R, g_max,
                                   f0=math.inf):
     t = n * budget_mu(epsilon, delta, p) / math.sqrt(p)
-    W = (margin / R) * (t / SIZE_REF) ** SIZE_EXPONENT
+    W = comparator_norm(margin, R, t)
     pure = delta == 0.0
 
     def closed_form(mu):          # argmin at a fixed mu: sigma sqrt(p)/(n W)
@@ -494,10 +511,10 @@ def solve_objective_perturbation(X, y, loss, **kwargs):
         A ChaCha20 word source (:func:`skdp._mechanisms.new_word_source`): the output step is
         floating-point safe (exact discrete noise on a power-of-two grid,
         :mod:`skdp._mechanisms._exact`); None: float noise from ``rng``.
-        With a source the Gaussian variant's linear term ``b`` is an exact lattice draw
-        coupled with the continuous Gaussian of the proof (:func:`_coupled_objective_noise`:
-        the output sensitivity gains the coupling distance, the recorded event is
-        unchanged); the pure variant's norm-Laplace ``b`` stays a float draw from ``rng``.
+        With a source the linear term ``b`` is an exact lattice draw coupled with the
+        continuous law of the proof (:func:`_coupled_objective_noise`: the output
+        sensitivity gains the coupling distance, the recorded event is unchanged; the pure
+        variant's ``b`` is per-coordinate Laplace, up to 1.41x the norm-Laplace std).
 
     Returns
     -------
@@ -552,16 +569,15 @@ def run_objective_perturbation(X, y, loss, plan, *, row_bound, fit_intercept,
     # 2. Noise first, in a fixed order: b (objective), then z (output).  With a
     # noise_source the output step is an exact grid release (drawn at step 4).
     out_sens, sigma_out = plan["output_sensitivity"], plan["sigma_out"]
-    if plan["pure"]:
-        b = norm_laplace_noise(rng, (p, 1), plan["sigma"])
-        z = norm_laplace_noise(rng, (p, 1), plan["sigma_out"]) if noise_source is None \
-            else None
-    elif noise_source is None:
-        b = gaussian_noise(rng, (p, 1), plan["sigma"])
-        z = gaussian_noise(rng, (p, 1), plan["sigma_out"])
-    else:
+    if noise_source is not None:
         b, out_sens, sigma_out = _coupled_objective_noise(noise_source, plan, n, p)
         z = None
+    elif plan["pure"]:
+        b = norm_laplace_noise(rng, (p, 1), plan["sigma"])
+        z = norm_laplace_noise(rng, (p, 1), plan["sigma_out"])
+    else:
+        b = gaussian_noise(rng, (p, 1), plan["sigma"])
+        z = gaussian_noise(rng, (p, 1), plan["sigma_out"])
     # 3. Certified minimisation on clipped rows (on the workers for a Dask design).
     if isinstance(X, DaskDesign):
         objective = DaskObjective(X, loss, lam, row_bound, fit_intercept, intercept_scaling,
@@ -582,15 +598,27 @@ def run_objective_perturbation(X, y, loss, plan, *, row_bound, fit_intercept,
     # b_bound on ||b|| (beyond it the release clamps: 1-Lipschitz, no sensitivity added)
     bound = plan["coef_bound"]
     if plan["pure"]:
-        W_priv, _ = release_laplace(W, out_sens, out_sens / plan["sigma_out"], rng,
-                                    noise_source, bound)
+        # the plan's epsilon_out, on the sensitivity with the coupling distance
+        eps_out = plan["output_sensitivity"] / plan["sigma_out"]
+        W_priv, _ = release_laplace(W, out_sens, eps_out, rng, noise_source, bound)
     else:
         W_priv, _ = release_gaussian(W, sigma_out, out_sens, rng, noise_source, bound)
     return W_priv, info, objective.n_example_gradients
 
 
 def _coupled_objective_noise(source, plan, n, p):
-    """``(b, output_sensitivity, sigma_out)`` of the floating-point-safe Gaussian variant.
+    """``(b, output_sensitivity, sigma_out)`` of the floating-point-safe variants.
+
+    **Pure** (``delta = 0``): ``b`` is per-coordinate Laplace instead of norm-Laplace,
+    coupled with no exception (:func:`skdp._mechanisms._exact.coupled_laplace_noise`).  Its
+    density ratio is ``exp(||u||_1/s_1)`` for the gradient difference ``u = a x + c x'``
+    (``|a|, |c| <= G``), and ``||u||_1 <= G (||x||_1 + ||x'||_1) <= 2 G R sqrt(p) = sqrt(p)
+    2L``: the scale ``s_1 = sqrt(p) s`` keeps ``eps_obj`` (``s`` the norm-Laplace scale of the
+    plan).  Its standard deviation is ``sqrt(2p/(p+1))`` times the norm-Laplace one (at most
+    1.41x, as for the exact pure output noise).  The output step's sensitivity gains the
+    coupling distance as below and its epsilon stays the plan's.
+
+    **Gaussian:**
 
     ``b = gamma_b Z`` with ``Z`` exact discrete Gaussian integers of ``s_b`` grid steps,
     ``s_b gamma_b >= sigma`` (:func:`skdp._mechanisms._exact.coupled_gaussian_noise`): ``b``
@@ -606,7 +634,10 @@ def _coupled_objective_noise(source, plan, n, p):
     ``~1e-9 sqrt(p) (beta + lambda)/(lambda mu_out kappa)`` relative: 4.7e-3 sqrt(p) at
     ``lambda = 1e-8``, ``beta = 1/4``, negligible at the default alpha.
     """
-    b, grid, _ = coupled_gaussian_noise(source, plan["sigma"], p)
+    if plan["pure"]:
+        b, grid, _ = coupled_laplace_noise(source, math.sqrt(p) * plan["sigma"], p)
+    else:
+        b, grid, _ = coupled_gaussian_noise(source, plan["sigma"], p)
     lam = plan["alpha"]
     coupling = 2.0 * COUPLING_STEPS * grid * math.sqrt(p) / (n * lam) * (1.0 + 2.0 ** -40)
     out_sens = plan["output_sensitivity"] + coupling

@@ -62,7 +62,12 @@ rule therefore takes, for the gradient-noise solvers,
 
     ``W = (M_0/R) (t/t_0)^gamma``, with ``t = n mu/sqrt(p)``, ``t_0 = 1000``:
 
-a model whose margins ``x.w`` reach ``M_0 (t/t_0)^gamma`` on rows of norm ``R``.
+a model whose margins ``x.w`` reach ``M_0 (t/t_0)^gamma`` on rows of norm ``R`` -- up to
+``t = SIZE_MAX = 2e4``, the largest privacy sample size of the calibration cells (16,717),
+beyond which the fitted power law is not extrapolated and ``W`` stays constant (``alpha``
+still falls as ``1/n``).  Extrapolated, it asked for margins of ~1,500 at ``n = 10^8``
+(``t ~ 5e6``), and objective perturbation's ``alpha`` fell until the certificate's rounding
+floor set the output noise.
 ``M_0`` (``MARGIN``: 54 for the classifiers, whose margins are logits; 29 for the
 regressors, in target units; ``OP_MARGIN`` = 83 and 49 in objective perturbation's rule)
 and ``gamma = 1/3`` (``SIZE_EXPONENT``) are the calibrated constants, defined with the

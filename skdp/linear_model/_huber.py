@@ -122,9 +122,9 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         Z)`` on a public power-of-two grid ``gamma`` with ``Z`` an exact discrete Gaussian or
         Laplace drawn from ChaCha20 (``doc/floating_point.rst``).  A float sum ``w +
         noise`` leaks through its low-order bits (measured: epsilon >= 5 at a claimed 1).
-        ``"auto"`` and ``True``: on (every solver has an exact path; objective
-        perturbation's never-released linear term ``b`` is exact too, except in its pure
-        variant ``delta=0``, see the page); ``False``: float noise, for comparisons.  The value used is
+        ``"auto"`` and ``True``: on (every solver has an exact path, objective
+        perturbation's never-released linear term ``b`` included, see the page);
+        ``False``: float noise, for comparisons.  The value used is
         ``secure_noise_``.  With an integer ``random_state`` the ChaCha20 key is derived
         from it: reproducible, but the noise is known to whoever knows the seed -- use
         ``random_state=None`` (key from the OS) in production.

@@ -391,3 +391,40 @@ def test_coupled_gaussian_noise_grid_scale_and_reproducibility():
     assert abs(b.std() / std - 1) < 0.05
     b2, _, _ = coupled_gaussian_noise(E.new_word_source(11), sigma, 4000)
     np.testing.assert_array_equal(b, b2)
+
+
+@pytest.mark.parametrize("t", [1, 4, 64, 2**29])
+def test_laplace_coupling_is_a_constant_shift(t):
+    """DLap(t) against Laplace(t): F_Z(k) = F_X(k + 1/2 + c0) for k >= 0 and F_X(k + 1/2 - c0)
+    for k < 0, with one c0 = 1/2 - t log(2/(1 + e^{-1/t})) < 1/8 -- checked against the
+    pmf summed in mpmath at small t, so the coupling of coupled_laplace_noise moves no
+    draw by more than COUPLING_STEPS, without exception."""
+    from skdp._mechanisms._exact import COUPLING_STEPS
+
+    mpmath.mp.dps = 40
+    tt = mpmath.mpf(t)
+    q = mpmath.exp(-1 / tt)
+    c0 = mpmath.mpf(1) / 2 - tt * mpmath.log(2 / (1 + q))
+    assert 0 < c0 < COUPLING_STEPS - 0.5
+    assert abs(c0 * 8 * tt - 1) < 0.2          # ~1/(8t)
+    if t > 64:
+        return
+    norm = (1 - q) / (1 + q)
+    for k in range(-6 * t, 6 * t + 1):
+        F_Z = mpmath.fsum(norm * q ** abs(j) for j in range(-60 * t, k + 1))
+        x = k + 0.5 + (c0 if k >= 0 else -c0)
+        F_X = 1 - q ** x / 2 if x >= 0 else q ** (-x) / 2
+        assert abs(F_Z - F_X) < mpmath.mpf(10) ** -25 + q ** (60 * t)
+
+
+def test_coupled_laplace_noise_grid_scale_and_reproducibility():
+    from skdp._mechanisms._exact import coupled_laplace_noise, grid_for
+
+    scale = 0.37
+    b, gamma, s = coupled_laplace_noise(E.new_word_source(3), scale, 4000)
+    assert gamma == grid_for(scale) and 2**29 <= s / gamma <= 2**30
+    assert scale <= s <= scale * (1 + 2**-29)
+    np.testing.assert_array_equal(b / gamma, np.rint(b / gamma))
+    assert abs(np.mean(np.abs(b)) / s - 1) < 0.06
+    b2, _, _ = coupled_laplace_noise(E.new_word_source(3), scale, 4000)
+    np.testing.assert_array_equal(b, b2)

@@ -305,17 +305,17 @@ def test_refusals():
 AUDIT_EPS, AUDIT_DELTA, AUDIT_RUNS = 2.0, 1e-5, 6000
 
 
-def _audit_outputs(sign, seed0, exact=False):
+def _audit_outputs(sign, seed0, exact=False, delta=AUDIT_DELTA, runs=AUDIT_RUNS):
     from skdp._mechanisms import new_word_source
 
     X = np.zeros((20, 1))
     X[0, 0] = 1.0
     y = np.zeros(20)
     y[0] = 50.0 * sign
-    out = np.empty(AUDIT_RUNS)
-    for r in range(AUDIT_RUNS):
+    out = np.empty(runs)
+    for r in range(runs):
         res = solve_objective_perturbation(
-            X, y, HuberLoss(1.0), epsilon=AUDIT_EPS, delta=AUDIT_DELTA, alpha=0.25,
+            X, y, HuberLoss(1.0), epsilon=AUDIT_EPS, delta=delta, alpha=0.25,
             data_norm=1.0, fit_intercept=False, rng=np.random.default_rng(seed0 + r),
             noise_source=new_word_source(seed0 + r) if exact else None)
         out[r] = res.coef[0, 0]
@@ -439,5 +439,72 @@ def test_privacy_audit_of_the_exact_variant_honest_and_under_noised(monkeypatch)
                         lambda *a: 4.0 * original(*a))
     weak = epsilon_lower_bound(_audit_outputs(1, 0, exact=True),
                                _audit_outputs(-1, 10**6, exact=True),
+                               delta=AUDIT_DELTA, random_state=0)
+    assert weak.epsilon_lower_bound > AUDIT_EPS, weak
+
+
+def test_exact_pure_variant_draws_per_coordinate_laplace_b(monkeypatch):
+    """delta = 0 with a word source: b is gamma_b DLap(t) integers of scale sqrt(p) s (the
+    L1 form of the plan's norm-Laplace scale s), the certificate holds for it, and the
+    output release keeps the plan's epsilon_out on the sensitivity plus the coupling."""
+    from skdp._mechanisms import new_word_source
+    from skdp._mechanisms._exact import COUPLING_STEPS, grid_for
+
+    X, y = _data(n=800, d=3, seed=5)
+    ys = np.where(y == 1, 1.0, -1.0)
+    R = math.hypot(1.0, 1.0)
+    seen = {}
+    original_noise, original_release = op.coupled_laplace_noise, op.release_laplace
+    original_minimize = op.certified_minimize
+
+    def noise(source, scale, size):
+        seen["scale"] = scale
+        seen["b"], grid, s = original_noise(source, scale, size)
+        return seen["b"], grid, s
+
+    def release(values, sensitivity, epsilon, *args, **kwargs):
+        seen["sens"], seen["eps"] = sensitivity, epsilon
+        return original_release(values, sensitivity, epsilon, *args, **kwargs)
+
+    def minimize(objective, *args):
+        W, info = original_minimize(objective, *args)
+        seen["W"] = W.copy()
+        return W, info
+
+    monkeypatch.setattr(op, "coupled_laplace_noise", noise)
+    monkeypatch.setattr(op, "release_laplace", release)
+    monkeypatch.setattr(op, "certified_minimize", minimize)
+    res = solve_objective_perturbation(X, ys, LogisticLoss(), epsilon=2.0, delta=0.0,
+                                       alpha=1e-2, data_norm=R, rng=np.random.default_rng(0),
+                                       noise_source=new_word_source(9))
+    n, p = X.shape[0], X.shape[1] + 1
+    plan = objective_perturbation_plan(n, p, LogisticLoss(), epsilon=2.0, delta=0.0,
+                                       alpha=1e-2, row_bound=R)
+    assert seen["scale"] == math.sqrt(p) * plan["sigma"]
+    grid = grid_for(seen["scale"])
+    np.testing.assert_array_equal(seen["b"] / grid, np.rint(seen["b"] / grid))
+    Xa = np.hstack([X, np.ones((n, 1))])
+    g = _grad_F(seen["W"][:, 0], Xa, ys, plan["alpha"], "logistic") + seen["b"] / n
+    assert np.linalg.norm(g) <= plan["gamma"]
+    coupling = 2 * COUPLING_STEPS * grid * math.sqrt(p) / (n * plan["alpha"])
+    assert seen["sens"] >= plan["output_sensitivity"] + coupling
+    assert seen["eps"] == plan["output_sensitivity"] / plan["sigma_out"]
+    assert seen["eps"] == pytest.approx(op.PURE_OUT_FRACTION * 2.0)
+    assert res.dp_event == plan["dp_event"] and res.delta == 0.0
+
+
+def test_privacy_audit_of_the_exact_pure_variant_honest_and_under_noised(monkeypatch):
+    """The audit on the pure exact path (per-coordinate discrete Laplace b): honest passes,
+    b with a quarter of its scale is caught."""
+    runs = 4000
+    honest = epsilon_lower_bound(_audit_outputs(1, 0, exact=True, delta=0.0, runs=runs),
+                                 _audit_outputs(-1, 10**6, exact=True, delta=0.0, runs=runs),
+                                 delta=AUDIT_DELTA, random_state=0)
+    assert honest.epsilon_lower_bound <= AUDIT_EPS, honest
+    original = op.coupled_laplace_noise
+    monkeypatch.setattr(op, "coupled_laplace_noise",
+                        lambda source, scale, size: original(source, scale / 4.0, size))
+    weak = epsilon_lower_bound(_audit_outputs(1, 0, exact=True, delta=0.0, runs=runs),
+                               _audit_outputs(-1, 10**6, exact=True, delta=0.0, runs=runs),
                                delta=AUDIT_DELTA, random_state=0)
     assert weak.epsilon_lower_bound > AUDIT_EPS, weak

@@ -63,6 +63,12 @@ def test_alpha_rule_formulas():
     from skdp._solvers._objective_perturbation import noise_balanced_alpha
     assert noise_balanced_alpha(R, p, n, mu, R, 16.0, size_exponent=0.0) == pytest.approx(
         2 * R / mu * math.sqrt(p) / (n * 16.0 / R))
+    # beyond the calibrated privacy sample size (t > 2e4) the comparator stops growing:
+    # alpha falls as 1/n again
+    huge = [_auto.auto_alpha("dpsgd", LogisticLoss(), n=m, p=p, epsilon=eps, delta=delta,
+                             row_bound=R) for m in (10**7, 8 * 10**7)]
+    assert 10**7 * mu / math.sqrt(p) > 2e4
+    assert huge[0] / huge[1] == pytest.approx(8.0)
 
 
 @pytest.mark.parametrize("loss, n, p, eps, delta", [
@@ -85,7 +91,8 @@ def test_objective_perturbation_alpha_is_the_argmin(loss, n, p, eps, delta):
     family = "classification" if isinstance(loss, LogisticLoss) else "regression"
     mu0 = (eps / math.sqrt(p + 1.0) if delta == 0.0
            else 1.0 / calibrate_gaussian_sigma(eps, delta, 1.0))
-    W = _auto.OP_MARGIN[family] / R * (n * mu0 / math.sqrt(p) / 1000.0) ** (1.0 / 3.0)
+    # the comparator's growth stops at the calibrated range's t = 2e4
+    W = _auto.OP_MARGIN[family] / R * (min(n * mu0 / math.sqrt(p), 2e4) / 1000.0) ** (1 / 3)
     floor = minimum_alpha(loss, R, n, eps, delta)
 
     def mu_at(alpha):
