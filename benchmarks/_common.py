@@ -332,17 +332,17 @@ def traced_peak():
 
 # ------------------------------------------------------------------------ processes
 def run_python(code=None, args=(), env=None, timeout=600, interpreter_args=(),
-               return_stderr=False):
-    """Run a fresh interpreter (same executable and environment) and return stdout
-    (and stderr if asked)."""
-    cmd = [sys.executable, *interpreter_args]
+               return_stderr=False, executable=None, cwd=None):
+    """Run a fresh interpreter (same executable and environment unless ``executable``, in
+    ``cwd`` or the repository root) and return stdout (and stderr if asked)."""
+    cmd = [executable or sys.executable, *interpreter_args]
     cmd += ["-c", code] if code is not None else []
     cmd += list(args)
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout,
-                          cwd=str(REPO_ROOT))
+                          cwd=str(cwd or REPO_ROOT))
     if proc.returncode != 0:
         raise RuntimeError(f"subprocess failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
     return (proc.stdout, proc.stderr) if return_stderr else proc.stdout

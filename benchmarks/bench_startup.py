@@ -11,8 +11,15 @@ Where the cold time goes is
 reported for the default estimators by numba's own compile events
 (``numba.core.event``: seconds spent compiling each dispatcher).
 
+``--core-python PATH`` also times the three default fits with the interpreter of a
+virtual environment that has skdp and its *core* dependencies only (``python -m venv
+ENV && ENV/bin/pip install .``): what ``pip install skdp`` gives.  The development
+environment has pandas and pyarrow too (test extras), which scikit-learn's
+``sklearn.utils.fixes`` imports whenever they are installed; the table says which of them
+each interpreter imported.
+
 Writes ``benchmarks/results/startup.md`` / ``.json``.  Run on a quiet machine:
-``python benchmarks/bench_startup.py``.
+``python benchmarks/bench_startup.py [--core-python ENV/bin/python]``.
 """
 
 import json
@@ -95,15 +102,41 @@ for label, name, expr in {cases!r}:
     est.fit(bunch.data, bunch.target)
     t_fit += time.perf_counter() - t
     fits.append(label)
+import sys
 print(json.dumps({{"import_s": t1 - t0, "fit_s": t_fit, "fits": fits,
-                   "compile_s": compile_s}}))
+                   "compile_s": compile_s,
+                   "imported": [m for m in ("pandas", "pyarrow") if m in sys.modules]}}))
 """
 
 
-def measure(cases, cache_dir):
+def measure(cases, cache_dir, executable=None):
+    # another interpreter runs outside the repository, so that it imports its installed skdp
     out = run_python(SNIPPET.format(cases=cases), env={"NUMBA_CACHE_DIR": str(cache_dir)},
-                     timeout=1800)
+                     timeout=1800, executable=executable,
+                     cwd=tempfile.gettempdir() if executable else None)
     return json.loads(out.strip().splitlines()[-1])
+
+
+def cold_warm_rows(cases, executable=None, raw=None):
+    rows = []
+    for label, data, expr in cases:
+        with tempfile.TemporaryDirectory() as cache:
+            cold = measure([(label, data, expr)], cache, executable)
+            warm = measure([(label, data, expr)], cache, executable)
+        if raw is not None:
+            raw[label] = {"cold": cold, "warm": warm}
+        top = sorted(cold["compile_s"].items(), key=lambda kv: -kv[1])[:3]
+        rows.append([label, f"{cold['import_s']:.2f}", f"{cold['fit_s']:.2f}",
+                     f"{cold['import_s'] + cold['fit_s']:.2f}", f"{warm['import_s']:.2f}",
+                     f"{warm['fit_s']:.2f}", f"{warm['import_s'] + warm['fit_s']:.2f}",
+                     ", ".join(f"{k} {v:.1f} s" for k, v in top),
+                     ", ".join(warm.get("imported", [])) or "neither"])
+        print(rows[-1], flush=True)
+    return rows
+
+
+HEADERS = ["fit", "cold import s", "cold fit s", "cold total s", "warm import s",
+           "warm fit s", "warm total s", "largest compiles (cold)", "pandas/pyarrow imported"]
 
 
 DEMO = """
@@ -127,18 +160,23 @@ def demo_times(quick):
 
 
 def main():
-    rows, raw = [], {"cases": {}}
-    for label, data, expr in CASES:
-        with tempfile.TemporaryDirectory() as cache:
-            cold = measure([(label, data, expr)], cache)
-            warm = measure([(label, data, expr)], cache)
-        raw["cases"][label] = {"cold": cold, "warm": warm}
-        top = sorted(cold["compile_s"].items(), key=lambda kv: -kv[1])[:3]
-        rows.append([label, f"{cold['import_s']:.2f}", f"{cold['fit_s']:.2f}",
-                     f"{cold['import_s'] + cold['fit_s']:.2f}", f"{warm['import_s']:.2f}",
-                     f"{warm['fit_s']:.2f}", f"{warm['import_s'] + warm['fit_s']:.2f}",
-                     ", ".join(f"{k} {v:.1f} s" for k, v in top)])
-        print(rows[-1], flush=True)
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--core-python", default=None,
+                    help="interpreter of a virtual environment with the core dependencies "
+                         "only (module docstring)")
+    args = ap.parse_args()
+    raw = {"cases": {}}
+    rows = cold_warm_rows(CASES, raw=raw["cases"])
+    core_rows = []
+    if args.core_python:
+        raw["core_only"] = {}
+        core_rows = cold_warm_rows(CASES[:3], args.core_python, raw["core_only"])
+        raw["core_only_versions"] = run_python(
+            "import numpy, scipy, sklearn, numba; print(numpy.__version__, scipy.__version__,"
+            " sklearn.__version__, numba.__version__)", executable=args.core_python,
+            cwd=tempfile.gettempdir()).strip()
     with tempfile.TemporaryDirectory() as cache:
         every = measure(CASES, cache)
     raw["every_solver"] = every
@@ -153,9 +191,19 @@ def main():
         f"Machine: {info.get('cpu', '?')}, {info.get('nproc', '?')} cores; load average at "
         f"start {info.get('loadavg_at_start')}.",
         "",
-        md_table(["fit", "cold import s", "cold fit s", "cold total s", "warm import s",
-                  "warm fit s", "warm total s", "largest compiles (cold)"], rows),
+        md_table(HEADERS, rows),
         "",
+    ]
+    if core_rows:
+        lines += [
+            "**Core-only install** (``pip install .`` in a fresh virtual environment: numpy, "
+            "scipy, scikit-learn, numba, dp-accounting; versions numpy, scipy, scikit-learn, "
+            f"numba = {raw['core_only_versions']}):",
+            "",
+            md_table(HEADERS, core_rows),
+            "",
+        ]
+    lines += [
         f"**Every solver once in one fresh process, empty cache:** import "
         f"{every['import_s']:.2f} s, fits {every['fit_s']:.2f} s "
         f"({len(every['fits'])} fits); numba compilation "
