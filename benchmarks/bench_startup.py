@@ -27,6 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import machine_info, md_table, run_python, write_results  # noqa: E402
 
@@ -135,6 +137,24 @@ def cold_warm_rows(cases, executable=None, raw=None):
     return rows
 
 
+SKLEARN_IMPORT = """
+import time
+t0 = time.perf_counter()
+import sklearn.base
+print(time.perf_counter() - t0)
+"""
+
+
+def sklearn_import_s(executable=None, repeats=3):
+    """Median time of ``import sklearn.base`` alone in a fresh interpreter: the floor under
+    every warm time above, and a gauge of the machine's speed during the run (it varies by
+    tens of percent between runs on the same virtual machine)."""
+    times = [float(run_python(SKLEARN_IMPORT, executable=executable,
+                              cwd=tempfile.gettempdir() if executable else None).strip())
+             for _ in range(repeats)]
+    return float(np.median(times))
+
+
 HEADERS = ["fit", "cold import s", "cold fit s", "cold total s", "warm import s",
            "warm fit s", "warm total s", "largest compiles (cold)", "pandas/pyarrow imported"]
 
@@ -167,11 +187,12 @@ def main():
                     help="interpreter of a virtual environment with the core dependencies "
                          "only (module docstring)")
     args = ap.parse_args()
-    raw = {"cases": {}}
+    raw = {"cases": {}, "sklearn_import_s": sklearn_import_s()}
     rows = cold_warm_rows(CASES, raw=raw["cases"])
     core_rows = []
     if args.core_python:
         raw["core_only"] = {}
+        raw["core_only_sklearn_import_s"] = sklearn_import_s(args.core_python)
         core_rows = cold_warm_rows(CASES[:3], args.core_python, raw["core_only"])
         raw["core_only_versions"] = run_python(
             "import numpy, scipy, sklearn, numba; print(numpy.__version__, scipy.__version__,"
@@ -191,6 +212,9 @@ def main():
         f"Machine: {info.get('cpu', '?')}, {info.get('nproc', '?')} cores; load average at "
         f"start {info.get('loadavg_at_start')}.",
         "",
+        f"``import sklearn.base`` alone (median of 3 fresh interpreters): "
+        f"{raw['sklearn_import_s']:.2f} s.",
+        "",
         md_table(HEADERS, rows),
         "",
     ]
@@ -198,7 +222,8 @@ def main():
         lines += [
             "**Core-only install** (``pip install .`` in a fresh virtual environment: numpy, "
             "scipy, scikit-learn, numba, dp-accounting; versions numpy, scipy, scikit-learn, "
-            f"numba = {raw['core_only_versions']}):",
+            f"numba = {raw['core_only_versions']}; ``import sklearn.base`` alone "
+            f"{raw['core_only_sklearn_import_s']:.2f} s):",
             "",
             md_table(HEADERS, core_rows),
             "",

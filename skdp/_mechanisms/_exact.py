@@ -100,7 +100,7 @@ _SIGMA = (0x61707865, 0x3320646E, 0x79622D32, 0x6B206574)   # "expand 32-byte k"
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _qr(a, b, c, d):
     """The ChaCha quarter round on four 32-bit words held in uint32 scalars."""
     a = np.uint32(a + b)
