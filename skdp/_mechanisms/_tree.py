@@ -66,6 +66,7 @@ __all__ = [
     "tree_reset",
     "tree_exact_reset",
     "tree_exact_release",
+    "tree_float_release",
     "tree_node_sensitivity",
     "tree_dp_event",
     "tree_sigma_paper",
@@ -178,6 +179,41 @@ def tree_exact_release(t, leaf, acc, released, gamma, z, out):
         low += 1
     for j in range(d):
         released[low, j] = grid_value(acc[low, j], gamma, z[j])
+    for level in range(low + 1):
+        for j in range(d):
+            acc[level, j] = 0.0
+    for j in range(d):
+        tot = 0.0
+        for level in range(levels):
+            if (t >> level) & 1:
+                tot += released[level, j]
+        out[j] = tot
+
+
+@njit(cache=True)
+def tree_float_release(t, leaf, acc, released, sigma, rng, out):
+    """:func:`tree_exact_release` with float noise: the node of ``NODE(t)`` that ends at
+    ``t`` is released as its computed sum plus ``N(0, sigma^2 I)`` (``p`` draws from
+    ``rng``, in order), and ``out`` is the sum of the released nodes of ``NODE(t)``.
+
+    This is the ``secure_noise=False`` form of the solvers' trees.  Each released node is
+    computed from its own leaves only, so the sensitivity of a computed node sum,
+    rounding included, is :func:`tree_node_sensitivity`, and the solvers scale ``sigma``
+    by it, as on the exact path.  A running prefix sum plus :func:`tree_noise`, the form
+    used before, carries every leaf's rounding into all later releases, which the tree's
+    analysis (a record enters one node per level) does not cover.  The float addition of
+    the noise itself is not floating-point safe (:mod:`skdp._mechanisms._exact`).
+    Call :func:`tree_exact_reset` to start a tree; ``1 <= t < 2^m``, ``t`` increasing by
+    one."""
+    levels, d = acc.shape
+    for level in range(levels):
+        for j in range(d):
+            acc[level, j] += leaf[j]
+    low = 0
+    while not (t >> low) & 1:
+        low += 1
+    for j in range(d):
+        released[low, j] = acc[low, j] + sigma * rng.standard_normal()
     for level in range(low + 1):
         for j in range(d):
             acc[level, j] = 0.0

@@ -455,6 +455,13 @@ def solve_spider(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
     fpar[F_SG], fpar[F_SH], fpar[F_KAPPA], fpar[F_XI], fpar[F_THR] = (
         P.s_g, P.s_H, P.kappa, P.Xi, P.thr)
     fpar[F_SIGMA_TREE], fpar[F_SIGMA_ESC], fpar[F_BT_COEF] = P.sigma_tree, P.sigma_esc, P.bt_coef
+    if noise_source is None:
+        # float noise: the rounding-inclusive sensitivities of the grid releases, the
+        # noise scaled by the same factors (the recorded multipliers sigma/s hold)
+        s_tree, s_esc = exact_sensitivities(P, n)
+        fpar[F_SIGMA_TREE] = float(np.nextafter(P.sigma_tree * (s_tree / P.s_g), np.inf))
+        fpar[F_SIGMA_ESC] = float(np.nextafter(P.sigma_esc * (s_esc / (P.s_H * P.Xi)),
+                                               np.inf))
     stride = max(1, math.ceil(P.T_max * p / TRAJ_BUDGET))
     ipar = np.zeros(N_INT, dtype=np.int64)
     ipar[I_B], ipar[I_K], ipar[I_GAMMA], ipar[I_HORIZON] = P.b, max(P.K, 1), P.Gamma, P.horizon

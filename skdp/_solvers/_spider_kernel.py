@@ -35,7 +35,7 @@ from numba import njit
 from .._losses._kernels import _robust_row
 from .._mechanisms._clipping import clip_scalar
 from .._mechanisms._exact import grid_value
-from .._mechanisms._tree import tree_exact_release, tree_exact_reset, tree_noise, tree_reset
+from .._mechanisms._tree import tree_exact_release, tree_exact_reset, tree_float_release
 from .._numba_cache import ensure_cache_locator
 
 SAFE = 1.0 - 1e-9
@@ -203,10 +203,12 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
     the displacement ``D_t = ||x_t - x_{t-1}||`` it was sized for, the flags and the stream
     position after the step: all functions of the released outputs (public).
 
-    Exact noise: with a non-empty ``noise_tree`` (``T_max`` rows of ``p`` int64) and its
-    grid ``gamma_tree``, the tree releases its node sums on the grid
-    (:func:`~skdp._mechanisms._tree.tree_exact_release`), and the private gradient is the
-    sum of the released nodes of ``NODE(j)``; with ``noise_esc`` and ``gamma_esc`` each
+    The tree releases its node sums, and the private gradient is the sum of the released
+    nodes of ``NODE(j)``: each node plus ``N(0, sigma_tree^2 I)``
+    (:func:`~skdp._mechanisms._tree.tree_float_release`; the caller scales ``sigma_tree``
+    for the rounding of the computed node sums) or, with exact noise (a non-empty
+    ``noise_tree``, ``T_max`` rows of ``p`` int64, and its grid ``gamma_tree``), on the grid
+    (:func:`~skdp._mechanisms._tree.tree_exact_release`); with ``noise_esc`` and ``gamma_esc`` each
     escape release is ``g_a + gamma_esc (rint(H_a v/gamma_esc) + Z)`` (``g_a`` is an earlier
     release).
     """
@@ -247,12 +249,9 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
     xa = np.zeros(p)
     v = np.zeros(p)
     hv = np.zeros(p)
-    noise = np.zeros(p)
     weights = np.zeros(n_stream)  # Hessian weights by stream position
-    block = np.empty(m, dtype=np.int64)
-    nodes = np.zeros((m, p))
-    acc = np.zeros((m, p))        # exact noise: the leaves of each level's interval
-    released = np.zeros((m, p))   # exact noise: the last released node of each level
+    acc = np.zeros((m, p))        # the leaves of each level's current interval
+    released = np.zeros((m, p))   # the last released node of each level
 
     drift = kappa
     frozen = 1
@@ -280,7 +279,6 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
             epoch_start = ptr
             ptr += b
             n_evals += b
-            tree_reset(block)
             tree_exact_reset(acc, released)
             j = 1
             drift = 0.0
@@ -313,9 +311,8 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
                                noise_tree[zt], gt)
             zt += 1
         else:
-            tree_noise(j, block, nodes, sigma_tree, rng, noise)
-            for q in range(p):
-                gt[q] = grad[q] + noise[q]
+            tree_float_release(j, grad if j == 1 else step, acc, released, sigma_tree, rng,
+                               gt)
         if escape_on and (not escape) and frozen <= 0 and _norm(gt) <= thr:
             escape = True
             frozen = Gamma

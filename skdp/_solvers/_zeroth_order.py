@@ -24,7 +24,9 @@ period ``k`` uses ``B1`` fresh rows for ``GRAD`` at round 1 and ``B2`` fresh row
 * ``s_t ~ U[0, 1]``, ``w_t = x_t + s_t Delta_t``, ``x_{t+1} = x_t + Delta_t``;
 * oracle: ``g_1 = GRAD(w_1)``, ``g_t = g_{t-1} + DIFF(w_t, w_{t-1})``;
   release ``g_tilde_t = g_t + TREE(t) + alpha w_t`` (tree mechanism of
-  :mod:`skdp._mechanisms._tree`, one tree per period; ``alpha w_t`` is public);
+  :mod:`skdp._mechanisms._tree`, one tree per period; ``alpha w_t`` is public), computed
+  as the sum of the noisy node sums of ``NODE(t)`` (float or exact noise), so that the
+  rounding of a node's sum depends on its own leaves only;
 * output: ``"last"`` period average ``w_bar^K`` (default), ``"uniform"`` (the
   paper's rule) or ``"tail_mean"``.
 
@@ -352,6 +354,10 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_inter
     row_norms(Xc, norms)
     order = rng.permutation(n).astype(np.int64)
     fpar, ipar = kernel_parameters(P, data_norm, alpha, directions, step)
+    if noise_source is None:
+        # float noise: the same rounding-inclusive sensitivity as the grid releases, the
+        # noise scaled by the same factor (the multiplier sigma/s the event records holds)
+        fpar[F_SIGMA] = float(np.nextafter(P.sigma * (exact_sensitivity(P) / P.s), np.inf))
     period_avgs = np.zeros((P.K, p))
     reads = np.zeros(n, dtype=np.int64) if read_counter is None else read_counter
     stats = np.zeros(N_STATS)

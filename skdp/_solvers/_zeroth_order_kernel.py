@@ -52,7 +52,7 @@ from numba import njit
 from .._losses._kernels import _robust_row
 from .._mechanisms._clipping import clip_scalar
 from .._mechanisms._exact import grid_value
-from .._mechanisms._tree import tree_exact_release, tree_exact_reset, tree_noise, tree_reset
+from .._mechanisms._tree import tree_exact_release, tree_exact_reset, tree_float_release
 from .._numba_cache import ensure_cache_locator
 
 SAFE = 1.0 - 1e-9
@@ -215,18 +215,19 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
 
     Rows are consumed in order, each exactly once: per period ``B1`` rows for GRAD and
     ``B2`` per later round (naive: ``B1`` rows every round, one direction each).  The tree
-    (``tree_noise`` of :mod:`skdp._mechanisms._tree`) restarts every period; the naive
-    oracle draws fresh ``N(0, sigma^2 I)`` per round.  Writes the period averages
+    restarts every period and releases its node sums
+    (:func:`~skdp._mechanisms._tree.tree_float_release`: each node plus ``N(0, sigma^2
+    I)``; the caller scales ``sigma`` for the rounding of the computed node sums); the
+    naive oracle draws fresh ``N(0, sigma^2 I)`` per round.  Writes the period averages
     ``w_bar^k`` into ``period_avgs``, the last ``x`` into ``x_out`` and into ``stats`` the
     largest ``||Delta_t||``, the largest ``||w_t - w_{t-1}||``, the loss evaluations and
     the rows read.  When ``trace`` has ``K T`` rows it receives every released
     ``g_tilde_t`` (public; for tests), otherwise (0 rows) nothing.
 
     Exact noise: with a non-empty ``noise_int`` (``K T`` rows of ``p`` int64) and the grid
-    ``gamma``, every release is a grid release instead of a float sum plus normal noise.
-    The tree releases its node sums (:func:`~skdp._mechanisms._tree.tree_exact_release`):
-    ``g_run + TREE(t)`` becomes the sum of the released nodes of ``NODE(t)``.  The naive
-    oracle releases each round's batch mean on the grid.
+    ``gamma``, every release is a grid release instead of a float sum plus normal noise:
+    the tree's nodes on the grid (:func:`~skdp._mechanisms._tree.tree_exact_release`), the
+    naive oracle's batch mean on the grid.
     """
     exact = noise_int.shape[0] > 0
     zi = 0  # next row of noise_int
@@ -252,10 +253,8 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
     levels = 1  # floor(log2 T) + 1: tree levels
     while (T >> levels) > 0:
         levels += 1
-    block = np.empty(levels, dtype=np.int64)
-    nodes = np.zeros((levels, p))
-    acc = np.zeros((levels, p))       # exact noise: the leaves of each level's interval
-    released = np.zeros((levels, p))  # exact noise: the last released node of each level
+    acc = np.zeros((levels, p))       # the leaves of each level's current interval
+    released = np.zeros((levels, p))  # the last released node of each level
     noise = np.zeros(p)
     x = np.zeros(p)
     w = np.zeros(p)
@@ -275,7 +274,6 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
     max_delta = 0.0
     max_step = 0.0
     for k in range(K):
-        tree_reset(block)
         tree_exact_reset(acc, released)
         sumsq = 0.0
         for q in range(p):
@@ -336,17 +334,18 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
                     ptr += B2
                     for q in range(p):
                         g_run[q] += est[q]
+                # the leaf of round t: the GRAD batch mean (t = 1) or the difference
+                # estimate; ``noise`` receives the whole release (the released nodes)
                 if exact:
-                    # the leaf of round t: the GRAD batch mean (t = 1) or the difference
-                    # estimate; ``noise`` receives the whole release
                     tree_exact_release(t, g_run if t == 1 else est, acc, released, gamma,
                                        noise_int[zi], noise)
                     zi += 1
                 else:
-                    tree_noise(t, block, nodes, sigma, rng, noise)
+                    tree_float_release(t, g_run if t == 1 else est, acc, released, sigma,
+                                       rng, noise)
             for q in range(p):
-                # exact noise: ``noise`` holds the whole release (never added to g_run)
-                priv = noise[q] if exact else g_run[q] + noise[q]
+                # the tree's ``noise`` holds the whole release (never added to g_run)
+                priv = g_run[q] + noise[q] if naive and not exact else noise[q]
                 g_tilde[q] = priv + alpha * w[q]
                 wbar[q] += w[q]
                 w_prev[q] = w[q]

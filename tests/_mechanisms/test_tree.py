@@ -166,3 +166,78 @@ def test_lemma_3_13_tree_noise_is_insufficient():
     achieved = get_delta(tree_dp_event(sigma, 1.0, horizon), 1.0)
     assert achieved > 1e-5
     assert achieved == pytest.approx(1.5e-4, rel=0.05)
+
+
+def _float_tree_nodes(leaves, sigma=0.0, seed=0):
+    """Run tree_float_release over ``leaves``; return the node released at each step."""
+    from skdp._mechanisms._tree import tree_exact_reset, tree_float_release
+
+    T, d = leaves.shape
+    levels = tree_height(T)
+    acc, released = np.zeros((levels, d)), np.zeros((levels, d))
+    tree_exact_reset(acc, released)
+    out, rng, nodes = np.zeros(d), np.random.default_rng(seed), []
+    for t in range(1, T + 1):
+        tree_float_release(t, leaves[t - 1], acc, released, sigma, rng, out)
+        low = (t & -t).bit_length() - 1
+        nodes.append(released[low].copy())
+    return np.array(nodes)
+
+
+def test_float_tree_nodes_read_only_their_own_leaves():
+    """The float tree releases node sums computed from their own leaves: changing leaf i
+    leaves every node that does not contain i bitwise unchanged (so a record's rounding
+    reaches only its m nodes, as the analysis assumes), and the nodes add up to the prefix
+    sums.  The running prefix sum the float path used before carries leaf i's rounding
+    into later differences fl(S_end) - fl(S_start-1): shown here to move them."""
+    rng = np.random.default_rng(5)
+    T, i = 64, 5
+    a = rng.normal(size=(T, 3)) * 10.0 ** rng.integers(-3, 4, size=(T, 1))
+    b = a.copy()
+    b[i - 1] += 1e-3 * (1 + rng.random(3))          # leaf i (1-based) changes
+    na, nb = _float_tree_nodes(a), _float_tree_nodes(b)
+    for t in range(1, T + 1):
+        low = (t & -t).bit_length() - 1
+        start = t - (1 << low) + 1
+        if not start <= i <= t:
+            np.testing.assert_array_equal(na[t - 1], nb[t - 1])
+    # sum of the released nodes of NODE(t) = the prefix sum (up to rounding)
+    levels = tree_height(T)
+    out = np.zeros(3)
+    from skdp._mechanisms._tree import tree_exact_reset, tree_float_release
+    acc, released = np.zeros((levels, 3)), np.zeros((levels, 3))
+    tree_exact_reset(acc, released)
+    for t in range(1, T + 1):
+        tree_float_release(t, a[t - 1], acc, released, 0.0, np.random.default_rng(0), out)
+        np.testing.assert_allclose(out, a[:t].sum(axis=0), rtol=1e-12, atol=1e-9)
+    # the running prefix sum's node differences do move after leaf i
+    moved = False
+    Sa, Sb = np.cumsum(a, axis=0), np.cumsum(b, axis=0)
+    for t in range(i + 1, T + 1):
+        low = (t & -t).bit_length() - 1
+        start = t - (1 << low) + 1
+        if start > i:
+            da = Sa[t - 1] - Sa[start - 2]
+            db = Sb[t - 1] - Sb[start - 2]
+            moved |= bool(np.any(da != db))
+    assert moved
+
+
+def test_float_tree_noise_variance():
+    """Every released node carries N(0, sigma^2): on zero leaves the release at t has
+    variance popcount(t) sigma^2 per coordinate."""
+    from skdp._mechanisms._tree import tree_exact_reset, tree_float_release
+
+    T, d, sigma, runs = 8, 4, 2.0, 3000
+    levels = tree_height(T)
+    sq = np.zeros(T)
+    rng = np.random.default_rng(1)
+    acc, released, out = np.zeros((levels, d)), np.zeros((levels, d)), np.zeros(d)
+    for _ in range(runs):
+        tree_exact_reset(acc, released)
+        for t in range(1, T + 1):
+            tree_float_release(t, np.zeros(d), acc, released, sigma, rng, out)
+            sq[t - 1] += np.sum(out**2)
+    for t in range(1, T + 1):
+        ratio = sq[t - 1] / (runs * d * sigma**2)
+        assert abs(ratio / bin(t).count("1") - 1) < 0.06, (t, ratio)

@@ -382,3 +382,40 @@ def test_exact_noise_default_path():
     # the node-sum rounding bound uses the only public leaf bound, s_g b_t/2 <= s_g n/2:
     # 1 + h^2 n 2^-53 (0.1 % here, horizon h ~ 1e4)
     assert P.s_g < s_tree < P.s_g * (1 + 1e-2) and P.s_H * P.Xi < s_esc
+
+
+def test_float_path_noise_covers_the_rounding_of_the_computed_releases(monkeypatch):
+    """secure_noise=False: the kernel's tree and escape noises are the plan's times the
+    rounding-inclusive sensitivities over the nominal ones (exact_sensitivities), the
+    factors of the grid releases; the float tree releases node sums
+    (tree_float_release), whose computed sums have that sensitivity."""
+    import warnings
+
+    import skdp._solvers._spider as sp
+    from skdp import DPNonconvexRegressor
+    from skdp._losses import WelschLoss
+    from skdp._solvers._spider import exact_sensitivities, spider_plan
+    from skdp._solvers._spider_kernel import F_SIGMA_ESC, F_SIGMA_TREE
+
+    seen = {}
+    original = sp.spider_loop
+
+    def kernel(*args):
+        fpar = args[6]
+        seen["tree"], seen["esc"] = float(fpar[F_SIGMA_TREE]), float(fpar[F_SIGMA_ESC])
+        return original(*args)
+
+    monkeypatch.setattr(sp, "spider_loop", kernel)
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, (20_000, 2)) / 2
+    y = X @ [2.0, -2.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        f = DPNonconvexRegressor(solver="spider", epsilon=8.0, data_norm=1.0, random_state=0,
+                                 secure_noise=False).fit(X, y)
+    n = 20_000
+    P = spider_plan(n, 3, WelschLoss(1.0), epsilon=8.0, delta=f.delta, alpha=0.0,
+                    data_norm=f.row_bound_)[0]
+    s_tree, s_esc = exact_sensitivities(P, n)
+    assert seen["tree"] >= P.sigma_tree * s_tree / P.s_g > P.sigma_tree
+    assert seen["esc"] >= P.sigma_esc * s_esc / (P.s_H * P.Xi) > P.sigma_esc

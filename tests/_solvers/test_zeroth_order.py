@@ -487,3 +487,33 @@ def test_exact_noise_default_estimator_learns():
     assert est.solver_ == "zeroth_order" and est.secure_noise_ is True
     assert flt.secure_noise_ is False and est.dp_event_ == flt.dp_event_
     assert est.score(X, y) > 0.5 and abs(est.score(X, y) - flt.score(X, y)) < 0.2
+
+
+def test_float_path_noise_covers_the_rounding_of_the_node_sums(monkeypatch):
+    """secure_noise=False: the kernel's sigma is the plan's times exact_sensitivity(P)/s,
+    the factor the grid releases use (the float tree releases node sums,
+    tree_float_release, whose computed sums have that sensitivity)."""
+    import skdp._solvers._zeroth_order as zo
+    from skdp._solvers._zeroth_order import _solve, exact_sensitivity
+    from skdp._solvers._zeroth_order_kernel import F_SIGMA
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, (6000, 2)) / 2
+    y = X @ [1.0, -1.0]
+    seen = {}
+    original = zo.zo_run
+
+    def kernel(*args):
+        seen["sigma"] = float(args[6][F_SIGMA])
+        return original(*args)
+
+    monkeypatch.setattr(zo, "zo_run", kernel)
+    loss = CappedAbsoluteLoss(1.0)
+    kw = dict(epsilon=4.0, delta=1e-6, alpha=0.0, data_norm=2.0, n_outputs=1,
+              fit_intercept=False, intercept_scaling=1.0, y_bound=None, calibration="tight",
+              max_iter=None, smoothing_radius=0.5, output="last", directions="linear",
+              naive=False, batch_size=20, read_counter=None)
+    _solve(X, y, loss, rng=np.random.default_rng(1), **kw)
+    P, _ = zeroth_order_plan(6000, 2, loss, epsilon=4.0, delta=1e-6, data_norm=2.0,
+                             smoothing_radius=0.5, batch_size=20)
+    assert seen["sigma"] >= P.sigma * exact_sensitivity(P) / P.s > P.sigma
