@@ -497,10 +497,7 @@ def coupled_gaussian_noise(source, sigma, size):
     suffices.  ``tests/_mechanisms/test_exact.py`` checks the sandwich with mpmath at ``s =
     8 ... 64`` for every ``|k| <= s^2/2`` (the needed ``c`` is 0.021 there, ~``|k|/(24 s^2)``).
     """
-    gamma = grid_for(float(sigma))
-    s = int(np.ceil(float(sigma) / gamma))
-    z = np.clip(discrete_gaussian_noise(source, s, size), -(1 << 50), 1 << 50)
-    return gamma * z.astype(np.float64), gamma, float(s * gamma)
+    return _coupled_lattice_noise(discrete_gaussian_noise, source, sigma, size)
 
 
 def coupled_laplace_noise(source, scale, size):
@@ -519,7 +516,14 @@ def coupled_laplace_noise(source, scale, size):
     <= 1/2 + c_0`` for every ``X``.  (The clamp of ``|Z|`` to ``2^50``, which keeps ``gamma Z``
     exact, acts with probability ``e^{-2^20}``: the int64 range of any such sampler.)
     """
+    return _coupled_lattice_noise(discrete_laplace_noise, source, scale, size)
+
+
+def _coupled_lattice_noise(draw, source, scale, size):
+    """``gamma Z`` for ``size`` integers ``Z`` from ``draw(source, steps, size)`` with
+    ``steps = ceil(scale/gamma)`` on the grid ``gamma`` of ``scale``, clamped to ``2^50``
+    steps (exact in float64); returns ``(values, gamma, steps gamma)``."""
     gamma = grid_for(float(scale))
-    t = int(np.ceil(float(scale) / gamma))
-    z = np.clip(discrete_laplace_noise(source, t, size), -(1 << 50), 1 << 50)
-    return gamma * z.astype(np.float64), gamma, float(t * gamma)
+    steps = int(np.ceil(float(scale) / gamma))
+    z = np.clip(draw(source, steps, size), -(1 << 50), 1 << 50)
+    return gamma * z.astype(np.float64), gamma, float(steps * gamma)

@@ -154,6 +154,37 @@ def tree_exact_reset(acc, released):
 
 
 @njit(cache=True)
+def _tree_push(t, leaf, acc):
+    """Add leaf ``t`` to every level's accumulator; return the level ``v_2(t)`` of the one
+    node of ``NODE(t)`` that ends at ``t`` (the caller releases ``acc[level]``)."""
+    levels, d = acc.shape
+    for level in range(levels):
+        for j in range(d):
+            acc[level, j] += leaf[j]
+    low = 0
+    while not (t >> low) & 1:
+        low += 1
+    return low
+
+
+@njit(cache=True)
+def _tree_close(t, low, acc, released, out):
+    """After node ``low`` is released: restart the accumulators of levels ``<= low``
+    (their intervals end at ``t``) and write into ``out`` the sum of the released nodes of
+    ``NODE(t)``."""
+    levels, d = acc.shape
+    for level in range(low + 1):
+        for j in range(d):
+            acc[level, j] = 0.0
+    for j in range(d):
+        tot = 0.0
+        for level in range(levels):
+            if (t >> level) & 1:
+                tot += released[level, j]
+        out[j] = tot
+
+
+@njit(cache=True)
 def tree_exact_release(t, leaf, acc, released, gamma, z, out):
     """The exact (floating-point-safe) form of the tree: add leaf ``M_t`` and write the
     private prefix sum into ``out``.
@@ -170,24 +201,10 @@ def tree_exact_release(t, leaf, acc, released, gamma, z, out):
     docstring holds node by node with the grid mechanism's dominating Gaussian.  Call
     :func:`tree_exact_reset` to start a tree; ``1 <= t < 2^m``, ``t`` increasing by one.
     """
-    levels, d = acc.shape
-    for level in range(levels):
-        for j in range(d):
-            acc[level, j] += leaf[j]
-    low = 0
-    while not (t >> low) & 1:
-        low += 1
-    for j in range(d):
+    low = _tree_push(t, leaf, acc)
+    for j in range(acc.shape[1]):
         released[low, j] = grid_value(acc[low, j], gamma, z[j])
-    for level in range(low + 1):
-        for j in range(d):
-            acc[level, j] = 0.0
-    for j in range(d):
-        tot = 0.0
-        for level in range(levels):
-            if (t >> level) & 1:
-                tot += released[level, j]
-        out[j] = tot
+    _tree_close(t, low, acc, released, out)
 
 
 @njit(cache=True)
@@ -205,24 +222,10 @@ def tree_float_release(t, leaf, acc, released, sigma, rng, out):
     the noise itself is not floating-point safe (:mod:`skdp._mechanisms._exact`).
     Call :func:`tree_exact_reset` to start a tree; ``1 <= t < 2^m``, ``t`` increasing by
     one."""
-    levels, d = acc.shape
-    for level in range(levels):
-        for j in range(d):
-            acc[level, j] += leaf[j]
-    low = 0
-    while not (t >> low) & 1:
-        low += 1
-    for j in range(d):
+    low = _tree_push(t, leaf, acc)
+    for j in range(acc.shape[1]):
         released[low, j] = acc[low, j] + sigma * rng.standard_normal()
-    for level in range(low + 1):
-        for j in range(d):
-            acc[level, j] = 0.0
-    for j in range(d):
-        tot = 0.0
-        for level in range(levels):
-            if (t >> level) & 1:
-                tot += released[level, j]
-        out[j] = tot
+    _tree_close(t, low, acc, released, out)
 
 
 def tree_node_sensitivity(sensitivity, leaf_rows, leaf_norm, n_leaves):

@@ -241,7 +241,7 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
 
     x = np.zeros(p)
     x_prev = np.zeros(p)
-    grad = np.zeros(p)       # Spider gradient estimate (never released)
+    grad = np.zeros(p)       # the refresh's mean gradient: the first leaf of a tree
     step = np.zeros(p)
     gt = np.zeros(p)         # private gradient
     g = np.zeros(p)
@@ -300,8 +300,6 @@ def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt,
             hclip = min(rho * D, 0.5 * s_H * bt)
             oracle_difference(X, y, rows, ptr, ptr + bt, x, x_prev, loss_id, c, row_norm,
                               gclip, hclip, step, weights)
-            for q in range(p):
-                grad[q] += step[q]
             ptr += bt
             n_evals += 2 * bt
             j += 1

@@ -332,8 +332,6 @@ def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, s
                                              delta_s, lip, bound, m, fast, loss_id, c, rng, u,
                                              row, est, reads)
                     ptr += B2
-                    for q in range(p):
-                        g_run[q] += est[q]
                 # the leaf of round t: the GRAD batch mean (t = 1) or the difference
                 # estimate; ``noise`` receives the whole release (the released nodes)
                 if exact:
