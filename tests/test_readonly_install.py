@@ -1,5 +1,6 @@
-"""A read-only install with a read-only HOME imports and fits (numba falls back to a
-temporary cache with one warning), run as a process that file permissions apply to."""
+"""A read-only install with a read-only HOME imports and fits (the default fit needs no
+numba kernel; a kernel fit makes numba fall back to a temporary cache with one warning), run
+as a process that file permissions apply to."""
 
 import os
 import shutil
@@ -18,12 +19,17 @@ with warnings.catch_warnings(record=True) as caught:
     from skdp import DPLogisticRegression
     X = np.random.default_rng(0).normal(size=(300, 2)); y = (X[:, 0] > 0).astype(int)
     clf = DPLogisticRegression(data_norm=3.0, classes=[0, 1], random_state=0).fit(X, y)
+    import sys
+    default_fit = ("numba" in sys.modules, len(caught))   # the default fit needs no kernel
+    DPLogisticRegression(data_norm=3.0, classes=[0, 1], solver="dpsgd", batch_size=50,
+                         n_steps=10, random_state=0).fit(X, y)
 import skdp
 print(skdp.__file__)
 print(clf.score(X, y) > 0.8)
 cache = [str(w.message) for w in caught if "numba cannot cache" in str(w.message)]
 print(len(cache))
 print(cache[0] if cache else "")
+print(default_fit)
 """
 
 
@@ -51,4 +57,5 @@ def test_read_only_package_and_home_import_and_fit(tmp_path):
     assert lines[1] == "True"
     assert lines[2] == "1", proc.stdout                        # warned once
     assert "NUMBA_CACHE_DIR" in lines[3]
+    assert lines[4] == "(False, 0)"      # the default fit imported no numba, warned nothing
     assert not list(site.rglob("__pycache__/*.nbi"))           # nothing written there

@@ -29,17 +29,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels import (
-    CAUCHY,
-    HUBER,
-    LOGISTIC,
-    MULTINOMIAL,
-    TUKEY,
-    WELSCH,
-    margin_curvatures,
-    margin_derivatives,
-    robust_derivatives,
-)
+from ._ids import CAUCHY, HUBER, LOGISTIC, MULTINOMIAL, TUKEY, WELSCH
+
+#: kernels re-exported lazily (:func:`__getattr__`): importing the loss specs must not
+#: import numba, which the default (numpy) fits never call
+_KERNEL_EXPORTS = ("margin_curvatures", "margin_derivatives", "robust_derivatives")
+
+
+def __getattr__(name):
+    if name in _KERNEL_EXPORTS:
+        from . import _kernels
+
+        return getattr(_kernels, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "LogisticLoss",

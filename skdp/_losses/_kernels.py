@@ -41,19 +41,20 @@ from numba import njit, prange
 
 from .._numba_cache import ensure_cache_locator
 
-LOGISTIC = 0
-MULTINOMIAL = 1
-HUBER = 2
-TUKEY = 3
-WELSCH = 4
-CAUCHY = 5
-# nonsmooth losses of the zeroth-order solver (skdp._losses._nonsmooth); scale tau = param
-CAPPED_ABSOLUTE = 6    # min(|r|, tau)
-ABSOLUTE = 7           # |r|
-TRUNCATED_SQUARED = 8  # min(r^2, tau^2)
-
-N_CHUNKS = 16
-BLOCK = 4096
+from ._ids import (  # noqa: F401  (re-exported: the kernels' ids and chunking)
+    ABSOLUTE,
+    BLOCK,
+    CAPPED_ABSOLUTE,
+    CAUCHY,
+    HUBER,
+    LOGISTIC,
+    MULTINOMIAL,
+    N_CHUNKS,
+    TRUNCATED_SQUARED,
+    TUKEY,
+    WELSCH,
+)
+from .._parallel import chunk_pool as _pool, current_threads
 
 
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
@@ -323,21 +324,6 @@ def binary_chunks_value_grad(X, y, W, loss_id, param, n_chunks, c0, c1, chunk_gr
         chunk_val[c] = val
 
 
-_POOL = None
-
-
-def _pool():
-    global _POOL
-    if _POOL is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        import numba
-
-        _POOL = ThreadPoolExecutor(max_workers=int(numba.config.NUMBA_NUM_THREADS),
-                                   thread_name_prefix="skdp-chunks")
-    return _POOL
-
-
 def binary_sums(X, y, W, loss_id, param, threads=1):
     """``(sum_i l_i, sum_i x_i l'_i)`` of ``LOGISTIC``/``HUBER`` (``K = 1``) over the rows
     of ``X``, in :func:`objective_value_grad`'s chunks and order (chunk totals added from
@@ -367,28 +353,14 @@ def binary_sums(X, y, W, loss_id, param, threads=1):
 
 def binary_value_grad(X, y, W, loss_id, param, alpha, grad):
     """:func:`objective_value_grad` for ``LOGISTIC``/``HUBER`` with ``K = 1``, bit for bit:
-    :func:`binary_sums` on ``numba.get_num_threads()`` threads, then ``grad = sum/n +
+    :func:`binary_sums` on ``numba.get_num_threads()`` threads (:func:`skdp._parallel.current_threads`), then ``grad = sum/n +
     alpha W`` and ``F = value/n + (alpha/2)||W||^2`` with the same floating-point
     operations."""
-    import numba
-
     n = X.shape[0]
-    value, total = binary_sums(X, y, W, loss_id, param, numba.get_num_threads())
+    value, total = binary_sums(X, y, W, loss_id, param, current_threads())
     w = W[:, 0]
     grad[:, 0] = total / n + alpha * w
     sq = 0.0
     for wj in w.tolist():
         sq += wj * wj
     return value / n + 0.5 * alpha * sq
-
-
-def curvature_weights(z, y, loss_id, param):
-    """``l''(z_i)`` of the scalar-margin losses (Newton steps): Huber's ``1{|z - y| <= h}``
-    elementwise in numpy (the kernel's comparison, NaN residuals give 0 as there; no
-    compilation), the others by :func:`margin_curvatures`."""
-    if loss_id == HUBER:
-        r = z - y
-        return ((-param <= r) & (r <= param)).astype(np.float64)
-    out = np.empty(z.shape[0])
-    margin_curvatures(np.ascontiguousarray(z), y, loss_id, param, out)
-    return out

@@ -39,7 +39,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._kernels import ABSOLUTE, CAPPED_ABSOLUTE, TRUNCATED_SQUARED
+from ._ids import ABSOLUTE, CAPPED_ABSOLUTE, TRUNCATED_SQUARED
 
 __all__ = [
     "CappedAbsoluteLoss",

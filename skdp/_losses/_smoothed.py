@@ -40,14 +40,13 @@ from dataclasses import dataclass
 
 from numba import njit
 
-from ._kernels import HUBER, LOGISTIC, MULTINOMIAL
+from ._ids import HUBER, LOGISTIC, MULTINOMIAL
+from ._ids import SMOOTHED_ABSOLUTE as ABSOLUTE
+from ._ids import SMOOTHED_HINGE as HINGE
 from .._numba_cache import ensure_cache_locator
 
 __all__ = ["ABSOLUTE", "HINGE", "AbsoluteLoss", "HingeLoss", "smoothed_margin_loss",
            "raw_margin_derivative", "smoothed_margin_arrays", "smoothing_smoothness"]
-
-ABSOLUTE = 20
-HINGE = 21
 
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)

@@ -46,11 +46,12 @@ machine: a few ulps at most).
 
 import numpy as np
 
-from ._kernels import CAUCHY, HUBER, LOGISTIC, N_CHUNKS, TUKEY, WELSCH, _pool
+from .._parallel import chunk_pool as _pool
+from ._ids import CAUCHY, HUBER, LOGISTIC, N_CHUNKS, TUKEY, WELSCH
 
 __all__ = ["NUMPY_MAX_WORK", "DERIVATIVE_ULPS", "uses_numpy", "chunk_layout",
            "chunked_sum_depth", "binary_value_grad", "prepare_clipped_rows",
-           "sum_clipped_gradients", "logistic_curvature",
+           "sum_clipped_gradients", "logistic_curvature", "curvature_weights",
            "robust_derivative"]
 
 #: designs of at most this many entries (``n x p``, intercept column included) use numpy
@@ -209,3 +210,17 @@ def logistic_curvature(z):
     never trusts the Hessian)."""
     e = np.exp(-np.abs(z))
     return e / ((1.0 + e) * (1.0 + e))
+
+
+def curvature_weights(z, y, loss_id, param):
+    """``l''(z_i)`` of the scalar-margin losses (Newton steps): Huber's ``1{|z - y| <= h}``
+    elementwise in numpy (the kernel's comparison, NaN residuals give 0 as there; no
+    compilation), the others by :func:`margin_curvatures`."""
+    if loss_id == HUBER:
+        r = z - y
+        return ((-param <= r) & (r <= param)).astype(np.float64)
+    from ._kernels import margin_curvatures  # numba, for the other losses only
+
+    out = np.empty(z.shape[0])
+    margin_curvatures(np.ascontiguousarray(z), y, loss_id, param, out)
+    return out

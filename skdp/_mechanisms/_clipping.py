@@ -22,92 +22,29 @@ entries cannot overflow to ``inf`` and zero the wrong row.
 """
 
 import numpy as np
-from numba import njit, prange
-
-from .._numba_cache import ensure_cache_locator
 
 SAFETY = 1.0 - 1e-12
 
-
-ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
-
-
-@njit(cache=True)
-def _row_norm(X, i):
-    """||X[i]||_2 without spurious overflow or underflow.
-
-    The plain sum of squares is used when it is a normal finite number (the usual case,
-    one pass); otherwise the row is rescaled by its largest entry first.
-    """
-    d = X.shape[1]
-    s = 0.0
-    for j in range(d):
-        s += X[i, j] * X[i, j]
-    if s < np.inf and (s > 1e-280 or s == 0.0):
-        return np.sqrt(s)
-    m = 0.0
-    for j in range(d):
-        a = abs(X[i, j])
-        if a > m:
-            m = a
-    if m == 0.0:
-        return 0.0
-    inv = 1.0 / m
-    s = 0.0
-    for j in range(d):
-        t = X[i, j] * inv
-        s += t * t
-    return m * np.sqrt(s)
+#: the numba kernels, re-exported lazily (:func:`__getattr__`): importing this module (every
+#: estimator does) must not import numba, which the numpy paths below never call
+_KERNELS = {"clip_rows": "clip_rows", "clip_scalar": "clip_scalar",
+            "_row_norm": "row_norm_kernel", "_row_norms_kernel": "row_norms_kernel"}
 
 
-@njit(cache=True)
-def clip_scalar(v, bound):
-    """``v`` clipped to ``[-bound, bound]``; a non-finite ``v`` becomes 0.
+def __getattr__(name):
+    if name in _KERNELS:
+        from . import _clipping_kernels
 
-    The per-row scalar clip of the kernels (a derivative, a finite difference): whatever
-    the loss returns, the clipped value has ``|v| <= bound``, so a sensitivity proved for
-    ``bound`` holds even for a loss that is not as Lipschitz as declared.
-    """
-    if not abs(v) < np.inf:
-        return 0.0
-    if v > bound:
-        return bound
-    if v < -bound:
-        return -bound
-    return v
-
-
-@njit(cache=True, parallel=True)
-def clip_rows(X, radius, intercept_scaling, out):
-    """Write the clipped (and, if ``out`` has one more column, augmented) rows into ``out``.
-
-    ``radius`` is the bound on the feature part (``sqrt(C^2 - b^2)`` with an intercept).
-    Returns nothing; ``out`` is ``(n, d)`` or ``(n, d + 1)``.
-    """
-    n, d = X.shape
-    augmented = out.shape[1] == d + 1
-    r = radius * SAFETY
-    for i in prange(n):
-        nrm = _row_norm(X, i)
-        scale = 1.0
-        if nrm > r:
-            scale = r / nrm
-        for j in range(d):
-            out[i, j] = X[i, j] * scale
-        if augmented:
-            out[i, d] = intercept_scaling
+        return getattr(_clipping_kernels, _KERNELS[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: up to this many entries rows are clipped (and their norms computed) in numpy, with the
 #: same bits as the kernels and without compiling them: a fit on a small design pays no
 #: compilation
 NUMPY_CLIP_MAX = 1 << 22
-
-
-@njit(cache=True)
-def _row_norms_kernel(X, out):
-    for i in range(X.shape[0]):
-        out[i] = _row_norm(X, i)
+#: rows per block of :func:`_row_norms_numpy` (a block's transpose stays in cache)
+NORM_BLOCK_ROWS = 2048
 
 
 @np.errstate(over="ignore", under="ignore", invalid="ignore")
@@ -120,10 +57,14 @@ def _row_norms_numpy(X):
     n, d = X.shape
     s = np.zeros(n)
     if d:
-        cols = np.ascontiguousarray(X.T)       # one column per pass: the kernel's j loop
-        s = cols[0] * cols[0]
-        for j in range(1, d):
-            s += cols[j] * cols[j]
+        # one column per pass (the kernel's j loop), on blocks of rows transposed in cache:
+        # no n x d temporary (its page faults cost more than the arithmetic on a first fit)
+        for a in range(0, n, NORM_BLOCK_ROWS):
+            cols = np.ascontiguousarray(X[a:a + NORM_BLOCK_ROWS].T)
+            sb = s[a:a + NORM_BLOCK_ROWS]
+            np.multiply(cols[0], cols[0], out=sb)
+            for j in range(1, d):
+                sb += cols[j] * cols[j]
     nrm = np.sqrt(s)
     odd = ~((s < np.inf) & ((s > 1e-280) | (s == 0.0)))
     if odd.any():
@@ -141,7 +82,9 @@ def row_norms(X, out):
     if X.size <= NUMPY_CLIP_MAX:
         out[:] = _row_norms_numpy(X)
     else:
-        _row_norms_kernel(X, out)
+        from ._clipping_kernels import row_norms_kernel
+
+        row_norms_kernel(X, out)
 
 
 def row_norms_at(X, rows):
@@ -198,8 +141,12 @@ def clip_and_augment(X, data_norm, fit_intercept, intercept_scaling):
         radius = float(data_norm)
         out = np.empty((n, d))
     X = np.ascontiguousarray(X, dtype=np.float64)
-    clip = _clip_rows_numpy if X.size <= NUMPY_CLIP_MAX else clip_rows
-    clip(X, radius, float(intercept_scaling), out)
+    if X.size <= NUMPY_CLIP_MAX:
+        _clip_rows_numpy(X, radius, float(intercept_scaling), out)
+    else:
+        from ._clipping_kernels import clip_rows
+
+        clip_rows(X, radius, float(intercept_scaling), out)
     return out
 
 
@@ -223,5 +170,7 @@ def max_row_norm(X):
     sq = np.einsum("ij,ij->i", X, X)
     m = float(np.sqrt(sq.max())) if X.shape[0] else 0.0
     if not np.isfinite(m):
-        m = float(max(_row_norm(X, i) for i in range(X.shape[0])))
+        from ._clipping_kernels import row_norm_kernel
+
+        m = float(max(row_norm_kernel(X, i) for i in range(X.shape[0])))
     return m

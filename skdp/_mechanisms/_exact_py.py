@@ -156,11 +156,13 @@ def _bernoulli_exp_le1(st, n1, d1, n2, d2):
         return True
     k = 1
     while True:
-        if (_uniform_below(st, d1) < n1 and _uniform_below(st, d2) < n2
-                and _uniform_below(st, k) == 0):
-            k += 1
-        else:
+        if d1 > 1 and _uniform_below(st, d1) >= n1:
             return k % 2 == 1
+        if d2 > 1 and _uniform_below(st, d2) >= n2:
+            return k % 2 == 1
+        if k > 1 and _uniform_below(st, k) != 0:
+            return k % 2 == 1
+        k += 1
 
 
 def _bernoulli_exp(st, num, den):
@@ -174,10 +176,10 @@ def _bernoulli_exp(st, num, den):
 def _discrete_laplace(st, t):
     while True:
         u = _uniform_below(st, t)
-        if not _bernoulli_exp(st, u, t):
+        if not _bernoulli_exp_le1(st, u, t, 1, 1):
             continue
         v = 0
-        while _bernoulli_exp(st, 1, 1):
+        while _bernoulli_exp_le1(st, 1, 1, 1, 1):
             v += 1
         x = u + t * v
         negative = (_next_u32(st) >> 31) == 1
@@ -192,9 +194,9 @@ def _discrete_gaussian(st, s):
         a = abs(abs(y) - s)
         a1 = a // s
         a0 = a - a1 * s
-        if not _bernoulli_exp(st, a1 * a1, 2):
+        if a1 > 0 and not _bernoulli_exp(st, a1 * a1, 2):
             continue
-        if not _bernoulli_exp(st, a1 * a0, s):
+        if a1 > 0 and not _bernoulli_exp(st, a1 * a0, s):
             continue
         if not _bernoulli_exp_le1(st, a0, s, a0, 2 * s):
             continue

@@ -45,6 +45,10 @@ __all__ = ["UNIT_ROUNDOFF", "gamma_k", "summation_factor", "summation_clip", "bl
            "blocked_depth", "BLOCK"]
 
 UNIT_ROUNDOFF = 2.0 ** -53
+#: per-term clip safety of the per-row oracles (spider, zeroth_order, warm_gd): a term is
+#: clipped to ``bound * TERM_SAFETY`` so that the floating-point term respects ``bound``
+#: despite the rounding of the clip itself
+TERM_SAFETY = 1.0 - 1e-9
 #: rows per block of :func:`blocked_sum`
 BLOCK = 4096
 

@@ -15,29 +15,69 @@ accepts which solver is declared by the estimator (its ``_parameter_constraints`
   Alg. 2), ``dpsgd``.
 """
 
-from ._dpsgd import solve_dpsgd
-from ._objective_perturbation import solve_objective_perturbation
-from ._output_perturbation import solve_output_perturbation
-from ._phased import solve_phased
-from ._resque import solve_resque
-from ._result import SolverResult
-from ._rrpsgd import solve_rrpsgd
-from ._warm_gd import solve_warm_gd
-from ._spider import solve_spider
-from ._zeroth_order import solve_zeroth_order, solve_zeroth_order_naive
+from collections.abc import MutableMapping
+from importlib import import_module
 
-SOLVERS = {
-    "output_perturbation": solve_output_perturbation,
-    "objective_perturbation": solve_objective_perturbation,
-    "dpsgd": solve_dpsgd,
-    "phased": solve_phased,
-    "resque": solve_resque,
-    "spider": solve_spider,
-    "rrpsgd": solve_rrpsgd,
-    "warm_gd": solve_warm_gd,
-    "zeroth_order": solve_zeroth_order,
-    "zeroth_order_naive": solve_zeroth_order_naive,
+#: solver name -> (module of this package, function); imported on first use, so that
+#: importing an estimator does not import every solver's numba kernels
+_SOLVER_FUNCTIONS = {
+    "output_perturbation": ("_output_perturbation", "solve_output_perturbation"),
+    "objective_perturbation": ("_objective_perturbation", "solve_objective_perturbation"),
+    "dpsgd": ("_dpsgd", "solve_dpsgd"),
+    "phased": ("_phased", "solve_phased"),
+    "resque": ("_resque", "solve_resque"),
+    "spider": ("_spider", "solve_spider"),
+    "rrpsgd": ("_rrpsgd", "solve_rrpsgd"),
+    "warm_gd": ("_warm_gd", "solve_warm_gd"),
+    "zeroth_order": ("_zeroth_order", "solve_zeroth_order"),
+    "zeroth_order_naive": ("_zeroth_order", "solve_zeroth_order_naive"),
 }
+
+
+class _SolverRegistry(MutableMapping):
+    """``SOLVERS[name]``: the solver function, its module imported on first lookup.  An
+    entry can be set to a function (a solver registered by a subclass, a test's wrapper)."""
+
+    def __init__(self, entries):
+        self._entries = dict(entries)
+
+    def __getitem__(self, name):
+        entry = self._entries[name]
+        if callable(entry):
+            return entry
+        module, function = entry
+        return getattr(import_module(f"{__name__}.{module}"), function)
+
+    def __setitem__(self, name, solver):
+        if not callable(solver):
+            raise TypeError(f"a solver must be callable, got {solver!r}")
+        self._entries[name] = solver
+
+    def __delitem__(self, name):
+        del self._entries[name]
+
+    def __iter__(self):
+        return iter(self._entries)
+
+    def __len__(self):
+        return len(self._entries)
+
+
+SOLVERS = _SolverRegistry(_SOLVER_FUNCTIONS)
+
+
+def __getattr__(name):
+    """``solve_*`` and ``SolverResult``, imported on first use (module docstring)."""
+    for module, function in _SOLVER_FUNCTIONS.values():
+        if function == name:
+            return getattr(import_module(f"{__name__}.{module}"), function)
+    if name == "SolverResult":
+        from ._result import SolverResult
+
+        return SolverResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: solvers whose every release is floating-point safe when given a ``noise_source``
 #: (exact discrete noise on a grid, skdp._mechanisms._exact): all of them now; the set stays
 #: so that a new solver must opt in (doc/floating_point.rst)

@@ -35,7 +35,6 @@ that Dask cannot recover propagates out of ``fit`` before anything is released.
 
 import numpy as np
 
-from .._losses._kernels import binary_sums, curvature_weights
 from .._mechanisms import clip_and_augment
 from ._objective import (
     BINARY_CONVEX,
@@ -89,12 +88,16 @@ def _every(block, step):
 def _partition_sums(X, y, W, loss_id, param):
     """``[sum_i l_i, sum_i x_i l'_i]`` of one partition (:func:`binary_sums`: the in-memory
     kernel's chunks and blocks over the partition's rows)."""
+    from .._losses._kernels import binary_sums  # numba: imported where it runs (a worker)
+
     value, total = binary_sums(X, y, W, loss_id, param)
     return np.concatenate(([value], total))
 
 
 def _partition_hessian(X, y, w, loss_id, param):
     """``sum_i l''(x_i w) x_i x_i^T`` of one partition (Newton steps only)."""
+    from .._losses._vectorised import curvature_weights
+
     return (X.T * curvature_weights(X @ w, y, loss_id, param)) @ X
 
 

@@ -13,20 +13,16 @@ on, and so that the result is bitwise identical whatever the number of threads.
 
 import numpy as np
 
-from .._losses._kernels import (
-    BLOCK,
-    HUBER,
-    LOGISTIC,
-    binary_value_grad,
-    curvature_weights,
-    objective_value_grad,
-)
 from .._losses import _vectorised
+from .._losses._ids import BLOCK, HUBER, LOGISTIC
 from .._mechanisms._summation import UNIT_ROUNDOFF
+from .._parallel import current_threads
 
 #: the convex scalar-margin losses evaluated by the specialised kernel (same bits, a
 #: fraction of the generic kernel's compilation)
 BINARY_CONVEX = (LOGISTIC, HUBER)
+#: rows per block of :meth:`Objective.hessian`'s sum of ``x_i l''_i x_i^T``
+HESSIAN_BLOCK_ROWS = 4096
 
 
 class Objective:
@@ -63,12 +59,13 @@ class Objective:
         W = np.ascontiguousarray(W, dtype=np.float64)
         grad = np.empty_like(W)
         if self.vectorised:
-            import numba
-
             value = _vectorised.binary_value_grad(
                 self.X, self.y, W, self.loss.loss_id, self.loss.param, self.alpha, grad,
-                numba.get_num_threads())
+                current_threads())
             return float(value), grad
+        # the numba kernels, imported on first use (the numpy path above needs none)
+        from .._losses._kernels import binary_value_grad, objective_value_grad
+
         kernel = (binary_value_grad if W.shape[1] == 1 and self.loss.loss_id in BINARY_CONVEX
                   else objective_value_grad)
         value = kernel(self.X, self.y, W, self.loss.loss_id, self.loss.param, self.alpha,
@@ -137,17 +134,32 @@ class Objective:
         if self.vectorised and self.loss.loss_id == LOGISTIC:
             curv = _vectorised.logistic_curvature(z)
         else:
+            from .._losses._vectorised import curvature_weights
+
             curv = curvature_weights(z, self.y, self.loss.loss_id, self.loss.param)
         self.extra_example_gradients += self.n
-        H = (self.X.T * curv) @ self.X / self.n
-        H[np.diag_indices_from(H)] += self.alpha
-        return H
+        return weighted_gram(self.X, curv) / self.n + self.alpha * np.eye(self.d)
 
     def subsample(self, step):
         """The same objective on every ``step``-th row (warm starts; path only)."""
         return Objective(np.ascontiguousarray(self.X[::step]),
                          np.ascontiguousarray(self.y[::step]), self.loss, self.alpha,
                          self.n_outputs, self.row_bound)
+
+
+def weighted_gram(X, weights):
+    """``X^T diag(weights) X`` for ``weights >= 0``: BLAS ``syrk`` (half a product's flops)
+    on blocks of ``HESSIAN_BLOCK_ROWS`` rows of ``sqrt(weights) X`` (no ``n x d``
+    temporary), the upper triangle mirrored."""
+    from scipy.linalg.blas import dsyrk
+
+    d = X.shape[1]
+    upper = np.zeros((d, d), order="F")
+    root = np.sqrt(weights)
+    for a in range(0, X.shape[0], HESSIAN_BLOCK_ROWS):
+        Yb = X[a:a + HESSIAN_BLOCK_ROWS] * root[a:a + HESSIAN_BLOCK_ROWS, None]
+        upper = dsyrk(1.0, Yb, beta=1.0, c=upper, trans=1, lower=0, overwrite_c=1)
+    return np.triu(upper) + np.triu(upper, 1).T
 
 
 def uses_vectorised(n, d, K, loss_id):

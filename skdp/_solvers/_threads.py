@@ -13,9 +13,10 @@ thread count).  Two measured effects are handled here:
 import numbers
 from contextlib import contextmanager
 
-import numba
 import numpy as np
 from threadpoolctl import ThreadpoolController
+
+from .._parallel import available_threads, current_threads, set_current_threads
 
 SERIAL_WORK = 200_000
 _CONTROLLER = None
@@ -37,7 +38,7 @@ def resolve_n_jobs(n_jobs):
     if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral) \
             or n_jobs == 0 or n_jobs < -1:
         raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}")
-    available = int(numba.config.NUMBA_NUM_THREADS)
+    available = available_threads()
     return available if n_jobs == -1 else min(int(n_jobs), available)
 
 
@@ -48,13 +49,13 @@ def solver_threads(n_rows, n_cols, threads=None):
     ``threads``: an explicit numba thread count (from :func:`resolve_n_jobs`) that overrides
     the size rule; ``None`` keeps the default threads, or 1 below ``SERIAL_WORK`` entries.
     """
-    previous = numba.get_num_threads()
+    previous = current_threads()
     with _controller().limit(limits=1, user_api="blas"):
         if threads is not None:
-            numba.set_num_threads(threads)
+            set_current_threads(threads)
         elif n_rows * n_cols < SERIAL_WORK:
-            numba.set_num_threads(1)
+            set_current_threads(1)
         try:
             yield
         finally:
-            numba.set_num_threads(previous)
+            set_current_threads(previous)

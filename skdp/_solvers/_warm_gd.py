@@ -64,7 +64,7 @@ from .._losses._vectorised import (
     uses_numpy,
 )
 from .._mechanisms import clip_and_augment, release_gaussian
-from .._mechanisms._summation import summation_clip
+from .._mechanisms._summation import TERM_SAFETY, summation_clip
 from ..accounting import compose, gaussian_event, gaussian_mu_for, get_epsilon
 from ..accounting._objective_perturbation import largest_safe_scale, objective_perturbation_event
 from .._mechanisms._clipping import row_norms
@@ -76,9 +76,9 @@ from ._objective_perturbation import (
     run_objective_perturbation,
 )
 from ._dask_objective import DaskDesign, clipped_design, partition_sum
-from ._spider_kernel import SAFE, oracle_refresh
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
+from .._parallel import current_threads
 from ._validation import check_gaussian_solver_args
 
 __all__ = ["solve_warm_gd", "warm_gd_plan"]
@@ -206,16 +206,16 @@ def _in_memory_mean_gradient(Xc, y, loss, G, hclip):
     row_norms(Xc, xnorm)
     gclip = summation_clip(G, n)
     if uses_numpy(n, p) and loss.loss_id in SMOOTH_ROBUST:
-        Xs, bound = prepare_clipped_rows(Xc, xnorm, gclip, SAFE)   # once, not per step
+        Xs, bound = prepare_clipped_rows(Xc, xnorm, gclip, TERM_SAFETY)   # once, not per step
 
         def mean_gradient(w):
-            import numba
-
             total = sum_clipped_gradients(Xs, y, w, loss.loss_id, float(loss.param), bound,
-                                          numba.get_num_threads())
+                                          current_threads())
             return total / n
 
         return mean_gradient
+    from ._spider_kernel import oracle_refresh  # numba: large designs only
+
     rows = np.arange(n)
     grad, weights = np.empty(p), np.empty(n)
 
@@ -233,6 +233,8 @@ def _partition_gradient_sum(X, y, w, loss_id, param, gclip, hclip):
     m, p = X.shape
     if m == 0:
         return np.zeros(p)
+    from ._spider_kernel import oracle_refresh
+
     xnorm = np.empty(m)
     row_norms(X, xnorm)
     grad, weights = np.empty(p), np.empty(m)

@@ -102,7 +102,7 @@ import types
 from dataclasses import dataclass, field
 
 from .._losses import HUBER, LOGISTIC
-from .._losses._smoothed import ABSOLUTE
+from .._losses._ids import SMOOTHED_ABSOLUTE as ABSOLUTE
 from .._solvers._objective_perturbation import (
     MARGIN,
     OP_MARGIN,
@@ -192,7 +192,7 @@ def choose_convex_solver(loss, n_outputs, delta, calibration="tight"):
 def choose_nonconvex_solver(loss, delta):
     """``DPNonconvexRegressor``'s rule: ``warm_gd`` for the smooth robust losses (Welsch,
     Tukey, Cauchy), ``zeroth_order`` for the nonsmooth and user-supplied losses."""
-    from .._losses._kernels import CAUCHY, TUKEY, WELSCH
+    from .._losses._ids import CAUCHY, TUKEY, WELSCH
 
     if loss.loss_id in (TUKEY, WELSCH, CAUCHY):
         return "warm_gd", ("smooth robust loss: private Huber warm start, then noisy "

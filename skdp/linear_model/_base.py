@@ -47,8 +47,6 @@ from .._mechanisms import max_row_norm, new_word_source, row_bound
 from .._solvers import CONVEX_SOLVERS, SECURE_NOISE_SOLVERS, SOLVER_OPTIONS, SOLVERS
 from .._solvers._dask_objective import DaskDesign
 from ._auto import resolve_fit_plan
-from .._solvers._phased import plan_phased_event
-from .._solvers._resque import plan_resque_event
 from ..accounting import get_delta, get_epsilon
 from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from .._stacklevel import user_stacklevel
@@ -173,10 +171,25 @@ def _plan_objective_perturbation(est, n_samples):
         row_bound=est.row_bound, calibration=est.calibration)["dp_event"]
 
 
+def _plan_phased(est, n_samples):
+    """Event of :func:`~skdp._solvers.solve_phased` (its module, with its numba kernels,
+    imported when a phased fit is planned)."""
+    from .._solvers._phased import plan_phased_event
+
+    return plan_phased_event(est, n_samples)
+
+
+def _plan_resque(est, n_samples):
+    """Event of :func:`~skdp._solvers.solve_resque` (imported as :func:`_plan_phased`)."""
+    from .._solvers._resque import plan_resque_event
+
+    return plan_resque_event(est, n_samples)
+
+
 #: solver name -> f(plan view, n_samples) returning the event the fit will release,
 #: computed from public quantities only (the view is :meth:`FitPlan.view`).
 PLANNERS = {"output_perturbation": _plan_output_perturbation, "dpsgd": _plan_dpsgd,
-            "phased": plan_phased_event, "resque": plan_resque_event,
+            "phased": _plan_phased, "resque": _plan_resque,
             "objective_perturbation": _plan_objective_perturbation}
 
 

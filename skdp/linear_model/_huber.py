@@ -8,7 +8,6 @@ from sklearn.utils._param_validation import Interval
 
 from .._fitted_attributes import atomic_fit
 from .._losses import HuberLoss
-from .._losses._smoothed import AbsoluteLoss
 from ._base import (
     _CONVEX_SOLVER_PARAMS_DOC,
     _PRIVACY_DOC,
@@ -265,6 +264,8 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
 
     def _planning_loss(self):
         if self.huber_threshold == 0:
+            from .._losses._smoothed import AbsoluteLoss  # numba kernels: only when needed
+
             return AbsoluteLoss(), 1
         return HuberLoss(huber_threshold=float(self.huber_threshold)), 1
 

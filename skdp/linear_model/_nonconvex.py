@@ -10,7 +10,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._fitted_attributes import atomic_fit
 from .._losses import ROBUST_LOSSES
 from .._solvers import NONCONVEX_SOLVERS
-from .._solvers._spider import spider_plan
 from ._base import (
     _PRIVACY_DOC,
     PLANNERS,
@@ -56,6 +55,8 @@ def _loss_of(est):
 def _plan_spider(est, n_samples):
     """Event of :func:`~skdp._solvers._spider.solve_spider` from public quantities only
     (``n``, the number of features, the parameters): the same function the solver uses."""
+    from .._solvers._spider import spider_plan
+
     p = int(est.n_features_in_) + int(bool(est.fit_intercept))
     _, event, _, _ = spider_plan(
         n_samples, p, _loss_of(est), epsilon=est.epsilon, delta=est.delta, alpha=est.alpha,

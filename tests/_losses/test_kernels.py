@@ -37,9 +37,11 @@ def test_binary_value_grad_is_bitwise_the_generic_kernel():
 
 
 def test_huber_hessian_weights_match_the_kernel():
-    """Objective.hessian computes Huber's l'' in numpy: the kernel's values exactly."""
+    """Objective.hessian computes Huber's l'' in numpy: the kernel's values exactly (the
+    Gram matrix is summed by BLAS syrk in blocks: equal up to rounding)."""
     from skdp._losses import HuberLoss
     from skdp._losses._kernels import margin_curvatures
+    from skdp._losses._vectorised import curvature_weights
     from skdp._solvers._objective import Objective
 
     rng = np.random.default_rng(1)
@@ -51,7 +53,23 @@ def test_huber_hessian_weights_match_the_kernel():
     H = Objective(X, y, loss, 0.1, 1, 1.5).hessian(W)
     curv = np.empty(500)
     margin_curvatures(np.ascontiguousarray(X @ W[:, 0]), y, loss.loss_id, loss.param, curv)
+    assert np.array_equal(curvature_weights(X @ W[:, 0], y, loss.loss_id, loss.param), curv)
     ref = (X.T * curv) @ X / 500
     ref[np.diag_indices_from(ref)] += 0.1
-    assert np.array_equal(H, ref)
+    np.testing.assert_allclose(H, ref, rtol=1e-13, atol=1e-15)
+    assert np.array_equal(H, H.T)
     assert 0 < curv.sum() < 497 and np.all(curv[:3] == 0.0)
+
+
+def test_weighted_gram_blocks_match_the_product():
+    """The blocked syrk Gram equals X^T diag(w) X across block boundaries (n > block)."""
+    from skdp._solvers import _objective
+
+    rng = np.random.default_rng(2)
+    n = 2 * _objective.HESSIAN_BLOCK_ROWS + 17
+    X = rng.standard_normal((n, 7))
+    w = rng.random(n)
+    w[::5] = 0.0
+    G = _objective.weighted_gram(X, w)
+    np.testing.assert_allclose(G, (X.T * w) @ X, rtol=1e-12)
+    assert np.array_equal(G, G.T)

@@ -1,0 +1,86 @@
+"""numba kernels of :mod:`skdp._mechanisms._clipping` (its docstring has the rule and the
+proof): the per-row norm, the scalar clip of the per-step kernels and the parallel row clip.
+Apart from the numpy paths so that small fits import no numba."""
+
+import numpy as np
+from numba import njit, prange
+
+from .._numba_cache import ensure_cache_locator
+from ._clipping import SAFETY
+
+__all__ = ["clip_rows", "clip_scalar", "row_norm_kernel", "row_norms_kernel"]
+
+
+ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
+
+
+@njit(cache=True)
+def row_norm_kernel(X, i):
+    """||X[i]||_2 without spurious overflow or underflow.
+
+    The plain sum of squares is used when it is a normal finite number (the usual case,
+    one pass); otherwise the row is rescaled by its largest entry first.
+    """
+    d = X.shape[1]
+    s = 0.0
+    for j in range(d):
+        s += X[i, j] * X[i, j]
+    if s < np.inf and (s > 1e-280 or s == 0.0):
+        return np.sqrt(s)
+    m = 0.0
+    for j in range(d):
+        a = abs(X[i, j])
+        if a > m:
+            m = a
+    if m == 0.0:
+        return 0.0
+    inv = 1.0 / m
+    s = 0.0
+    for j in range(d):
+        t = X[i, j] * inv
+        s += t * t
+    return m * np.sqrt(s)
+
+
+@njit(cache=True)
+def clip_scalar(v, bound):
+    """``v`` clipped to ``[-bound, bound]``; a non-finite ``v`` becomes 0.
+
+    The per-row scalar clip of the kernels (a derivative, a finite difference): whatever
+    the loss returns, the clipped value has ``|v| <= bound``, so a sensitivity proved for
+    ``bound`` holds even for a loss that is not as Lipschitz as declared.
+    """
+    if not abs(v) < np.inf:
+        return 0.0
+    if v > bound:
+        return bound
+    if v < -bound:
+        return -bound
+    return v
+
+
+@njit(cache=True, parallel=True)
+def clip_rows(X, radius, intercept_scaling, out):
+    """Write the clipped (and, if ``out`` has one more column, augmented) rows into ``out``.
+
+    ``radius`` is the bound on the feature part (``sqrt(C^2 - b^2)`` with an intercept).
+    Returns nothing; ``out`` is ``(n, d)`` or ``(n, d + 1)``.
+    """
+    n, d = X.shape
+    augmented = out.shape[1] == d + 1
+    r = radius * SAFETY
+    for i in prange(n):
+        nrm = row_norm_kernel(X, i)
+        scale = 1.0
+        if nrm > r:
+            scale = r / nrm
+        for j in range(d):
+            out[i, j] = X[i, j] * scale
+        if augmented:
+            out[i, d] = intercept_scaling
+
+
+@njit(cache=True)
+def row_norms_kernel(X, out):
+    for i in range(X.shape[0]):
+        out[i] = row_norm_kernel(X, i)
