@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -31,7 +31,7 @@ def _encode_binary(y, positive):
     return np.where(np.asarray(y) == positive, 1.0, -1.0)
 
 
-class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear):
+class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
     __doc__ = (
         r"""Logistic regression with a differentially private fit.
 
@@ -356,6 +356,45 @@ class DPLogisticRegression(LinearClassifierMixin, ClassifierMixin, BaseDPLinear)
         if k <= 2:
             return LogisticLoss(), 1
         return MultinomialLoss(n_classes=k), k
+
+    def decision_function(self, X):
+        """Scores ``X @ coef_.T + intercept_``: shape ``(n_samples,)`` for two classes (the
+        score of ``classes_[1]``), ``(n_samples, n_classes)`` otherwise.
+
+        Post-processing of the private coefficients: costs no privacy.  (scikit-learn's
+        ``LinearClassifierMixin`` computes the same; it is not used so that importing this
+        estimator does not import ``sklearn.linear_model``.)
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", reset=False)
+        scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
+        return scores.reshape(-1) if scores.ndim > 1 and scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predicted class labels: ``classes_[1]`` where the score is positive (two
+        classes), else the class of the largest score.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        indices = (scores > 0).astype(np.intp) if scores.ndim == 1 else scores.argmax(axis=1)
+        return np.take(self.classes_, indices, axis=0)
 
     def predict_proba(self, X):
         """Class probabilities (sigmoid for two classes, softmax otherwise).
