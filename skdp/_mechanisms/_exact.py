@@ -64,6 +64,7 @@ import os
 
 import numpy as np
 
+from .._parallel import available_threads, current_threads
 from ._exact_py import PY_BUDGET, PY_MAX_DRAWS, draw_python
 
 __all__ = [
@@ -99,7 +100,7 @@ _SIGMA = (0x61707865, 0x3320646E, 0x79622D32, 0x6B206574)   # "expand 32-byte k"
 _KERNELS = frozenset({"_qr", "chacha20_block", "_next_u32", "next_u64", "_bit_length",
                       "uniform_below", "_bernoulli_exp_le1", "bernoulli_exp",
                       "discrete_laplace", "discrete_gaussian", "_draw_serial", "grid_value",
-                      "_draw_parallel"})
+                      "_draw_chunks"})
 
 
 def __getattr__(name):
@@ -212,7 +213,7 @@ def _draw(state, scale, size, gaussian):
         _python_draws += out.shape[0]
         draw_python(state, scale, out, gaussian)
         return out
-    from ._exact_kernels import _draw_parallel, _draw_serial, next_u64
+    from ._exact_kernels import _draw_chunks, _draw_serial, next_u64
 
     if out.shape[0] < PARALLEL_MIN:
         _draw_serial(state, np.int64(scale), gaussian, out)
@@ -221,8 +222,33 @@ def _draw(state, scale, size, gaussian):
     while tag0 == 0 and tag1 == 0:
         word = int(next_u64(state))
         tag0, tag1 = word >> 32, word & 0xFFFFFFFF
-    _draw_parallel(state, np.uint64(tag0), np.uint64(tag1), np.int64(scale), gaussian, out)
+    n_chunks = -(-out.shape[0] // PARALLEL_CHUNK)
+    threads = max(1, min(current_threads(), n_chunks))
+    bounds = [g * n_chunks // threads for g in range(threads + 1)]
+    args = (state, np.uint64(tag0), np.uint64(tag1), np.int64(scale), gaussian, out)
+    if threads == 1:
+        _draw_chunks(*args, 0, n_chunks)
+        return out
+    futures = [_draw_pool().submit(_draw_chunks, *args, bounds[g], bounds[g + 1])
+               for g in range(threads)]
+    for future in futures:
+        future.result()
     return out
+
+
+_DRAW_POOL = None
+
+
+def _draw_pool():
+    """The threads that run groups of :func:`_draw_chunks` (the kernel releases the GIL);
+    apart from :func:`skdp._parallel.chunk_pool`, whose tasks may draw noise."""
+    global _DRAW_POOL
+    if _DRAW_POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _DRAW_POOL = ThreadPoolExecutor(max_workers=available_threads(),
+                                        thread_name_prefix="skdp-noise")
+    return _DRAW_POOL
 
 
 def discrete_gaussian_noise(state, s, size):
@@ -230,7 +256,7 @@ def discrete_gaussian_noise(state, s, size):
     in plain Python (:mod:`skdp._mechanisms._exact_py`: the same integers and state as the
     compiled serial kernel, without its compilation) until the process has drawn
     ``PY_BUDGET`` integers that way; from ``PARALLEL_MIN`` draws on, in
-    parallel chunks with their own streams (:func:`_draw_parallel`)."""
+    parallel chunks with their own streams (:func:`_draw_chunks` on threads)."""
     return _draw(state, s, size, True)
 
 

@@ -5,7 +5,7 @@ grid release.  Apart from the Python-level API so that a fit whose few noise int
 drawn in Python (:mod:`skdp._mechanisms._exact_py`) imports no numba."""
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .._numba_cache import ensure_cache_locator
 from ._exact import CLAMP_STEPS, PARALLEL_CHUNK
@@ -223,17 +223,19 @@ def grid_value(value, gamma, noise):
     return gamma * (np.rint(min(max(value / gamma, -CLAMP_STEPS), CLAMP_STEPS)) + noise)
 
 
-@njit(cache=True, parallel=True, nogil=True)
-def _draw_parallel(state, tag0, tag1, scale, gaussian, out):
-    """Chunk ``c`` of ``out`` from its own ChaCha20 stream: the caller's key, the per-call
-    random nonce ``(tag0, tag1)`` and the block counter starting at ``c 2^32``.  Streams
-    never overlap (distinct counters within a call; a fresh 64-bit nonce per call, never
-    the ``(0, 0)`` of the caller's own stream), and the result does not depend on the
-    number of threads."""
+@njit(cache=True, nogil=True)
+def _draw_chunks(state, tag0, tag1, scale, gaussian, out, c_start, c_stop):
+    """Chunks ``c_start .. c_stop - 1`` of ``out`` (``PARALLEL_CHUNK`` draws each), chunk
+    ``c`` from its own ChaCha20 stream: the caller's key, the per-call random nonce
+    ``(tag0, tag1)`` and the block counter starting at ``c 2^32``.  Streams never overlap
+    (distinct counters within a call; a fresh 64-bit nonce per call, never the ``(0, 0)``
+    of the caller's own stream), so chunks can be drawn on any threads in any grouping and
+    the result does not depend on the number of threads.  ``nogil``: the caller runs
+    groups of chunks on Python threads (:func:`skdp._mechanisms._exact._draw`), which
+    compiles in a fraction of a ``prange`` kernel's time."""
     n = out.shape[0]
-    n_chunks = (n + PARALLEL_CHUNK - 1) // PARALLEL_CHUNK
-    for c in prange(n_chunks):
-        st = state.copy()
+    st = state.copy()
+    for c in range(c_start, c_stop):
         st[12] = 0
         st[13] = np.uint64(c)
         st[14] = tag0
