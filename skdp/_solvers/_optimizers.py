@@ -114,7 +114,10 @@ NEWTON_AFTER = 100
 #: iterations.  Measured (certificate and result unchanged, warm fits): adult 22,792 x 105
 #: logistic 81 -> 16 evaluations, 0.31 -> 0.19 s; bike 12,165 x 62 Huber 113 -> 14, 0.22 ->
 #: 0.03 s; 2e5 x 50 logistic 0.27 -> 0.24 s; 2e4 x 300 0.17 -> 0.19 s and 2e4 x 1000
-#: 0.31 -> 1.0 s, hence the cap.  A public shape, so only the path depends on it.
+#: 0.31 -> 1.0 s, hence the cap.  Not on designs of ``WARM_START_MIN_ROWS`` rows or more:
+#: their warm start leaves L-BFGS about 15 passes, and a Hessian costs many of them (10^6 x
+#: 51 Huber: one Hessian 0.31 s, the fit 0.59 -> 0.86 s).  Public sizes, so only the path
+#: depends on them.
 NEWTON_EARLY = 10
 #: a Newton step that divides the gradient norm by at least this keeps its Hessian for the
 #: next step
@@ -159,8 +162,8 @@ def certified_minimize(objective, mu, tau, smoothness, coef_bound, max_iter, tau
     def margin(W, grad):
         return float(np.linalg.norm(grad)) + objective.rounding_allowance(W)
 
-    newton_after = NEWTON_EARLY if objective.shape[0] <= NEWTON_EARLY_MAX_COEF \
-        else NEWTON_AFTER
+    newton_after = NEWTON_EARLY if (objective.shape[0] <= NEWTON_EARLY_MAX_COEF
+                                    and objective.n < WARM_START_MIN_ROWS) else NEWTON_AFTER
     newton = objective.shape[1] == 1 and hasattr(objective, "hessian") \
         and objective.shape[0] <= 2000 and int(max_iter) > newton_after
     best = {"margin": math.inf, "W": None, "since": 0, "watch": newton}

@@ -242,6 +242,54 @@ def test_stalled_lbfgs_hands_over_to_newton_and_stays_certified(monkeypatch):
     assert np.linalg.norm(W - W_star) <= tau + 1e-8
 
 
+def test_early_newton_by_public_shape_and_lagged_hessian(monkeypatch):
+    """Small designs (p <= NEWTON_EARLY_MAX_COEF, n < WARM_START_MIN_ROWS) switch to Newton
+    after NEWTON_EARLY L-BFGS iterations, and Newton reuses a Hessian while it still gains
+    LAGGED_HESSIAN_GAIN per step: fewer Hessians than steps, the same certified precision.
+    A design past the coefficient cap keeps L-BFGS for NEWTON_AFTER iterations."""
+    import skdp._solvers._optimizers as optimizers
+
+    rng = np.random.default_rng(9)
+    X = clip_and_augment(rng.normal(size=(4000, 8)), 2.0, True, 1.0)
+    y = np.sign(X[:, 0] - X[:, 1] + 0.5 * rng.normal(size=4000))
+    tau = 1e-6
+    W_star, done = certified_minimize(Objective(X, y, LogisticLoss(), 1e-4, 1, 2.0), 1e-4,
+                                      1e-8, 1.0, 2.0 / 1e-4, max_iter=1000)
+    assert done["inner_solver"] != "gd_fallback"
+
+    def run(X, y, alpha, tau):
+        hessians = []
+        obj = Objective(X, y, LogisticLoss(), alpha, 1, 2.0)
+        hessian = obj.hessian
+        obj.hessian = lambda W: hessians.append(1) or hessian(W)
+        W, info = certified_minimize(obj, alpha, tau, 1.0, 2.0 / alpha, max_iter=1000)
+        assert info["inner_solver"] == "lbfgs+newton"
+        return W, len(hessians), obj.n_evals
+
+    W, _, evals = run(X, y, 1e-4, tau)
+    assert np.linalg.norm(W - W_star) <= tau + 1e-8
+    assert evals < 40          # L-BFGS alone stalls after ~80 evaluations on such designs
+    # a design whose Newton phase takes two steps: the lagged Hessian serves both
+    rng2 = np.random.default_rng(9)
+    X2 = clip_and_augment(rng2.normal(size=(4000, 30)), 2.0, True, 1.0)
+    y2 = np.sign(X2[:, 0] - X2[:, 1] + 0.5 * rng2.normal(size=4000))
+    W_lagged, lagged, _ = run(X2, y2, 1e-5, 1e-7)
+    monkeypatch.setattr(optimizers, "LAGGED_HESSIAN_GAIN", math.inf)   # always recompute
+    W_fresh, fresh, _ = run(X2, y2, 1e-5, 1e-7)
+    monkeypatch.undo()
+    assert 1 <= lagged < fresh
+    assert np.linalg.norm(W_lagged - W_fresh) <= 2e-7       # both within tau of the minimiser
+    monkeypatch.setattr(optimizers, "NEWTON_EARLY_MAX_COEF", 5)   # p = 9 is now "large"
+    obj = Objective(X, y, LogisticLoss(), 1e-4, 1, 2.0)
+    calls = []
+    polish = optimizers._newton_polish
+    monkeypatch.setattr(optimizers, "_newton_polish",
+                        lambda o, W, *a: calls.append(o.n_evals) or polish(o, W, *a))
+    W, info = certified_minimize(obj, 1e-4, tau, 1.0, 2.0 / 1e-4, max_iter=1000)
+    assert np.linalg.norm(W - W_star) <= tau + 1e-8
+    assert not calls or calls[0] > optimizers.NEWTON_EARLY + 5
+
+
 def test_rounding_allowance_covers_the_actual_error():
     """The allowance of the certificate exceeds the gradient's real rounding error (exact
     reference with math.fsum over the rows), with room to spare."""
