@@ -51,20 +51,20 @@ def current_threads():
 
 def set_current_threads(threads):
     """Set the thread count the kernels and the numpy chunk passes use (numba's too, when
-    it is imported); ``None`` restores the default.  Returns the previous setting for
-    :func:`current_threads` (None when it was the default)."""
+    it is imported); ``None`` restores the default."""
     global _current
-    previous = _current
     _current = None if threads is None else int(threads)
     numba = _numba()
     if numba is not None:
         numba.set_num_threads(available_threads() if threads is None else int(threads))
-    return previous
 
 
 def chunk_pool():
     """One process-wide ``ThreadPoolExecutor`` of :func:`available_threads` workers for the
-    chunked passes that release the GIL (numpy, or numba kernels compiled ``nogil``)."""
+    chunked passes that release the GIL: the numpy loss chunks, the ``nogil`` loss kernels
+    and the exact samplers' chunks (:func:`skdp._mechanisms._exact._draw`).  No task submits
+    to the pool and waits, so callers on several threads (DP-SGD draws its next noise on a
+    helper thread) share it without deadlock."""
     global _POOL
     if _POOL is None:
         from concurrent.futures import ThreadPoolExecutor

@@ -353,8 +353,8 @@ def binary_sums(X, y, W, loss_id, param, threads=1):
 
 def binary_value_grad(X, y, W, loss_id, param, alpha, grad):
     """:func:`objective_value_grad` for ``LOGISTIC``/``HUBER`` with ``K = 1``, bit for bit:
-    :func:`binary_sums` on ``numba.get_num_threads()`` threads (:func:`skdp._parallel.current_threads`), then ``grad = sum/n +
-    alpha W`` and ``F = value/n + (alpha/2)||W||^2`` with the same floating-point
+    :func:`binary_sums` on :func:`skdp._parallel.current_threads` threads, then
+    ``grad = sum/n + alpha W`` and ``F = value/n + (alpha/2)||W||^2`` with the same floating-point
     operations."""
     n = X.shape[0]
     value, total = binary_sums(X, y, W, loss_id, param, current_threads())

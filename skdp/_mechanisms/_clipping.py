@@ -27,15 +27,14 @@ SAFETY = 1.0 - 1e-12
 
 #: the numba kernels, re-exported lazily (:func:`__getattr__`): importing this module (every
 #: estimator does) must not import numba, which the numpy paths below never call
-_KERNELS = {"clip_rows": "clip_rows", "clip_scalar": "clip_scalar",
-            "_row_norm": "row_norm_kernel", "_row_norms_kernel": "row_norms_kernel"}
+_KERNELS = frozenset({"clip_rows", "clip_scalar", "_row_norm", "_row_norms_kernel"})
 
 
 def __getattr__(name):
     if name in _KERNELS:
         from . import _clipping_kernels
 
-        return getattr(_clipping_kernels, _KERNELS[name])
+        return getattr(_clipping_kernels, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -82,9 +81,9 @@ def row_norms(X, out):
     if X.size <= NUMPY_CLIP_MAX:
         out[:] = _row_norms_numpy(X)
     else:
-        from ._clipping_kernels import row_norms_kernel
+        from ._clipping_kernels import _row_norms_kernel
 
-        row_norms_kernel(X, out)
+        _row_norms_kernel(X, out)
 
 
 def row_norms_at(X, rows):
@@ -170,7 +169,5 @@ def max_row_norm(X):
     sq = np.einsum("ij,ij->i", X, X)
     m = float(np.sqrt(sq.max())) if X.shape[0] else 0.0
     if not np.isfinite(m):
-        from ._clipping_kernels import row_norm_kernel
-
-        m = float(max(row_norm_kernel(X, i) for i in range(X.shape[0])))
+        m = float(_row_norms_numpy(X).max())      # overflow-safe, bitwise the kernel
     return m

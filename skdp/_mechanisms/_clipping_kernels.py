@@ -8,14 +8,14 @@ from numba import njit, prange
 from .._numba_cache import ensure_cache_locator
 from ._clipping import SAFETY
 
-__all__ = ["clip_rows", "clip_scalar", "row_norm_kernel", "row_norms_kernel"]
+__all__ = ["clip_rows", "clip_scalar"]
 
 
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
 @njit(cache=True)
-def row_norm_kernel(X, i):
+def _row_norm(X, i):
     """||X[i]||_2 without spurious overflow or underflow.
 
     The plain sum of squares is used when it is a normal finite number (the usual case,
@@ -70,7 +70,7 @@ def clip_rows(X, radius, intercept_scaling, out):
     augmented = out.shape[1] == d + 1
     r = radius * SAFETY
     for i in prange(n):
-        nrm = row_norm_kernel(X, i)
+        nrm = _row_norm(X, i)
         scale = 1.0
         if nrm > r:
             scale = r / nrm
@@ -81,6 +81,6 @@ def clip_rows(X, radius, intercept_scaling, out):
 
 
 @njit(cache=True)
-def row_norms_kernel(X, out):
+def _row_norms_kernel(X, out):
     for i in range(X.shape[0]):
-        out[i] = row_norm_kernel(X, i)
+        out[i] = _row_norm(X, i)

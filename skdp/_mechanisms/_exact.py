@@ -64,7 +64,7 @@ import os
 
 import numpy as np
 
-from .._parallel import available_threads, current_threads
+from .._parallel import chunk_pool, current_threads
 from ._exact_py import PY_BUDGET, PY_MAX_DRAWS, draw_python
 
 __all__ = [
@@ -111,17 +111,6 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-
-
-
-
-
-
-
-
-
-
-
 def new_word_source(random_state=None):
     """A keyed ChaCha20 state (``uint64[50]``).
 
@@ -146,7 +135,6 @@ def new_word_source(random_state=None):
     state[4:12] = key
     state[32] = 16          # empty output buffer: the first read computes block 0
     return state
-
 
 
 def release_on_grid(values, gamma, noise):
@@ -198,7 +186,6 @@ def laplace_grid(epsilon, l1_sensitivity, p, bound=None):
     return gamma, t
 
 
-
 #: integers drawn so far by the Python samplers in this process (:func:`_draw`)
 _python_draws = 0
 
@@ -229,26 +216,11 @@ def _draw(state, scale, size, gaussian):
     if threads == 1:
         _draw_chunks(*args, 0, n_chunks)
         return out
-    futures = [_draw_pool().submit(_draw_chunks, *args, bounds[g], bounds[g + 1])
+    futures = [chunk_pool().submit(_draw_chunks, *args, bounds[g], bounds[g + 1])
                for g in range(threads)]
     for future in futures:
         future.result()
     return out
-
-
-_DRAW_POOL = None
-
-
-def _draw_pool():
-    """The threads that run groups of :func:`_draw_chunks` (the kernel releases the GIL);
-    apart from :func:`skdp._parallel.chunk_pool`, whose tasks may draw noise."""
-    global _DRAW_POOL
-    if _DRAW_POOL is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _DRAW_POOL = ThreadPoolExecutor(max_workers=available_threads(),
-                                        thread_name_prefix="skdp-noise")
-    return _DRAW_POOL
 
 
 def discrete_gaussian_noise(state, s, size):

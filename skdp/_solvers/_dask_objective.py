@@ -20,10 +20,9 @@ Rounding
 --------
 Within a partition of ``n_k <= n`` rows the kernel's summation depth is at most that of an
 in-memory pass over ``n`` rows (:func:`~skdp._solvers._objective.kernel_sum_depth`), and
-adding the ``P``
-partition totals in order adds ``(P - 1) u sum_i |x_ij g_i|`` to entry ``j``, a vector of
-2-norm ``<= (P - 1) u n C g_max``: :func:`~skdp._solvers._objective.gradient_rounding_allowance` with
-``partitions=P``.  The certificate therefore holds for the Dask sums exactly as for the
+adding the ``P`` partition totals in order adds ``(P - 1) u sum_i |x_ij g_i|`` to entry
+``j``, a vector of 2-norm ``<= (P - 1) u n C g_max``:
+:func:`~skdp._solvers._objective.gradient_rounding_allowance` with ``partitions=P``.  The certificate therefore holds for the Dask sums exactly as for the
 in-memory ones.
 
 Failures
@@ -41,6 +40,7 @@ from ._objective import (
     gradient_rounding_allowance,
     linear_term_allowance,
     margin_curvature,
+    weighted_gram,
 )
 
 __all__ = ["DaskDesign", "DaskObjective", "clipped_design", "partition_blocks",
@@ -98,7 +98,7 @@ def _partition_hessian(X, y, w, loss_id, param):
     """``sum_i l''(x_i w) x_i x_i^T`` of one partition (Newton steps only)."""
     from .._losses._vectorised import curvature_weights
 
-    return (X.T * curvature_weights(X @ w, y, loss_id, param)) @ X
+    return weighted_gram(X, curvature_weights(X @ w, y, loss_id, param))
 
 
 class DaskObjective:

@@ -134,9 +134,8 @@ class Objective:
         if self.vectorised and self.loss.loss_id == LOGISTIC:
             curv = _vectorised.logistic_curvature(z)
         else:
-            from .._losses._vectorised import curvature_weights
-
-            curv = curvature_weights(z, self.y, self.loss.loss_id, self.loss.param)
+            curv = _vectorised.curvature_weights(z, self.y, self.loss.loss_id,
+                                                 self.loss.param)
         self.extra_example_gradients += self.n
         return weighted_gram(self.X, curv) / self.n + self.alpha * np.eye(self.d)
 

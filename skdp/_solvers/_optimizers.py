@@ -81,10 +81,7 @@ def _newton_polish(objective, W, stop, margin, max_steps):
         if margin(W, grad) <= stop:
             return W, True
         if H is None:
-            try:
-                H = objective.hessian(W)
-            except np.linalg.LinAlgError:
-                return W, False
+            H = objective.hessian(W)
         try:
             direction = np.linalg.solve(H, grad)
         except np.linalg.LinAlgError:
@@ -119,10 +116,10 @@ NEWTON_AFTER = 100
 #: 51 Huber: one Hessian 0.31 s, the fit 0.59 -> 0.86 s).  Public sizes, so only the path
 #: depends on them.
 NEWTON_EARLY = 10
+NEWTON_EARLY_MAX_COEF = 200
 #: a Newton step that divides the gradient norm by at least this keeps its Hessian for the
 #: next step
 LAGGED_HESSIAN_GAIN = 8.0
-NEWTON_EARLY_MAX_COEF = 200
 NEWTON_STEPS = 30
 #: evaluations without a better certificate margin before Newton takes over
 STALL_EVALS = 6

@@ -36,10 +36,9 @@ from .._losses._kernels import _robust_row
 from .._mechanisms._clipping import clip_scalar
 from .._mechanisms._exact import grid_value
 from .._mechanisms._tree import tree_exact_release, tree_exact_reset, tree_float_release
-from .._mechanisms._summation import TERM_SAFETY
+from .._mechanisms._summation import TERM_SAFETY as SAFE
 from .._numba_cache import ensure_cache_locator
 
-SAFE = TERM_SAFETY
 
 # indices of the float parameter vector of spider_loop
 F_ETA, F_ALPHA, F_G, F_M, F_RHO, F_SG, F_SH, F_KAPPA, F_XI, F_THR, F_SIGMA_TREE, \

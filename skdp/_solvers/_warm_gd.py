@@ -68,6 +68,7 @@ from .._mechanisms._summation import TERM_SAFETY, summation_clip
 from ..accounting import compose, gaussian_event, gaussian_mu_for, get_epsilon
 from ..accounting._objective_perturbation import largest_safe_scale, objective_perturbation_event
 from .._mechanisms._clipping import row_norms
+from .._parallel import current_threads
 from ._objective_perturbation import (
     OP_MARGIN,
     OUT_RATIO,
@@ -78,7 +79,6 @@ from ._objective_perturbation import (
 from ._dask_objective import DaskDesign, clipped_design, partition_sum
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
-from .._parallel import current_threads
 from ._validation import check_gaussian_solver_args
 
 __all__ = ["solve_warm_gd", "warm_gd_plan"]

@@ -53,10 +53,9 @@ from .._losses._kernels import _robust_row
 from .._mechanisms._clipping import clip_scalar
 from .._mechanisms._exact import grid_value
 from .._mechanisms._tree import tree_exact_release, tree_exact_reset, tree_float_release
-from .._mechanisms._summation import TERM_SAFETY
+from .._mechanisms._summation import TERM_SAFETY as SAFE
 from .._numba_cache import ensure_cache_locator
 
-SAFE = TERM_SAFETY
 
 # float parameters of zo_run
 F_DELTA, F_D, F_ETA, F_SIGMA, F_LIP, F_R, F_ALPHA = range(7)

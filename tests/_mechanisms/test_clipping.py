@@ -88,3 +88,37 @@ def test_numpy_clip_is_bitwise_the_kernel():
         norms = np.empty(n)
         row_norms(X, norms)
         assert np.array_equal(norms, row_norms_numpy(X), equal_nan=True)
+
+
+def test_numpy_norms_across_row_blocks_are_bitwise_the_kernel():
+    """The numpy norms transpose blocks of ``NORM_BLOCK_ROWS`` rows: across block
+    boundaries (and a short last block) they are still the kernel's, bit for bit, and the
+    numpy clip keeps every finite row within the bound."""
+    from skdp._mechanisms import _clipping
+    from skdp._mechanisms._clipping_kernels import _row_norms_kernel, clip_rows
+
+    rng = np.random.default_rng(1)
+    n = 2 * _clipping.NORM_BLOCK_ROWS + 37
+    X = rng.standard_normal((n, 9)) * 10.0 ** rng.integers(-200, 200, size=(n, 1))
+    X[_clipping.NORM_BLOCK_ROWS - 1] = 0.0
+    X[_clipping.NORM_BLOCK_ROWS, 0] = np.inf
+    kernel = np.empty(n)
+    _row_norms_kernel(X, kernel)
+    assert np.array_equal(_clipping._row_norms_numpy(X), kernel, equal_nan=True)
+    a, b = np.empty((n, 10)), np.empty((n, 10))
+    clip_rows(X, 1.3, 0.7, a)
+    _clipping._clip_rows_numpy(X, 1.3, 0.7, b)
+    assert np.array_equal(a, b, equal_nan=True)
+    finite = np.all(np.isfinite(X), axis=1)
+    assert np.all(np.linalg.norm(b[finite, :9], axis=1) <= 1.3)
+
+
+def test_max_row_norm_overflow_fallback():
+    """Rows whose squared norm overflows take the rescaled norms (the kernel's, bit for
+    bit): the largest is found, finite."""
+    from skdp._mechanisms._clipping import max_row_norm
+    from skdp._mechanisms._clipping_kernels import _row_norm
+
+    X = np.array([[1.0, 0.0], [3e200, 4e200]])
+    assert max_row_norm(X) == _row_norm(X, 1)
+    assert abs(max_row_norm(X) / 5e200 - 1.0) < 1e-15
