@@ -1,8 +1,11 @@
-"""The default fits import no numba (issue "first-run experience").
+"""The default fits import no numba and no dp-accounting accountant (issue "first-run
+experience").
 
 Their objectives run in numpy and their few noise integers are drawn in Python, so
-importing numba (0.1-0.2 s) and its kernel modules would only slow a user's first fit.
-Each check runs in a fresh interpreter; the kernels stay importable on demand.
+importing numba (0.1-0.2 s) and its kernel modules would only slow a user's first fit; their
+events are read in closed form, so dp-accounting's PLD and RDP accountants (and the
+``scipy.signal`` they import, ~0.1 s) are not needed either.  Each check runs in a fresh
+interpreter; the kernels and accountants stay importable on demand.
 """
 
 import json
@@ -21,6 +24,9 @@ y = (X[:, 0] + 0.1 * rng.normal(size=400) > 0).astype(int) if {classify} else X 
 est = {expr}
 est.fit(X, y)
 print(json.dumps({{"numba": "numba" in sys.modules, "solver": est.solver_,
+                   "dp_accounting": sorted(m for m in sys.modules
+                                           if m.startswith("dp_accounting")),
+                   "event": type(est.dp_event_).__module__,
                    "kernels": sorted(m for m in sys.modules
                                      if m.startswith("skdp") and "kernel" in m)}}))
 """
@@ -45,6 +51,8 @@ def test_default_fit_imports_no_numba(expr, classify, solver):
     assert seen["solver"] == solver
     assert not seen["numba"], seen
     assert seen["kernels"] == []
+    assert seen["dp_accounting"] == ["dp_accounting.dp_event"], seen
+    assert seen["event"] == "dp_accounting.dp_event"
 
 
 def test_kernel_fit_still_imports_its_kernels():

@@ -12,7 +12,7 @@ True
 """
 
 from ._accountant import get_delta, get_epsilon
-from ._events import NEIGHBORING_RELATION, compose, gaussian_event, pure_dp_event
+from ._events import compose, gaussian_event, pure_dp_event
 from ._fitted import fitted_dp_event, fitted_privacy_guaranteed
 from ._ledger import (
     LedgerCorruptError,
@@ -57,3 +57,13 @@ __all__ = [
     "repeat_and_select_event",
     "to_rdp_event",
 ]
+
+
+def __getattr__(name):
+    # dp-accounting's ``NeighboringRelation`` imports the whole package (its accountants,
+    # scipy.signal): read when asked for, not on ``import skdp.accounting``.
+    if name == "NEIGHBORING_RELATION":
+        from . import _events
+
+        return _events.NEIGHBORING_RELATION
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -43,11 +43,8 @@ the full width at each of ``T`` steps, so those events keep the finest grid.
 import functools
 import math
 
-import dp_accounting
-from dp_accounting.pld import PLDAccountant
-
 from ..exceptions import UnsupportedDpEventError
-from ._events import NEIGHBORING_RELATION
+from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
 from ._gaussian import gaussian_delta, gaussian_epsilon
 
 __all__ = ["get_epsilon", "get_delta"]
@@ -107,6 +104,10 @@ def _analyse(event):
 
 
 def _pld(event, interval=PLD_FINEST):
+    from dp_accounting.pld import PLDAccountant  # scipy.signal: imported when used
+
+    from ._events import NEIGHBORING_RELATION
+
     acc = PLDAccountant(NEIGHBORING_RELATION, value_discretization_interval=interval)
     try:
         acc.compose(event)

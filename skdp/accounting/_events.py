@@ -19,11 +19,18 @@ Convention (pinned by ``tests/accounting/test_events.py`` against closed forms):
 
 import math
 
-import dp_accounting
+from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
 
 __all__ = ["NEIGHBORING_RELATION", "gaussian_event", "pure_dp_event", "compose"]
 
-NEIGHBORING_RELATION = dp_accounting.NeighboringRelation.REPLACE_ONE
+
+
+def __getattr__(name):
+    # ``NeighboringRelation`` lives in dp-accounting's ``privacy_accountant``, which
+    # imports the whole package: read only when an accountant is built.
+    if name == "NEIGHBORING_RELATION":
+        return dp_accounting.NeighboringRelation.REPLACE_ONE
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def gaussian_event(noise_std, sensitivity):

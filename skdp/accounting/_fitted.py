@@ -12,9 +12,9 @@ nothing from the data values are accepted without an event (``"passthrough"``, `
 short allow-list of stateless transformers); anything else makes :func:`fitted_dp_event` raise.
 """
 
-import dp_accounting
-from sklearn.pipeline import Pipeline
+import sys
 
+from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
 from ._events import compose
 
 __all__ = ["fitted_dp_event", "fitted_privacy_guaranteed"]
@@ -26,8 +26,15 @@ _STATELESS = frozenset(
 )
 
 
+def _is_pipeline(estimator):
+    # Not imported at module level (a default fit does not need sklearn.pipeline): an
+    # estimator can only be a Pipeline if sklearn.pipeline has been imported.
+    pipeline = sys.modules.get("sklearn.pipeline")
+    return pipeline is not None and isinstance(estimator, pipeline.Pipeline)
+
+
 def _steps(estimator):
-    if isinstance(estimator, Pipeline):
+    if _is_pipeline(estimator):
         for _, step in estimator.steps:
             yield from _steps(step)
     else:

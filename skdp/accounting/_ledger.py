@@ -93,9 +93,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import attr
-import dp_accounting
 
 from ..exceptions import BudgetExceededError, PrivacyLeakWarning
+from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
 from ._accountant import get_delta, get_epsilon
 from ._events import compose
 from .._stacklevel import user_stacklevel

@@ -68,9 +68,10 @@ is summarised here so that the code can be checked against it.
 import functools
 import math
 
-import dp_accounting
 import numpy as np
 from scipy.special import log_ndtr, ndtr
+
+from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
 
 __all__ = [
     "objective_perturbation_delta",

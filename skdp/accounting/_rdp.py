@@ -58,18 +58,12 @@ only where RDP is the only exact-enough analysis, i.e. private selection).
 import functools
 import math
 
-import dp_accounting
-from dp_accounting import dp_event as _dp_event
-from dp_accounting.rdp import RdpAccountant
-
 from ..exceptions import UnsupportedDpEventError
+from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
 
 __all__ = ["to_rdp_event", "rdp_epsilon", "rdp_delta", "repeat_and_select_event"]
 
-#: The relation under which translated events are read (see the module docstring).
-RDP_RELATION = dp_accounting.NeighboringRelation.REPLACE_ONE
-
-RepeatAndSelectDpEvent = _dp_event.RepeatAndSelectDpEvent
+RepeatAndSelectDpEvent = dp_accounting.dp_event.RepeatAndSelectDpEvent
 
 
 def to_rdp_event(event):
@@ -124,7 +118,10 @@ def to_rdp_event(event):
 
 
 def _accountant(event):
-    acc = RdpAccountant(neighboring_relation=RDP_RELATION)
+    # replace-one: the relation under which translated events are read (module docstring)
+    from dp_accounting.rdp import RdpAccountant  # scipy, absl: imported when used
+
+    acc = RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     translated = to_rdp_event(event)
     try:
         acc.compose(translated)

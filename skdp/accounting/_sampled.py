@@ -45,8 +45,7 @@ around that point (measured in ``benchmarks/bench_calibration.py``).
 import functools
 import math
 
-import dp_accounting
-
+from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
 from ._accountant import (PLD_COARSEST_LEVEL, get_epsilon, grid_corrected, grid_epsilon,
                           grid_width, pld_epsilon_on_grid, pld_interval)
 from ._gaussian import gaussian_mu_for

@@ -202,7 +202,7 @@ def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outp
     defaults to the fitted ``n_features_in_``, ``loss`` to the estimator's public one.
     Everything goes through :func:`skdp.linear_model._auto.resolve_fit_plan`, as the fit.
     """
-    import dp_accounting
+    from ..accounting import _lazy_dp_accounting as dp_accounting
 
     if estimator._data_derived_inputs():
         return dp_accounting.NonPrivateDpEvent()
@@ -392,7 +392,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         Under a ``privacy_ledger`` the planned event is reserved before anything reads the
         data and the actual one committed before returning (module docstring).
         """
-        import dp_accounting
+        from ..accounting import _lazy_dp_accounting as dp_accounting
 
         n, n_features = X.shape
         plan, planned = None, dp_accounting.NonPrivateDpEvent()
@@ -426,7 +426,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         return bool(self.secure_noise)
 
     def _run_solver_unrecorded(self, X, y, loss, n_outputs, y_bound, plan=None):
-        import dp_accounting
+        from ..accounting import _lazy_dp_accounting as dp_accounting
 
         data_norm, R, guaranteed = self._resolve_bounds(X)
         guaranteed = guaranteed and not self._data_derived_inputs()
