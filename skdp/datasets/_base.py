@@ -22,8 +22,6 @@ import io
 import os
 import shutil
 import tempfile
-import urllib.error
-import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,6 +208,9 @@ def _fetch_url(url: str, dest: Path, *, timeout: float = 60.0) -> None:
     """
     if not url.startswith("https://"):
         raise ValueError(f"Refusing to download from a non-https URL: {url}")
+    import urllib.error  # here: urllib.request costs ~20 ms at import, and only this uses it
+    import urllib.request
+
     request = urllib.request.Request(url, headers={"User-Agent": "skdp-datasets"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
