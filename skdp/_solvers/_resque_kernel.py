@@ -244,7 +244,10 @@ def step_sum(Xb, nb, lo, hi, gq, tbar, Z, rho, x, weighted, C, coef, out):
     A = Xb[lo:hi]
     tx = np.dot(A, x) if weighted else tbar[lo:hi]  # unweighted: tx is not read
     step_coefficients(gq, tbar, nb, Z, lo, hi, rho, tx, weighted, C, coef)
-    out[:] = np.dot(coef[:B], A)
+    # into ``out`` directly: the same dgemv as ``out[:] = np.dot(coef[:B], A)``, without
+    # the slice assignment, whose shape-mismatch message compiles numba's whole string
+    # machinery (~1.5 s of a cold first resque fit)
+    np.dot(coef[:B], A, out)
 
 
 @njit(cache=True)
@@ -335,7 +338,8 @@ def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschit
                     while total + B > cap:
                         cap *= 2
                     idx2 = np.empty(cap, dtype=np.int64)
-                    idx2[:total] = idx[:total]
+                    for jj in range(total):  # a loop, not a slice assignment (see
+                        idx2[jj] = idx[jj]   # step_sum: ~1.5 s of compilation)
                     idx = idx2
                     Zb = np.empty(cap)
                     tbar = np.empty(cap)
