@@ -121,12 +121,16 @@ def objective_perturbation_delta(epsilon, mu, mu_out, eps_j):
     if not e > 0.0:
         return 1.0
     mu, mu_out = float(mu), float(mu_out)
-    theta = np.arange(GRID + 1) * (math.pi / (4 * GRID))
-    m1 = mu * np.cos(theta[:-1])
-    m2 = mu * np.sin(theta[1:])
-    total = (2.0 * _gaussian_delta_array(e, np.hypot(m1, mu_out))
-             + 2.0 * _gaussian_delta_array(e, np.hypot(m2, mu_out)))
+    # the cells' two corner families in one array: one pass of the ufuncs instead of two
+    # (the alpha rule evaluates this ~750 times a fit); elementwise the same numbers
+    both = _gaussian_delta_array(e, np.hypot(mu * _COS_SIN, mu_out))
+    total = 2.0 * both[:GRID] + 2.0 * both[GRID:]
     return float(min(1.0, total.max()))
+
+
+_THETA = np.arange(GRID + 1) * (math.pi / (4 * GRID))
+#: ``cos(theta_k)`` (k < GRID) then ``sin(theta_{k+1})``: the cells' corners, scaled by mu
+_COS_SIN = np.concatenate([np.cos(_THETA[:-1]), np.sin(_THETA[1:])])
 
 
 def largest_safe_scale(ok, lo, hi, cap, rtol):
