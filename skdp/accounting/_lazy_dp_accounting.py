@@ -55,13 +55,11 @@ def _events_module():
         if spec is None:
             return importlib.import_module(_EVENTS)
         module = importlib.util.module_from_spec(spec)
-        sys.modules[_EVENTS] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[_EVENTS]
-            raise
-        return module
+        # executed before it is published: another thread importing dp_accounting
+        # meanwhile never sees a half-initialised module (it loads its own, and that one
+        # is kept: one dp_event module in the process either way)
+        spec.loader.exec_module(module)
+        return sys.modules.setdefault(_EVENTS, module)
 
 
 def __getattr__(name):
