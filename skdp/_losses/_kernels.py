@@ -37,9 +37,9 @@ rows, which bounds their rounding error by ``(BLOCK + n/BLOCK + N_CHUNKS) u sum|
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .._numba_cache import ensure_cache_locator
+from .._numba_cache import ensure_cache_locator, kernel
 
 from ._ids import (  # noqa: F401  (re-exported: the kernels' ids and chunking)
     ABSOLUTE,
@@ -60,7 +60,7 @@ from .._parallel import chunk_pool as _pool, current_threads
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
-@njit(cache=True)
+@kernel
 def _logistic_row(z, y):
     """(loss, dloss/dz) of log(1 + exp(-y z)), stable for any finite z."""
     t = -y * z
@@ -73,7 +73,7 @@ def _logistic_row(z, y):
     return (t + lp if pos else lp), -y * num / (1.0 + e)
 
 
-@njit(cache=True)
+@kernel
 def _huber_row(z, y, h):
     r = z - y
     if r > h:
@@ -83,7 +83,7 @@ def _huber_row(z, y, h):
     return 0.5 * r * r, r
 
 
-@njit(cache=True)
+@kernel
 def _robust_row(r, loss_id, c):
     """(l, l', l'', l''') of the nonconvex robust loss ``loss_id`` at residual r, scale c.
 
@@ -126,7 +126,7 @@ def _robust_row(r, loss_id, c):
             (2.0 * u2 - 6.0) * u / (c * q * q * q))
 
 
-@njit(cache=True)
+@kernel
 def _multinomial_row(z, label, g):
     """loss = logsumexp(z) - z_label; writes softmax(z) - e_label into g."""
     K = z.shape[0]
@@ -144,7 +144,7 @@ def _multinomial_row(z, label, g):
     return zmax + np.log(s) - z[label]
 
 
-@njit(cache=True)
+@kernel
 def _row_derivatives(Z, y, loss_id, param, G):
     """Serial pass: G[i] = dl(Z[i], y[i])/dz; returns sum_i l(Z[i], y[i])."""
     acc = 0.0
@@ -164,7 +164,7 @@ def _row_derivatives(Z, y, loss_id, param, G):
     return acc
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def margin_derivatives(Z, y, loss_id, param, G):
     """Per-row loss derivatives: G[i] = dl(Z[i], y[i])/dz.  Returns sum_i l(Z[i], y[i])."""
     n, K = Z.shape
@@ -181,7 +181,7 @@ def margin_derivatives(Z, y, loss_id, param, G):
     return total
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def margin_curvatures(z, y, loss_id, param, out):
     """out[i] = l''(z[i]) for the scalar-margin losses (K = 1); used in tests and
     Hessian-vector products."""
@@ -197,7 +197,7 @@ def margin_curvatures(z, y, loss_id, param, out):
             out[i] = 1.0 if -param <= r <= param else 0.0
 
 
-@njit(cache=True)
+@kernel
 def robust_derivatives(r, loss_id, param, out):
     """out[i, :] = value and first three derivatives at r[i] (nonconvex robust losses)."""
     for i in range(r.shape[0]):
@@ -208,7 +208,7 @@ def robust_derivatives(r, loss_id, param, out):
         out[i, 3] = d3
 
 
-@njit(cache=True)
+@kernel
 def _dot_row(X, i, W, k):
     """x_i . W[:, k] with four accumulators (no fastmath needed for ILP)."""
     d = X.shape[1]
@@ -229,7 +229,7 @@ def _dot_row(X, i, W, k):
     return (a0 + a1) + (a2 + a3)
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def objective_value_grad(X, y, W, loss_id, param, alpha, grad):
     """F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2)||W||_F^2 and its gradient, in one pass.
 
@@ -289,7 +289,7 @@ def objective_value_grad(X, y, W, loss_id, param, alpha, grad):
     return value / n + 0.5 * alpha * sq
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def binary_chunks_value_grad(X, y, W, loss_id, param, n_chunks, c0, c1, chunk_grad,
                              chunk_val):
     """Chunks ``c0 .. c1 - 1`` of :func:`objective_value_grad` for the two convex

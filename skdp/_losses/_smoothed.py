@@ -38,12 +38,11 @@ are understood only by the kernels of this module and of the ``phased``/``resque
 import math
 from dataclasses import dataclass
 
-from numba import njit
 
 from ._ids import HUBER, LOGISTIC, MULTINOMIAL
 from ._ids import SMOOTHED_ABSOLUTE as ABSOLUTE
 from ._ids import SMOOTHED_HINGE as HINGE
-from .._numba_cache import ensure_cache_locator
+from .._numba_cache import ensure_cache_locator, kernel
 
 __all__ = ["ABSOLUTE", "HINGE", "AbsoluteLoss", "HingeLoss", "smoothed_margin_loss",
            "raw_margin_derivative", "smoothed_margin_arrays", "smoothing_smoothness"]
@@ -110,17 +109,17 @@ def smoothing_smoothness(loss, data_norm, rho):
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
-@njit(cache=True)
+@kernel
 def _ncdf(x):
     return 0.5 * math.erfc(-x * _INV_SQRT2)
 
 
-@njit(cache=True)
+@kernel
 def _npdf(x):
     return _INV_SQRT2PI * math.exp(-0.5 * x * x)
 
 
-@njit(cache=True)
+@kernel
 def raw_margin_derivative(m, y, loss_id, param):
     """A subgradient ``l'(m; y)`` of the unsmoothed scalar-margin loss ``loss_id``.
 
@@ -153,7 +152,7 @@ def raw_margin_derivative(m, y, loss_id, param):
     return 0.0 * m
 
 
-@njit(cache=True)
+@kernel
 def _raw_value(m, y, loss_id, param):
     if loss_id == LOGISTIC:
         t = -y * m
@@ -170,7 +169,7 @@ def _raw_value(m, y, loss_id, param):
     return max(0.0, 1.0 - y * m)
 
 
-@njit(cache=True)
+@kernel
 def smoothed_margin_loss(m, y, loss_id, param, s):
     """``(l_s(m; y), l_s'(m; y))``: the Gaussian-smoothed loss at margin noise ``s``.
 
@@ -219,7 +218,7 @@ def smoothed_margin_loss(m, y, loss_id, param, s):
     return value, deriv
 
 
-@njit(cache=True)
+@kernel
 def smoothed_margin_arrays(m, y, loss_id, param, s, value, deriv):
     """Vectorised :func:`smoothed_margin_loss` (``s`` per entry; ``s[i] = 0``: raw)."""
     for i in range(m.shape[0]):

@@ -3,9 +3,9 @@ proof): the per-row norm, the scalar clip of the per-step kernels and the parall
 Apart from the numpy paths so that small fits import no numba."""
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .._numba_cache import ensure_cache_locator
+from .._numba_cache import ensure_cache_locator, kernel
 from ._clipping import SAFETY
 
 __all__ = ["clip_rows", "clip_scalar"]
@@ -14,7 +14,7 @@ __all__ = ["clip_rows", "clip_scalar"]
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
-@njit(cache=True)
+@kernel
 def _row_norm(X, i):
     """||X[i]||_2 without spurious overflow or underflow.
 
@@ -42,7 +42,7 @@ def _row_norm(X, i):
     return m * np.sqrt(s)
 
 
-@njit(cache=True)
+@kernel
 def clip_scalar(v, bound):
     """``v`` clipped to ``[-bound, bound]``; a non-finite ``v`` becomes 0.
 
@@ -59,7 +59,7 @@ def clip_scalar(v, bound):
     return v
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def clip_rows(X, radius, intercept_scaling, out):
     """Write the clipped (and, if ``out`` has one more column, augmented) rows into ``out``.
 
@@ -80,7 +80,7 @@ def clip_rows(X, radius, intercept_scaling, out):
             out[i, d] = intercept_scaling
 
 
-@njit(cache=True)
+@kernel
 def _row_norms_kernel(X, out):
     for i in range(X.shape[0]):
         out[i] = _row_norm(X, i)

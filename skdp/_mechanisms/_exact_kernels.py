@@ -5,9 +5,8 @@ grid release.  Apart from the Python-level API so that a fit whose few noise int
 drawn in Python (:mod:`skdp._mechanisms._exact_py`) imports no numba."""
 
 import numpy as np
-from numba import njit
 
-from .._numba_cache import ensure_cache_locator
+from .._numba_cache import ensure_cache_locator, kernel
 from ._exact import CLAMP_STEPS, PARALLEL_CHUNK
 
 __all__ = ["chacha20_block", "next_u64", "uniform_below", "bernoulli_exp", "discrete_laplace",
@@ -19,7 +18,7 @@ _MASK32 = np.uint64(0xFFFFFFFF)
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
-@njit(cache=True)
+@kernel
 def _qr(a, b, c, d):
     """The ChaCha quarter round on four 32-bit words held in uint32 scalars."""
     a = np.uint32(a + b)
@@ -37,7 +36,7 @@ def _qr(a, b, c, d):
     return a, b, c, d
 
 
-@njit(cache=True)
+@kernel
 def chacha20_block(state):
     """Fill ``state[16:32]`` with the ChaCha20 block of the input words ``state[:16]`` and
     advance the 64-bit block counter (words 12-13); reset the read index ``state[32]``.
@@ -76,7 +75,7 @@ def chacha20_block(state):
     state[32] = 0
 
 
-@njit(cache=True)
+@kernel
 def _next_u32(state):
     i = np.int64(state[32])
     if i >= 16:
@@ -86,7 +85,7 @@ def _next_u32(state):
     return state[16 + i]
 
 
-@njit(cache=True)
+@kernel
 def next_u64(state):
     """One uniform 64-bit word (two ChaCha20 output words)."""
     hi = _next_u32(state)
@@ -94,7 +93,7 @@ def next_u64(state):
     return (hi << np.uint64(32)) | lo
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _bit_length(m):
     """Number of bits of ``0 < m < 2^63`` (six halving steps, not a 63-step loop)."""
     bits = 1
@@ -105,7 +104,7 @@ def _bit_length(m):
     return bits
 
 
-@njit(cache=True)
+@kernel
 def uniform_below(state, d):
     """Uniform integer in ``[0, d)``, exact.  ``d <= 2^32``: Lemire's multiply-and-reject
     on one 32-bit word (``x d >> 32`` is uniform once the low half ``l`` of the product is
@@ -129,7 +128,7 @@ def uniform_below(state, d):
             return x
 
 
-@njit(cache=True)
+@kernel
 def _bernoulli_exp_le1(state, n1, d1, n2, d2):
     """Bernoulli(exp(-gamma)) for ``gamma = (n1/d1)(n2/d2) <= 1`` (CKS 2020, Algorithm 1):
     draw ``A_k ~ Bernoulli(gamma/k)`` for k = 1, 2, ... until the first 0 at ``K``; ``K`` is
@@ -152,7 +151,7 @@ def _bernoulli_exp_le1(state, n1, d1, n2, d2):
         k += 1
 
 
-@njit(cache=True)
+@kernel
 def bernoulli_exp(state, num, den):
     """Bernoulli(exp(-num/den)) for integers ``num >= 0``, ``1 <= den <= 2^32``:
     ``exp(-gamma) = exp(-1)^floor(gamma) exp(-(gamma - floor(gamma)))``."""
@@ -163,7 +162,7 @@ def bernoulli_exp(state, num, den):
     return _bernoulli_exp_le1(state, np.int64(num), np.int64(den), np.int64(1), np.int64(1))
 
 
-@njit(cache=True)
+@kernel
 def discrete_laplace(state, t):
     """``Z ~ DLap(t)``, ``P(z) ∝ exp(-|z|/t)``, integer ``1 <= t <= 2^32`` (CKS 2020,
     Algorithm 2): ``U`` uniform in ``[0, t)`` kept with probability ``exp(-U/t)``, plus ``t``
@@ -184,7 +183,7 @@ def discrete_laplace(state, t):
         return -x if negative else x
 
 
-@njit(cache=True)
+@kernel
 def discrete_gaussian(state, s):
     """``Z ~ N_Z(0, s^2)``, ``P(z) ∝ exp(-z^2/(2 s^2))``, integer ``1 <= s < 2^31`` (CKS 2020,
     Algorithm 3 with proposal ``DLap(s)``): ``Y`` is kept with probability
@@ -208,13 +207,13 @@ def discrete_gaussian(state, s):
         return y
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _draw_serial(state, scale, gaussian, out):
     for i in range(out.shape[0]):
         out[i] = discrete_gaussian(state, scale) if gaussian else discrete_laplace(state, scale)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def grid_value(value, gamma, noise):
     """One coordinate of :func:`release_on_grid`, for the per-step kernels (dpsgd, resque,
     the exact tree of :mod:`skdp._mechanisms._tree`):
@@ -223,7 +222,7 @@ def grid_value(value, gamma, noise):
     return gamma * (np.rint(min(max(value / gamma, -CLAMP_STEPS), CLAMP_STEPS)) + noise)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _draw_chunks(state, tag0, tag1, scale, gaussian, out, c_start, c_stop):
     """Chunks ``c_start .. c_stop - 1`` of ``out`` (``PARALLEL_CHUNK`` draws each), chunk
     ``c`` from its own ChaCha20 stream: the caller's key, the per-call random nonce

@@ -52,10 +52,9 @@ import math
 
 import dp_accounting
 import numpy as np
-from numba import njit
 
 from ..accounting import gaussian_delta, gaussian_event, gaussian_mu_for, get_delta
-from .._numba_cache import ensure_cache_locator
+from .._numba_cache import ensure_cache_locator, kernel
 from ._exact import grid_value
 
 __all__ = [
@@ -114,14 +113,14 @@ def tree_nodes(t):
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
-@njit(cache=True)
+@kernel
 def tree_reset(block):
     """Start a new tree: forget every cached node (``block[l] = -1``)."""
     for level in range(block.shape[0]):
         block[level] = -1
 
 
-@njit(cache=True)
+@kernel
 def tree_noise(t, block, nodes, sigma, rng, out):
     """Write ``TREE(t)`` into ``out`` (length d), drawing nodes not yet drawn.
 
@@ -144,7 +143,7 @@ def tree_noise(t, block, nodes, sigma, rng, out):
                 out[j] += nodes[level, j]
 
 
-@njit(cache=True)
+@kernel
 def tree_exact_reset(acc, released):
     """Start a new exact tree (:func:`tree_exact_release`): zero both per-level arrays."""
     for level in range(acc.shape[0]):
@@ -153,7 +152,7 @@ def tree_exact_reset(acc, released):
             released[level, j] = 0.0
 
 
-@njit(cache=True)
+@kernel
 def _tree_push(t, leaf, acc):
     """Add leaf ``t`` to every level's accumulator; return the level ``v_2(t)`` of the one
     node of ``NODE(t)`` that ends at ``t`` (the caller releases ``acc[level]``)."""
@@ -167,7 +166,7 @@ def _tree_push(t, leaf, acc):
     return low
 
 
-@njit(cache=True)
+@kernel
 def _tree_close(t, low, acc, released, out):
     """After node ``low`` is released: restart the accumulators of levels ``<= low``
     (their intervals end at ``t``) and write into ``out`` the sum of the released nodes of
@@ -184,7 +183,7 @@ def _tree_close(t, low, acc, released, out):
         out[j] = tot
 
 
-@njit(cache=True)
+@kernel
 def tree_exact_release(t, leaf, acc, released, gamma, z, out):
     """The exact (floating-point-safe) form of the tree: add leaf ``M_t`` and write the
     private prefix sum into ``out``.
@@ -207,7 +206,7 @@ def tree_exact_release(t, leaf, acc, released, gamma, z, out):
     _tree_close(t, low, acc, released, out)
 
 
-@njit(cache=True)
+@kernel
 def tree_float_release(t, leaf, acc, released, sigma, rng, out):
     """:func:`tree_exact_release` with float noise: the node of ``NODE(t)`` that ends at
     ``t`` is released as its computed sum plus ``N(0, sigma^2 I)`` (``p`` draws from

@@ -1,6 +1,6 @@
 """numba kernels of the private SGD baseline (see :mod:`skdp._solvers._dpsgd`).
 
-Three functions, all ``@njit(cache=True)`` without ``fastmath`` (it would delete the
+Three functions, all ``@kernel`` (``numba.njit``, cached) without ``fastmath`` (it would delete the
 non-finite checks of the clipping):
 
 * :func:`_sample_batch` -- one Poisson batch: ``B ~ Binomial(n, q)`` then ``B`` distinct
@@ -15,7 +15,6 @@ The per-row losses are those of :mod:`skdp._losses._kernels` (imported, not copi
 """
 
 import numpy as np
-from numba import njit
 
 from .._losses._kernels import (
     HUBER,
@@ -28,13 +27,13 @@ from .._losses._kernels import (
     _robust_row,
 )
 from .._mechanisms._exact import grid_value
-from .._numba_cache import ensure_cache_locator
+from .._numba_cache import ensure_cache_locator, kernel
 
 
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
-@njit(cache=True)
+@kernel
 def _sample_batch(rng, n, q, idx, perm, stamp, t):
     """Draw one Poisson(q) batch of ``{0..n-1}`` into ``idx[:B]``; returns ``B``.
 
@@ -76,7 +75,7 @@ def _sample_batch(rng, n, q, idx, perm, stamp, t):
     return B
 
 
-@njit(cache=True)
+@kernel
 def _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z, g):
     """out = sum_{b < B} clip(grad_W l(x_i W, y_i)), i = idx[b].
 
@@ -146,7 +145,7 @@ def _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z
     return dropped, touched
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sigma, alpha,
                step_coef, step_power_half, step_cap, radius, rng, t_start=1,
                noise_int=np.zeros((0, 0), dtype=np.int64), gamma=0.0):

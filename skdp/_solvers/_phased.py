@@ -128,7 +128,6 @@ import functools
 import math
 
 import numpy as np
-from numba import njit
 
 from .._losses._kernels import HUBER, LOGISTIC, MULTINOMIAL, _dot_row, _multinomial_row
 from .._losses._smoothed import ABSOLUTE, HINGE, SQRT_2_OVER_PI, smoothed_margin_loss
@@ -142,7 +141,7 @@ from .._mechanisms._summation import UNIT_ROUNDOFF, gamma_k
 from ._result import SolverResult, split_intercept
 from ._threads import solver_threads
 from ._validation import check_gaussian_solver_args
-from .._numba_cache import ensure_cache_locator
+from .._numba_cache import ensure_cache_locator, kernel
 
 __all__ = ["solve_phased", "phased_plan", "plan_phased_event", "public_radius",
            "phase_rounding_allowance"]
@@ -335,7 +334,7 @@ def plan_phased_event(est, n_samples):
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
-@njit(cache=True)
+@kernel
 def phased_phase(X, y, order, start, stop, loss_id, param, rho, xnorm, clip, W, eta, alpha,
                  radius, avg):
     """One phase: a pass of projected SGD over ``order[start:stop]`` from ``W`` (in place);

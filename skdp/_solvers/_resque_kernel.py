@@ -47,12 +47,12 @@ other processes competed for the cores (a region waits for its descheduled threa
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .._losses._smoothed import raw_margin_derivative
 from .._mechanisms._exact import grid_value
 from ._dpsgd_kernel import _sample_batch
-from .._numba_cache import ensure_cache_locator
+from .._numba_cache import ensure_cache_locator, kernel
 
 #: Cap on the log-weight before ``exp`` (no overflow; the clip bounds the contribution).
 LOGW_CAP = 30.0
@@ -61,7 +61,7 @@ LOGW_CAP = 30.0
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
-@njit(cache=True)
+@kernel
 def resque_logw_full(xi_minus_anchor, x_minus_anchor, rho):
     """``<xi - xbar, x - xbar>/rho^2 - ||x - xbar||^2/(2 rho^2)`` (general form)."""
     dot = 0.0
@@ -73,7 +73,7 @@ def resque_logw_full(xi_minus_anchor, x_minus_anchor, rho):
     return dot / r2 - 0.5 * sq / r2
 
 
-@njit(cache=True)
+@kernel
 def resque_logw_glm(t, t_anchor, t_x, s):
     """``(t - tbar)(t_x - tbar)/s^2 - (t_x - tbar)^2/(2 s^2)`` (GLM form; 0 when s = 0)."""
     if not s > 0.0:
@@ -82,7 +82,7 @@ def resque_logw_glm(t, t_anchor, t_x, s):
     return ((t - t_anchor) * D - 0.5 * D * D) / (s * s)
 
 
-@njit(cache=True)
+@kernel
 def clipped_weight_scale(logw, gnorm, clip, logw_cap):
     """Factor ``c`` such that ``c g = clip_{clip}(exp(min(logw, cap)) g)`` for ``||g|| = gnorm``.
 
@@ -99,7 +99,7 @@ def clipped_weight_scale(logw, gnorm, clip, logw_cap):
     return w
 
 
-@njit(cache=True)
+@kernel
 def resque_estimates_full(G, Xi, anchor, x, rho, clip, logw_cap, out):
     """General-form estimates ``out[j] = clip(w_x(Xi[j]) G[j])`` for M queries.
 
@@ -119,7 +119,7 @@ def resque_estimates_full(G, Xi, anchor, x, rho, clip, logw_cap, out):
             out[j, k] = c * G[j, k] if c > 0.0 else 0.0
 
 
-@njit(cache=True)
+@kernel
 def resque_estimates_glm(a, y, loss_id, param, anchor, x, rho, Z, clip, logw_cap, out):
     """GLM-form estimates ``out[j] = clip(w_j l'(t_j; y) a)``, ``t_j = <a, anchor> + s Z[j]``."""
     p = a.shape[0]
@@ -142,7 +142,7 @@ def resque_estimates_glm(a, y, loss_id, param, anchor, x, rho, Z, clip, logw_cap
             out[j, k] = cg * a[k]
 
 
-@njit(cache=True)
+@kernel
 def oracle_chunk(X, y, xnorm, idx, lo, hi, Xb, yb, nb, anchor, rho, loss_id, param, Z, tbar,
                  gq):
     """Gather rows ``idx[lo:hi]`` and answer their oracle queries at the anchor ``xbar``.
@@ -179,7 +179,7 @@ def oracle_chunk(X, y, xnorm, idx, lo, hi, Xb, yb, nb, anchor, rho, loss_id, par
             gq[j] = raw_margin_derivative(t0 + rho * nb[j] * Z[j], yb[j], loss_id, param)
 
 
-@njit(cache=True)
+@kernel
 def oracle_round(X, y, xnorm, idx, total, Xb, yb, nb, anchor, rho, loss_id, param, Z, tbar,
                  gq):
     """The block's batched oracle round, serially: :func:`oracle_chunk` on all ``total``
@@ -198,7 +198,7 @@ N_CHUNKS = 8
 PARALLEL_ROUND_WORK = 500_000
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def oracle_round_parallel(X, y, xnorm, idx, total, Xb, yb, nb, anchor, rho, loss_id, param,
                           Z, tbar, gq):
     """The block's batched oracle round on the numba threads: :func:`oracle_chunk` on
@@ -209,7 +209,7 @@ def oracle_round_parallel(X, y, xnorm, idx, total, Xb, yb, nb, anchor, rho, loss
                      Xb, yb, nb, anchor, rho, loss_id, param, Z, tbar, gq)
 
 
-@njit(cache=True)
+@kernel
 def step_coefficients(gq, tbar, nb, Z, lo, hi, rho, tx, weighted, C, coef):
     """``coef[j - lo] = c_j`` for ``j`` in ``[lo, hi)`` such that row ``j`` contributes
     ``c_j a_j = clip_C(w_j l'_j a_j)``, with ``w_j`` the GLM ReSQue weight from the anchor to
@@ -231,7 +231,7 @@ def step_coefficients(gq, tbar, nb, Z, lo, hi, rho, tx, weighted, C, coef):
         coef[j - lo] = c * g if c > 0.0 else 0.0  # c = 0: zero gradient or non-finite
 
 
-@njit(cache=True)
+@kernel
 def step_sum(Xb, nb, lo, hi, gq, tbar, Z, rho, x, weighted, C, coef, out):
     """``out = sum_{j in [lo, hi)} clip_C(w_j l'_j a_j)`` on the block's gathered rows:
     ``t_x = Xb[lo:hi] @ x`` (weighted steps only), :func:`step_coefficients`, then
@@ -250,7 +250,7 @@ def step_sum(Xb, nb, lo, hi, gq, tbar, Z, rho, x, weighted, C, coef, out):
     np.dot(coef[:B], A, out)
 
 
-@njit(cache=True)
+@kernel
 def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschitz, w_max,
                 rho, kappa, alpha, radius, phase_steps, phase_eta, phase_block,
                 phase_radius, rng, stats, parallel_work,
@@ -398,7 +398,7 @@ def resque_loop(X, y, xnorm, loss_id, param, q, batch_size, noise_mult, lipschit
     return center
 
 
-@njit(cache=True)
+@kernel
 def _project(x, c, r):
     """``x <- Pi_{B_r(c)}(x)`` in place (``c`` empty: the origin)."""
     p = x.shape[0]

@@ -30,14 +30,13 @@ estimate moves by at most ``s_H`` in operator norm.
 """
 
 import numpy as np
-from numba import njit
 
 from .._losses._kernels import _robust_row
 from .._mechanisms._clipping import clip_scalar
 from .._mechanisms._exact import grid_value
 from .._mechanisms._tree import tree_exact_release, tree_exact_reset, tree_float_release
 from .._mechanisms._summation import TERM_SAFETY as SAFE
-from .._numba_cache import ensure_cache_locator
+from .._numba_cache import ensure_cache_locator, kernel
 
 
 # indices of the float parameter vector of spider_loop
@@ -57,7 +56,7 @@ FLAG_ANCHOR = 4
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
-@njit(cache=True)
+@kernel
 def _dot(X, i, v):
     s = 0.0
     for j in range(X.shape[1]):
@@ -65,7 +64,7 @@ def _dot(X, i, v):
     return s
 
 
-@njit(cache=True)
+@kernel
 def oracle_refresh(X, y, rows, start, stop, x, loss_id, c, row_norm, gclip, hclip, grad,
                    weights):
     """O1 and O3 on the rows ``rows[start:stop]`` at ``x``.
@@ -94,7 +93,7 @@ def oracle_refresh(X, y, rows, start, stop, x, loss_id, c, row_norm, gclip, hcli
         grad[j] /= b
 
 
-@njit(cache=True)
+@kernel
 def oracle_difference(X, y, rows, start, stop, x, x_prev, loss_id, c, row_norm, gclip, hclip,
                       diff, weights):
     """O2 and O4 on the rows ``rows[start:stop]`` between ``x_prev`` and ``x``.
@@ -125,7 +124,7 @@ def oracle_difference(X, y, rows, start, stop, x, x_prev, loss_id, c, row_norm, 
         diff[j] /= bt
 
 
-@njit(cache=True)
+@kernel
 def hessian_vector(X, rows, weights, start, stop, v, out):
     """``out <- sum_{k in [start, stop)} weights[k] a_k (a_k . v)``, ``a_k = X[rows[k]]``."""
     p = X.shape[1]
@@ -139,7 +138,7 @@ def hessian_vector(X, rows, weights, start, stop, v, out):
                 out[j] += s * X[i, j]
 
 
-@njit(cache=True)
+@kernel
 def _norm(v):
     s = 0.0
     for j in range(v.shape[0]):
@@ -147,7 +146,7 @@ def _norm(v):
     return np.sqrt(s)
 
 
-@njit(cache=True)
+@kernel
 def escape_offset(x, xa, Xi, v):
     """``v <- x - x_a``, rescaled to norm ``<= Xi`` (a no-op inside the escape ball; it makes
     the escape release's sensitivity ``s_H Xi`` hold by construction)."""
@@ -159,7 +158,7 @@ def escape_offset(x, xa, Xi, v):
             v[q] *= Xi / nv
 
 
-@njit(cache=True)
+@kernel
 def escape_direction(ga, hv, sigma_esc, rng, g):
     """Escape release ``g <- g_a + H_a v + xi``, ``xi ~ N(0, sigma_esc^2 I)`` drawn serially
     (``hv = H_a v`` computed by the caller: :func:`hessian_vector` in the solver, any
@@ -168,7 +167,7 @@ def escape_direction(ga, hv, sigma_esc, rng, g):
         g[q] = ga[q] + hv[q] + sigma_esc * rng.standard_normal()
 
 
-@njit(cache=True)
+@kernel
 def descent_step(x, x_prev, g, eta, alpha):
     """``g <- g + alpha x``; ``x_prev <- x``; ``x <- x - eta g``.  Returns ``||g||``."""
     gn = 0.0
@@ -180,7 +179,7 @@ def descent_step(x, x_prev, g, eta, alpha):
     return np.sqrt(gn)
 
 
-@njit(cache=True)
+@kernel
 def left_ball(x, xa, Xi):
     """Whether ``||x - x_a|| >= Xi`` (the escape phase's exit test)."""
     dist = 0.0
@@ -189,7 +188,7 @@ def left_ball(x, xa, Xi):
     return np.sqrt(dist) >= Xi
 
 
-@njit(cache=True)
+@kernel
 def spider_loop(X, y, rows, loss_id, c, row_norm, fpar, ipar, rng, traj, log_bt, log_D,
                 log_flag, log_ptr, x_out, noise_tree=np.zeros((0, 0), dtype=np.int64),
                 gamma_tree=0.0, noise_esc=np.zeros((0, 0), dtype=np.int64), gamma_esc=0.0):

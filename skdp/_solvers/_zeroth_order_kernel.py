@@ -54,7 +54,7 @@ from .._mechanisms._clipping import clip_scalar
 from .._mechanisms._exact import grid_value
 from .._mechanisms._tree import tree_exact_release, tree_exact_reset, tree_float_release
 from .._mechanisms._summation import TERM_SAFETY as SAFE
-from .._numba_cache import ensure_cache_locator
+from .._numba_cache import KERNEL_OPTIONS, ensure_cache_locator, kernel
 
 
 # float parameters of zo_run
@@ -73,7 +73,7 @@ _USER_FUNCTION = None  # bound by specialise()
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 
 
-@njit(cache=True)
+@kernel
 def _value(z, y, loss_id, c):
     """``l(z, y)`` of the built-in residual losses (``l(z - y)``, :mod:`skdp._losses`)."""
     return _robust_row(z - y, loss_id, c)[0]
@@ -84,7 +84,7 @@ def _user_value_template(z, y, loss_id, c):
     return float(_USER_FUNCTION(z, y))
 
 
-@njit(cache=True)
+@kernel
 def _draw_t(p, rng):
     """``t = u.a_hat`` for ``u ~ Unif(S^{p-1})``: ``(t + 1)/2 ~ Beta((p-1)/2, (p-1)/2)``."""
     if p == 1:
@@ -93,7 +93,7 @@ def _draw_t(p, rng):
     return 2.0 * rng.beta(a, a) - 1.0
 
 
-@njit(cache=True)
+@kernel
 def _direction_coefficient(za, zb, h, yi, diff, p, delta_s, lip, loss_id, c):
     """Coefficient of the direction ``u`` in one row's zeroth-order estimate.
 
@@ -112,7 +112,7 @@ def _direction_coefficient(za, zb, h, yi, diff, p, delta_s, lip, loss_id, c):
     return 0.5 * p * df / delta_s
 
 
-@njit(cache=True)
+@kernel
 def row_estimate(X, i, yi, na, wa, wb, diff, delta_s, lip, bound, m, fast, loss_id, c, rng,
                  u, out):
     """One row's clipped GRAD (``diff = 0``, at ``wa``) or DIFF (``diff = 1``, ``wa`` minus
@@ -185,7 +185,7 @@ def row_estimate(X, i, yi, na, wa, wb, diff, delta_s, lip, bound, m, fast, loss_
     return 2 * m
 
 
-@njit(cache=True)
+@kernel
 def batch_estimate(X, y, rows, start, stop, norms, wa, wb, diff, delta_s, lip, bound, m, fast,
                    loss_id, c, rng, u, row, out, reads):
     """``out <- (1/b) sum_{k in [start, stop)} row_estimate(rows[k])``; counts reads per
@@ -207,7 +207,7 @@ def batch_estimate(X, y, rows, start, stop, norms, wa, wb, diff, delta_s, lip, b
     return ev
 
 
-@njit(cache=True)
+@kernel
 def zo_run(X, y, rows, loss_id, c, norms, fpar, ipar, rng, period_avgs, reads, stats, x_out,
            trace, noise_int=np.zeros((0, 0), dtype=np.int64), gamma=0.0):
     """O2NC with projected OSD (Algorithm 3) and the private oracle (Algorithm 4, or the
@@ -370,7 +370,7 @@ def _rebuild(py_func, overrides):
     glob.update(overrides)
     fn = types.FunctionType(py_func.__code__, glob, py_func.__name__, py_func.__defaults__,
                             py_func.__closure__)
-    return njit(cache=False)(fn)
+    return njit(**dict(KERNEL_OPTIONS, cache=False))(fn)
 
 
 def specialise(function):
