@@ -11,7 +11,7 @@ cores).  The compiled bodies are the same, so results are bitwise unchanged.  (D
 the CPython wrapper of kernels called only from other kernels saved 2-3 s more, but such a
 kernel *segfaults* if anything calls it from Python: not worth it.)
 
-The kernels are compiled with ``@njit(cache=True)``.  numba stores the compiled code in the
+The kernels are cached on disk (``cache=True``).  numba stores the compiled code in the
 first writable place among: ``NUMBA_CACHE_DIR``, the ``__pycache__`` next to the module, and
 the user-wide cache directory (``~/.cache/numba``).  When the package is installed
 read-only (by root, used by another user) and HOME is not writable either, numba finds no

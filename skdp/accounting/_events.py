@@ -24,7 +24,6 @@ from . import _lazy_dp_accounting as dp_accounting  # events only; see that modu
 __all__ = ["NEIGHBORING_RELATION", "gaussian_event", "pure_dp_event", "compose"]
 
 
-
 def __getattr__(name):
     # ``NeighboringRelation`` lives in dp-accounting's ``privacy_accountant``, which
     # imports the whole package: read only when an accountant is built.
