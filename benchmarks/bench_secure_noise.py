@@ -8,8 +8,9 @@ Writes ``results/secure_noise.md`` / ``.json``.  Parts, each secure vs float in 
 2. **One-shot cost**: the time of one release (``release_gaussian`` / ``release_laplace``)
    of ``p`` coordinates, exact vs float, p = 10 .. 10^4 (median of repeats, warm).
 3. **Default fits on adult** (DPLogisticRegression, objective perturbation) and on bike
-   (DPHuberRegressor), rows of norm <= 1 by the loaders' public scaling, at epsilon = 1: fit time and test score over ``N_SEEDS`` seeds, exact vs
-   float -- the accuracy change against the seed-to-seed standard deviation.
+   (DPHuberRegressor), rows of norm <= 1 by the loaders' public scaling, at epsilon = 1:
+   fit time and test score over ``N_SEEDS`` seeds, exact vs float -- the accuracy change
+   against the seed-to-seed standard deviation.
 3b. **DP-SGD** at its default schedule on adult and on n = 2e5, d = 20: warm fit time and
    training accuracy, exact vs float (target: exact <= 1.5x float).
 4. **Cold compile** of the exact sampler in a fresh interpreter with an empty numba cache,
@@ -108,8 +109,8 @@ def one_shot_cost(repeats):
 
 def objective_perturbation_noise_cost(repeats):
     """Median time of objective perturbation's two noise vectors at ``p`` coefficients, as
-    its solver draws them (``_coupled_objective_noise``: ``coupled_gaussian_noise`` for the linear term
-    ``b``, then ``release_gaussian`` of the output), exact against float (``b`` from the
+    its solver draws them (``_coupled_objective_noise``: ``coupled_gaussian_noise`` for the
+    linear term ``b``, then ``release_gaussian`` of the output), exact against float (``b`` from the
     Generator, the output by the float release); compiled samplers."""
     from skdp._mechanisms import _exact
     from skdp._mechanisms._exact import coupled_gaussian_noise
@@ -337,7 +338,8 @@ def main():
                         f"{r['fit_s_median']:.3f}"] for r in res["defaults"]]))
     A.append("\n## 3b. The per-step solvers (warm fits, median time; training score: accuracy "
              "or R^2, mean ± sd over seeds; DP-SGD at its default schedule and resque at "
-             "alpha = 1e-4, epsilon = 1; rrpsgd, warm_gd, zeroth_order and spider at epsilon = 10 -- rrpsgd's score "
+             "alpha = 1e-4, epsilon = 1; rrpsgd, warm_gd, zeroth_order and spider at "
+             "epsilon = 10 -- rrpsgd's score "
              "varies with its random round, and the exact and float runs draw different "
              "rounds)\n")
     A.append(md_table(["solver", "case", "schedule", "exact s", "float s", "exact / float",

@@ -10,10 +10,10 @@ two parts.  *Import* is ``import sklearn.base`` (timed on its own and reported a
 column: skdp imports it anyway, and its cost is scikit-learn's, which varies with the
 machine's speed), ``import skdp, skdp.datasets`` plus the first ``skdp.Estimator``
 lookup, which imports the estimator's module (``skdp/__init__`` is lazy); loading the
-demo data is reported beside the total, not in it.  A last row fits every solver once in one fresh process with an empty cache: the
-total compilation a session touching everything pays, and the demo is timed the same way.
-Where the cold time goes is
-reported for the default estimators by numba's own compile events
+demo data is reported beside the total, not in it.  A last row fits every solver once in
+one fresh process with an empty cache: the total compilation a session touching
+everything pays, and the demo is timed the same way.  Where the cold time goes is reported
+for the default estimators by numba's own compile events
 (``numba.core.event``: seconds spent compiling each dispatcher).
 
 ``--core-python PATH`` also times the three default fits with the interpreter of a

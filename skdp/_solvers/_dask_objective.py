@@ -22,8 +22,8 @@ Within a partition of ``n_k <= n`` rows the kernel's summation depth is at most 
 in-memory pass over ``n`` rows (:func:`~skdp._solvers._objective.kernel_sum_depth`), and
 adding the ``P`` partition totals in order adds ``(P - 1) u sum_i |x_ij g_i|`` to entry
 ``j``, a vector of 2-norm ``<= (P - 1) u n C g_max``:
-:func:`~skdp._solvers._objective.gradient_rounding_allowance` with ``partitions=P``.  The certificate therefore holds for the Dask sums exactly as for the
-in-memory ones.
+:func:`~skdp._solvers._objective.gradient_rounding_allowance` with ``partitions=P``.  The
+certificate therefore holds for the Dask sums exactly as for the in-memory ones.
 
 Failures
 --------

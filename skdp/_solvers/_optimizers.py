@@ -91,14 +91,15 @@ def _newton_polish(objective, W, stop, margin, max_steps):
         for _ in range(30):
             W_new = W - step * direction
             _, g_new = objective.value_grad(W_new)
-            if float(np.linalg.norm(g_new)) < g_norm:
+            g_new_norm = float(np.linalg.norm(g_new))
+            if g_new_norm < g_norm:
                 break
             step *= 0.5
         else:
             return W, False
         # keep the Hessian while it still divides the gradient norm by LAGGED_HESSIAN_GAIN
         # per step (a Hessian costs several gradients); recompute it otherwise
-        if step < 1.0 or float(np.linalg.norm(g_new)) > g_norm / LAGGED_HESSIAN_GAIN:
+        if step < 1.0 or g_new_norm > g_norm / LAGGED_HESSIAN_GAIN:
             H = None
         W, grad = W_new, g_new
     return W, margin(W, grad) <= stop

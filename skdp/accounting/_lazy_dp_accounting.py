@@ -65,7 +65,7 @@ def _events_module():
 def __getattr__(name):
     if name == "dp_event":
         return _events_module()
-    events = _events_module()
-    if not name.startswith("_") and hasattr(events, name):
-        return getattr(events, name)
+    value = getattr(_events_module(), name, None)
+    if not name.startswith("_") and getattr(value, "__module__", None) == _EVENTS:
+        return value  # defined in dp_event (not one of the names it imports)
     return getattr(importlib.import_module(_PACKAGE), name)

@@ -121,7 +121,9 @@ def _accountant(event):
     # replace-one: the relation under which translated events are read (module docstring)
     from dp_accounting.rdp import RdpAccountant  # scipy, absl: imported when used
 
-    acc = RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    from ._events import NEIGHBORING_RELATION
+
+    acc = RdpAccountant(neighboring_relation=NEIGHBORING_RELATION)
     translated = to_rdp_event(event)
     try:
         acc.compose(translated)
