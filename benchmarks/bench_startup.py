@@ -24,9 +24,12 @@ environment has pandas and pyarrow too (test extras), which scikit-learn's
 each interpreter imported.
 
 Writes ``benchmarks/results/startup.md`` / ``.json``.  Run on a quiet machine:
-``python benchmarks/bench_startup.py [--core-python ENV/bin/python]``.
+``python benchmarks/bench_startup.py [--core-python ENV/bin/python]``.  ``--opt-levels``
+instead compares numba's optimisation levels (:func:`opt_levels`) and writes
+``benchmarks/results/startup_opt_levels.md``.
 """
 
+import inspect
 import json
 import sys
 import tempfile
@@ -35,7 +38,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import machine_info, md_table, run_python, write_results  # noqa: E402
+from _common import (RESULTS_DIR, machine_info, md_table, run_python,  # noqa: E402
+                     write_results)
 
 CASES = [
     # (label, data, estimator expression)
@@ -102,7 +106,11 @@ try:
 except Exception:
     pass
 data = {{"adult": datasets.load_demo_adult, "bike": datasets.load_demo_bike}}
+import hashlib
+import numpy as np
 fits = []
+fit_each = {{}}
+coef_hash = {{}}
 warnings.simplefilter("ignore")
 t_fit = t_data = t_construct = 0.0
 for label, name, expr in {cases!r}:
@@ -117,19 +125,24 @@ for label, name, expr in {cases!r}:
     t_construct += time.perf_counter() - t
     t = time.perf_counter()
     est.fit(bunch.data, bunch.target)
-    t_fit += time.perf_counter() - t
+    fit_each[label] = time.perf_counter() - t
+    t_fit += fit_each[label]
     fits.append(label)
+    coef_hash[label] = hashlib.sha1(np.ascontiguousarray(est.coef_).tobytes()
+                                    + np.ascontiguousarray(est.intercept_).tobytes()).hexdigest()
 import sys
 print(json.dumps({{"import_s": t1 - t0 + t_construct, "fit_s": t_fit, "fits": fits,
                    "package_import_s": t1 - t0, "estimator_import_s": t_construct,
                    "data_s": t_data, "compile_s": compile_s, "sklearn_s": t_sklearn,
+                   "fit_each_s": fit_each, "coef_sha1": coef_hash,
                    "imported": [m for m in ("pandas", "pyarrow") if m in sys.modules]}}))
 """
 
 
-def measure(cases, cache_dir, executable=None):
+def measure(cases, cache_dir, executable=None, env=None):
     # another interpreter runs outside the repository, so that it imports its installed skdp
-    out = run_python(SNIPPET.format(cases=cases), env={"NUMBA_CACHE_DIR": str(cache_dir)},
+    out = run_python(SNIPPET.format(cases=cases),
+                     env={"NUMBA_CACHE_DIR": str(cache_dir), **(env or {})},
                      timeout=1800, executable=executable,
                      cwd=tempfile.gettempdir() if executable else None)
     return json.loads(out.strip().splitlines()[-1])
@@ -207,6 +220,79 @@ def demo_times(quick):
     return cold, warm
 
 
+#: numba optimisation levels compared by ``--opt-levels`` (3 is numba's default)
+OPT_LEVELS = (3, 2, 1, 0)
+#: interleaved rounds of ``--opt-levels`` (the machine's speed drifts between runs)
+OPT_ROUNDS = 2
+
+
+def opt_levels():
+    """The every-solver session at each ``NUMBA_OPT`` level: compilation (cold, empty cache)
+    against the warm fits' time, and whether the coefficients keep their bits.
+
+    ``NUMBA_OPT`` is numba's process-wide LLVM optimisation level, so it is not a knob a
+    library may turn for its users (it would change how their own numba code compiles);
+    this measures what the compile-time target would cost in fit time if it were one.
+    Levels are interleaved over ``OPT_ROUNDS`` rounds; each cell is the median."""
+    runs = {level: [] for level in OPT_LEVELS}
+    for _ in range(OPT_ROUNDS):
+        for level in OPT_LEVELS:
+            env = {"NUMBA_OPT": str(level)}
+            with tempfile.TemporaryDirectory() as cache:
+                cold = measure(CASES, cache, env=env)
+                warm = measure(CASES, cache, env=env)
+            runs[level].append({"cold": cold, "warm": warm})
+            print(level, f"{sum(cold['compile_s'].values()):.1f}", f"{warm['fit_s']:.2f}",
+                  flush=True)
+    report_opt_levels(runs, machine_info())
+
+
+def report_opt_levels(runs, info):
+    """Write ``results/startup_opt_levels.md`` from ``runs`` (``{level: [{"cold", "warm"}]}``);
+    ``--opt-levels --report-only`` re-renders it from the stored json."""
+    runs = {int(level): value for level, value in runs.items()}
+    reference = runs[OPT_LEVELS[0]][0]["warm"]["coef_sha1"]
+    labels = [label for label, _, _ in CASES]
+    headers = (["NUMBA_OPT", "compile s (cold)", "warm fits s (10 fits)"]
+               + [f"warm {label} s" for label in labels[3:]]
+               + ["coefficients bitwise equal to level 3"])
+    rows = []
+    compile_of, warm_of = {}, {}
+    for level in OPT_LEVELS:
+        compile_s = compile_of[level] = float(np.median(
+            [sum(r["cold"]["compile_s"].values()) for r in runs[level]]))
+        warm_s = warm_of[level] = float(np.median([r["warm"]["fit_s"] for r in runs[level]]))
+        each = [float(np.median([r["warm"]["fit_each_s"][label] for r in runs[level]]))
+                for label in labels[3:]]
+        same = [label for label in labels
+                if all(r[k]["coef_sha1"][label] == reference[label]
+                       for r in runs[level] for k in ("cold", "warm"))]
+        rows.append([str(level), f"{compile_s:.1f}", f"{warm_s:.2f}",
+                     *[f"{v:.2f}" for v in each],
+                     "all" if len(same) == len(labels) else f"{len(same)} of {len(labels)}"])
+    lines = [
+        "# Compilation against fit time at numba's optimisation levels",
+        "",
+        inspect.cleandoc(opt_levels.__doc__).split("\n\n", 1)[1],
+        "",
+        f"Machine: {info.get('cpu', '?')}, {info.get('nproc', '?')} cores; load average at "
+        f"start {info.get('loadavg_at_start')}.  The session is the last table of "
+        "``startup.md`` (10 fits, every solver, data of the demo's size); *warm* is a second "
+        "fresh process on the cache the cold one filled.",
+        "",
+        md_table(headers, rows),
+        "",
+        f"Level 0 (no LLVM optimisation) compiles {compile_of[0]:.1f} s against "
+        f"{compile_of[3]:.1f} s at level 3, {compile_of[3] - compile_of[0]:.1f} s less, and "
+        f"fits {warm_of[0] / warm_of[3]:.1f}x slower; what remains at level 0 is numba's own "
+        "typing and lowering plus LLVM's code generation, which grow with the amount of "
+        "code compiled.",
+    ]
+    write_results("startup_opt_levels", "\n".join(lines),
+                  {"runs": {str(k): v for k, v in runs.items()}, "machine": info})
+    print("\n".join(lines[-1:]))
+
+
 def main():
     import argparse
 
@@ -214,7 +300,19 @@ def main():
     ap.add_argument("--core-python", default=None,
                     help="interpreter of a virtual environment with the core dependencies "
                          "only (module docstring)")
+    ap.add_argument("--opt-levels", action="store_true",
+                    help="only compare numba's optimisation levels (opt_levels) and write "
+                         "results/startup_opt_levels.md")
+    ap.add_argument("--report-only", action="store_true",
+                    help="with --opt-levels: re-render the report from the stored json")
     args = ap.parse_args()
+    if args.opt_levels and args.report_only:
+        stored = json.loads((RESULTS_DIR / "startup_opt_levels.json").read_text())
+        report_opt_levels(stored["runs"], stored["machine"])
+        return
+    if args.opt_levels:
+        opt_levels()
+        return
     raw = {"cases": {}, "sklearn_import_s": sklearn_import_s()}
     rows = cold_warm_rows(CASES, raw=raw["cases"])
     core_rows = []
