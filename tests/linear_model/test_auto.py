@@ -170,6 +170,37 @@ def test_multinomial_default_and_planner():
     assert planned_dp_event(clf, 800) == clf.dp_event_
 
 
+def test_multinomial_dpsgd_alpha_rule():
+    """dpsgd on K classes: W = (M_0/R) (t/t_0)^1 with P = (p + 1) K coefficients, so
+    alpha = sigma sqrt(P)/(n W) = (2 L R t_0/M_0) P/(n mu)^2; the other solvers on the
+    multinomial loss, and dpsgd on two classes, keep the binary constants."""
+    from skdp._solvers._objective_perturbation import noise_balanced_alpha
+
+    R, n, eps, delta, K, d = math.sqrt(2.0), 800, 2.0, 1e-6, 4, 5
+    loss, P = MultinomialLoss(K), (d + 1) * K
+    mu = _auto.budget_mu(eps, delta, P)
+    L = float(loss.lipschitz(R))
+    assert L == pytest.approx(2.0)              # ||softmax - e_y|| <= sqrt(2), rows <= R
+    rule = dict(epsilon=eps, delta=delta, row_bound=R)
+    got = _auto.auto_alpha("dpsgd", loss, n=n, p=P, **rule)
+    assert n * mu / math.sqrt(P) < 2e4          # below SIZE_MAX: the closed form holds
+    expected = 2 * L * R * 1000.0 / _auto.DPSGD_MULTINOMIAL_MARGIN * P / (n * mu) ** 2
+    assert got == pytest.approx(expected)
+    assert got / _auto.auto_alpha("dpsgd", loss, n=2 * n, p=P, **rule) == pytest.approx(4.0)
+    assert _auto.auto_alpha("phased", loss, n=n, p=P, **rule) == pytest.approx(
+        noise_balanced_alpha(L, P, n, mu, R, _auto.MARGIN["classification"]))
+    binary = _auto.auto_alpha("dpsgd", LogisticLoss(), n=n, p=d + 1, **rule)
+    assert binary == pytest.approx(noise_balanced_alpha(
+        float(LogisticLoss().lipschitz(R)), d + 1, n, _auto.budget_mu(eps, delta, d + 1), R,
+        _auto.MARGIN["classification"]))
+    # the fitted model reports the rule's alpha, and the planner plans the same event
+    X, y = _data(n=n, d=d, classes=K)
+    clf = DPLogisticRegression(classes=list(range(K)), epsilon=eps, data_norm=1.0,
+                               random_state=0).fit(X, y)
+    assert clf.solver_ == "dpsgd" and clf.alpha_ == pytest.approx(got)
+    assert planned_dp_event(clf, n) == clf.dp_event_
+
+
 def test_explicit_values_are_kept():
     X, y = _data()
     clf = DPLogisticRegression(classes=[0, 1],
