@@ -72,6 +72,9 @@ CASES = [
      "loss_scale=0.3, solver='zeroth_order', random_state=0)"),
 ]
 
+#: the first ``N_DEFAULT_CASES`` of ``CASES`` are the three estimators at their defaults
+N_DEFAULT_CASES = 3
+
 SNIPPET = """
 import json, time, warnings
 t0 = time.perf_counter()
@@ -251,11 +254,13 @@ def report_opt_levels(runs, info):
     """Write ``results/startup_opt_levels.md`` from ``runs`` (``{level: [{"cold", "warm"}]}``);
     ``--opt-levels --report-only`` re-renders it from the stored json."""
     runs = {int(level): value for level, value in runs.items()}
-    reference = runs[OPT_LEVELS[0]][0]["warm"]["coef_sha1"]
+    top, bottom = OPT_LEVELS[0], OPT_LEVELS[-1]
+    reference = runs[top][0]["warm"]["coef_sha1"]
     labels = [label for label, _, _ in CASES]
-    headers = (["NUMBA_OPT", "compile s (cold)", "warm fits s (10 fits)"]
-               + [f"warm {label} s" for label in labels[3:]]
-               + ["coefficients bitwise equal to level 3"])
+    solvers = labels[N_DEFAULT_CASES:]   # per-fit columns: the explicit solvers
+    headers = (["NUMBA_OPT", "compile s (cold)", f"warm fits s ({len(labels)} fits)"]
+               + [f"warm {label} s" for label in solvers]
+               + [f"coefficients bitwise equal to level {top}"])
     rows = []
     compile_of, warm_of = {}, {}
     for level in OPT_LEVELS:
@@ -263,7 +268,7 @@ def report_opt_levels(runs, info):
             [sum(r["cold"]["compile_s"].values()) for r in runs[level]]))
         warm_s = warm_of[level] = float(np.median([r["warm"]["fit_s"] for r in runs[level]]))
         each = [float(np.median([r["warm"]["fit_each_s"][label] for r in runs[level]]))
-                for label in labels[3:]]
+                for label in solvers]
         same = [label for label in labels
                 if all(r[k]["coef_sha1"][label] == reference[label]
                        for r in runs[level] for k in ("cold", "warm"))]
@@ -277,14 +282,16 @@ def report_opt_levels(runs, info):
         "",
         f"Machine: {info.get('cpu', '?')}, {info.get('nproc', '?')} cores; load average at "
         f"start {info.get('loadavg_at_start')}.  The session is the last table of "
-        "``startup.md`` (10 fits, every solver, data of the demo's size); *warm* is a second "
+        f"``startup.md`` ({len(labels)} fits, every solver, data of the demo's size); *warm* "
+        "is a second "
         "fresh process on the cache the cold one filled.",
         "",
         md_table(headers, rows),
         "",
-        f"Level 0 (no LLVM optimisation) compiles {compile_of[0]:.1f} s against "
-        f"{compile_of[3]:.1f} s at level 3, {compile_of[3] - compile_of[0]:.1f} s less, and "
-        f"fits {warm_of[0] / warm_of[3]:.1f}x slower; what remains at level 0 is numba's own "
+        f"Level {bottom} (no LLVM optimisation) compiles {compile_of[bottom]:.1f} s against "
+        f"{compile_of[top]:.1f} s at level {top}, {compile_of[top] - compile_of[bottom]:.1f} s "
+        f"less, and fits {warm_of[bottom] / warm_of[top]:.1f}x slower; what remains at level "
+        f"{bottom} is numba's own "
         "typing and lowering plus LLVM's code generation, which grow with the amount of "
         "code compiled.",
     ]
@@ -319,7 +326,7 @@ def main():
     if args.core_python:
         raw["core_only"] = {}
         raw["core_only_sklearn_import_s"] = sklearn_import_s(args.core_python)
-        core_rows = cold_warm_rows(CASES[:3], args.core_python, raw["core_only"])
+        core_rows = cold_warm_rows(CASES[:N_DEFAULT_CASES], args.core_python, raw["core_only"])
         raw["core_only_versions"] = run_python(
             "import numpy, scipy, sklearn, numba; print(numpy.__version__, scipy.__version__,"
             " sklearn.__version__, numba.__version__)", executable=args.core_python,

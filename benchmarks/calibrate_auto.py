@@ -247,31 +247,43 @@ def score(kind, est, X, y):
 MARGINS = (4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0)
 
 
+def scores_at_margins(make, margins, loss, R, P, n, mu, data, scorer):
+    """Test scores of ``make(alpha)`` fitted at ``alpha = sigma sqrt(P)/(n M/R)`` (the flat
+    comparator, ``gamma = 0``) for every ``M`` in ``margins``; ``data`` is
+    ``(Xtr, ytr, Xte, yte)``."""
+    from skdp._solvers._objective_perturbation import noise_balanced_alpha
+
+    Xtr, ytr, Xte, yte = data
+    out = np.zeros(len(margins))
+    for j, margin in enumerate(margins):
+        alpha = noise_balanced_alpha(float(loss.lipschitz(R)), P, n, mu, R, margin,
+                                     size_exponent=0.0)
+        est = make(alpha)
+        with warnings.catch_warnings():
+            # a grid point's alpha may be below the solver's privacy floor
+            warnings.simplefilter("ignore", UserWarning)
+            est.fit(Xtr, ytr)
+        out[j] = scorer(est, Xte, yte)
+    return out
+
+
 def run_cell(cell):
     """Mean test score of objective perturbation at ``alpha = sigma sqrt(p)/(n M/R)`` for
     every ``M`` in ``MARGINS`` (one synthetic cell, over ``seeds``)."""
-    from skdp._solvers._objective_perturbation import noise_balanced_alpha
-
     kind, design, loose, n, p, eps, seeds = cell
     scores = np.zeros((len(seeds), len(MARGINS)))
     for i, s in enumerate(seeds):
         rng = np.random.default_rng(1000 * s + n + p)
-        Xtr, ytr, Xte, yte = make_problem(kind, n, p, rng, loose, design)
+        data = make_problem(kind, n, p, rng, loose, design)
         cls = DPLogisticRegression if kind == "logistic" else DPHuberRegressor
         public = {"classes": [0, 1]} if kind == "logistic" else {}
         base = cls(epsilon=eps, data_norm=1.0, **public)
         loss, _ = base._planning_loss()
-        R = base._public_row_bound()
-        mu = budget_mu(eps, 1e-6, p + 1)
-        for j, margin in enumerate(MARGINS):
-            alpha = noise_balanced_alpha(float(loss.lipschitz(R)), p + 1, n, mu, R, margin,
-                                         size_exponent=0.0)
-            est = cls(epsilon=eps, data_norm=1.0, alpha=alpha, random_state=s, **public)
-            with warnings.catch_warnings():
-                # a grid point's alpha may be below the solver's privacy floor
-                warnings.simplefilter("ignore", UserWarning)
-                est.fit(Xtr, ytr)
-            scores[i, j] = score(kind, est, Xte, yte)
+        scores[i] = scores_at_margins(
+            lambda alpha: cls(epsilon=eps, data_norm=1.0, alpha=alpha, random_state=s,
+                              **public),
+            MARGINS, loss, base._public_row_bound(), p + 1, n, budget_mu(eps, 1e-6, p + 1),
+            data, lambda est, X, y: score(kind, est, X, y))
     return (kind, design, loose, n, p, eps, scores.mean(axis=0))
 
 
@@ -380,30 +392,21 @@ def run_multinomial_cell(cell):
     """Mean test accuracy of the multinomial default solver (dpsgd, practical schedule) at
     ``alpha = sigma sqrt(P)/(n M/R)`` (``P = (p + 1) K`` coefficients, flat comparator) for
     every ``M`` in ``MULTI_MARGINS`` (one synthetic cell, over ``seeds``)."""
-    from skdp._solvers._objective_perturbation import noise_balanced_alpha
-
     label, design, loose, n, p, eps, seeds = cell
     K, signal = _multi_label(label)
     scores = np.zeros((len(seeds), len(MULTI_MARGINS)))
     classes = list(range(K))
     for i, s in enumerate(seeds):
         rng = np.random.default_rng(1000 * s + n + p + K)
-        Xtr, ytr, Xte, yte = multinomial_problem(n, p, K, rng, loose, design,
-                                                 MULTI_SIGNALS[signal])
+        data = multinomial_problem(n, p, K, rng, loose, design, MULTI_SIGNALS[signal])
         base = DPLogisticRegression(epsilon=eps, data_norm=1.0, classes=classes)
         loss, k = base._planning_loss()
-        R = base._public_row_bound()
         P = (p + 1) * k
-        mu = budget_mu(eps, 1e-6, P)
-        for j, margin in enumerate(MULTI_MARGINS):
-            alpha = noise_balanced_alpha(float(loss.lipschitz(R)), P, n, mu, R, margin,
-                                         size_exponent=0.0)
-            est = DPLogisticRegression(epsilon=eps, data_norm=1.0, classes=classes,
-                                       alpha=alpha, random_state=s)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                est.fit(Xtr, ytr)
-            scores[i, j] = est.score(Xte, yte)
+        scores[i] = scores_at_margins(
+            lambda alpha: DPLogisticRegression(epsilon=eps, data_norm=1.0, classes=classes,
+                                               alpha=alpha, random_state=s),
+            MULTI_MARGINS, loss, base._public_row_bound(), P, n, budget_mu(eps, 1e-6, P),
+            data, lambda est, X, y: est.score(X, y))
     return (label, design, loose, n, p, eps, scores.mean(axis=0))
 
 
@@ -434,16 +437,13 @@ def multinomial_shortfalls(rows, margin, gamma):
     """Shortfall, in every multinomial cell, of the rule ``M = margin (t/t_0)^gamma``
     (``t = n mu/sqrt(P)``, ``P = (p + 1) K``) to the cell's best margin (accuracy
     interpolated linearly in ``log2 M``, clipped to the grid)."""
-    from skdp._solvers._objective_perturbation import SIZE_MAX, SIZE_REF
+    from skdp._solvers._objective_perturbation import SIZE_MAX
 
-    logm = np.log2(MULTI_MARGINS)
-    out = []
+    cells = []
     for label, _design, _loose, n, p, eps, mean in rows:
         P = (p + 1) * _multi_label(label)[0]
-        t = min(n * budget_mu(eps, 1e-6, P) / np.sqrt(P), SIZE_MAX)
-        m = np.clip(np.log2(margin) + gamma * np.log2(t / SIZE_REF), logm[0], logm[-1])
-        out.append(np.max(mean) - np.interp(m, logm, mean))
-    return np.array(out)
+        cells.append((min(n * budget_mu(eps, 1e-6, P) / np.sqrt(P), SIZE_MAX), mean))
+    return shortfalls(cells, MULTI_MARGINS, margin, gamma)
 
 
 def report_multinomial(rows, elapsed):
@@ -506,6 +506,32 @@ def report_multinomial(rows, elapsed):
                 parts.append(f"eps {eps:g}: {a.mean():.4f} / {b.mean():.4f}")
         lines.append(f"- K, signal = {label}: " + ", ".join(parts))
     return "\n".join(lines) + "\n"
+
+
+def load_cells(path):
+    """``(rows, elapsed_s)`` of a saved run (``save_cells``)."""
+    saved = json.loads(path.read_text())
+    return _rows(saved["cells"]), saved.get("elapsed_s", float("nan"))
+
+
+def save_cells(path, rows, elapsed, **header):
+    path.write_text(json.dumps(
+        {**header, "elapsed_s": elapsed,
+         "cells": [list(r[:6]) + [list(map(float, r[6]))] for r in rows]}, indent=0))
+
+
+def merge_saved(path, rows, elapsed, replaced):
+    """A partial run: its ``rows`` replace the saved cells whose label ``replaced(label)``
+    says; the other saved cells are kept and their time added."""
+    if not path.exists():
+        return rows, elapsed
+    saved = json.loads(path.read_text())
+    kept = [r for r in _rows(saved["cells"]) if not replaced(r[0])]
+    return kept + rows, elapsed + saved.get("elapsed_s", 0.0)
+
+
+def _rows(cells):
+    return [tuple(c[:6]) + (np.array(c[6]),) for c in cells]
 
 
 def privacy_size(n, p, eps):
@@ -589,14 +615,20 @@ def jacobian_share(kind, n, p, eps):
 def rule_shortfalls(rows, family, margin, gamma):
     """Shortfall, in every cell of the loss ``family``, of the rule ``M = margin (t/t_0)^gamma`` to the
     cell's best margin (scores interpolated linearly in ``log2 M``, clipped to the grid)."""
+    return shortfalls([(privacy_size(n, p, eps), mean)
+                       for kd, _design, _loose, n, p, eps, mean in rows
+                       if FAMILY[kd] == family], MARGINS, margin, gamma)
+
+
+def shortfalls(cells, margins, margin, gamma):
+    """Shortfall of the rule ``M = margin (t/t_0)^gamma`` to the best margin of each cell
+    ``(t, mean scores at margins)``: scores interpolated linearly in ``log2 M``, the rule's
+    ``M`` clipped to the grid."""
     from skdp._solvers._objective_perturbation import SIZE_REF
 
-    logm = np.log2(MARGINS)
+    logm = np.log2(margins)
     out = []
-    for kd, _design, _loose, n, p, eps, mean in rows:
-        if FAMILY[kd] != family:
-            continue
-        t = privacy_size(n, p, eps)
+    for t, mean in cells:
         m = np.clip(np.log2(margin) + gamma * np.log2(t / SIZE_REF), logm[0], logm[-1])
         out.append(np.max(mean) - np.interp(m, logm, mean))
     return np.array(out)
@@ -794,46 +826,34 @@ if __name__ == "__main__":
     elif args.multinomial:
         path = RESULTS / "calibrate_multinomial.json"
         if args.report_only:
-            saved = json.loads(path.read_text())
-            rows = [tuple(c[:6]) + (np.array(c[6]),) for c in saved["cells"]]
-            elapsed = saved.get("elapsed_s", float("nan"))
+            rows, elapsed = load_cells(path)
         else:
             t0 = time.time()
             signals = args.signals or tuple(MULTI_SIGNALS)
             rows = run_multinomial(args.quick, signals)
             elapsed = time.time() - t0
-            if args.signals and path.exists():
-                # a run of some signals replaces those signals' cells of the saved run
-                saved = json.loads(path.read_text())
-                kept = [tuple(c[:6]) + (np.array(c[6]),) for c in saved["cells"]
-                        if _multi_label(c[0])[1] not in signals]
-                rows = kept + rows
-                elapsed += saved.get("elapsed_s", 0.0)
-            path.write_text(json.dumps(
-                {"margins": MULTI_MARGINS, "elapsed_s": elapsed,
-                 "cells": [list(r[:6]) + [list(map(float, r[6]))] for r in rows]}, indent=0))
+            if args.signals:
+                rows, elapsed = merge_saved(path, rows, elapsed,
+                                            lambda label: _multi_label(label)[1] in signals)
+            save_cells(path, rows, elapsed, margins=MULTI_MARGINS)
         text = report_multinomial(rows, elapsed)
         (RESULTS / "calibrate_multinomial.md").write_text(text)
         print(text)
     elif args.switch:
+        path = RESULTS / "calibrate_switch.json"
         if args.report_only:
-            saved = json.loads((RESULTS / "calibrate_switch.json").read_text())
-            rows = [tuple(c[:6]) + (np.array(c[6]),) for c in saved["cells"]]
-            elapsed = saved.get("elapsed_s", float("nan"))
+            rows, elapsed = load_cells(path)
         else:
             t0 = time.time()
             rows = run_switch(args.quick)
             elapsed = time.time() - t0
-            (RESULTS / "calibrate_switch.json").write_text(json.dumps(
-                {"factors": SWITCH_ALPHA_FACTORS, "elapsed_s": elapsed,
-                 "cells": [list(r[:6]) + [list(map(float, r[6]))] for r in rows]}, indent=0))
+            save_cells(path, rows, elapsed, factors=SWITCH_ALPHA_FACTORS)
         text = report_switch(rows, elapsed)
         (RESULTS / "calibrate_switch.md").write_text(text)
         print(text)
     elif args.report_only:
-        saved = json.loads((RESULTS / "calibrate_auto.json").read_text())
-        rows = [tuple(c[:6]) + (np.array(c[6]),) for c in saved["cells"]]
-        text = report(rows, saved.get("elapsed_s", float("nan")))
+        rows, elapsed = load_cells(RESULTS / "calibrate_auto.json")
+        text = report(rows, elapsed)
         (RESULTS / "calibrate_auto.md").write_text(text)
         print(text)
     elif not args.warm_only:
@@ -842,16 +862,9 @@ if __name__ == "__main__":
         rows = run(args.quick, kinds=kinds)
         elapsed = time.time() - t0
         path = RESULTS / "calibrate_auto.json"
-        if args.kinds and path.exists():
-            # a run of some kinds replaces those kinds' cells of the saved run
-            saved = json.loads(path.read_text())
-            kept = [tuple(c[:6]) + (np.array(c[6]),) for c in saved["cells"]
-                    if c[0] not in kinds]
-            rows = kept + rows
-            elapsed += saved.get("elapsed_s", 0.0)
-        path.write_text(json.dumps(
-            {"margins": MARGINS, "elapsed_s": elapsed,
-             "cells": [list(r[:6]) + [list(map(float, r[6]))] for r in rows]}, indent=0))
+        if args.kinds:
+            rows, elapsed = merge_saved(path, rows, elapsed, lambda kind: kind in kinds)
+        save_cells(path, rows, elapsed, margins=MARGINS)
         text = report(rows, elapsed)
         (RESULTS / "calibrate_auto.md").write_text(text)
         print(text)

@@ -81,6 +81,9 @@ __all__ = [
 
 #: grid size of the two-row geometry (point 4 of the module docstring)
 GRID = 256
+_THETA = np.arange(GRID + 1) * (math.pi / (4 * GRID))
+#: ``cos(theta_k)`` (k < GRID) then ``sin(theta_{k+1})``: the cells' corners, scaled by mu
+_COS_SIN = np.concatenate([np.cos(_THETA[:-1]), np.sin(_THETA[1:])])
 
 
 def _gaussian_delta_array(e, m):
@@ -126,11 +129,6 @@ def objective_perturbation_delta(epsilon, mu, mu_out, eps_j):
     both = _gaussian_delta_array(e, np.hypot(mu * _COS_SIN, mu_out))
     total = 2.0 * both[:GRID] + 2.0 * both[GRID:]
     return float(min(1.0, total.max()))
-
-
-_THETA = np.arange(GRID + 1) * (math.pi / (4 * GRID))
-#: ``cos(theta_k)`` (k < GRID) then ``sin(theta_{k+1})``: the cells' corners, scaled by mu
-_COS_SIN = np.concatenate([np.cos(_THETA[:-1]), np.sin(_THETA[1:])])
 
 
 def largest_safe_scale(ok, lo, hi, cap, rtol):

@@ -120,6 +120,7 @@ from .._losses._ids import SMOOTHED_ABSOLUTE as ABSOLUTE
 from .._solvers._objective_perturbation import (
     MARGIN,
     OP_MARGIN,
+    SIZE_EXPONENT,
     budget_mu,
     noise_balanced_alpha,
     objective_perturbation_alpha,
@@ -146,6 +147,15 @@ def _family(loss):
 def margin_for(loss):
     """``MARGIN`` (``M_0``) of the loss's family."""
     return MARGIN[_family(loss)]
+
+
+def comparator_constants(solver, loss):
+    """``(M_0, gamma)`` of the gradient-noise solvers' comparator ``W`` (module docstring):
+    dpsgd's own for the multinomial loss, else the family's ``MARGIN`` with
+    ``SIZE_EXPONENT``."""
+    if solver == "dpsgd" and loss.loss_id == MULTINOMIAL:
+        return DPSGD_MULTINOMIAL_MARGIN, DPSGD_MULTINOMIAL_EXPONENT
+    return margin_for(loss), SIZE_EXPONENT
 #: dpsgd: per-example-gradient x coordinate budget of the default schedule
 EPOCH_BUDGET = 5e8
 MAX_EPOCHS = 20.0
@@ -232,10 +242,8 @@ def auto_alpha(solver, loss, *, n, p, epsilon, delta, row_bound):
         c = float(loss.smoothness(R)) / (R * R)
         s = 2.0 * L / (n * mu)
         return (c * R * R * s * s / (W * W)) ** (1.0 / 3.0)
-    if solver == "dpsgd" and loss.loss_id == MULTINOMIAL:
-        return noise_balanced_alpha(L, p, n, mu, R, DPSGD_MULTINOMIAL_MARGIN,
-                                    size_exponent=DPSGD_MULTINOMIAL_EXPONENT)
-    return noise_balanced_alpha(L, p, n, mu, R, margin_for(loss))
+    margin, gamma = comparator_constants(solver, loss)
+    return noise_balanced_alpha(L, p, n, mu, R, margin, size_exponent=gamma)
 
 
 def dpsgd_schedule(n, p, batch_size=None, n_steps=None):
