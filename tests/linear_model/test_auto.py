@@ -201,6 +201,20 @@ def test_multinomial_dpsgd_alpha_rule():
     assert planned_dp_event(clf, n) == clf.dp_event_
 
 
+def test_multinomial_plan_ignores_a_replaced_row():
+    """The multinomial rule reads n, the public classes and the bounds only: a row replaced
+    by one far outside the bound, with another label, changes no decision."""
+    X, y = _data(classes=4)
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = 1e6, (y[0] + 1) % 4
+    fits = [DPLogisticRegression(classes=[0, 1, 2, 3], epsilon=0.8, data_norm=1.0,
+                                 random_state=0).fit(Xi, yi) for Xi, yi in ((X, y), (X2, y2))]
+    for name in ("solver_", "alpha_", "solver_params_", "dp_event_", "noise_scale_",
+                 "epsilon_", "row_bound_"):
+        assert getattr(fits[0], name) == getattr(fits[1], name), name
+    assert fits[0].solver_ == "dpsgd"
+
+
 def test_explicit_values_are_kept():
     X, y = _data()
     clf = DPLogisticRegression(classes=[0, 1],
