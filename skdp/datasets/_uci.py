@@ -348,6 +348,81 @@ def _descr(title, text, citation, preprocessing, n_samples):
 
 
 # ---------------------------------------------------------------------------
+# Raw columns (as_frame=True)
+# ---------------------------------------------------------------------------
+
+_RAW_PRIVACY_NOTE = (
+    "The columns are raw: nothing is scaled, clipped or encoded, no row is "
+    "dropped, and no statistic of the data is computed. Every bound, clipping "
+    "norm, spline knot and category list a private model needs must then be "
+    "learnt privately (a DP transformer of skdp.preprocessing, whose budget counts) "
+    "or given publicly (e.g. from the dataset documentation); taking them "
+    "from this frame (min/max, quantiles, unique values, pandas.get_dummies) "
+    "is a release of private information that no DP guarantee covers."
+)
+
+
+def _import_pandas():
+    """Import pandas, an optional dependency needed by ``as_frame=True``."""
+    try:
+        import pandas as pd
+    except ImportError as exc:
+        raise ImportError(
+            "as_frame=True returns pandas DataFrames, but pandas (an optional "
+            "dependency of skdp) is not installed; install it with "
+            "`pip install pandas`, or use as_frame=False."
+        ) from exc
+    return pd
+
+
+def _check_raw_dtypes(path, df, string_columns):
+    """String columns must be object, all other columns numeric."""
+    pd = _import_pandas()
+    for name, dtype in df.dtypes.items():
+        if name in string_columns:
+            ok = dtype == object
+        else:
+            ok = pd.api.types.is_numeric_dtype(dtype) and not (
+                pd.api.types.is_bool_dtype(dtype)
+            )
+        if not ok:
+            raise ValueError(
+                f"Column {name!r} of {path} parsed as {dtype}; expected "
+                f"{'strings' if name in string_columns else 'numbers'}."
+            )
+
+
+def _frame_result(data, y, target_column, target_names, descr, return_X_y):
+    """``(data, y)`` or the Bunch of an ``as_frame=True`` loader."""
+    if return_X_y:
+        return data, y
+    pd = _import_pandas()
+    target = pd.Series(y, name=target_column, index=data.index)
+    frame = pd.concat([data, target], axis=1)
+    return Bunch(
+        data=data,
+        target=y,
+        frame=frame,
+        feature_names=list(data.columns),
+        target_names=np.asarray(target_names),
+        DESCR=descr,
+    )
+
+
+def _descr_raw(title, text, columns, citation, data):
+    n, d = data.shape
+    heading = f"{title}, raw columns"
+    return (
+        f"{heading}\n{'=' * len(heading)}\n\n{text}\n\n"
+        f"Loaded shape: n = {n}, {d} raw feature columns.\n\n"
+        f"Columns (as_frame=True): {columns}\n\n"
+        f"Privacy note: {_RAW_PRIVACY_NOTE}\n\n"
+        f"Source: UCI Machine Learning Repository, CC BY 4.0.\n"
+        f"Citation: {citation}\n"
+    )
+
+
+# ---------------------------------------------------------------------------
 # BANK
 # ---------------------------------------------------------------------------
 
@@ -376,7 +451,9 @@ _BANK_LEVELS = {
 }  # fmt: skip
 
 
-def load_bank(*, data_home=None, download_if_missing=False, return_X_y=False):
+def load_bank(
+    *, data_home=None, download_if_missing=False, return_X_y=False, as_frame=False
+):
     """Load the UCI Bank Marketing dataset (binary classification, d = 42).
 
     Reads ``<data_home>/bank/bank-full.csv`` (45,211 client contacts of a
@@ -414,6 +491,16 @@ def load_bank(*, data_home=None, download_if_missing=False, return_X_y=False):
     the paper, not for a private pipeline, which should scale with public
     domain bounds.
 
+    With ``as_frame=True`` none of this preprocessing is applied: ``data`` is
+    a :class:`pandas.DataFrame` of the 16 feature columns of
+    ``bank-full.csv`` as UCI distributes them (same names and order; the 7
+    numeric columns as int64, the 9 categoricals as strings of ``object``
+    dtype). ``unknown`` is a documented category value in UCI (the bank's
+    own code for missing information), not a missing-value marker, so it
+    stays the string ``'unknown'``: the frame holds no NaN. No row is
+    dropped. Every bound and category a private model then needs must be
+    learnt privately (:mod:`skdp.preprocessing`) or given publicly.
+
     Parameters
     ----------
     data_home : str or path-like, default=None
@@ -428,27 +515,38 @@ def load_bank(*, data_home=None, download_if_missing=False, return_X_y=False):
         :class:`DatasetNotFoundError`.
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch.
+    as_frame : bool, default=False
+        If True, return the raw UCI columns as a :class:`pandas.DataFrame`
+        (see above) instead of the encoded design matrix; the target is the
+        same int64 array. Needs pandas (``pip install pandas``).
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
         Dictionary-like object with the attributes
 
-        data : ndarray of shape (45211, 42)
-            float64, C-contiguous, every row of norm at most 1.
+        data : ndarray of shape (45211, 42) or DataFrame of shape (45211, 16)
+            float64, C-contiguous, every row of norm at most 1. With
+            ``as_frame=True``, the raw feature columns, unscaled.
         target : ndarray of shape (45211,)
             int64 labels, 1 for ``'yes'`` and 0 for ``'no'``.
+        frame : DataFrame of shape (45211, 17)
+            Only with ``as_frame=True``: ``data`` plus the column ``y``
+            holding ``target`` (int64, 0/1).
         feature_names : list of str
-            The 42 column names.
+            The 42 column names (the 16 UCI column names with
+            ``as_frame=True``).
         target_names : ndarray of str
             ``['no', 'yes']``.
         DESCR : str
             Description and citation.
         preprocessing : dict
             The preprocessing rule, the min–max bounds used, the category
-            levels and the dropped reference levels.
+            levels and the dropped reference levels. Absent with
+            ``as_frame=True`` (nothing is preprocessed).
 
     (data, target) : tuple if ``return_X_y`` is True
+        ``(DataFrame, ndarray)`` with ``as_frame=True``.
 
     Raises
     ------
@@ -469,7 +567,12 @@ def load_bank(*, data_home=None, download_if_missing=False, return_X_y=False):
     >>> X, y = load_bank(return_X_y=True)  # doctest: +SKIP
     >>> X.shape, int(y.sum())  # doctest: +SKIP
     ((45211, 42), 5289)
+    >>> raw = load_bank(as_frame=True)  # doctest: +SKIP
+    >>> raw.data.shape, raw.data["job"].dtype  # doctest: +SKIP
+    ((45211, 16), dtype('O'))
     """
+    if as_frame:
+        return _load_bank_frame(data_home, download_if_missing, return_X_y)
     (path,) = _fetch_files(
         [_BANK_FULL], data_home=data_home, download_if_missing=download_if_missing
     )
@@ -508,6 +611,41 @@ def load_bank(*, data_home=None, download_if_missing=False, return_X_y=False):
         n,
     )
     return _result(X, y, names, descr, prep, return_X_y, ["no", "yes"])
+
+
+def _load_bank_frame(data_home, download_if_missing, return_X_y):
+    pd = _import_pandas()
+    (path,) = _fetch_files(
+        [_BANK_FULL], data_home=data_home, download_if_missing=download_if_missing
+    )
+    strings = [name for name in _BANK_COLUMNS if name in _BANK_LEVELS] + ["y"]
+    # no missing-value marker: 'unknown' is a documented category value
+    df = pd.read_csv(
+        path,
+        sep=";",
+        keep_default_na=False,
+        dtype={name: object for name in strings},
+    )
+    _check_header(path, list(df.columns), _BANK_COLUMNS)
+    _check_raw_dtypes(path, df, strings)
+    y = _binary_target(df["y"].to_numpy(), positive="yes", negative="no", name="y")
+    data = df.drop(columns="y")
+    descr = _descr_raw(
+        "Bank Marketing (UCI)",
+        "Direct-marketing phone campaigns of a Portuguese bank, May 2008 to "
+        "Nov 2010; one row per client contact. Binary target y: did the "
+        "client subscribe a term deposit (1 = 'yes', 0 = 'no').",
+        "the 16 feature columns of bank-full.csv, unscaled; 7 numeric "
+        "(int64), 9 categoricals as strings (object dtype). 'unknown' is a "
+        "documented category value in UCI, kept as a string (no NaN). "
+        "'duration' is only known after the call and leaks the outcome in a "
+        "realistic setting.",
+        "Moro, S., Cortez, P., Rita, P. (2014). A data-driven approach to "
+        "predict the success of bank telemarketing. Decision Support Systems "
+        "62:22-31. UCI dataset DOI 10.24432/C5K306.",
+        data,
+    )
+    return _frame_result(data, y, "y", ["no", "yes"], descr, return_X_y)
 
 
 def _binary_target(values, *, positive, negative, name):
@@ -591,7 +729,12 @@ def _read_adult(path):
 
 
 def load_adult(
-    *, subset="train", data_home=None, download_if_missing=False, return_X_y=False
+    *,
+    subset="train",
+    data_home=None,
+    download_if_missing=False,
+    return_X_y=False,
+    as_frame=False,
 ):
     """Load the UCI Adult / Census Income dataset (binary classification, d = 108).
 
@@ -630,13 +773,26 @@ def load_adult(
     reproducing the paper, not for a private pipeline, which should scale with
     public domain bounds.
 
+    With ``as_frame=True`` none of this preprocessing is applied: ``data`` is
+    a :class:`pandas.DataFrame` of the 14 feature columns of ``adult.names``
+    (``age, workclass, fnlwgt, education, education-num, marital-status,
+    occupation, relationship, race, sex, capital-gain, capital-loss,
+    hours-per-week, native-country``), the 6 numeric ones as int64 and the 8
+    categoricals as strings of ``object`` dtype, stripped of the space that
+    follows each comma in the file. The missing-value marker ``?`` of
+    ``adult.names`` becomes NaN (it occurs in workclass, occupation and
+    native-country). No row is dropped. Every bound and category a private
+    model then needs must be learnt privately (:mod:`skdp.preprocessing`) or
+    given publicly.
+
     Parameters
     ----------
     subset : {"train", "test"}, default="train"
         ``"train"`` reads ``adult.data`` (the paper's data), ``"test"`` reads
         ``adult.test`` (its first line ``|1x3 Cross validator`` is skipped and
         the trailing ``.`` of its labels removed). Both need ``adult.data``
-        for the scaling bounds.
+        for the scaling bounds, except with ``as_frame=True``, where
+        ``"test"`` reads ``adult.test`` only.
     data_home : str or path-like, default=None
         Folder holding the dataset folders. None means the ``SKDP_DATA``
         environment variable, else ``$XDG_CACHE_HOME/skdp`` or
@@ -648,26 +804,38 @@ def load_adult(
         file raises :class:`DatasetNotFoundError`.
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch.
+    as_frame : bool, default=False
+        If True, return the raw UCI columns as a :class:`pandas.DataFrame`
+        (see above) instead of the encoded design matrix; the target is the
+        same int64 array. Needs pandas (``pip install pandas``).
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
         Dictionary-like object with the attributes
 
-        data : ndarray of shape (n_samples, 108)
-            float64, C-contiguous, every row of norm at most 1.
+        data : ndarray of shape (n_samples, 108) or DataFrame of shape (n_samples, 14)
+            float64, C-contiguous, every row of norm at most 1. With
+            ``as_frame=True``, the raw feature columns, unscaled, with NaN
+            where the file has ``?``.
         target : ndarray of shape (n_samples,)
             int64 labels, 1 for ``>50K`` and 0 for ``<=50K``.
+        frame : DataFrame of shape (n_samples, 15)
+            Only with ``as_frame=True``: ``data`` plus the column ``income``
+            holding ``target`` (int64, 0/1).
         feature_names : list of str
-            The 108 column names (``"<column>_<level>"`` for dummies).
+            The 108 column names (``"<column>_<level>"`` for dummies); the
+            14 UCI column names with ``as_frame=True``.
         target_names : ndarray of str
             ``['<=50K', '>50K']``.
         DESCR : str
             Description and citation.
         preprocessing : dict
             The preprocessing rule, the min–max bounds used and the levels.
+            Absent with ``as_frame=True`` (nothing is preprocessed).
 
     (data, target) : tuple if ``return_X_y`` is True
+        ``(DataFrame, ndarray)`` with ``as_frame=True``.
 
     Raises
     ------
@@ -687,8 +855,13 @@ def load_adult(
     >>> X, y = load_adult(return_X_y=True)  # doctest: +SKIP
     >>> X.shape, int(y.sum())  # doctest: +SKIP
     ((32561, 108), 7841)
+    >>> raw, y = load_adult(return_X_y=True, as_frame=True)  # doctest: +SKIP
+    >>> raw.shape, int(raw["workclass"].isna().sum())  # doctest: +SKIP
+    ((32561, 14), 1836)
     """
     _check_option("subset", subset, {"train", "test"})
+    if as_frame:
+        return _load_adult_frame(subset, data_home, download_if_missing, return_X_y)
     metas = [_ADULT_DATA] if subset == "train" else [_ADULT_DATA, _ADULT_TEST]
     paths = _fetch_files(
         metas, data_home=data_home, download_if_missing=download_if_missing
@@ -715,8 +888,7 @@ def load_adult(
     )
     prep["numeric_bounds"] = "min and max over the training file adult.data"
     prep["subset"] = subset
-    labels = np.array([label.rstrip(".") for label in columns["income"]])
-    y = _binary_target(labels, positive=">50K", negative="<=50K", name="income")
+    y = _adult_target(columns["income"])
     descr = _descr(
         f"Adult / Census Income (UCI), {subset} subset",
         "1994 US Census extract. Binary target: income >50K. d = 108 = 6 "
@@ -729,6 +901,53 @@ def load_adult(
         n,
     )
     return _result(X, y, names, descr, prep, return_X_y, ["<=50K", ">50K"])
+
+
+def _adult_target(labels):
+    """0/1 income labels; adult.test's labels end in '.' (``<=50K.``)."""
+    labels = np.array([str(label).rstrip(".") for label in labels])
+    return _binary_target(labels, positive=">50K", negative="<=50K", name="income")
+
+
+def _load_adult_frame(subset, data_home, download_if_missing, return_X_y):
+    pd = _import_pandas()
+    meta = _ADULT_DATA if subset == "train" else _ADULT_TEST
+    (path,) = _fetch_files(
+        [meta], data_home=data_home, download_if_missing=download_if_missing
+    )
+    strings = [name for name in _ADULT_COLUMNS if name in _ADULT_LEVELS]
+    strings.append("income")
+    # "|1x3 Cross validator" (first line of adult.test) is a comment line;
+    # adult.data's final blank line is skipped.
+    df = pd.read_csv(
+        path,
+        header=None,
+        names=_ADULT_COLUMNS,
+        sep=",",
+        skipinitialspace=True,
+        na_values=["?"],
+        keep_default_na=False,
+        comment="|",
+        dtype={name: object for name in strings},
+    )
+    _check_raw_dtypes(path, df, strings)
+    if df["income"].isna().any():
+        raise ValueError(f"Missing income label in {path}.")
+    y = _adult_target(df["income"])
+    data = df.drop(columns="income")
+    descr = _descr_raw(
+        f"Adult / Census Income (UCI), {subset} subset",
+        "1994 US Census extract. Binary target: income >50K (1 = '>50K', "
+        "0 = '<=50K'; the trailing '.' of adult.test's labels is removed).",
+        "the 14 feature columns of adult.names, unscaled; 6 numeric (int64), "
+        "8 categoricals as strings (object dtype), stripped of the space "
+        "after each comma. The missing-value marker '?' of adult.names is "
+        "NaN (workclass, occupation, native-country); no row is dropped.",
+        "Becker, B., Kohavi, R. (1996). Adult. UCI Machine Learning "
+        "Repository. DOI 10.24432/C5XW20.",
+        data,
+    )
+    return _frame_result(data, y, "income", ["<=50K", ">50K"], descr, return_X_y)
 
 
 # ---------------------------------------------------------------------------
@@ -749,7 +968,9 @@ _CREDIT_LEVELS = {
 }
 
 
-def load_credit_card(*, data_home=None, download_if_missing=False, return_X_y=False):
+def load_credit_card(
+    *, data_home=None, download_if_missing=False, return_X_y=False, as_frame=False
+):
     """Load the UCI Default of Credit Card Clients dataset (binary, d = 33).
 
     Reads ``<data_home>/creditcard/UCI_Credit_Card.csv`` (30,000 card holders
@@ -786,6 +1007,21 @@ def load_credit_card(*, data_home=None, download_if_missing=False, return_X_y=Fa
     the paper, not for a private pipeline, which should scale with public
     domain bounds.
 
+    With ``as_frame=True`` none of this preprocessing is applied: ``data`` is
+    a :class:`pandas.DataFrame` of the 23 feature columns named as in the
+    CSV header, ``X1..X23`` (the first header row of the UCI workbook;
+    ``X1`` = LIMIT_BAL, ``X2`` = SEX, ``X3`` = EDUCATION, ``X4`` =
+    MARRIAGE, ``X5`` = AGE, ``X6..X11`` = PAY_0, PAY_2..PAY_6, ``X12..X17``
+    = BILL_AMT1..6, ``X18..X23`` = PAY_AMT1..6), all numeric, as they parse:
+    int64, except the columns where the file writes some round values in
+    Excel's scientific form (``5.00E+05``), which parse as float64 (``X1``
+    and ``X12..X23``; every value is still a whole number). The ``ID``
+    column is dropped: it is an identifier (a row index), not a feature.
+    The codes are kept as numbers, undocumented ones included; the file has
+    no missing values. No row is dropped. Every bound and category a
+    private model then needs must be learnt privately
+    (:mod:`skdp.preprocessing`) or given publicly.
+
     Parameters
     ----------
     data_home : str or path-like, default=None
@@ -801,26 +1037,37 @@ def load_credit_card(*, data_home=None, download_if_missing=False, return_X_y=Fa
         raises :class:`DatasetNotFoundError`, which explains this.
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch.
+    as_frame : bool, default=False
+        If True, return the raw UCI columns as a :class:`pandas.DataFrame`
+        (see above) instead of the encoded design matrix; the target is the
+        same int64 array. Needs pandas (``pip install pandas``).
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
         Dictionary-like object with the attributes
 
-        data : ndarray of shape (30000, 33)
-            float64, C-contiguous, every row of norm at most 1.
+        data : ndarray of shape (30000, 33) or DataFrame of shape (30000, 23)
+            float64, C-contiguous, every row of norm at most 1. With
+            ``as_frame=True``, the raw feature columns ``X1..X23``, unscaled.
         target : ndarray of shape (30000,)
             int64 labels, 1 for default and 0 otherwise.
+        frame : DataFrame of shape (30000, 24)
+            Only with ``as_frame=True``: ``data`` plus the column ``Y``
+            holding ``target`` (int64, 0/1).
         feature_names : list of str
-            The 33 column names.
+            The 33 column names; ``['X1', ..., 'X23']`` with
+            ``as_frame=True``.
         target_names : ndarray of str
             ``['no_default', 'default']``.
         DESCR : str
             Description and citation.
         preprocessing : dict
             The preprocessing rule, the min–max bounds used and the levels.
+            Absent with ``as_frame=True`` (nothing is preprocessed).
 
     (data, target) : tuple if ``return_X_y`` is True
+        ``(DataFrame, ndarray)`` with ``as_frame=True``.
 
     Raises
     ------
@@ -842,7 +1089,12 @@ def load_credit_card(*, data_home=None, download_if_missing=False, return_X_y=Fa
     >>> X, y = load_credit_card(return_X_y=True)  # doctest: +SKIP
     >>> X.shape, int(y.sum())  # doctest: +SKIP
     ((30000, 33), 6636)
+    >>> raw = load_credit_card(as_frame=True).frame  # doctest: +SKIP
+    >>> raw.shape  # doctest: +SKIP
+    (30000, 24)
     """
+    if as_frame:
+        return _load_credit_card_frame(data_home, download_if_missing, return_X_y)
     (path,) = _fetch_files(
         [_CREDIT_CSV], data_home=data_home, download_if_missing=download_if_missing
     )
@@ -863,10 +1115,7 @@ def load_credit_card(*, data_home=None, download_if_missing=False, return_X_y=Fa
         dropped_columns=["ID"],
         target="Y (default payment next month): 1 = default, 0 = no default",
     )
-    yraw = raw[:, -1]
-    if not np.all(np.isin(yraw, [0.0, 1.0])):
-        raise ValueError(f"Target column Y of {path} is not binary 0/1.")
-    y = yraw.astype(np.int64)
+    y = _credit_target(raw[:, -1], path)
     descr = _descr(
         "Default of Credit Card Clients, Taiwan (UCI)",
         "Card holders of a Taiwanese bank, April to September 2005. Binary "
@@ -882,6 +1131,46 @@ def load_credit_card(*, data_home=None, download_if_missing=False, return_X_y=Fa
         n,
     )
     return _result(X, y, names, descr, prep, return_X_y, ["no_default", "default"])
+
+
+def _credit_target(values, path):
+    """0/1 labels of the ``Y`` column (default payment next month)."""
+    yraw = np.asarray(values)
+    if not np.all(np.isin(yraw, [0.0, 1.0])):
+        raise ValueError(f"Target column Y of {path} is not binary 0/1.")
+    return yraw.astype(np.int64)
+
+
+def _load_credit_card_frame(data_home, download_if_missing, return_X_y):
+    pd = _import_pandas()
+    (path,) = _fetch_files(
+        [_CREDIT_CSV], data_home=data_home, download_if_missing=download_if_missing
+    )
+    # UCI defines no missing-value marker here: nothing is read as NaN
+    df = pd.read_csv(path, sep=",", keep_default_na=False)
+    _check_header(path, list(df.columns), _CREDIT_HEADER)
+    _check_raw_dtypes(path, df, [])
+    y = _credit_target(df["Y"].to_numpy(), path)
+    data = df.drop(columns=["ID", "Y"])
+    descr = _descr_raw(
+        "Default of Credit Card Clients, Taiwan (UCI)",
+        "Card holders of a Taiwanese bank, April to September 2005. Binary "
+        "target: default payment next month (1 = default). The CSV is "
+        "content-verified (no published checksum of the UCI workbook could be "
+        "matched).",
+        "the 23 feature columns X1..X23 of the CSV header (X1 = LIMIT_BAL, X2 "
+        "= SEX, X3 = EDUCATION, X4 = MARRIAGE, X5 = AGE, X6..X11 = PAY_0, "
+        "PAY_2..PAY_6, X12..X17 = BILL_AMT1..6, X18..X23 = PAY_AMT1..6), "
+        "unscaled, all numeric (float64 where the file writes some values in "
+        "scientific form, else int64); the codes of SEX, EDUCATION, MARRIAGE "
+        "and PAY_* stay numbers. The ID column, an identifier, is dropped.",
+        "Yeh, I-C., Lien, C-h. (2009). The comparisons of data mining "
+        "techniques for the predictive accuracy of probability of default of "
+        "credit card clients. Expert Systems with Applications 36(2):2473-2480. "
+        "UCI dataset DOI 10.24432/C55S3H.",
+        data,
+    )
+    return _frame_result(data, y, "Y", ["no_default", "default"], descr, return_X_y)
 
 
 # ---------------------------------------------------------------------------
