@@ -22,6 +22,8 @@ _LAZY = {
     "PrivacyLedger": "skdp.accounting",
     "DPGridSearchCV": "skdp.model_selection",
     "DPRandomizedSearchCV": "skdp.model_selection",
+    "make_private_pipeline": "skdp._pipeline",
+    "PrivatePipeline": "skdp._pipeline",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

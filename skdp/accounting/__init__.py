@@ -12,7 +12,7 @@ True
 """
 
 from ._accountant import get_delta, get_epsilon
-from ._events import compose, gaussian_event, pure_dp_event
+from ._events import DeltaDpEvent, compose, gaussian_event, pure_dp_event
 from ._fitted import fitted_dp_event, fitted_privacy_guaranteed
 from ._ledger import (
     LedgerCorruptError,
@@ -32,6 +32,7 @@ from ._sampled import calibrate_poisson_gaussian, poisson_gaussian_event
 from ._rdp import rdp_delta, rdp_epsilon, repeat_and_select_event, to_rdp_event
 
 __all__ = [
+    "DeltaDpEvent",
     "NEIGHBORING_RELATION",
     "LedgerCorruptError",
     "LedgerEntry",

@@ -8,7 +8,11 @@ Strategy, tightest exact method first:
 2. A single pure ε-DP release: exact closed form of the randomized-response pair,
    ``delta(eps') = max(0, (e^eps - e^eps') / (1 + e^eps))``; several pure releases at
    ``delta = 0``: basic composition ``sum eps_i`` (exact at delta = 0).
-3. Anything else: dp-accounting's PLD accountant under REPLACE_ONE (pessimistic
+3. ``DeltaDpEvent(delta_i)`` parts (the threshold of a private category
+   discovery, :mod:`skdp.preprocessing._categorical`) are peeled off and their ``delta_i``
+   added: a ``(0, delta_i)`` release composed with an ``(eps, delta)`` one is
+   ``(eps, delta + delta_i)``-DP, with any accountant of the rest.
+4. Anything else: dp-accounting's PLD accountant under REPLACE_ONE (pessimistic
    discretisation, so never optimistic).  Events it cannot account raise
    :class:`skdp.exceptions.UnsupportedDpEventError`; skdp never falls back to an accountant
    whose convention differs (see :mod:`skdp.accounting._events`).
@@ -45,6 +49,7 @@ import math
 
 from ..exceptions import UnsupportedDpEventError
 from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
+from ._events import DeltaDpEvent
 from ._gaussian import gaussian_delta, gaussian_epsilon
 
 __all__ = ["get_epsilon", "get_delta"]
@@ -262,6 +267,33 @@ def _has_repeat_and_select(event):
     return False
 
 
+def _peel_delta_events(event):
+    """``(rest, extra_delta)``: ``event`` without its ``DeltaDpEvent(delta_i)``
+    parts (composed at any depth) and the sum of their ``delta_i`` (module docstring)."""
+    if isinstance(event, DeltaDpEvent):
+        return dp_accounting.NoOpDpEvent(), float(event.delta)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts, extra = [], 0.0
+        for ev in event.events:
+            rest, d = _peel_delta_events(ev)
+            extra += d
+            if not isinstance(rest, dp_accounting.NoOpDpEvent):
+                parts.append(rest)
+        if extra == 0.0:
+            return event, 0.0
+        if not parts:
+            return dp_accounting.NoOpDpEvent(), extra
+        return (parts[0] if len(parts) == 1 else dp_accounting.ComposedDpEvent(parts)), extra
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        rest, d = _peel_delta_events(event.event)
+        if d == 0.0:
+            return event, 0.0
+        if isinstance(rest, dp_accounting.NoOpDpEvent):
+            return rest, d * event.count
+        return dp_accounting.SelfComposedDpEvent(rest, event.count), d * event.count
+    return event, 0.0
+
+
 def get_epsilon(event, delta):
     """Smallest epsilon (upper bound, never optimistic) such that ``event`` is (ε, δ)-DP.
 
@@ -286,6 +318,11 @@ def get_epsilon(event, delta):
     delta = float(delta)
     if not 0.0 <= delta < 1.0:
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    event, extra_delta = _peel_delta_events(event)
+    if extra_delta > 0.0:
+        if delta <= extra_delta:
+            return math.inf
+        delta -= extra_delta
     if _has_repeat_and_select(event):
         # Private selection (Papernot & Steinke 2022) and zCDP records are accounted in
         # RDP, through the replace-one translation of skdp.accounting._rdp (refuses what it
@@ -342,6 +379,9 @@ def get_delta(event, epsilon):
     epsilon = float(epsilon)
     if not epsilon >= 0.0:
         raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
+    event, extra_delta = _peel_delta_events(event)
+    if extra_delta > 0.0:
+        return min(1.0, get_delta(event, epsilon) + extra_delta)
     if _has_repeat_and_select(event):
         from ._rdp import rdp_delta
 

@@ -15,13 +15,40 @@ Convention (pinned by ``tests/accounting/test_events.py`` against closed forms):
   with the same ε, ``RandomizedResponseDpEvent(2/(1 + e^ε), 2)``: its privacy-loss pair
   dominates every ε-DP mechanism (Kairouz, Oh & Viswanathan 2015), so composing it is exact
   in the worst case and never optimistic.
+* A release that is ``(0, delta)``-DP -- the threshold of a private category discovery,
+  whose ``delta`` holds at every epsilon (:mod:`skdp.preprocessing._categorical`) -- is a
+  :class:`DeltaDpEvent`; :func:`skdp.accounting.get_epsilon` adds its ``delta``
+  (basic composition with the rest, exact for a ``(0, delta)`` pair).
 """
 
 import math
 
+import attr
+
 from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
 
-__all__ = ["NEIGHBORING_RELATION", "gaussian_event", "pure_dp_event", "compose"]
+__all__ = ["NEIGHBORING_RELATION", "DeltaDpEvent", "gaussian_event", "pure_dp_event",
+           "compose"]
+
+
+@attr.s(frozen=True)
+class DeltaDpEvent(dp_accounting.DpEvent):
+    """A release that is ``(0, delta)``-DP: its outputs' laws on neighbouring datasets are
+    within total variation ``delta`` (at every epsilon).
+
+    Attributes
+    ----------
+    delta : float
+        In [0, 1].
+
+    Examples
+    --------
+    >>> from skdp.accounting import DeltaDpEvent, compose, gaussian_event, get_delta
+    >>> get_delta(compose(gaussian_event(1.0, 1.0), DeltaDpEvent(1e-7)), 50.0)
+    1e-07
+    """
+
+    delta = attr.ib(type=float)
 
 
 def __getattr__(name):

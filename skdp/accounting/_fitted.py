@@ -33,16 +33,65 @@ def _is_pipeline(estimator):
     return pipeline is not None and isinstance(estimator, pipeline.Pipeline)
 
 
+def _parts(estimator):
+    """The fitted sub-steps of a ``ColumnTransformer`` or ``FeatureUnion`` (None if
+    ``estimator`` is neither).  Each reads the same rows as its siblings, so their events
+    compose *sequentially* (one person's row is in every block's input), never in
+    parallel."""
+    compose = sys.modules.get("sklearn.compose")
+    if compose is not None and isinstance(estimator, compose.ColumnTransformer):
+        if not hasattr(estimator, "transformers_"):
+            return None
+        return [trans for _, trans, cols in estimator.transformers_ if not
+                (isinstance(trans, str) and trans == "drop") and not _no_columns(cols)]
+    pipeline = sys.modules.get("sklearn.pipeline")
+    if pipeline is not None and isinstance(estimator, pipeline.FeatureUnion):
+        return [trans for _, trans in estimator.transformer_list if not
+                (isinstance(trans, str) and trans == "drop")]
+    return None
+
+
+def _no_columns(columns):
+    """Whether a ColumnTransformer block selected no column (it is then never fitted)."""
+    if columns is None:
+        return True
+    if hasattr(columns, "__len__") and not isinstance(columns, str):
+        if len(columns) == 0:
+            return True
+        if all(isinstance(c, bool) for c in columns) or getattr(columns, "dtype", None) == bool:
+            return not any(columns)
+    return False
+
+
 def _steps(estimator):
     if _is_pipeline(estimator):
         for _, step in estimator.steps:
             yield from _steps(step)
-    else:
+        return
+    parts = _parts(estimator)
+    if parts is None:
         yield estimator
+    else:
+        for part in parts:
+            yield from _steps(part)
+
+
+def _is_public_one_hot(step):
+    """scikit-learn's ``OneHotEncoder`` with public category lists learns nothing from the
+    data values, provided an unknown value can never raise (``handle_unknown`` "ignore" or
+    "infrequent_if_exist") and no frequency is read (``min_frequency`` and
+    ``max_categories`` None)."""
+    return (type(step).__name__ == "OneHotEncoder"
+            and type(step).__module__.startswith("sklearn.")
+            and not (isinstance(step.categories, str) and step.categories == "auto")
+            and step.handle_unknown in ("ignore", "infrequent_if_exist")
+            and step.min_frequency is None and step.max_categories is None)
 
 
 def _is_data_free(step):
     if step is None or (isinstance(step, str) and step == "passthrough"):
+        return True
+    if _is_public_one_hot(step):
         return True
     return type(step).__name__ in _STATELESS and type(step).__module__.startswith(
         "sklearn."
@@ -57,7 +106,9 @@ def fitted_dp_event(estimator):
     estimator : fitted skdp estimator or sklearn.pipeline.Pipeline
         For a pipeline every step must either carry ``dp_event_`` or be data-free
         (``"passthrough"``, ``None``, ``FunctionTransformer``, ``PolynomialFeatures``,
-        ``Normalizer``, ``Binarizer``).
+        ``Normalizer``, ``Binarizer``, ``OneHotEncoder`` with public category lists that
+        ignores unknown values).  ``ColumnTransformer`` and ``FeatureUnion`` are walked:
+        their blocks read the same rows, so their events compose sequentially.
 
     Returns
     -------

@@ -237,7 +237,9 @@ def _to_jsonable(obj):
 def _from_jsonable(obj):
     if isinstance(obj, dict):
         name = obj["__event__"]
-        cls = getattr(dp_accounting, name, None)
+        from ._events import DeltaDpEvent
+
+        cls = DeltaDpEvent if name == "DeltaDpEvent" else getattr(dp_accounting, name, None)
         if not (isinstance(cls, type) and issubclass(cls, dp_accounting.DpEvent)):
             raise ValueError(f"unknown event type in the ledger store: {name!r}")
         return cls(**{k: _from_jsonable(v) for k, v in obj.items() if k != "__event__"})

@@ -299,3 +299,27 @@ def resolve_fit_plan(estimator, *, n_samples, n_features, loss, n_outputs, row_b
         options.update(batch_size=b, n_steps=T)
     return FitPlan(solver=solver, alpha=float(alpha), row_bound=float(row_bound),
                    options=options, reason=reason)
+
+
+#: share of a private pipeline's Gaussian-DP budget ``mu^2`` given to each DP transformer
+#: that spends budget (knots of the numeric columns, discovery of the categories); the
+#: final estimator gets what is left (:mod:`skdp._pipeline`)
+TRANSFORMER_SHARES = {"DPSplineTransformer": 0.05, "DPOneHotEncoder": 0.05}
+DEFAULT_TRANSFORMER_SHARE = 0.05
+
+
+def pipeline_budget_split(transformer_names):
+    """Shares of ``mu^2`` of the DP transformers of a private pipeline, in order.
+
+    A function of the transformers' classes only (and so of the public schema that decides
+    which of them run), never of the data.  The Gaussian releases compose in Gaussian DP,
+    ``mu^2 = sum mu_i^2``, so a share ``w`` costs ``sqrt(w) mu``: 5 % of ``mu^2`` is 22 % of
+    ``mu``, which is what the knots of a basis need (their rank error is ``~ sigma sqrt(6)``
+    rows, ``sigma = sqrt(24 d)/mu_i``); the estimator keeps at least 90 % of ``mu^2``.
+    """
+    shares = [TRANSFORMER_SHARES.get(name, DEFAULT_TRANSFORMER_SHARE)
+              for name in transformer_names]
+    total = sum(shares)
+    if total > 0.5:
+        shares = [0.5 * w / total for w in shares]
+    return shares

@@ -274,7 +274,8 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
     _parameter_constraints: dict = {
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
-        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"}),
+                      None],
         "alpha": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -296,8 +297,30 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         need no data; every fit runs them before it reads ``X``."""
         if not math.isfinite(self.epsilon):
             raise ValueError(f"epsilon must be finite, got {self.epsilon!r}")
-        if self.data_norm is not None and not math.isfinite(self.data_norm):
+        if self.data_norm is not None and not isinstance(self.data_norm, str) \
+                and not math.isfinite(self.data_norm):
             raise ValueError(f"data_norm must be finite, got {self.data_norm!r}")
+        self._data_norm_value()   # data_norm="auto" needs a bound to take
+
+    def _data_norm_value(self):
+        """The public feature-row bound: ``data_norm``, or for ``data_norm="auto"`` the
+        public output bound of the previous steps of the
+        :class:`skdp.pipeline.PrivatePipeline` being fitted (taken at no privacy cost:
+        a function of public parameters and of those steps' releases); None when the bound
+        is to be read from the data."""
+        if isinstance(self.data_norm, str):
+            from .._pipeline import upstream_norm_bound
+
+            bound = upstream_norm_bound()
+            if bound is None:
+                raise ValueError(
+                    "data_norm='auto' takes the public output bound of the previous step of "
+                    "a private pipeline (skdp.make_private_pipeline, or "
+                    "skdp.pipeline.PrivatePipeline after DP transformers such as "
+                    "DPSplineTransformer/DPOneHotEncoder); outside one, pass a public "
+                    "data_norm")
+            return bound
+        return self.data_norm
 
     def _regression_inputs(self, X, y):
         """``(X, y)`` of a regressor's fit: a Dask collection becomes a
@@ -333,16 +356,17 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
 
     def _public_row_bound(self):
         """``R`` from the public ``data_norm`` (None when it is not given)."""
-        if self.data_norm is None:
+        data_norm = self._data_norm_value()
+        if data_norm is None:
             return None
-        return row_bound(self.data_norm, self.fit_intercept, self.intercept_scaling)
+        return row_bound(data_norm, self.fit_intercept, self.intercept_scaling)
 
     def _resolve_bounds(self, X):
         """``(data_norm, R, guaranteed)``: the public feature bound and row bound, or (with a
         warning) a feature bound read from the data and rounded up to a power of two, so
         that no row's norm is ever reported."""
         if self.data_norm is not None:
-            return float(self.data_norm), self._public_row_bound(), True
+            return float(self._data_norm_value()), self._public_row_bound(), True
         warnings.warn(
             "data_norm is None: the row-norm bound is read from the private data, which "
             "breaks the differential-privacy guarantee (privacy_guaranteed_ = False, "

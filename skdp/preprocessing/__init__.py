@@ -11,6 +11,8 @@ guarantee (:func:`skdp.accounting.fitted_dp_event` composes the steps).
 0.5
 """
 
+from ._categorical import DPOneHotEncoder
 from ._scaler import DPStandardScaler
+from ._spline import DPSplineTransformer
 
-__all__ = ["DPStandardScaler"]
+__all__ = ["DPOneHotEncoder", "DPSplineTransformer", "DPStandardScaler"]

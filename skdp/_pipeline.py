@@ -1,0 +1,305 @@
+r"""One privacy budget for a whole pipeline, from a raw table (``make_private_pipeline``).
+
+A :class:`PrivatePipeline` is a scikit-learn ``Pipeline`` with a total budget
+``(epsilon, delta)``.  At every ``fit`` it
+
+1. splits the budget between its DP steps by the public rule of
+   :func:`skdp.linear_model._auto.pipeline_budget_split` (a share of the Gaussian-DP budget
+   ``mu^2`` for every DP transformer, read from the public schema: which columns are
+   numeric and which categorical), setting each DP transformer's ``epsilon``/``delta``;
+2. fits the transformers -- every one of them reads the same rows, so their events compose
+   *sequentially*, including the blocks of a ``ColumnTransformer``/``FeatureUnion``;
+3. gives the final estimator the largest ``epsilon`` (at the pipeline's ``delta``) for which
+   the composition of the transformers' *released* events and the estimator's *planned*
+   event (:func:`skdp.linear_model._base.planned_dp_event`, public quantities only) is
+   ``(epsilon, delta)``-DP under the exact accountant, and fits it; a final estimator with
+   ``data_norm="auto"`` takes the transformers' public output bound
+   (``output_norm_bound_``) at no privacy cost;
+4. reports ``epsilon_``, ``delta_``, ``dp_event_`` (the composition of every step's event)
+   and ``privacy_guaranteed_`` (False if any step learned from the data without DP), and
+   ``budget_split_``.
+
+The shares are a function of the public schema only, and the estimator's budget a function
+of released events and public quantities: replacing one row changes none of them except
+through the releases, which are accounted.
+"""
+
+import contextvars
+import math
+
+from sklearn.pipeline import Pipeline
+
+__all__ = ["PrivatePipeline", "make_private_pipeline", "output_norm_bound",
+           "upstream_norm_bound"]
+
+#: the PrivatePipeline whose final step is being fitted (read by ``data_norm="auto"``)
+_UPSTREAM = contextvars.ContextVar("skdp_upstream_pipeline", default=None)
+
+
+def output_norm_bound(step):
+    """Public bound on the L2 norm of the rows ``step`` outputs, or None if it has none.
+
+    A DP transformer's ``output_norm_bound_``; for a ``ColumnTransformer``/``FeatureUnion``
+    the root of the sum of its blocks' squared bounds (every block must have one: a
+    ``"passthrough"`` block has none); for a ``Pipeline`` its last step's."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion
+
+    if isinstance(step, Pipeline):
+        return output_norm_bound(step.steps[-1][1]) if step.steps else None
+    if isinstance(step, (ColumnTransformer, FeatureUnion)):
+        from .accounting._fitted import _parts
+
+        parts = _parts(step)
+        if parts is None:
+            return None
+        bounds = [output_norm_bound(p) for p in parts]
+        if not bounds or any(b is None for b in bounds):
+            return None
+        return math.sqrt(sum(b * b for b in bounds))
+    bound = getattr(step, "output_norm_bound_", None)
+    return None if bound is None else float(bound)
+
+
+def upstream_norm_bound():
+    """The output bound of the steps before the final one of the :class:`PrivatePipeline`
+    being fitted in this context, or None."""
+    pipe = _UPSTREAM.get()
+    if pipe is None or len(pipe.steps) < 2:
+        return None
+    return output_norm_bound(Pipeline(pipe.steps[:-1]))
+
+
+def _dp_transformers(step, prefix=""):
+    """``(param_prefix, transformer)`` of the DP transformers of skdp inside ``step``
+    (walking Pipeline, ColumnTransformer and FeatureUnion), in fit order."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion
+
+    if isinstance(step, Pipeline):
+        for name, sub in step.steps:
+            yield from _dp_transformers(sub, f"{prefix}{name}__")
+    elif isinstance(step, ColumnTransformer):
+        for name, sub, _ in step.transformers:
+            yield from _dp_transformers(sub, f"{prefix}{name}__")
+    elif isinstance(step, FeatureUnion):
+        for name, sub in step.transformer_list:
+            yield from _dp_transformers(sub, f"{prefix}{name}__")
+    elif type(step).__module__.startswith("skdp.preprocessing"):
+        yield prefix, step
+
+
+def _costs_budget(transformer):
+    """Whether a DP transformer spends budget (public category lists do not)."""
+    categories = getattr(transformer, "categories", "auto")
+    return not (type(transformer).__name__ == "DPOneHotEncoder"
+                and not isinstance(categories, str))
+
+
+class PrivatePipeline(Pipeline):
+    """A ``Pipeline`` with one ``(epsilon, delta)`` budget for all its DP steps.
+
+    Parameters
+    ----------
+    steps : list of (str, estimator)
+        As for ``Pipeline``; the DP steps' ``epsilon``/``delta`` are set from the budget at
+        every fit (module docstring).
+    epsilon : float, default=1.0
+        Total budget of a fit.
+    delta : float or None, default=None
+        Total delta; None means ``min(1e-6, 1/(10 n))`` for ``n`` rows (public).
+    memory, verbose, transform_input
+        As for ``Pipeline``.
+
+    Attributes
+    ----------
+    epsilon_, delta_ : float
+        Guarantee of the whole fit (exact accountant of ``dp_event_``).
+    dp_event_ : dp_accounting.DpEvent
+        Sequential composition of every step's event.
+    privacy_guaranteed_ : bool
+    budget_split_ : dict
+        ``{step: (epsilon, delta)}`` given to every DP step, and ``"mu_shares"``.
+    """
+
+    def __init__(self, steps, *, epsilon=1.0, delta=None, transform_input=None,
+                 memory=None, verbose=False):
+        self.epsilon = epsilon
+        self.delta = delta
+        super().__init__(steps, transform_input=transform_input, memory=memory,
+                         verbose=verbose)
+
+    def _total_delta(self, n_samples):
+        if self.delta is None:
+            return min(1e-6, 1.0 / (10.0 * n_samples))
+        return float(self.delta)
+
+    def fit(self, X, y=None, **params):
+        """Split the budget, fit the transformers, then the final estimator on what is
+        left (module docstring).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), default=None
+        **params : dict
+            Passed to ``Pipeline.fit``.
+
+        Returns
+        -------
+        self : PrivatePipeline
+        """
+        from .accounting import fitted_dp_event, fitted_privacy_guaranteed, get_epsilon
+        from .linear_model._auto import pipeline_budget_split
+        from .preprocessing._common import gdp_mu
+
+        if not (isinstance(self.epsilon, (int, float)) and 0 < self.epsilon < math.inf):
+            raise ValueError(f"epsilon must be a positive finite number, got "
+                             f"{self.epsilon!r}")
+        n = len(X)
+        delta = self._total_delta(n)
+        if not 0.0 < delta < 1.0:
+            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
+        mu = gdp_mu(self.epsilon, delta)
+        spending = [(prefix, t) for prefix, t in _dp_transformers(Pipeline(self.steps[:-1]))
+                    if _costs_budget(t)]
+        shares = pipeline_budget_split([type(t).__name__ for _, t in spending])
+        split = {}
+        for (prefix, transformer), share in zip(spending, shares):
+            eps_i, delta_i = _gaussian_budget(math.sqrt(share) * mu, delta)
+            self.set_params(**{f"{prefix}epsilon": eps_i, f"{prefix}delta": delta_i})
+            split[prefix.rstrip("_")] = (eps_i, delta_i)
+        Xt = Pipeline(self.steps[:-1]).fit_transform(X, y) if len(self.steps) > 1 else X
+        events = []
+        if len(self.steps) > 1:
+            events = [fitted_dp_event(Pipeline(self.steps[:-1]))]
+        name, final = self.steps[-1]
+        token = _UPSTREAM.set(self)
+        try:
+            if hasattr(final, "epsilon") and hasattr(final, "_planning_loss"):
+                eps_final = _largest_epsilon(final, events, Xt.shape, self.epsilon, delta)
+                final.set_params(epsilon=eps_final, delta=delta)
+                split[name] = (eps_final, delta)
+            final.fit(Xt, y)
+        finally:
+            _UPSTREAM.reset(token)
+        split["mu_shares"] = tuple(shares)
+        self.dp_event_ = fitted_dp_event(self)
+        self.privacy_guaranteed_ = fitted_privacy_guaranteed(self)
+        self.delta_ = delta
+        self.epsilon_ = float(get_epsilon(self.dp_event_, delta)) \
+            if self.privacy_guaranteed_ else math.inf
+        self.budget_split_ = split
+        return self
+
+
+def _gaussian_budget(mu, delta):
+    """``(epsilon, delta)`` that a Gaussian DP transformer turns back into ``mu`` (its
+    ``gaussian_mu_for``); ``delta`` is passed unchanged."""
+    from .accounting import gaussian_epsilon
+
+    return float(gaussian_epsilon(delta, mu)), float(delta)
+
+
+def _largest_epsilon(final, events, shape, epsilon, delta, rtol=2e-3):
+    """Largest ``e`` such that the transformers' ``events`` composed with the planned event
+    of ``final`` at ``epsilon=e`` is ``(epsilon, delta)``-DP (bisection on ``log e``; every
+    evaluation is an exact accountant's upper bound, so the result is safe)."""
+    from sklearn.base import clone
+
+    from .accounting import compose, get_epsilon
+    from .exceptions import BudgetExceededError
+    from .linear_model._base import planned_dp_event
+
+    probe = clone(final)
+
+    def total(e):
+        probe.set_params(epsilon=e, delta=delta)
+        planned = planned_dp_event(probe, shape[0], shape[1])
+        if planned is None:
+            raise ValueError(f"{type(final).__name__} has no planned event for these "
+                             "parameters; a private pipeline needs one to split its budget")
+        return get_epsilon(compose(*events, planned) if events else planned, delta)
+
+    if not events:
+        return float(epsilon)
+    lo, hi = 0.0, float(epsilon)
+    if total(hi) <= epsilon:
+        return hi
+    lo = hi * 1e-3
+    if total(lo) > epsilon:
+        raise BudgetExceededError(
+            f"the transformers of the pipeline spent the budget epsilon={epsilon!r}: "
+            "nothing is left for the estimator")
+    while hi - lo > rtol * lo:
+        mid = math.sqrt(lo * hi)
+        if total(mid) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots=16, degree=3,
+                          categories="auto", random_state=None):
+    """A :class:`PrivatePipeline` from a raw table to ``estimator``, with one budget.
+
+    Numeric columns (the numeric dtypes of the DataFrame: public schema) get a private
+    spline basis (:class:`skdp.preprocessing.DPSplineTransformer`; ``degree=0``: one-hot
+    bins), the other columns a one-hot encoding with privately discovered categories
+    (:class:`skdp.preprocessing.DPOneHotEncoder`), or public ones. The estimator's
+    ``data_norm`` is set to ``"auto"``: it takes the basis' public bound ``sqrt(d)``.
+
+    Parameters
+    ----------
+    estimator : skdp estimator
+        ``DPLogisticRegression`` (give its public ``classes``), ``DPHuberRegressor``...
+        Its ``epsilon``/``delta``/``data_norm`` are set by the pipeline.
+    epsilon : float, default=1.0
+        Total budget of a fit of the whole pipeline.
+    delta : float or None, default=None
+        Total delta (None: ``min(1e-6, 1/(10 n))``).
+    n_knots, degree : int
+        Of the spline basis.
+    categories : "auto" or list of lists
+        Public category lists of the non-numeric columns (in their order), or ``"auto"``.
+    random_state : int or None
+        Seeds every step's noise (None: keys from the OS).
+
+    Returns
+    -------
+    pipeline : PrivatePipeline
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from skdp import DPLogisticRegression, make_private_pipeline
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"age": rng.integers(18, 90, 4000),
+    ...                    "job": rng.choice(["a", "b", "c"], 4000)})
+    >>> y = (df["age"] > 50).astype(int).to_numpy()
+    >>> pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+    ...                              random_state=0).fit(df, y)
+    >>> pipe.epsilon_ <= 1.0, pipe.privacy_guaranteed_
+    (True, True)
+    """
+    from sklearn.base import clone
+    from sklearn.compose import ColumnTransformer, make_column_selector
+
+    from .preprocessing import DPOneHotEncoder, DPSplineTransformer
+
+    seeds = [None, None, None] if random_state is None else [
+        int(s) for s in __import__("numpy").random.SeedSequence(random_state)
+        .generate_state(3)]
+    columns = ColumnTransformer([
+        ("numeric", DPSplineTransformer(n_knots=n_knots, degree=degree,
+                                        random_state=seeds[0]),
+         make_column_selector(dtype_include="number")),
+        ("categorical", DPOneHotEncoder(categories=categories, random_state=seeds[1]),
+         make_column_selector(dtype_exclude="number")),
+    ], sparse_threshold=0.0)
+    model = clone(estimator).set_params(data_norm="auto")
+    if random_state is not None and "random_state" in model.get_params():
+        model.set_params(random_state=seeds[2])
+    return PrivatePipeline([("columns", columns), ("model", model)], epsilon=epsilon,
+                           delta=delta)

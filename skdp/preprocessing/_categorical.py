@@ -1,0 +1,295 @@
+r"""One-hot encoding of categorical columns with public or privately discovered categories
+(``DPOneHotEncoder``).
+
+Output layout and norm bound
+----------------------------
+Column ``j`` becomes ``len(categories_[j])`` indicator columns, then an ``other`` column
+(a value not in the list: rare, unseen at fit time, or never released) and a ``missing``
+column (``None``/``NaN``).  Exactly one of them is 1, so every output row of ``d`` columns
+has L2 norm exactly ``sqrt(d)`` for *any* input row -- an unseen string or an empty one
+included, never an error.  That is ``output_norm_bound_``.
+
+Public categories (``categories=[[...], ...]``)
+-----------------------------------------------
+Nothing is learnt from the data: ``dp_event_`` is ``NoOpDpEvent`` and ``epsilon_ = 0``.
+
+Private discovery (``categories="auto"``): thresholded noisy counts
+--------------------------------------------------------------------
+For every column the count of every value that occurs is released with Gaussian noise of
+standard deviation ``sigma``, and only the values whose noisy count reaches the threshold
+``tau`` are kept (their names are the release; the counts are dropped).  This is the
+Gaussian sparse histogram with thresholding (Korolova et al. 2009; Wilson et al. 2020;
+analysed exactly by Wilkins, Kifer, Zhang & Karrer 2024); we use the following bound.
+
+*Sensitivity.*  Replacing a row changes, in each of the ``d`` columns, one value's count by
+``-1`` and another's by ``+1``: on the counts of the values that occur in *both*
+neighbours the L2 change is at most ``sqrt(2 d)``.
+
+*Threshold.*  Let ``D, D'`` be neighbours, ``U`` the union of their supports, ``A`` the
+values present only in ``D`` (count 1; at most one per column) and ``B`` those only in
+``D'``.  Let ``M'`` be the mechanism that noises and thresholds *every* value of ``U``
+(zero counts included): on ``D`` and ``D'`` it is a Gaussian mechanism on the same
+coordinates, so ``P[M'(D) in T] <= e^eps P[M'(D') in T] + delta_G(eps)`` for every ``T``.
+For any set ``S`` of outputs: ``P[M(D) in S] <= P[A released] + P[M(D) in S, no A
+released]``.  The first term is at most ``|A| q_1`` with ``q_1 = P[1 + Z >= tau]``.  Coupling
+``M(D)`` with ``M'(D)`` through the same noise, they differ only if a ``B`` value (count 0
+in ``D``) passes, so the second term is at most ``P[M'(D) in S'] + |B| q_0`` with ``S'`` the
+outputs of ``S`` that release no ``A`` value and ``q_0 = P[Z >= tau]``; and
+``P[M'(D') in S'] = P[M(D') in S'] P[no A passes] <= P[M(D') in S]``.  Hence
+
+.. math:: P[M(D) \in S] \le e^\varepsilon P[M(D') \in S] + \delta_G(\varepsilon)
+          + d\,(q_0 + q_1),
+
+for every ``eps`` -- the threshold adds ``delta_T = d (q_0 + q_1) <= 2 d q_1`` whatever
+``eps``.  The discrete Gaussian ``N_Z(0, s^2)`` is ``s^2``-subgaussian (Canonne, Kamath &
+Steinke 2020, Cor. 9), so ``q_1 <= exp(-(tau - 1)^2 / (2 sigma^2))``; the threshold
+
+.. math:: \tau = 1 + \sigma \sqrt{2 \ln(2 d / \delta_T)}
+
+makes the total ``delta_T``.  The fit splits its ``delta`` as ``delta_G = delta_T =
+delta/2``, calibrates ``sigma`` to ``(epsilon, delta_G)`` (analytic Gaussian), and records
+``ComposedDpEvent([GaussianDpEvent, DeltaDpEvent(delta_T)])``, which
+:func:`skdp.accounting.get_epsilon` accounts by adding ``delta_T`` (basic composition with
+a ``(0, delta_T)`` release, valid with any accountant of the rest).
+
+Counts are integers, released on the public grid of :mod:`skdp._mechanisms._exact` (a
+power of two at most 1, so ``rint(c/gamma) = c/gamma`` exactly: no rounding term) with exact
+discrete Gaussian noise; the recorded Gaussian event dominates the discrete law.
+"""
+
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ._common import DP_TRANSFORMER_CONSTRAINTS, gdp_mu, guarantee, word_source
+
+__all__ = ["DPOneHotEncoder", "discovery_threshold"]
+
+
+def discovery_threshold(sigma, n_columns, delta_threshold):
+    """``tau = 1 + sigma sqrt(2 ln(2 d / delta_T))`` (module docstring)."""
+    return 1.0 + sigma * math.sqrt(2.0 * math.log(2.0 * n_columns / delta_threshold))
+
+
+def _is_missing(values):
+    """Boolean mask of None / NaN / pandas NA entries of an object array."""
+    try:
+        import pandas as pd
+
+        return np.asarray(pd.isna(values), dtype=bool)
+    except ImportError:
+        return np.array([v is None or (isinstance(v, float) and math.isnan(v))
+                         for v in values], dtype=bool)
+
+
+def _columns(X):
+    """``(list of 1-d object arrays, feature names or None)`` of a DataFrame or 2-d
+    array-like, without reading any value's type into the layout."""
+    if hasattr(X, "columns") and hasattr(X, "iloc"):
+        names = np.asarray([str(c) for c in X.columns], dtype=object)
+        return [np.asarray(X.iloc[:, j], dtype=object) for j in range(X.shape[1])], names
+    arr = np.asarray(X, dtype=object)
+    if arr.ndim != 2:
+        raise ValueError(f"expected a 2-d array or DataFrame, got {arr.ndim} dimensions")
+    return [arr[:, j] for j in range(arr.shape[1])], None
+
+
+def _sort_key(value):
+    return (type(value).__name__, str(value))
+
+
+class DPOneHotEncoder(TransformerMixin, BaseEstimator):
+    """One-hot encoder of categorical columns with public or privately discovered categories.
+
+    Every output row has exactly one 1 per input column (its category, ``other`` or
+    ``missing``): L2 norm ``sqrt(n_features_in_)`` for any input, unseen values included
+    (module docstring for the mechanism and its proof).
+
+    Parameters
+    ----------
+    categories : "auto" or list of lists, default="auto"
+        Public category lists per column (costs no privacy), or ``"auto"``: discovered by
+        thresholded noisy counts under (``epsilon``, ``delta``)-DP.
+    epsilon : float, default=1.0
+        Budget of the discovery (ignored with public categories).
+    delta : float, default=1e-6
+        Its delta, half of it for the threshold.
+    random_state : int, Generator or None, default=None
+        Seeds the exact noise (None: keys from the OS).
+
+    Attributes
+    ----------
+    categories_ : list of lists
+        Released (or given) categories per column, sorted.
+    n_features_in_ : int
+    output_norm_bound_ : float
+        ``sqrt(n_features_in_)``.
+    threshold_ : float or None
+        The public threshold ``tau`` on the noisy counts (None with public categories).
+    epsilon_, delta_ : float
+    dp_event_ : dp_accounting.DpEvent
+    noise_scale_ : float
+        Standard deviation of the count noise (0 with public categories).
+    sensitivity_ : float
+        ``sqrt(2 n_features_in_)`` (0 with public categories).
+    privacy_guaranteed_ : bool
+        Always True.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.preprocessing import DPOneHotEncoder
+    >>> X = np.array([["a"] * 900 + ["b"] * 600 + ["rare"] * 3]).T
+    >>> enc = DPOneHotEncoder(epsilon=1.0, random_state=0).fit(X)
+    >>> enc.categories_, enc.transform([["b"], ["unseen"], [None]]).tolist()
+    ([['a', 'b']], [[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+    """
+
+    _parameter_constraints: dict = {
+        "categories": [StrOptions({"auto"}), list],
+        **DP_TRANSFORMER_CONSTRAINTS,
+    }
+
+    def __init__(self, categories="auto", *, epsilon=1.0, delta=1e-6, random_state=None):
+        self.categories = categories
+        self.epsilon = epsilon
+        self.delta = delta
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Take the public categories, or discover them privately.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Any hashable values; None/NaN are missing.
+        y : ignored
+
+        Returns
+        -------
+        self : DPOneHotEncoder
+        """
+        from ..accounting import _lazy_dp_accounting as dp_accounting
+
+        columns, names = _columns(X)
+        d = len(columns)
+        n = columns[0].shape[0] if d else 0
+        if d == 0 or n == 0:
+            raise ValueError(f"DPOneHotEncoder needs at least one row and one column; got "
+                             f"{n} rows and {d} columns")
+        if names is not None:
+            self.feature_names_in_ = names
+        self.n_features_in_ = d
+        if self.categories != "auto":
+            if len(self.categories) != d:
+                raise ValueError(f"categories has {len(self.categories)} lists for {d} "
+                                 "columns")
+            cats = [sorted(set(c), key=_sort_key) for c in self.categories]
+            event, eps, noise, sens, tau = dp_accounting.NoOpDpEvent(), 0.0, 0.0, 0.0, None
+        else:
+            cats, event, noise, sens, tau = self._discover(columns)
+            eps = guarantee(event, self.delta)[0]
+        self.categories_ = cats
+        self._index = [{v: i for i, v in enumerate(c)} for c in cats]
+        self.output_norm_bound_ = float(math.sqrt(d))
+        self.threshold_ = tau
+        self.dp_event_ = event
+        self.epsilon_, self.delta_ = eps, float(self.delta) if eps > 0 else 0.0
+        self.noise_scale_, self.sensitivity_ = float(noise), float(sens)
+        self.privacy_guaranteed_ = True
+        return self
+
+    def _discover(self, columns):
+        from ..accounting import _lazy_dp_accounting as dp_accounting
+        from ..accounting import DeltaDpEvent, compose, gaussian_event
+        from .._mechanisms._exact import (DOMINANCE_MARGIN, discrete_gaussian_noise,
+                                          grid_for, release_on_grid)
+
+        d, n = len(columns), columns[0].shape[0]
+        delta_g = delta_t = float(self.delta) / 2.0
+        sens = math.sqrt(2.0 * d)
+        sigma = sens / gdp_mu(self.epsilon, delta_g)
+        gamma = grid_for(sigma, float(n))
+        if gamma > 1.0:
+            raise ValueError(f"epsilon={self.epsilon!r} is too small for a count release "
+                             "(noise above 2^30 counts)")
+        s = int(math.ceil(sigma * (1.0 + DOMINANCE_MARGIN) / gamma))
+        noise_std = s * gamma
+        tau = discovery_threshold(noise_std, d, delta_t)
+        source = word_source(self.random_state)
+        cats = []
+        for col in columns:
+            present = col[~_is_missing(col)]
+            values, counts = self._value_counts(present)
+            z = discrete_gaussian_noise(source, s, len(values))
+            noisy = release_on_grid(counts.astype(np.float64), gamma, z)
+            cats.append(sorted((v for v, c in zip(values, noisy) if c >= tau), key=_sort_key))
+        event = compose(gaussian_event(noise_std / (1.0 + DOMINANCE_MARGIN), sens),
+                        DeltaDpEvent(delta_t))
+        return cats, event, noise_std, sens, tau
+
+    @staticmethod
+    def _value_counts(values):
+        counts = {}
+        for v in values.tolist():
+            counts[v] = counts.get(v, 0) + 1
+        # a fixed order of the draws (sorted), so a seeded fit is reproducible
+        keys = sorted(counts, key=_sort_key)
+        return keys, np.array([counts[k] for k in keys], dtype=np.int64)
+
+    def transform(self, X):
+        """One-hot rows: the categories, then ``other``, then ``missing`` per column.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+
+        Returns
+        -------
+        XT : ndarray of shape (n_samples, n_features_out_)
+        """
+        check_is_fitted(self)
+        columns, _ = _columns(X)
+        if len(columns) != self.n_features_in_:
+            raise ValueError(f"X has {len(columns)} columns, the encoder was fitted on "
+                             f"{self.n_features_in_}")
+        n = columns[0].shape[0]
+        blocks = []
+        for col, index in zip(columns, self._index):
+            k = len(index)
+            missing = _is_missing(col)
+            idx = np.array([index.get(v, k) for v in col.tolist()], dtype=np.int64)
+            idx[missing] = k + 1
+            block = np.zeros((n, k + 2))
+            block[np.arange(n), idx] = 1.0
+            blocks.append(block)
+        return np.hstack(blocks)
+
+    @property
+    def n_features_out_(self):
+        check_is_fitted(self)
+        return sum(len(c) + 2 for c in self.categories_)
+
+    def get_feature_names_out(self, input_features=None):
+        """``<column>_<category>``, ``<column>_other``, ``<column>_missing``."""
+        check_is_fitted(self)
+        if input_features is None:
+            input_features = getattr(self, "feature_names_in_",
+                                     [f"x{j}" for j in range(self.n_features_in_)])
+        out = []
+        for name, cats in zip(input_features, self.categories_):
+            out.extend(f"{name}_{c}" for c in cats)
+            out.extend([f"{name}_other", f"{name}_missing"])
+        return np.asarray(out, dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
+        tags.non_deterministic = True
+        return tags

@@ -1,0 +1,62 @@
+"""What the DP transformers of :mod:`skdp.preprocessing` share: privacy parameters, the
+release's privacy attributes, and the public output norm bound a next step can read.
+
+Every DP transformer has ``epsilon`` and ``delta`` (its own share of a pipeline's budget),
+``random_state`` (seeds the exact noise; None: keys from the OS) and, once fitted,
+
+* ``dp_event_`` -- the dp-accounting event of what ``fit`` released (replace-one
+  neighbours, :mod:`skdp.accounting._events`), ``epsilon_``/``delta_`` its guarantee;
+* ``privacy_guaranteed_`` -- True: nothing that shapes the output is read from the data
+  outside the release;
+* ``output_norm_bound_`` -- a public bound on the L2 norm of every row ``transform``
+  returns, for any input row (a function of public parameters and of the release): a next
+  step (``data_norm="auto"`` of the estimators) takes it at no privacy cost.
+"""
+
+import math
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+__all__ = ["DP_TRANSFORMER_CONSTRAINTS", "gdp_mu", "guarantee", "word_source"]
+
+DP_TRANSFORMER_CONSTRAINTS = {
+    "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+    "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "random_state": ["random_state", np.random.Generator],
+}
+
+
+def gdp_mu(epsilon, delta):
+    """``mu`` of the Gaussian release that is exactly ``(epsilon, delta)``-DP (analytic
+    Gaussian mechanism, Balle & Wang 2018), with a clear error for unusable values."""
+    from ..accounting import gaussian_mu_for
+
+    if not math.isfinite(epsilon):
+        raise ValueError(f"epsilon must be finite, got {epsilon!r}")
+    try:
+        return gaussian_mu_for(float(epsilon), float(delta))
+    except (OverflowError, ZeroDivisionError) as exc:
+        raise ValueError(
+            f"epsilon={epsilon!r}, delta={delta!r} is outside the range a Gaussian release "
+            "can be calibrated for; use epsilon in [1e-4, 1e3] and 0 < delta < 1") from exc
+
+
+def guarantee(event, delta):
+    """``(epsilon_, delta_)`` of a recorded event at the requested ``delta``."""
+    from ..accounting import get_epsilon
+
+    return float(get_epsilon(event, delta)), float(delta)
+
+
+def word_source(random_state):
+    """The ChaCha20 key of a release: from the OS when ``random_state`` is None."""
+    from .._mechanisms import new_word_source
+    from sklearn.utils import check_random_state
+
+    if random_state is None:
+        return new_word_source(None)
+    if isinstance(random_state, np.random.Generator):
+        return new_word_source(random_state)
+    return new_word_source(check_random_state(random_state))
