@@ -1,0 +1,136 @@
+"""make_private_pipeline / PrivatePipeline: one budget for a raw table, composition through
+ColumnTransformer and FeatureUnion, data_norm='auto', and neighbours that change nothing
+public."""
+
+import math
+
+import numpy as np
+import pytest
+
+pd = pytest.importorskip("pandas")
+
+from sklearn.compose import make_column_transformer  # noqa: E402
+from sklearn.pipeline import make_pipeline, make_union  # noqa: E402
+from sklearn.preprocessing import OneHotEncoder, StandardScaler  # noqa: E402
+
+from skdp import DPHuberRegressor, DPLogisticRegression, make_private_pipeline  # noqa: E402
+from skdp._pipeline import PrivatePipeline  # noqa: E402
+from skdp.accounting import compose, fitted_dp_event, get_epsilon  # noqa: E402
+from skdp.preprocessing import DPOneHotEncoder, DPSplineTransformer  # noqa: E402
+
+
+def _table(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, n).astype(float)
+    job = rng.choice(["clerk", "nurse", "driver"], n).astype(object)
+    income = rng.lognormal(10, 1, n)
+    age[::40] = np.nan
+    df = pd.DataFrame({"age": age, "job": job, "income": income})
+    y = ((np.nan_to_num(age, nan=50) > 50) | (job == "nurse")).astype(int)
+    return df, y
+
+
+def test_one_budget_for_the_whole_pipeline():
+    df, y = _table()
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 random_state=0).fit(df, y)
+    assert pipe.privacy_guaranteed_
+    assert 0.99 <= pipe.epsilon_ <= 1.0
+    assert pipe.delta_ == 1e-6
+    steps = pipe.named_steps["columns"].named_transformers_
+    events = [steps["numeric"].dp_event_, steps["categorical"].dp_event_,
+              pipe.named_steps["model"].dp_event_]
+    assert get_epsilon(compose(*events), 1e-6) == pipe.epsilon_
+    split = pipe.budget_split_
+    assert set(split) == {"columns__numeric", "columns__categorical", "model", "mu_shares"}
+    # data_norm="auto" took the basis bound: 2 numeric + 1 categorical column
+    assert pipe.named_steps["model"].data_norm_ == pytest.approx(math.sqrt(3))
+    assert pipe.score(df, y) > 0.8
+
+
+@pytest.mark.parametrize("bad", [
+    {"age": 1e300, "job": "a new job", "income": -1e300},
+    {"age": np.nan, "job": "", "income": np.nan},
+    {"age": -np.inf, "job": None, "income": np.inf},
+])
+def test_extreme_row_changes_nothing_public(bad):
+    df, y = _table()
+    ref = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                random_state=0).fit(df, y)
+    df2 = df.copy()
+    df2.loc[7] = bad
+    other = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                  random_state=0).fit(df2, 1 - y)
+    a = ref.named_steps["columns"].named_transformers_
+    b = other.named_steps["columns"].named_transformers_
+    for name in ("numeric", "categorical"):
+        for attr in ("epsilon_", "noise_scale_", "sensitivity_", "output_norm_bound_",
+                     "dp_event_"):
+            assert getattr(a[name], attr) == getattr(b[name], attr), (name, attr)
+    assert b["categorical"].categories_ == [["clerk", "driver", "nurse"]]
+    assert other.privacy_guaranteed_ and other.epsilon_ <= 1.0
+    assert other.named_steps["model"].data_norm_ == ref.named_steps["model"].data_norm_
+
+
+def test_regressor_and_public_categories():
+    df, _ = _table()
+    target = np.nan_to_num(df["age"].to_numpy(), nan=50.0) / 90.0
+    pipe = make_private_pipeline(DPHuberRegressor(y_bound=1.0), epsilon=2.0,
+                                 categories=[["clerk", "nurse", "driver"]],
+                                 random_state=0).fit(df, target)
+    assert 0.99 * 2.0 <= pipe.epsilon_ <= 2.0
+    assert "columns__categorical" not in pipe.budget_split_     # public list: free
+    assert pipe.score(df, target) > 0.3      # the constant predictor has R^2 = 0
+
+
+def test_hand_composed_pipeline_with_column_transformer_and_union():
+    df, y = _table()
+    pre = make_column_transformer(
+        (make_union(DPSplineTransformer(n_knots=6), DPSplineTransformer(degree=0)),
+         ["age", "income"]),
+        (DPOneHotEncoder(), ["job"]))
+    pipe = PrivatePipeline([("pre", pre), ("model", DPLogisticRegression(
+        classes=[0, 1], data_norm="auto", random_state=0))], epsilon=1.0).fit(df, y)
+    # three DP transformers read the same rows: sequential composition of all of them
+    assert len(pipe.budget_split_["mu_shares"]) == 3
+    assert pipe.epsilon_ <= 1.0 and pipe.privacy_guaranteed_
+    # the union's bound is the root of the sum of its blocks' squared bounds
+    assert pipe.named_steps["model"].data_norm_ == pytest.approx(math.sqrt(2 + 2 + 1))
+
+
+def test_non_private_step_voids_the_guarantee():
+    df, y = _table()
+    pre = make_column_transformer((StandardScaler(), ["income"]), (DPOneHotEncoder(), ["job"]))
+    pre.fit(df, y)
+    with pytest.raises(TypeError, match="StandardScaler"):
+        fitted_dp_event(pre)
+
+
+def test_public_one_hot_encoder_is_data_free():
+    df, y = _table()
+    public = OneHotEncoder(categories=[["clerk", "nurse", "driver"]], handle_unknown="ignore")
+    pipe = make_pipeline(make_column_transformer((public, ["job"])),
+                         DPLogisticRegression(classes=[0, 1], data_norm=1.0)).fit(df, y)
+    assert fitted_dp_event(pipe) == pipe[-1].dp_event_      # the encoder adds nothing
+    learnt = make_column_transformer((OneHotEncoder(handle_unknown="ignore"), ["job"]))
+    with pytest.raises(TypeError, match="OneHotEncoder"):
+        fitted_dp_event(learnt.fit(df))
+    raising = make_column_transformer((OneHotEncoder(categories=[["clerk"]]), ["job"]))
+    with pytest.raises(TypeError):   # an unknown value would raise: not data-free
+        fitted_dp_event(raising.fit(df[df.job == "clerk"]))
+
+
+def test_data_norm_auto_needs_a_previous_bound():
+    df, y = _table()
+    clf = DPLogisticRegression(classes=[0, 1], data_norm="auto")
+    with pytest.raises(ValueError, match="data_norm='auto'"):
+        clf.fit(np.ones((10, 2)), np.arange(10) % 2)
+    assert not hasattr(clf, "coef_")
+
+
+@pytest.mark.parametrize("eps", [0.0, -1.0, math.inf])
+def test_bad_budget_is_refused(eps):
+    df, y = _table(200)
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=eps)
+    with pytest.raises(ValueError, match="epsilon"):
+        pipe.fit(df, y)
