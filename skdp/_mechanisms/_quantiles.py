@@ -231,24 +231,42 @@ class TreeHistogram:
         """Estimated share of NaN per column, clipped to [0, 1]."""
         return np.clip(self.counts[:, _NAN] / max(self.n_samples, 1), 0.0, 1.0)
 
+    def rank_margin(self, noise_std, z=1.0):
+        """Per column, the share of the non-missing rows within which a quantile cannot be
+        told from the noise of the empty grid beyond the data: ``z noise_std sqrt(LEVELS)
+        / n_nonmissing`` (a prefix sum of the consistent tree carries noise of about
+        ``noise_std sqrt(LEVELS)`` rows), capped at 1/4.  Public: a function of the noise
+        scale, ``n`` and the released missing counts."""
+        present = np.maximum(self.n_samples - np.maximum(self.counts[:, _NAN], 0.0), 1.0)
+        return np.minimum(z * noise_std * math.sqrt(LEVELS) / present, 0.25)
+
     def quantiles(self, qs):
         """Quantiles ``qs`` (in [0, 1]) of the non-missing values of every column:
-        ``(d, len(qs))``, non-decreasing along ``qs``.
+        ``(d, len(qs))``, non-decreasing along ``qs``; ``qs`` may also be ``(d, m)``, one
+        row of levels per column.
 
-        The cumulative count of the non-missing leaves is made non-decreasing (running
-        maximum); quantile ``q`` is the first leaf where it reaches ``q`` times its total,
-        interpolated linearly inside that leaf's value range.  A column with no estimated
-        non-missing mass gets 0."""
+        The cumulative count of the non-missing leaves is made non-decreasing by isotonic
+        (least-squares) regression, which unlike a running maximum does not push the
+        noise of long empty ranges upward; quantile ``q`` is the first leaf where it
+        reaches ``q`` times the non-missing total (exact: the root is), interpolated
+        linearly inside that leaf's value range.  A column with no estimated non-missing
+        mass gets 0."""
+        from sklearn.isotonic import isotonic_regression
+
+        d = self.counts.shape[0]
         qs = np.asarray(qs, dtype=np.float64)
-        if qs.ndim != 1 or np.any(~(qs >= 0.0) | ~(qs <= 1.0)):
-            raise ValueError("quantile levels must be a 1-d array in [0, 1]")
-        out = np.zeros((self.counts.shape[0], qs.shape[0]))
+        if qs.ndim == 1:
+            qs = np.broadcast_to(qs, (d, qs.shape[0]))
+        if qs.ndim != 2 or qs.shape[0] != d or np.any(~(qs >= 0.0) | ~(qs <= 1.0)):
+            raise ValueError("quantile levels must be in [0, 1], of shape (m,) or (d, m)")
+        out = np.zeros(qs.shape)
         for j, grid in enumerate(self.grids):
-            cum = np.maximum.accumulate(np.cumsum(self.counts[j, :_NAN]))
-            total = cum[-1]
+            raw = np.cumsum(self.counts[j, :_NAN])
+            total = raw[-1]                 # = n - (NaN count): the root is exact
+            cum = np.maximum.accumulate(isotonic_regression(raw))   # monotone after rounding
             if not total > 0.0:
                 continue
-            targets = qs * total
+            targets = qs[j] * total
             leaves = np.searchsorted(cum, targets, side="left")
             for k, (leaf, target) in enumerate(zip(leaves, targets)):
                 leaf = int(min(leaf, _NAN - 1))

@@ -32,6 +32,10 @@ from ._common import DP_TRANSFORMER_CONSTRAINTS, gdp_mu, guarantee, word_source
 
 __all__ = ["DPSplineTransformer", "bspline_basis"]
 
+#: the boundary knots stay ``KNOT_NOISE_MARGIN`` noise ranks inside the data
+#: (:meth:`skdp._mechanisms._quantiles.TreeHistogram.rank_margin`)
+KNOT_NOISE_MARGIN = 1.0
+
 
 def _extended_knots(knots, degree):
     """Knot vector with ``degree`` equally spaced knots added beyond each end (as
@@ -60,9 +64,16 @@ def bspline_basis(x, knots, degree):
 
 
 def _merge_knots(values):
-    """Sorted distinct knots; a single value ``k`` becomes ``[k, k + max(|k|, 1)]`` (two
-    knots are needed for a basis)."""
-    knots = np.unique(values)
+    """Sorted knots, those within ``1e-6`` of the span of their predecessor merged (a point
+    mass read through the interpolation inside its bin); a single value ``k`` becomes
+    ``[k, k + max(|k|, 1)]`` (two knots are needed for a basis)."""
+    values = np.sort(np.asarray(values, dtype=np.float64))
+    tol = 1e-6 * (values[-1] - values[0])
+    kept = [values[0]]
+    for v in values[1:]:
+        if v - kept[-1] > tol:
+            kept.append(v)
+    knots = np.array(kept)
     if knots.shape[0] < 2:
         k = float(knots[0])
         knots = np.array([k, k + max(abs(k), 1.0)])
@@ -185,7 +196,11 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
             raise ValueError(f"feature_bounds has {len(bounds)} entries for {d} columns")
         hist, event, noise, sens = release_tree_histogram(
             X, mu, word_source(self.random_state), bounds)
-        quantiles = hist.quantiles(levels)
+        margin = hist.rank_margin(noise, KNOT_NOISE_MARGIN)
+        lo = np.maximum(levels[0], margin)
+        hi = np.minimum(levels[-1], 1.0 - margin)
+        quantiles = hist.quantiles(lo[:, None] + (hi - lo)[:, None] * np.linspace(
+            0.0, 1.0, levels.shape[0]))
         self.knots_ = [_merge_knots(row) for row in quantiles]
         self.n_features_out_ = sum(self._width(k) + 1 for k in self.knots_)
         self.output_norm_bound_ = float(np.sqrt(d))
