@@ -151,6 +151,7 @@ class PrivatePipeline(Pipeline):
         """
         from .accounting import fitted_dp_event, fitted_privacy_guaranteed, get_epsilon
         from .linear_model._auto import pipeline_budget_split
+        from .linear_model._budget import largest_model_epsilon
         from .preprocessing._common import gdp_mu
 
         if not (isinstance(self.epsilon, (int, float)) and 0 < self.epsilon < math.inf):
@@ -176,8 +177,16 @@ class PrivatePipeline(Pipeline):
         name, final = self.steps[-1]
         token = _UPSTREAM.set(self)
         try:
+            if isinstance(getattr(final, "data_norm", None), str) and \
+                    upstream_norm_bound() is None:
+                raise ValueError(
+                    f"{type(final).__name__}(data_norm='auto') in a private pipeline takes "
+                    "the previous steps' public output bound, and they have none (a "
+                    "'passthrough' block or a transformer without output_norm_bound_): "
+                    "give the estimator a public data_norm, or use DP transformers only")
             if hasattr(final, "epsilon") and hasattr(final, "_planning_loss"):
-                eps_final = _largest_epsilon(final, events, Xt.shape, self.epsilon, delta)
+                eps_final = largest_model_epsilon(final, events, Xt.shape[0], Xt.shape[1],
+                                                  self.epsilon, delta)
                 final.set_params(epsilon=eps_final, delta=delta)
                 split[name] = (eps_final, delta)
             final.fit(Xt, y)
@@ -199,45 +208,6 @@ def _gaussian_budget(mu, delta):
     from .accounting import gaussian_epsilon
 
     return float(gaussian_epsilon(delta, mu)), float(delta)
-
-
-def _largest_epsilon(final, events, shape, epsilon, delta, rtol=2e-3):
-    """Largest ``e`` such that the transformers' ``events`` composed with the planned event
-    of ``final`` at ``epsilon=e`` is ``(epsilon, delta)``-DP (bisection on ``log e``; every
-    evaluation is an exact accountant's upper bound, so the result is safe)."""
-    from sklearn.base import clone
-
-    from .accounting import compose, get_epsilon
-    from .exceptions import BudgetExceededError
-    from .linear_model._base import planned_dp_event
-
-    probe = clone(final)
-
-    def total(e):
-        probe.set_params(epsilon=e, delta=delta)
-        planned = planned_dp_event(probe, shape[0], shape[1])
-        if planned is None:
-            raise ValueError(f"{type(final).__name__} has no planned event for these "
-                             "parameters; a private pipeline needs one to split its budget")
-        return get_epsilon(compose(*events, planned) if events else planned, delta)
-
-    if not events:
-        return float(epsilon)
-    lo, hi = 0.0, float(epsilon)
-    if total(hi) <= epsilon:
-        return hi
-    lo = hi * 1e-3
-    if total(lo) > epsilon:
-        raise BudgetExceededError(
-            f"the transformers of the pipeline spent the budget epsilon={epsilon!r}: "
-            "nothing is left for the estimator")
-    while hi - lo > rtol * lo:
-        mid = math.sqrt(lo * hi)
-        if total(mid) <= epsilon:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots=16, degree=3,

@@ -73,7 +73,7 @@ def test_extreme_row_changes_nothing_public(bad):
 
 
 def test_regressor_and_public_categories():
-    df, _ = _table()
+    df, _ = _table(20000)
     target = np.nan_to_num(df["age"].to_numpy(), nan=50.0) / 90.0
     pipe = make_private_pipeline(DPHuberRegressor(y_bound=1.0), epsilon=2.0,
                                  categories=[["clerk", "nurse", "driver"]],
@@ -120,12 +120,14 @@ def test_public_one_hot_encoder_is_data_free():
         fitted_dp_event(raising.fit(df[df.job == "clerk"]))
 
 
-def test_data_norm_auto_needs_a_previous_bound():
+def test_data_norm_auto_needs_a_bound_from_the_previous_steps():
     df, y = _table()
-    clf = DPLogisticRegression(classes=[0, 1], data_norm="auto")
-    with pytest.raises(ValueError, match="data_norm='auto'"):
-        clf.fit(np.ones((10, 2)), np.arange(10) % 2)
-    assert not hasattr(clf, "coef_")
+    pre = make_column_transformer((DPOneHotEncoder(), ["job"]), remainder="passthrough")
+    pipe = PrivatePipeline([("pre", pre), ("model", DPLogisticRegression(
+        classes=[0, 1], data_norm="auto"))], epsilon=1.0)
+    with pytest.raises(ValueError, match="no public output bound|have none"):
+        pipe.fit(df.fillna(0.0).drop(columns="job").assign(job=df["job"]), y)
+    assert not hasattr(pipe, "dp_event_") and not hasattr(pipe[-1], "coef_")
 
 
 @pytest.mark.parametrize("eps", [0.0, -1.0, math.inf])

@@ -323,3 +323,13 @@ def pipeline_budget_split(transformer_names):
     if total > 0.5:
         shares = [0.5 * w / total for w in shares]
     return shares
+
+
+#: ``data_norm="auto"`` / ``y_bound="auto"`` outside a private pipeline: the share of the
+#: fit's Gaussian-DP budget ``mu^2`` that releases the bounds, and the quantiles released
+#: (of the feature-row norms, of ``|y|``); clipping the few rows above a high quantile
+#: costs less than the noise of a bound set for the largest row
+#: (:meth:`skdp.linear_model._base.BaseDPLinear._run_solver_released_bounds`)
+AUTO_BOUND_SHARE = 0.05
+AUTO_NORM_QUANTILE = 0.95
+AUTO_Y_QUANTILE = 0.99

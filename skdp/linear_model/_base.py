@@ -206,6 +206,8 @@ def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outp
 
     if estimator._data_derived_inputs():
         return dp_accounting.NonPrivateDpEvent()
+    if estimator._released_bounds():
+        return None     # bounds released by the fit: the model's share is known after them
     try:
         if n_features is None:
             n_features = estimator.n_features_in_
@@ -300,34 +302,38 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         if self.data_norm is not None and not isinstance(self.data_norm, str) \
                 and not math.isfinite(self.data_norm):
             raise ValueError(f"data_norm must be finite, got {self.data_norm!r}")
-        self._data_norm_value()   # data_norm="auto" needs a bound to take
 
     def _data_norm_value(self):
         """The public feature-row bound: ``data_norm``, or for ``data_norm="auto"`` the
         public output bound of the previous steps of the
-        :class:`skdp.pipeline.PrivatePipeline` being fitted (taken at no privacy cost:
-        a function of public parameters and of those steps' releases); None when the bound
-        is to be read from the data."""
+        :class:`skdp._pipeline.PrivatePipeline` being fitted (taken at no privacy cost:
+        a function of public parameters and of those steps' releases).  None when it is
+        not known before the fit: ``data_norm=None`` (read from the data) or a standalone
+        ``"auto"`` (released by the fit, :meth:`_run_solver_released_bounds`)."""
         if isinstance(self.data_norm, str):
             from .._pipeline import upstream_norm_bound
 
-            bound = upstream_norm_bound()
-            if bound is None:
-                raise ValueError(
-                    "data_norm='auto' takes the public output bound of the previous step of "
-                    "a private pipeline (skdp.make_private_pipeline, or "
-                    "skdp.pipeline.PrivatePipeline after DP transformers such as "
-                    "DPSplineTransformer/DPOneHotEncoder); outside one, pass a public "
-                    "data_norm")
-            return bound
+            return upstream_norm_bound()
         return self.data_norm
+
+    def _released_bounds(self):
+        """The bounds this fit releases privately before the model: ``"data_norm"`` for a
+        standalone ``data_norm="auto"``, ``"y_bound"`` for ``y_bound="auto"``."""
+        names = []
+        if isinstance(self.data_norm, str) and self._data_norm_value() is None:
+            names.append("data_norm")
+        if isinstance(getattr(self, "y_bound", None), str):
+            names.append("y_bound")
+        return names
 
     def _regression_inputs(self, X, y):
         """``(X, y)`` of a regressor's fit: a Dask collection becomes a
         :class:`~skdp._solvers._dask_objective.DaskDesign` validated on the workers (its
         targets clipped to ``y_bound`` there), in-memory data goes through
         ``validate_data``; either way the targets are clipped to the public ``y_bound``."""
-        clip = functools.partial(clip_targets, bound=self.y_bound)
+        # y_bound="auto": clipped once the bound is released (_run_solver_released_bounds)
+        bound = None if isinstance(self.y_bound, str) else self.y_bound
+        clip = functools.partial(clip_targets, bound=bound)
         if is_dask_collection(X):
             design = dask_design(self, X, y, clip)
             return design, design.y
@@ -418,6 +424,8 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         """
         from ..accounting import _lazy_dp_accounting as dp_accounting
 
+        if self._released_bounds():
+            return self._run_solver_released_bounds(X, y, loss, n_outputs)
         n, n_features = X.shape
         plan, planned = None, dp_accounting.NonPrivateDpEvent()
         if not self._data_derived_inputs():
@@ -436,6 +444,85 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 if attrs["privacy_guaranteed_"]
                 else dp_accounting.NonPrivateDpEvent()
             )
+        return attrs, result
+
+    def _run_solver_released_bounds(self, X, y, loss, n_outputs):
+        r"""Fit with ``data_norm="auto"`` (outside a private pipeline) and/or
+        ``y_bound="auto"``: release the bounds, then fit the model on what is left.
+
+        1. A public share ``AUTO_BOUND_SHARE`` of the Gaussian-DP budget ``mu^2``
+           (:mod:`skdp.linear_model._auto`) releases, in one Gaussian release of count
+           trees over the public log grid (:mod:`skdp._mechanisms._quantiles`; replace-one
+           L2 sensitivity ``sqrt(24 k)`` for ``k`` released columns whatever the values),
+           the quantile ``AUTO_NORM_QUANTILE`` of the feature-row norms ``||x_i||`` and/or
+           ``AUTO_Y_QUANTILE`` of ``|y_i|``, each kept one noise rank inside the data.
+        2. Rows are clipped to the released ``data_norm_`` and targets to ``y_bound_``
+           (bounds enforced, as for public ones), and the model gets the largest
+           ``epsilon`` that keeps the composition within ``(epsilon, delta)``
+           (:func:`skdp.linear_model._budget.largest_model_epsilon`).
+        3. ``dp_event_`` is the composition; ``budget_split_`` says who got what.
+        """
+        import copy
+
+        from ..accounting import _lazy_dp_accounting as dp_accounting
+        from ..accounting import compose
+        from .._mechanisms._quantiles import release_tree_histogram
+        from ..preprocessing._common import gdp_mu
+        from ._auto import AUTO_BOUND_SHARE, AUTO_NORM_QUANTILE, AUTO_Y_QUANTILE
+        from ._budget import largest_model_epsilon
+
+        if isinstance(X, DaskDesign):
+            raise ValueError("data_norm='auto' and y_bound='auto' are not available for Dask "
+                             "fits yet; pass public bounds")
+        if self.delta == 0:
+            raise ValueError("data_norm='auto' / y_bound='auto' release a Gaussian quantile "
+                             "and need delta > 0")
+        names = self._released_bounds()
+        n, n_features = X.shape
+        eps, delta = float(self.epsilon), float(self.delta)
+        mu_bounds = math.sqrt(AUTO_BOUND_SHARE) * gdp_mu(eps, delta)
+        columns, levels = [], []
+        if "data_norm" in names:
+            with np.errstate(over="ignore"):    # an overflowing norm is +inf: the top bin
+                columns.append(np.linalg.norm(X, axis=1))
+            levels.append(AUTO_NORM_QUANTILE)
+        if "y_bound" in names:
+            columns.append(np.abs(np.asarray(y, dtype=np.float64)))
+            levels.append(AUTO_Y_QUANTILE)
+        from .._mechanisms import new_word_source
+
+        seed = None if self.random_state is None else \
+            _check_random_state(self.random_state).integers(2**63)
+        hist, bound_event, noise, _ = release_tree_histogram(
+            np.column_stack(columns), mu_bounds, new_word_source(seed))
+        margin = hist.rank_margin(noise)
+        qs = np.minimum(np.asarray(levels), 1.0 - margin)[:, None]
+        released = np.maximum(hist.quantiles(qs)[:, 0], 2.0 ** -60)
+        inner = copy.copy(self)
+        inner.privacy_ledger = None
+        bounds = dict(zip(names, (float(b) for b in released)))
+        for name, value in bounds.items():
+            setattr(inner, name, value)
+        if "y_bound" in bounds:
+            y = clip_targets(y, bounds["y_bound"])
+        with ledger_reservation(getattr(self, "privacy_ledger", None), None,
+                                type(self).__name__) as reservation:
+            inner.epsilon = largest_model_epsilon(inner, [bound_event], n, n_features, eps,
+                                                  delta)
+            attrs, result = inner._run_solver_unrecorded(
+                X, y, loss, n_outputs, bounds.get("y_bound", getattr(self, "y_bound", None)))
+            event = compose(bound_event, attrs["dp_event_"])
+            reservation.commit(event if attrs["privacy_guaranteed_"]
+                               else dp_accounting.NonPrivateDpEvent())
+        attrs["dp_event_"] = event
+        attrs["epsilon_"] = float(get_epsilon(event, delta)) \
+            if attrs["privacy_guaranteed_"] else math.inf
+        attrs["delta_"] = delta
+        attrs["budget_split_"] = {"bounds": (float(get_epsilon(bound_event, delta)), delta),
+                                  "model": (float(inner.epsilon), delta),
+                                  "mu_share_bounds": AUTO_BOUND_SHARE}
+        if "y_bound" in bounds:
+            attrs["y_bound_"] = bounds["y_bound"]
         return attrs, result
 
     def _secure_noise(self, solver):

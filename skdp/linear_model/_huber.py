@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._fitted_attributes import atomic_fit
 from .._losses import HuberLoss
@@ -171,7 +171,8 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         **BaseDPLinear._parameter_constraints,
         **CONVEX_MODEL_CONSTRAINTS,
         "huber_threshold": [Interval(numbers.Real, 0, None, closed="left")],
-        "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"}),
+                    None],
     }
 
     def __init__(

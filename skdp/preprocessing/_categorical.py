@@ -62,7 +62,7 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._common import DP_TRANSFORMER_CONSTRAINTS, gdp_mu, guarantee, word_source
 
@@ -85,16 +85,12 @@ def _is_missing(values):
                          for v in values], dtype=bool)
 
 
-def _columns(X):
-    """``(list of 1-d object arrays, feature names or None)`` of a DataFrame or 2-d
-    array-like, without reading any value's type into the layout."""
-    if hasattr(X, "columns") and hasattr(X, "iloc"):
-        names = np.asarray([str(c) for c in X.columns], dtype=object)
-        return [np.asarray(X.iloc[:, j], dtype=object) for j in range(X.shape[1])], names
-    arr = np.asarray(X, dtype=object)
-    if arr.ndim != 2:
-        raise ValueError(f"expected a 2-d array or DataFrame, got {arr.ndim} dimensions")
-    return [arr[:, j] for j in range(arr.shape[1])], None
+def _columns(estimator, X, reset):
+    """The columns of ``X`` (validated by scikit-learn: 2-d, not sparse, not complex, the
+    fitted width and feature names) as 1-d object arrays."""
+    X = validate_data(estimator, X, dtype=None, ensure_all_finite=False, reset=reset)
+    X = np.asarray(X, dtype=object)
+    return [X[:, j] for j in range(X.shape[1])]
 
 
 def _sort_key(value):
@@ -175,15 +171,8 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         """
         from ..accounting import _lazy_dp_accounting as dp_accounting
 
-        columns, names = _columns(X)
+        columns = _columns(self, X, reset=True)
         d = len(columns)
-        n = columns[0].shape[0] if d else 0
-        if d == 0 or n == 0:
-            raise ValueError(f"DPOneHotEncoder needs at least one row and one column; got "
-                             f"{n} rows and {d} columns")
-        if names is not None:
-            self.feature_names_in_ = names
-        self.n_features_in_ = d
         if self.categories != "auto":
             if len(self.categories) != d:
                 raise ValueError(f"categories has {len(self.categories)} lists for {d} "
@@ -253,10 +242,7 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         XT : ndarray of shape (n_samples, n_features_out_)
         """
         check_is_fitted(self)
-        columns, _ = _columns(X)
-        if len(columns) != self.n_features_in_:
-            raise ValueError(f"X has {len(columns)} columns, the encoder was fitted on "
-                             f"{self.n_features_in_}")
+        columns = _columns(self, X, reset=False)
         n = columns[0].shape[0]
         blocks = []
         for col, index in zip(columns, self._index):

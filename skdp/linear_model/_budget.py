@@ -1,0 +1,77 @@
+"""Budget splits beside the ``auto`` rules: how a fit that releases more than one thing
+(a private bound, then the model; a pipeline's transformers, then its estimator) divides
+one ``(epsilon, delta)`` budget.
+
+The earlier releases are Gaussian and get a public share of the Gaussian-DP budget
+``mu^2`` (:mod:`skdp.linear_model._auto`); the model then gets the largest ``epsilon`` for
+which the composition of the earlier releases' *recorded* events with the model's
+*planned* event (:func:`skdp.linear_model._base.planned_dp_event`, public quantities only)
+is ``(epsilon, delta)``-DP under the exact accountant.  The planned event is the fitted one,
+so the reported total is the target, up to the bisection's relative tolerance (below).
+"""
+
+import math
+
+__all__ = ["largest_model_epsilon"]
+
+#: relative width of the final bracket of the bisection on the model's epsilon
+EPSILON_RTOL = 2e-3
+
+
+def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta):
+    """Largest ``e <= epsilon`` such that ``compose(*events, planned(model at epsilon=e))``
+    is ``(epsilon, delta)``-DP (bisection on ``log e``; every evaluation is an exact
+    accountant's upper bound, so the result is on the safe side).
+
+    Parameters
+    ----------
+    model : skdp estimator
+        Not modified (a clone is probed).
+    events : list of dp_accounting.DpEvent
+        What was released before the model.
+    n_samples, n_features : int
+        Public shape of the model's design.
+    epsilon, delta : float
+        The total budget.
+
+    Returns
+    -------
+    epsilon_model : float
+
+    Raises
+    ------
+    BudgetExceededError
+        If the earlier releases leave less than ``epsilon/1000`` for the model.
+    """
+    from sklearn.base import clone
+
+    from ..accounting import compose, get_epsilon
+    from ..exceptions import BudgetExceededError
+    from ._base import planned_dp_event
+
+    probe = clone(model)
+
+    def total(e):
+        probe.set_params(epsilon=e, delta=delta)
+        planned = planned_dp_event(probe, n_samples, n_features)
+        if planned is None:
+            raise ValueError(
+                f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) has no "
+                "planned event for these parameters; a budget split needs one")
+        return get_epsilon(compose(*events, planned) if events else planned, delta)
+
+    hi = float(epsilon)
+    if not events or total(hi) <= epsilon:
+        return hi
+    lo = hi * 1e-3
+    if total(lo) > epsilon:
+        raise BudgetExceededError(
+            f"the releases before the model spent the budget epsilon={epsilon!r}: nothing "
+            "is left for the model")
+    while hi - lo > EPSILON_RTOL * lo:
+        mid = math.sqrt(lo * hi)
+        if total(mid) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return lo

@@ -1,0 +1,91 @@
+"""data_norm="auto" outside a pipeline and y_bound="auto": bounds released privately inside
+the fit, with the split reported and the total within budget."""
+
+import numpy as np
+import pytest
+
+from skdp import DPHuberRegressor, DPLogisticRegression, DPNonconvexRegressor
+from skdp.accounting import PrivacyLedger, compose, get_epsilon
+from skdp.linear_model._auto import AUTO_NORM_QUANTILE, AUTO_Y_QUANTILE
+from skdp.linear_model._base import planned_dp_event
+
+
+def _classification(n=6000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5)) * 2.0
+    y = (X @ rng.normal(size=5) + rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def _regression(n=6000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    return X, X @ rng.normal(size=5) * 3.0 + rng.normal(size=n)
+
+
+def test_logistic_auto_norm_is_released_and_accounted():
+    X, y = _classification()
+    clf = DPLogisticRegression(classes=[0, 1], data_norm="auto", random_state=0).fit(X, y)
+    assert clf.privacy_guaranteed_
+    assert 0.99 <= clf.epsilon_ <= 1.0
+    assert get_epsilon(clf.dp_event_, 1e-6) == clf.epsilon_
+    split = clf.budget_split_
+    assert set(split) == {"bounds", "model", "mu_share_bounds"}
+    true_q = np.quantile(np.linalg.norm(X, axis=1), AUTO_NORM_QUANTILE)
+    assert 0.8 * true_q < clf.data_norm_ < 1.25 * true_q
+    assert clf.score(X, y) > 0.9
+    assert planned_dp_event(DPLogisticRegression(classes=[0, 1], data_norm="auto"),
+                            6000, 5) is None
+
+
+@pytest.mark.parametrize("bad", [1e300, -1e300, 5e-324])
+def test_an_extreme_row_does_not_move_the_bound(bad):
+    X, y = _classification()
+    ref = DPLogisticRegression(classes=[0, 1], data_norm="auto", random_state=0).fit(X, y)
+    X2 = X.copy()
+    X2[0] = bad
+    other = DPLogisticRegression(classes=[0, 1], data_norm="auto", random_state=0).fit(X2, y)
+    assert other.budget_split_ == ref.budget_split_
+    assert other.epsilon_ == ref.epsilon_
+    assert abs(other.data_norm_ - ref.data_norm_) < 0.05 * ref.data_norm_
+
+
+@pytest.mark.parametrize("cls", [DPHuberRegressor, DPNonconvexRegressor])
+def test_regressors_release_data_norm_and_y_bound(cls):
+    X, y = _regression()
+    y[0] = 1e300                       # clipped to the released bound, never read as one
+    reg = cls(data_norm="auto", y_bound="auto", random_state=0).fit(X, y)
+    assert reg.privacy_guaranteed_ and 0.99 <= reg.epsilon_ <= 1.0
+    # a high quantile of |y| (the level is kept one noise rank inside the data: at n = 6000
+    # the margin is ~10 %), never the 1e300 row
+    low, high = np.quantile(np.abs(y), [0.85, AUTO_Y_QUANTILE])
+    assert low < reg.y_bound_ < 1.1 * high
+    assert reg.score(X[1:], y[1:]) > 0.8
+
+
+def test_y_bound_auto_with_public_data_norm():
+    X, y = _regression()
+    reg = DPHuberRegressor(data_norm=4.0, y_bound="auto", random_state=0).fit(X, y)
+    assert reg.data_norm_ == 4.0 and reg.epsilon_ <= 1.0
+    assert len(reg.dp_event_.events) >= 2
+
+
+def test_ledger_counts_the_bound_release(tmp_path):
+    X, y = _classification()
+    with PrivacyLedger(1.05, 1e-6, path=tmp_path / "ledger.db") as ledger:
+        clf = DPLogisticRegression(classes=[0, 1], data_norm="auto", random_state=0,
+                                   privacy_ledger=ledger).fit(X, y)
+        recorded = ledger.dp_event
+        assert get_epsilon(recorded, 1e-6) == pytest.approx(
+            get_epsilon(compose(clf.dp_event_), 1e-6), rel=1e-9)
+        with pytest.raises(Exception, match="budget|exceed"):
+            DPLogisticRegression(classes=[0, 1], data_norm="auto", random_state=1,
+                                 privacy_ledger=ledger).fit(X, y)
+
+
+def test_pure_dp_is_refused_before_any_release():
+    X, y = _classification(200)
+    clf = DPLogisticRegression(classes=[0, 1], data_norm="auto", delta=0.0)
+    with pytest.raises(ValueError, match="delta > 0"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "coef_")
