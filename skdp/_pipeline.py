@@ -210,7 +210,7 @@ def _gaussian_budget(mu, delta):
     return float(gaussian_epsilon(delta, mu)), float(delta)
 
 
-def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots=16, degree=3,
+def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto", degree=3,
                           categories="auto", random_state=None):
     """A :class:`PrivatePipeline` from a raw table to ``estimator``, with one budget.
 
@@ -218,7 +218,10 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots=16, deg
     spline basis (:class:`skdp.preprocessing.DPSplineTransformer`; ``degree=0``: one-hot
     bins), the other columns a one-hot encoding with privately discovered categories
     (:class:`skdp.preprocessing.DPOneHotEncoder`), or public ones. The estimator's
-    ``data_norm`` is set to ``"auto"``: it takes the basis' public bound ``sqrt(d)``.
+    ``data_norm`` is set to ``"auto"``: it takes the basis' public bound ``sqrt(d)``; a
+    ``solver="auto"`` classifier becomes ``"dpsgd"``, whose event composes with the
+    transformers' without loss (``PIPELINE_AUTO_SOLVER`` in
+    :mod:`skdp.linear_model._auto`).
 
     Parameters
     ----------
@@ -229,8 +232,10 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots=16, deg
         Total budget of a fit of the whole pipeline.
     delta : float or None, default=None
         Total delta (None: ``min(1e-6, 1/(10 n))``).
-    n_knots, degree : int
-        Of the spline basis.
+    n_knots : int or "auto"
+        Knots per numeric column (``"auto"``: :func:`skdp.linear_model._auto.spline_knots`).
+    degree : int
+        Of the spline basis (0: one-hot bins).
     categories : "auto" or list of lists
         Public category lists of the non-numeric columns (in their order), or ``"auto"``.
     random_state : int or None
@@ -268,7 +273,11 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots=16, deg
         ("categorical", DPOneHotEncoder(categories=categories, random_state=seeds[1]),
          make_column_selector(dtype_exclude="number")),
     ], sparse_threshold=0.0)
+    from .linear_model._auto import PIPELINE_AUTO_SOLVER
+
     model = clone(estimator).set_params(data_norm="auto")
+    if getattr(model, "solver", None) == "auto" and type(model).__name__ in PIPELINE_AUTO_SOLVER:
+        model.set_params(solver=PIPELINE_AUTO_SOLVER[type(model).__name__])
     if random_state is not None and "random_state" in model.get_params():
         model.set_params(random_state=seeds[2])
     return PrivatePipeline([("columns", columns), ("model", model)], epsilon=epsilon,

@@ -333,3 +333,37 @@ def pipeline_budget_split(transformer_names):
 AUTO_BOUND_SHARE = 0.05
 AUTO_NORM_QUANTILE = 0.95
 AUTO_Y_QUANTILE = 0.99
+
+
+#: knots of DPSplineTransformer(n_knots="auto"): ``clip(round(c (n/sigma)^(1/3)), lo, hi)``
+SPLINE_KNOTS_COEF = 1.85
+SPLINE_KNOTS_RANGE = (6, 16)
+
+
+def spline_knots(n_samples, noise_std):
+    """Knots per column of a private spline basis, from the rows per unit of the knot
+    release's noise ``n/sigma`` (public: ``sigma`` is calibrated from epsilon, delta and
+    the number of columns).
+
+    More knots fit a finer shape but cost the model coefficients (more noise in it) and
+    sit closer together than the knots' own rank error ``~ sigma sqrt(6)``; measured on
+    Adult, Bank and Credit card (``benchmarks/bench_raw_tables.py``, pipeline totals
+    epsilon 0.5 to 10): 6 knots are best at ``n/sigma ~ 40``, 8 at ~80, 16 at ~600, which
+    ``1.85 (n/sigma)^(1/3)`` follows.
+
+    Examples
+    --------
+    >>> from skdp.linear_model._auto import spline_knots
+    >>> spline_knots(22792, 282.0), spline_knots(22792, 36.0)
+    (8, 16)
+    """
+    lo, hi = SPLINE_KNOTS_RANGE
+    return int(min(max(round(SPLINE_KNOTS_COEF * (n_samples / noise_std) ** (1 / 3)), lo),
+                   hi))
+
+
+#: what ``solver="auto"`` of a pipeline's final estimator becomes when earlier releases
+#: share the budget: a solver whose event composes with the transformers' Gaussian
+#: releases without loss (objective perturbation's certificate is exact for one release
+#: only; its composable record costs ~25 % of the model's epsilon in a pipeline)
+PIPELINE_AUTO_SOLVER = {"DPLogisticRegression": "dpsgd"}

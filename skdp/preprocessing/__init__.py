@@ -12,7 +12,8 @@ guarantee (:func:`skdp.accounting.fitted_dp_event` composes the steps).
 """
 
 from ._categorical import DPOneHotEncoder
+from ._robust import DPRobustScaler
 from ._scaler import DPStandardScaler
 from ._spline import DPSplineTransformer
 
-__all__ = ["DPOneHotEncoder", "DPSplineTransformer", "DPStandardScaler"]
+__all__ = ["DPOneHotEncoder", "DPRobustScaler", "DPSplineTransformer", "DPStandardScaler"]

@@ -53,10 +53,8 @@ def guarantee(event, delta):
 def word_source(random_state):
     """The ChaCha20 key of a release: from the OS when ``random_state`` is None."""
     from .._mechanisms import new_word_source
-    from sklearn.utils import check_random_state
 
-    if random_state is None:
-        return new_word_source(None)
-    if isinstance(random_state, np.random.Generator):
+    if random_state is None or isinstance(random_state, (np.random.Generator,
+                                                          np.random.RandomState)):
         return new_word_source(random_state)
-    return new_word_source(check_random_state(random_state))
+    return new_word_source(int(random_state))

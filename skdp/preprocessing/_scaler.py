@@ -76,11 +76,11 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._dask import as_dask_array, check_dask_array, is_dask_collection
-from ..accounting import gaussian_event, gaussian_mu_for, get_delta, get_epsilon
+from ..accounting import compose, gaussian_event, gaussian_mu_for, get_delta, get_epsilon
 from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from ..exceptions import PrivacyLeakWarning
 from .._fitted_attributes import atomic_fit
@@ -101,6 +101,10 @@ __all__ = ["DPStandardScaler", "moment_sensitivity_factor"]
 H_MARGIN = 1e-9
 #: Relative lower bound on the released standard deviation (``scale_ >= 1e-3 r``).
 SCALE_FLOOR = 1e-3
+#: ``feature_bounds="auto"``: the share of ``mu^2`` that releases the bounds, and the
+#: quantile levels used as bounds (values beyond are clipped)
+AUTO_BOUND_SHARE = 0.25
+AUTO_FEATURE_QUANTILES = (0.01, 0.99)
 
 
 def outward_power_of_two_bounds(lower, upper):
@@ -284,9 +288,12 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     delta : float, default=1e-6
         Privacy parameter delta in (0, 1); should be << 1/n.  (0, pure DP, is not
         available: a clear error.)
-    feature_bounds : tuple (lower, upper), array-like of shape (2, n_features) or None
+    feature_bounds : tuple (lower, upper), array-like of shape (2, n_features), "auto" or None
         Public bounds of each feature; ``lower`` and ``upper`` are scalars or arrays of
         length ``n_features`` with ``lower < upper``.  Values are clipped to them.
+        ``"auto"``: the 1 % and 99 % quantiles of each feature, released privately by the
+        fit itself (a quarter of its Gaussian-DP budget ``mu^2``; the composition is
+        ``(epsilon, delta)``-DP, and ``dp_event_`` records both releases).
         ``None`` reads them from the data, rounded outward to powers of two (not private:
         warns, ``privacy_guaranteed_ = False``, ``epsilon_ = inf``).
     with_mean : bool, default=True
@@ -325,6 +332,10 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         data's range rounded outward to powers of two (no row's value is printed).
     n_samples_seen_ : int
         Number of rows (public).
+    output_norm_bound_ : float or None
+        With ``clip=True``, a bound on the L2 norm of every row :meth:`transform` returns
+        (from the bounds and the released statistics): a next step with
+        ``data_norm="auto"`` takes it at no cost.  None with ``clip=False``.
     epsilon_ : float
         Epsilon this fit has at ``delta_`` (<= ``epsilon``; ``inf`` when
         ``feature_bounds=None``, with ``dp_event_ = NonPrivateDpEvent()``).
@@ -373,7 +384,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
-        "feature_bounds": ["array-like", None],
+        "feature_bounds": ["array-like", StrOptions({"auto"}), None],
         "with_mean": ["boolean"],
         "with_std": ["boolean"],
         "mean_share": [Interval(numbers.Real, 0, 1, closed="neither")],
@@ -500,7 +511,11 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             X = validate_data(self, X, dtype=np.float64)
         n, d = X.shape
         self._check_n_samples(n)
-        if self.feature_bounds is not None:
+        auto = isinstance(self.feature_bounds, str)
+        if auto and dask_input:
+            raise ValueError("feature_bounds='auto' is not available for Dask inputs yet; "
+                             "pass public feature_bounds")
+        if self.feature_bounds is not None and not auto:
             lower, upper = self._public_bounds(d)  # before anything reads X
         import dp_accounting
 
@@ -523,7 +538,16 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
                     lo, hi = dask.compute(lo, hi)
                 lower, upper = outward_power_of_two_bounds(lo, hi)
-            attrs = self._release(X, lower, upper)
+            bound_event = None
+            mu = gaussian_mu_for(float(self.epsilon), float(self.delta))
+            if auto:
+                lower, upper, bound_event = self._release_bounds(X, mu)
+                mu = math.sqrt(1.0 - AUTO_BOUND_SHARE) * mu
+            attrs = self._release(X, lower, upper, mu)
+            if auto:
+                attrs["dp_event_"] = compose(bound_event, attrs["dp_event_"])
+                attrs["epsilon_"] = min(float(self.epsilon), float(
+                    get_epsilon(attrs["dp_event_"], float(self.delta))))
             attrs["privacy_guaranteed_"] = guaranteed
             if not guaranteed:
                 attrs["epsilon_"] = math.inf
@@ -535,15 +559,37 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             setattr(self, name, value)
         return self
 
-    def _release(self, X, lower, upper):
-        """The Gaussian mechanism of the module docstring; returns the fitted attributes."""
+    def _release_bounds(self, X, mu):
+        """``feature_bounds="auto"``: the quantiles ``AUTO_FEATURE_QUANTILES`` of every
+        feature (kept one noise rank inside the data), released by one Gaussian release of
+        count trees (:mod:`skdp._mechanisms._quantiles`, replace-one L2 sensitivity
+        ``sqrt(24 d)``) at ``sqrt(AUTO_BOUND_SHARE) mu``; the moments get the rest of
+        ``mu^2``, so the whole fit is ``mu``-GDP.  A feature whose two quantiles coincide
+        gets ``[q, q + max(|q|, 1)]``.  Returns ``(lower, upper, event)``."""
+        from .._mechanisms._quantiles import release_tree_histogram
+        from ._common import word_source
+
+        lo_q, hi_q = AUTO_FEATURE_QUANTILES
+        seed = None if self.random_state is None else \
+            _check_random_state(self.random_state).integers(2**63)
+        hist, event, noise, _ = release_tree_histogram(
+            X, math.sqrt(AUTO_BOUND_SHARE) * mu, word_source(seed))
+        margin = hist.rank_margin(noise)
+        levels = np.column_stack([np.maximum(lo_q, margin), np.minimum(hi_q, 1.0 - margin)])
+        q = hist.quantiles(levels)
+        lower = q[:, 0]
+        upper = np.where(q[:, 1] > lower, q[:, 1], lower + np.maximum(np.abs(lower), 1.0))
+        return lower, upper, event
+
+    def _release(self, X, lower, upper, mu):
+        """The Gaussian mechanism of the module docstring at ``mu``-GDP; returns the fitted
+        attributes."""
         n, d = X.shape
         epsilon, delta = float(self.epsilon), float(self.delta)
         # 1. Calibrate from public quantities (epsilon, delta, n, d, bounds, mean_share).
         centre = (lower + upper) / 2.0
         radius = (upper - lower) / 2.0
         w = float(self.mean_share) if self.with_std else 1.0
-        mu = gaussian_mu_for(epsilon, delta)
         kappa = math.sqrt(d * moment_sensitivity_factor(w) * (1.0 + H_MARGIN)) / mu
         kappa *= summation_inflation(n, summation_depth(X), w)
         sigma_m = kappa * 2.0 * radius / (n * math.sqrt(w))
@@ -570,6 +616,15 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             attrs["var_"] = var
             attrs["scale_"] = np.sqrt(var)
         event = gaussian_event(1.0, mu)
+        if self.clip:
+            low, high = lower - centre - M, upper - centre - M      # of x - mean_, clipped
+            div = attrs["scale_"] if self.with_std else 1.0
+            if not self.with_mean:
+                low, high = lower, upper
+            attrs["output_norm_bound_"] = float(np.sqrt(np.sum(
+                np.maximum(np.abs(low), np.abs(high)) ** 2 / np.square(div))))
+        else:
+            attrs["output_norm_bound_"] = None
         eps = get_epsilon(event, delta)
         if eps > epsilon and get_delta(event, epsilon) <= delta:
             eps = epsilon

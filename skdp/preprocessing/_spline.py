@@ -90,9 +90,11 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_knots : int, default=16
+    n_knots : int or "auto", default="auto"
         Knots per column (before merging coinciding ones), at the quantiles
-        ``linspace(quantile_range[0], quantile_range[1], n_knots)``.
+        ``linspace(quantile_range[0], quantile_range[1], n_knots)``.  ``"auto"``: a public
+        rule of the rows per unit of noise, ``n/sigma`` (:func:`skdp.linear_model._auto.
+        spline_knots`): 6 knots at small budgets, up to 16 when the noise is small.
     degree : int, default=3
         Spline degree; ``0`` gives one-hot bins between the knots (a private
         ``KBinsDiscretizer(strategy="quantile", encode="onehot")``).
@@ -144,7 +146,7 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "n_knots": [Interval(numbers.Integral, 2, None, closed="left")],
+        "n_knots": [Interval(numbers.Integral, 2, None, closed="left"), StrOptions({"auto"})],
         "degree": [Interval(numbers.Integral, 0, 5, closed="both")],
         "quantile_range": [tuple, list],
         "feature_bounds": [list, None],
@@ -152,7 +154,7 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         **DP_TRANSFORMER_CONSTRAINTS,
     }
 
-    def __init__(self, n_knots=16, degree=3, *, quantile_range=(0.01, 0.99),
+    def __init__(self, n_knots="auto", degree=3, *, quantile_range=(0.01, 0.99),
                  feature_bounds=None, handle_missing="indicator", epsilon=1.0, delta=1e-6,
                  random_state=None):
         self.n_knots = n_knots
@@ -164,12 +166,16 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         self.delta = delta
         self.random_state = random_state
 
-    def _levels(self):
+    def _levels(self, n_samples, noise_std):
+        from ..linear_model._auto import spline_knots
+
         lo, hi = (float(v) for v in self.quantile_range)
         if not 0.0 < lo < hi < 1.0:
             raise ValueError(
                 f"quantile_range must satisfy 0 < low < high < 1, got {self.quantile_range!r}")
-        return np.linspace(lo, hi, self.n_knots)
+        n_knots = spline_knots(n_samples, noise_std) if self.n_knots == "auto" \
+            else self.n_knots
+        return np.linspace(lo, hi, n_knots)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -187,7 +193,7 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         """
         from .._mechanisms._quantiles import release_tree_histogram
 
-        levels = self._levels()
+        self._levels(2, 1.0)          # parameter checks before anything reads the data
         mu = gdp_mu(self.epsilon, self.delta)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False)
         d = X.shape[1]
@@ -196,6 +202,7 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
             raise ValueError(f"feature_bounds has {len(bounds)} entries for {d} columns")
         hist, event, noise, sens = release_tree_histogram(
             X, mu, word_source(self.random_state), bounds)
+        levels = self._levels(X.shape[0], noise)
         margin = hist.rank_margin(noise, KNOT_NOISE_MARGIN)
         lo = np.maximum(levels[0], margin)
         hi = np.minimum(levels[-1], 1.0 - margin)
