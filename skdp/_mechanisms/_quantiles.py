@@ -166,7 +166,20 @@ class ValueGrid:
 
 
 def leaf_counts(X, grids):
-    """Exact leaf counts ``(d, LEAVES)`` (int64) of the columns of ``X`` on ``grids``."""
+    """Exact leaf counts ``(d, LEAVES)`` (int64) of the columns of ``X`` on ``grids``.
+
+    A ``dask.array.Array`` is counted partition by partition on the workers; only the
+    ``(d, LEAVES)`` sums travel to the client (counts are sums, so the release is the
+    same as for the collected array)."""
+    from .._dask import is_dask_collection
+
+    if is_dask_collection(X):
+        import dask.array as da
+
+        blocks = X.rechunk({1: -1}).map_blocks(
+            lambda b: leaf_counts(b, grids)[None], dtype=np.int64,
+            chunks=((1,) * X.numblocks[0], (len(grids),), (LEAVES,)), new_axis=2)
+        return da.sum(blocks, axis=0).compute()
     X = np.asarray(X)
     n, d = X.shape
     counts = np.empty((d, LEAVES), dtype=np.int64)

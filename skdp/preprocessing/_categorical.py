@@ -171,8 +171,15 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         """
         from ..accounting import _lazy_dp_accounting as dp_accounting
 
-        columns = _columns(self, X, reset=True)
-        d = len(columns)
+        from .._dask import is_dask_collection
+
+        if is_dask_collection(X):
+            counted, n = self._dask_value_counts(X)
+        else:
+            columns = _columns(self, X, reset=True)
+            counted = [self._value_counts(col[~_is_missing(col)]) for col in columns]
+            n = columns[0].shape[0]
+        d = len(counted)
         if self.categories != "auto":
             if len(self.categories) != d:
                 raise ValueError(f"categories has {len(self.categories)} lists for {d} "
@@ -180,7 +187,7 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
             cats = [sorted(set(c), key=_sort_key) for c in self.categories]
             event, eps, noise, sens, tau = dp_accounting.NoOpDpEvent(), 0.0, 0.0, 0.0, None
         else:
-            cats, event, noise, sens, tau = self._discover(columns)
+            cats, event, noise, sens, tau = self._discover(counted, n)
             eps = guarantee(event, self.delta)[0]
         self.categories_ = cats
         self._index = [{v: i for i, v in enumerate(c)} for c in cats]
@@ -192,13 +199,33 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         self.privacy_guaranteed_ = True
         return self
 
-    def _discover(self, columns):
+    def _dask_value_counts(self, X):
+        """Per-column counts of the non-missing values of a Dask DataFrame, counted
+        partition by partition on the workers (only ``(value, count)`` pairs travel)."""
+        import dask
+
+        if not hasattr(X, "columns"):
+            raise TypeError("DPOneHotEncoder fits a Dask DataFrame (not a Dask array)")
+        names = [str(c) for c in X.columns]
+        if not names:
+            raise ValueError("DPOneHotEncoder needs at least one column")
+        self.n_features_in_ = len(names)
+        self.feature_names_in_ = np.asarray(names, dtype=object)
+        n, *series = dask.compute(X.shape[0], *[X[c].dropna().value_counts()
+                                                  for c in X.columns])
+        counted = []
+        for counts in series:
+            keys = sorted(counts.index.tolist(), key=_sort_key)
+            counted.append((keys, np.array([int(counts[k]) for k in keys], dtype=np.int64)))
+        return counted, int(n)
+
+    def _discover(self, counted, n):
         from ..accounting import _lazy_dp_accounting as dp_accounting
         from ..accounting import DeltaDpEvent, compose, gaussian_event
         from .._mechanisms._exact import (DOMINANCE_MARGIN, discrete_gaussian_noise,
                                           grid_for, release_on_grid)
 
-        d, n = len(columns), columns[0].shape[0]
+        d = len(counted)
         delta_g = delta_t = float(self.delta) / 2.0
         sens = math.sqrt(2.0 * d)
         sigma = sens / gdp_mu(self.epsilon, delta_g)
@@ -211,9 +238,7 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         tau = discovery_threshold(noise_std, d, delta_t)
         source = word_source(self.random_state)
         cats = []
-        for col in columns:
-            present = col[~_is_missing(col)]
-            values, counts = self._value_counts(present)
+        for values, counts in counted:
             z = discrete_gaussian_noise(source, s, len(values))
             noisy = release_on_grid(counts.astype(np.float64), gamma, z)
             cats.append(sorted((v for v, c in zip(values, noisy) if c >= tau), key=_sort_key))

@@ -58,3 +58,22 @@ def word_source(random_state):
                                                           np.random.RandomState)):
         return new_word_source(random_state)
     return new_word_source(int(random_state))
+
+
+def _validate_fit_input(estimator, X):
+    """``X`` of a numeric DP transformer's fit: an in-memory array validated by
+    scikit-learn (NaN and +-inf allowed: they have public bins), or a Dask array/DataFrame
+    kept on the workers (:func:`skdp._dask.as_dask_array`; its feature names recorded)."""
+    from sklearn.utils.validation import validate_data
+
+    from .._dask import as_dask_array, is_dask_collection
+
+    if is_dask_collection(X):
+        X, names = as_dask_array(X)
+        estimator.n_features_in_ = int(X.shape[1])
+        if names is not None:
+            estimator.feature_names_in_ = np.asarray([str(c) for c in names], dtype=object)
+        if X.shape[0] == 0:
+            raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
+        return X
+    return validate_data(estimator, X, dtype=np.float64, ensure_all_finite=False)

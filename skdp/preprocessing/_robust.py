@@ -20,7 +20,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._common import DP_TRANSFORMER_CONSTRAINTS, gdp_mu, guarantee, word_source
+from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, gdp_mu, guarantee,
+                      word_source)
 
 __all__ = ["DPRobustScaler"]
 
@@ -102,7 +103,7 @@ class DPRobustScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         q_lo, q_hi = _check_levels("quantile_range", self.quantile_range)
         c_lo, c_hi = _check_levels("clip_range", self.clip_range)
         mu = gdp_mu(self.epsilon, self.delta)
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False)
+        X = _validate_fit_input(self, X)
         hist, event, noise, sens = release_tree_histogram(X, mu,
                                                           word_source(self.random_state))
         margin = hist.rank_margin(noise)

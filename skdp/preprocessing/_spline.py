@@ -28,7 +28,8 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._common import DP_TRANSFORMER_CONSTRAINTS, gdp_mu, guarantee, word_source
+from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, gdp_mu, guarantee,
+                      word_source)
 
 __all__ = ["DPSplineTransformer", "bspline_basis"]
 
@@ -195,7 +196,7 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
 
         self._levels(2, 1.0)          # parameter checks before anything reads the data
         mu = gdp_mu(self.epsilon, self.delta)
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False)
+        X = _validate_fit_input(self, X)
         d = X.shape[1]
         bounds = self.feature_bounds
         if bounds is not None and len(bounds) != d:
