@@ -219,9 +219,9 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
     bins), the other columns a one-hot encoding with privately discovered categories
     (:class:`skdp.preprocessing.DPOneHotEncoder`), or public ones. The estimator's
     ``data_norm`` is set to ``"auto"``: it takes the basis' public bound ``sqrt(d)``; a
-    ``solver="auto"`` classifier becomes ``"dpsgd"``, whose event composes with the
-    transformers' without loss (``PIPELINE_AUTO_SOLVER`` in
-    :mod:`skdp.linear_model._auto`).
+    ``solver="auto"`` classifier becomes ``"dpsgd"`` below epsilon 5, whose event composes
+    with the transformers' almost without loss (:func:`skdp.linear_model._auto.
+    pipeline_model_solver`).
 
     Parameters
     ----------
@@ -273,11 +273,12 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
         ("categorical", DPOneHotEncoder(categories=categories, random_state=seeds[1]),
          make_column_selector(dtype_exclude="number")),
     ], sparse_threshold=0.0)
-    from .linear_model._auto import PIPELINE_AUTO_SOLVER
+    from .linear_model._auto import pipeline_model_solver
 
     model = clone(estimator).set_params(data_norm="auto")
-    if getattr(model, "solver", None) == "auto" and type(model).__name__ in PIPELINE_AUTO_SOLVER:
-        model.set_params(solver=PIPELINE_AUTO_SOLVER[type(model).__name__])
+    solver = pipeline_model_solver(type(model).__name__, epsilon)
+    if getattr(model, "solver", None) == "auto" and solver is not None:
+        model.set_params(solver=solver)
     if random_state is not None and "random_state" in model.get_params():
         model.set_params(random_state=seeds[2])
     return PrivatePipeline([("columns", columns), ("model", model)], epsilon=epsilon,

@@ -362,8 +362,21 @@ def spline_knots(n_samples, noise_std):
                    hi))
 
 
-#: what ``solver="auto"`` of a pipeline's final estimator becomes when earlier releases
-#: share the budget: a solver whose event composes with the transformers' Gaussian
-#: releases without loss (objective perturbation's certificate is exact for one release
-#: only; its composable record costs ~25 % of the model's epsilon in a pipeline)
+#: what ``solver="auto"`` of a private pipeline's final classifier becomes below
+#: ``PIPELINE_DPSGD_BELOW`` (total epsilon): ``dpsgd``, whose Poisson-sampled Gaussian
+#: event composes with the transformers' Gaussian releases almost without loss (it keeps
+#: ~91 % of the epsilon), where objective perturbation's composable record keeps ~75 %
+#: (its certificate is exact for one release only).  Above, objective perturbation's
+#: accuracy per epsilon wins anyway.  Measured with ``make_private_pipeline`` on Adult,
+#: Bank and Credit card, 5 seeds: dpsgd ahead in 8 of 9 (data set, epsilon <= 2) cells in
+#: AUC, objective perturbation ahead in all three at epsilon = 10 in accuracy.
 PIPELINE_AUTO_SOLVER = {"DPLogisticRegression": "dpsgd"}
+PIPELINE_DPSGD_BELOW = 5.0
+
+
+def pipeline_model_solver(model_name, epsilon):
+    """The solver ``solver="auto"`` becomes for the final ``model_name`` of a private
+    pipeline with total budget ``epsilon`` (None: the estimator's own rule)."""
+    if epsilon < PIPELINE_DPSGD_BELOW:
+        return PIPELINE_AUTO_SOLVER.get(model_name)
+    return None

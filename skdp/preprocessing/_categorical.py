@@ -86,8 +86,16 @@ def _is_missing(values):
 
 
 def _columns(estimator, X, reset):
-    """The columns of ``X`` (validated by scikit-learn: 2-d, not sparse, not complex, the
-    fitted width and feature names) as 1-d object arrays."""
+    """The columns of ``X``: a DataFrame's own columns (pandas Series, not converted: its
+    width and feature names checked by scikit-learn), else 1-d object arrays of an array
+    validated by scikit-learn (2-d, not sparse, not complex, the fitted width)."""
+    if hasattr(X, "iloc") and getattr(X, "ndim", 0) == 2:
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"Found array with {X.shape[0]} sample(s) and {X.shape[1]} "
+                             "feature(s) (shape=%s) while a minimum of 1 is required."
+                             % (X.shape,))
+        return [X.iloc[:, j] for j in range(X.shape[1])]
     X = validate_data(estimator, X, dtype=None, ensure_all_finite=False, reset=reset)
     X = np.asarray(X, dtype=object)
     return [X[:, j] for j in range(X.shape[1])]
@@ -177,7 +185,7 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
             counted, n = self._dask_value_counts(X)
         else:
             columns = _columns(self, X, reset=True)
-            counted = [self._value_counts(col[~_is_missing(col)]) for col in columns]
+            counted = [self._value_counts(col) for col in columns]
             n = columns[0].shape[0]
         d = len(counted)
         if self.categories != "auto":
@@ -248,9 +256,19 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
 
     @staticmethod
     def _value_counts(values):
-        counts = {}
-        for v in values.tolist():
-            counts[v] = counts.get(v, 0) + 1
+        """``(sorted distinct values, their counts)`` of the non-missing entries of a
+        column (pandas' hash table when pandas is installed; a dict otherwise)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            counts = {}
+            for v in values[~_is_missing(values)].tolist():
+                counts[v] = counts.get(v, 0) + 1
+        else:
+            if not isinstance(values, pd.Series):
+                values = pd.Series(values, dtype=object)
+            vc = values.value_counts(dropna=True, sort=False)
+            counts = dict(zip(vc.index.tolist(), vc.to_numpy().tolist()))
         # a fixed order of the draws (sorted), so a seeded fit is reproducible
         keys = sorted(counts, key=_sort_key)
         return keys, np.array([counts[k] for k in keys], dtype=np.int64)
@@ -269,16 +287,31 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         columns = _columns(self, X, reset=False)
         n = columns[0].shape[0]
-        blocks = []
-        for col, index in zip(columns, self._index):
-            k = len(index)
-            missing = _is_missing(col)
-            idx = np.array([index.get(v, k) for v in col.tolist()], dtype=np.int64)
-            idx[missing] = k + 1
-            block = np.zeros((n, k + 2))
-            block[np.arange(n), idx] = 1.0
-            blocks.append(block)
-        return np.hstack(blocks)
+        widths = [len(index) + 2 for index in self._index]
+        out = np.zeros((n, sum(widths)))
+        rows = np.arange(n)
+        start = 0
+        for col, index, width in zip(columns, self._index, widths):
+            out[rows, start + self._codes(col, index)] = 1.0
+            start += width
+        return out
+
+    @staticmethod
+    def _codes(col, index):
+        """Position of every value in ``index``; ``len(index)`` for any other value
+        ("other"), ``len(index) + 1`` for missing."""
+        k = len(index)
+        missing = _is_missing(col)
+        try:
+            import pandas as pd
+        except ImportError:
+            codes = np.array([index.get(v, k) for v in col.tolist()], dtype=np.int64)
+        else:
+            known = pd.Index(list(index), dtype=object)
+            codes = known.get_indexer(pd.Index(col)).astype(np.int64)
+            codes[codes < 0] = k
+        codes[missing] = k + 1
+        return codes
 
     @property
     def n_features_out_(self):

@@ -61,7 +61,13 @@ def bspline_basis(x, knots, degree):
     from scipy.interpolate import BSpline
 
     t = _extended_knots(knots, degree)
-    return BSpline.design_matrix(x, t, degree).toarray()
+    dm = BSpline.design_matrix(x, t, degree)       # CSR, degree + 1 entries a row
+    out = np.zeros((x.shape[0], knots.shape[0] + degree - 1))
+    width = degree + 1
+    if dm.nnz != x.shape[0] * width:            # not one full stencil a row: densify
+        return dm.toarray()
+    out[np.repeat(np.arange(x.shape[0]), width), dm.indices] = dm.data
+    return out
 
 
 def _merge_knots(values):
@@ -236,16 +242,18 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
-        blocks = []
+        out = np.zeros((X.shape[0], self.n_features_out_))
+        start = 0
         for j, knots in enumerate(self.knots_):
             col = X[:, j]
             missing = np.isnan(col)
             x = np.clip(np.where(missing, knots[0], col), knots[0], knots[-1])
-            basis = bspline_basis(x, knots, self.degree)
-            basis[missing] = 0.0
-            blocks.append(basis)
-            blocks.append(missing[:, None].astype(np.float64))
-        return np.hstack(blocks)
+            width = self._width(knots)
+            out[:, start:start + width] = bspline_basis(x, knots, self.degree)
+            out[missing, start:start + width] = 0.0
+            out[:, start + width] = missing
+            start += width + 1
+        return out
 
     def get_feature_names_out(self, input_features=None):
         """``<column>_sp<k>`` for the basis and ``<column>_missing`` for the indicator."""
