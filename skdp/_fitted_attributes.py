@@ -13,7 +13,11 @@ private search is in exactly one of three sets:
   ``noise_scale_`` ...).  Bounds read from the data (``data_norm=None``,
   ``feature_bounds=None``, ``classes=None``) are the documented exception: the fit then
   reports ``privacy_guaranteed_ = False`` and ``epsilon_ = inf``, and the data-derived
-  bounds are rounded outward to powers of two so that no row's value is printed.
+  bounds are rounded outward to powers of two so that no row's value is printed.  With
+  ``data_norm="auto"``, ``y_bound="auto"`` or ``feature_bounds="auto"`` the bounds
+  (``data_norm_``, ``y_bound_``, ``feature_bounds_``, and the noise scales proportional to
+  them, ``row_bound_``, ``mean_noise_std_``, ``moment_noise_std_``) are part of the DP
+  release instead: covered by the guarantee, though they may differ between neighbours.
 * :data:`UNPROTECTED_DIAGNOSTICS` -- work counters that may depend on the data (an
   iterative minimiser stops when its gradient is small; an escape test counts events on
   the private iterates; a refit takes as long as it takes).  They are **not** covered by
@@ -36,6 +40,9 @@ __all__ = ["RELEASED", "PUBLIC", "UNPROTECTED_DIAGNOSTICS", "atomic_fit", "strip
 RELEASED = frozenset({
     "coef_", "intercept_",                                   # linear models
     "mean_", "var_", "scale_",                               # DPStandardScaler
+    "knots_", "n_features_out_", "categories_",              # spline basis, one-hot
+    "center_", "clip_bounds_", "output_norm_bound_",         # robust scaler; the bound a
+    "y_bound_",                                              # next step takes; auto bounds
     "best_index_", "best_params_", "best_score_",            # private searches: the noisy
     "cv_results_", "best_estimator_",                        # selection and its model
 })
@@ -44,7 +51,7 @@ RELEASED = frozenset({
 PUBLIC = frozenset({
     # privacy report
     "epsilon_", "delta_", "dp_event_", "privacy_guaranteed_", "noise_scale_",
-    "sensitivity_", "budget_split_",
+    "sensitivity_", "budget_split_", "threshold_",
     # what the fit resolved from its public parameters
     "solver_", "alpha_", "solver_params_", "secure_noise_", "data_norm_", "row_bound_", "gamma_",
     "classes_", "feature_bounds_", "mean_noise_std_", "moment_noise_std_",

@@ -27,7 +27,8 @@ from skdp.model_selection import (
     dp_cross_validate,
     make_private_scorer,
 )
-from skdp.preprocessing import DPStandardScaler
+from skdp.preprocessing import (DPOneHotEncoder, DPRobustScaler, DPSplineTransformer,
+                                DPStandardScaler)
 
 N, D = 600, 3
 CLASSIFIED = RELEASED | PUBLIC | UNPROTECTED_DIAGNOSTICS
@@ -187,3 +188,25 @@ def test_strip_unprotected_walks_nested_estimators():
     strip_unprotected(pipe)
     _no_diagnostics(pipe)
     assert hasattr(pipe[-1], "coef_")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: DPSplineTransformer(random_state=0),
+    lambda: DPOneHotEncoder(random_state=0),
+    lambda: DPRobustScaler(random_state=0),
+    lambda: DPStandardScaler(feature_bounds="auto", random_state=0),
+], ids=["spline", "one-hot", "robust", "standard-auto"])
+def test_raw_table_transformer_attributes_are_classified(make):
+    (X, _), (X2, _) = _neighbours("regression")
+    X2[0] = 1e300
+    if isinstance(make(), DPOneHotEncoder):
+        X, X2 = np.round(X * 3).astype(int), np.round(X2 * 3).astype(int)
+        X2[0] = 12345
+    a, b = make().fit(X), make().fit(X2)
+    names = fitted_attribute_names(a)
+    assert not sorted(set(names) - CLASSIFIED)
+    # with feature_bounds="auto" the bounds are released, and the noise scales that are
+    # proportional to them follow (post-processing of the release)
+    of_released_bounds = {"feature_bounds_", "mean_noise_std_", "moment_noise_std_"}
+    assert not [k for k in names if k in PUBLIC and k not in of_released_bounds
+                and not _same(getattr(a, k), getattr(b, k))]

@@ -481,32 +481,34 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         n, n_features = X.shape
         eps, delta = float(self.epsilon), float(self.delta)
         mu_bounds = math.sqrt(AUTO_BOUND_SHARE) * gdp_mu(eps, delta)
-        columns, levels = [], []
-        if "data_norm" in names:
-            with np.errstate(over="ignore"):    # an overflowing norm is +inf: the top bin
-                columns.append(np.linalg.norm(X, axis=1))
-            levels.append(AUTO_NORM_QUANTILE)
-        if "y_bound" in names:
-            columns.append(np.abs(np.asarray(y, dtype=np.float64)))
-            levels.append(AUTO_Y_QUANTILE)
-        from .._mechanisms import new_word_source
-
-        seed = None if self.random_state is None else \
-            _check_random_state(self.random_state).integers(2**63)
-        hist, bound_event, noise, _ = release_tree_histogram(
-            np.column_stack(columns), mu_bounds, new_word_source(seed))
-        margin = hist.rank_margin(noise)
-        qs = np.minimum(np.asarray(levels), 1.0 - margin)[:, None]
-        released = np.maximum(hist.quantiles(qs)[:, 0], 2.0 ** -60)
-        inner = copy.copy(self)
-        inner.privacy_ledger = None
-        bounds = dict(zip(names, (float(b) for b in released)))
-        for name, value in bounds.items():
-            setattr(inner, name, value)
-        if "y_bound" in bounds:
-            y = clip_targets(y, bounds["y_bound"])
+        # the ledger is reached before the data is read; without a plannable event (the
+        # model's share is known after the bound release) its budget is checked at commit
         with ledger_reservation(getattr(self, "privacy_ledger", None), None,
                                 type(self).__name__) as reservation:
+            columns, levels = [], []
+            if "data_norm" in names:
+                with np.errstate(over="ignore"):    # an overflowing norm is +inf: the top bin
+                    columns.append(np.linalg.norm(X, axis=1))
+                levels.append(AUTO_NORM_QUANTILE)
+            if "y_bound" in names:
+                columns.append(np.abs(np.asarray(y, dtype=np.float64)))
+                levels.append(AUTO_Y_QUANTILE)
+            from .._mechanisms import new_word_source
+
+            seed = None if self.random_state is None else \
+                _check_random_state(self.random_state).integers(2**63)
+            hist, bound_event, noise, _ = release_tree_histogram(
+                np.column_stack(columns), mu_bounds, new_word_source(seed))
+            margin = hist.rank_margin(noise)
+            qs = np.minimum(np.asarray(levels), 1.0 - margin)[:, None]
+            released = np.maximum(hist.quantiles(qs)[:, 0], 2.0 ** -60)
+            inner = copy.copy(self)
+            inner.privacy_ledger = None
+            bounds = dict(zip(names, (float(b) for b in released)))
+            for name, value in bounds.items():
+                setattr(inner, name, value)
+            if "y_bound" in bounds:
+                y = clip_targets(y, bounds["y_bound"])
             inner.epsilon = largest_model_epsilon(inner, [bound_event], n, n_features, eps,
                                                   delta)
             attrs, result = inner._run_solver_unrecorded(
