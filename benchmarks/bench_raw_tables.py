@@ -231,7 +231,7 @@ def median_time(rows):
     return median([r["fit_seconds"] for r in rows]) if rows else float("nan")
 
 
-def targets(cells, datasets, epsilons):
+def targets(cells, datasets, epsilons, loader_seconds=None):
     def m(d, e, k):
         return mean_of(cells, PIPELINE, d, e, k)
 
@@ -258,9 +258,16 @@ def targets(cells, datasets, epsilons):
                 slow.append(f"{d} ε={e:g}: {tp / td:.1f}×")
     out.append(("every data set and ε ≥ 0.5: pipeline ≥ default (loader's scaling) in mean "
                 "accuracy and in mean AUC", "; ".join(below) or "all cells", not below))
-    out.append(("pipeline fit time ≤ 2 × default fit time (median per cell; compared to the "
-                "default's fit alone, the loader's preprocessing excluded — see the time table)",
-                "; ".join(slow) or "all cells", not slow))
+    loader = (loader_seconds or {}).get("adult")
+    if loader:
+        ratios = [median_time(lookup(cells, "skdp", PIPELINE, "adult", e))
+                  / (median_time(lookup(cells, "skdp", DEFAULT, "adult", e)) + loader)
+                  for e in epsilons]
+        out.append(("Adult: pipeline fit ≤ 2 × (default fit + the loader's preprocessing), "
+                    "the issue's speed target", " / ".join(f"{r:.2f}×" for r in ratios),
+                    all(r <= 2.0 for r in ratios)))
+    out.append(("stricter, every data set: pipeline fit ≤ 2 × the default's fit alone (the "
+                "loader's preprocessing excluded)", "; ".join(slow) or "all cells", not slow))
     return out
 
 
@@ -351,7 +358,11 @@ def render(argv, quick):
     out += ["## Targets (skdp bounds-free pipeline, means over seeds)", ""]
     out.append(md_table(["target", "measured", "holds"],
                         [[t, v, mark(ok) if "nan" not in v else "not measured"]
-                         for t, v, ok in targets(cells, datasets, epsilons)],
+                         for t, v, ok in targets(cells, datasets, epsilons, {
+                             d: median([r["loader_seconds"][d] for r in runs
+                                        if r["loader_seconds"].get(d)])
+                             for d in datasets
+                             if any(r["loader_seconds"].get(d) for r in runs)})],
                         "llc"))
     if quick:
         out += ["", "**Quick run: one seed, ε = 1 only; not the full protocol.**"]
