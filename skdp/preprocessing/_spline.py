@@ -53,21 +53,43 @@ def bspline_basis(x, knots, degree):
     """B-spline design of the values ``x`` (finite, inside ``[knots[0], knots[-1]]``):
     ``(len(x), len(knots) + degree - 1)``, rows non-negative summing to 1; ``degree = 0``:
     one-hot bins ``(-inf, k_1), [k_1, k_2), ..., [k_last, inf)`` (``len(knots) + 1``)."""
+    n = x.shape[0]
     if degree == 0:
         idx = np.searchsorted(knots, x, side="right")
-        out = np.zeros((x.shape[0], knots.shape[0] + 1))
-        out[np.arange(x.shape[0]), idx] = 1.0
+        out = np.zeros((n, knots.shape[0] + 1))
+        out[np.arange(n), idx] = 1.0
         return out
-    from scipy.interpolate import BSpline
-
-    t = _extended_knots(knots, degree)
-    dm = BSpline.design_matrix(x, t, degree)       # CSR, degree + 1 entries a row
-    out = np.zeros((x.shape[0], knots.shape[0] + degree - 1))
-    width = degree + 1
-    if dm.nnz != x.shape[0] * width:            # not one full stencil a row: densify
-        return dm.toarray()
-    out[np.repeat(np.arange(x.shape[0]), width), dm.indices] = dm.data
+    first, values = bspline_stencil(x, knots, degree)
+    out = np.zeros((n, knots.shape[0] + degree - 1))
+    rows = np.arange(n)
+    for r in range(degree + 1):
+        out[rows, first + r] = values[r]
     return out
+
+
+def bspline_stencil(x, knots, degree):
+    """The ``degree + 1`` non-zero B-spline values of every ``x`` and the index of the first:
+    ``(first (n,), values (degree + 1, n))``, by the Cox-de Boor recursion vectorised over
+    ``x`` (Piegl & Tiller, *The NURBS Book*, Alg. A2.2) on the knot vector extended by
+    :func:`_extended_knots`; ``x`` in ``[knots[0], knots[-1]]`` (the last knot belongs to
+    the last interval)."""
+    t = _extended_knots(knots, degree)
+    m = knots.shape[0]
+    span = degree + np.minimum(np.searchsorted(knots, x, side="right") - 1, m - 2)
+    values = np.zeros((degree + 1, x.shape[0]))
+    values[0] = 1.0
+    left = np.empty((degree + 1, x.shape[0]))
+    right = np.empty((degree + 1, x.shape[0]))
+    for j in range(1, degree + 1):
+        left[j] = x - t[span + 1 - j]
+        right[j] = t[span + j] - x
+        saved = np.zeros(x.shape[0])
+        for r in range(j):
+            temp = values[r] / (right[r + 1] + left[j - r])
+            values[r] = saved + right[r + 1] * temp
+            saved = left[j - r] * temp
+        values[j] = saved
+    return span - degree, values
 
 
 def _merge_knots(values):
@@ -243,13 +265,19 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
         out = np.zeros((X.shape[0], self.n_features_out_))
+        rows = np.arange(X.shape[0])
         start = 0
         for j, knots in enumerate(self.knots_):
             col = X[:, j]
             missing = np.isnan(col)
             x = np.clip(np.where(missing, knots[0], col), knots[0], knots[-1])
             width = self._width(knots)
-            out[:, start:start + width] = bspline_basis(x, knots, self.degree)
+            if self.degree == 0:
+                out[rows, start + np.searchsorted(knots, x, side="right")] = 1.0
+            else:
+                first, values = bspline_stencil(x, knots, self.degree)
+                for r in range(self.degree + 1):
+                    out[rows, start + first + r] = values[r]
             out[missing, start:start + width] = 0.0
             out[:, start + width] = missing
             start += width + 1

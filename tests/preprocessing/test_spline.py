@@ -99,3 +99,16 @@ def test_feature_bounds_make_the_grid_linear():
     exact = np.quantile(X, np.linspace(0.1, 0.9, 5))
     assert np.max(np.abs(lin.knots_[0] - exact)) < 2.0
     assert np.max(np.abs(lin.knots_[0] - exact)) < np.max(np.abs(log.knots_[0] - exact))
+
+
+@pytest.mark.parametrize("degree", [1, 2, 3, 4])
+def test_cox_de_boor_stencil_matches_scipy(degree):
+    from scipy.interpolate import BSpline
+
+    from skdp.preprocessing._spline import _extended_knots, bspline_basis
+
+    rng = np.random.default_rng(degree)
+    knots = np.sort(rng.normal(size=7))
+    x = np.concatenate([rng.uniform(knots[0], knots[-1], 500), knots])
+    ref = BSpline.design_matrix(x, _extended_knots(knots, degree), degree).toarray()
+    np.testing.assert_allclose(bspline_basis(x, knots, degree), ref, atol=1e-14)
