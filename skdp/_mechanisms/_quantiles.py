@@ -253,6 +253,15 @@ class TreeHistogram:
         present = np.maximum(self.n_samples - np.maximum(self.counts[:, _NAN], 0.0), 1.0)
         return np.minimum(z * noise_std * math.sqrt(LEVELS) / present, 0.25)
 
+    def inner_quantiles(self, qs, noise_std, z=1.0):
+        """:meth:`quantiles` at the levels ``qs`` moved into ``[margin, 1 - margin]`` per
+        column (:meth:`rank_margin`): a bound, a clip or a boundary knot stays where the
+        data are rather than in the noise of the empty grid beyond them."""
+        margin = self.rank_margin(noise_std, z)[:, None]
+        qs = np.asarray(qs, dtype=np.float64)
+        qs = np.broadcast_to(qs, (self.counts.shape[0],) + qs.shape[-1:])
+        return self.quantiles(np.clip(qs, margin, 1.0 - margin))
+
     def quantiles(self, qs):
         """Quantiles ``qs`` (in [0, 1]) of the non-missing values of every column:
         ``(d, len(qs))``, non-decreasing along ``qs``; ``qs`` may also be ``(d, m)``, one

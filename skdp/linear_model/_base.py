@@ -499,9 +499,9 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 _check_random_state(self.random_state).integers(2**63)
             hist, bound_event, noise, _ = release_tree_histogram(
                 np.column_stack(columns), mu_bounds, new_word_source(seed))
-            margin = hist.rank_margin(noise)
-            qs = np.minimum(np.asarray(levels), 1.0 - margin)[:, None]
-            released = np.maximum(hist.quantiles(qs)[:, 0], 2.0 ** -60)
+            # one level per released column: qs of shape (k, 1)
+            released = np.maximum(
+                hist.inner_quantiles(np.asarray(levels)[:, None], noise)[:, 0], 2.0 ** -60)
             inner = copy.copy(self)
             inner.privacy_ledger = None
             bounds = dict(zip(names, (float(b) for b in released)))

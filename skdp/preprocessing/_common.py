@@ -19,7 +19,8 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-__all__ = ["DP_TRANSFORMER_CONSTRAINTS", "gdp_mu", "guarantee", "word_source"]
+__all__ = ["DP_TRANSFORMER_CONSTRAINTS", "gdp_mu", "guarantee", "set_release_attributes",
+           "word_source"]
 
 DP_TRANSFORMER_CONSTRAINTS = {
     "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -48,6 +49,15 @@ def guarantee(event, delta):
     from ..accounting import get_epsilon
 
     return float(get_epsilon(event, delta)), float(delta)
+
+
+def set_release_attributes(transformer, event, noise_std, sensitivity):
+    """The privacy attributes of a DP transformer's fit (module docstring)."""
+    transformer.dp_event_ = event
+    transformer.epsilon_, transformer.delta_ = guarantee(event, transformer.delta)
+    transformer.noise_scale_ = float(noise_std)
+    transformer.sensitivity_ = float(sensitivity)
+    transformer.privacy_guaranteed_ = True
 
 
 def word_source(random_state):

@@ -20,8 +20,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, gdp_mu, guarantee,
-                      word_source)
+from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, gdp_mu,
+                      set_release_attributes, word_source)
 
 __all__ = ["DPRobustScaler"]
 
@@ -106,11 +106,7 @@ class DPRobustScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X = _validate_fit_input(self, X)
         hist, event, noise, sens = release_tree_histogram(X, mu,
                                                           word_source(self.random_state))
-        margin = hist.rank_margin(noise)
-        levels = np.column_stack([np.maximum(c_lo, margin), np.full_like(margin, q_lo),
-                                  np.full_like(margin, 0.5), np.full_like(margin, q_hi),
-                                  np.minimum(c_hi, 1.0 - margin)])
-        q = hist.quantiles(np.sort(levels, axis=1))
+        q = hist.inner_quantiles(np.sort([c_lo, q_lo, 0.5, q_hi, c_hi]), noise)
         a, b = q[:, 0], np.maximum(q[:, 4], q[:, 0])
         center = np.clip(q[:, 2], a, b)
         scale = q[:, 3] - q[:, 1]
@@ -120,10 +116,7 @@ class DPRobustScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.clip_bounds_ = np.vstack([a, b])
         reach = np.maximum(np.abs(a - center), np.abs(b - center)) / scale
         self.output_norm_bound_ = float(np.sqrt(np.sum(reach ** 2)))
-        self.dp_event_ = event
-        self.epsilon_, self.delta_ = guarantee(event, self.delta)
-        self.noise_scale_, self.sensitivity_ = float(noise), float(sens)
-        self.privacy_guaranteed_ = True
+        set_release_attributes(self, event, noise, sens)
         return self
 
     def transform(self, X):

@@ -574,9 +574,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             _check_random_state(self.random_state).integers(2**63)
         hist, event, noise, _ = release_tree_histogram(
             X, math.sqrt(AUTO_BOUND_SHARE) * mu, word_source(seed))
-        margin = hist.rank_margin(noise)
-        levels = np.column_stack([np.maximum(lo_q, margin), np.minimum(hi_q, 1.0 - margin)])
-        q = hist.quantiles(levels)
+        q = hist.inner_quantiles([lo_q, hi_q], noise)
         lower = q[:, 0]
         upper = np.where(q[:, 1] > lower, q[:, 1], lower + np.maximum(np.abs(lower), 1.0))
         return lower, upper, event

@@ -28,8 +28,8 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, gdp_mu, guarantee,
-                      word_source)
+from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, gdp_mu,
+                      set_release_attributes, word_source)
 
 __all__ = ["DPSplineTransformer", "bspline_basis"]
 
@@ -240,11 +240,7 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         self.knots_ = [_merge_knots(row) for row in quantiles]
         self.n_features_out_ = sum(self._width(k) + 1 for k in self.knots_)
         self.output_norm_bound_ = float(np.sqrt(d))
-        self.dp_event_ = event
-        self.epsilon_, self.delta_ = guarantee(event, self.delta)
-        self.noise_scale_ = float(noise)
-        self.sensitivity_ = float(sens)
-        self.privacy_guaranteed_ = True
+        set_release_attributes(self, event, noise, sens)
         return self
 
     def _width(self, knots):
