@@ -143,17 +143,26 @@ class PrivatePipeline(Pipeline):
         X : DataFrame or array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,), default=None
         **params : dict
-            Passed to ``Pipeline.fit``.
+            Not supported (fit parameters such as ``sample_weight`` change sensitivities):
+            anything given raises ``TypeError``.
 
         Returns
         -------
         self : PrivatePipeline
         """
         from .accounting import fitted_dp_event, fitted_privacy_guaranteed, get_epsilon
+        from .accounting._fitted import _steps
         from .linear_model._auto import pipeline_budget_split
         from .linear_model._budget import largest_model_epsilon
         from .preprocessing._common import gdp_mu
 
+        if params:
+            raise TypeError(f"PrivatePipeline.fit takes no fit parameters; got {sorted(params)}"
+                            " (per-sample weights and the like change the sensitivity)")
+        if isinstance(getattr(self.steps[-1][1], "y_bound", None), str):
+            raise ValueError("y_bound='auto' on the final estimator of a private pipeline is "
+                             "not available yet (its share would be planned after its own "
+                             "release); pass a public y_bound")
         if not (isinstance(self.epsilon, (int, float)) and 0 < self.epsilon < math.inf):
             raise ValueError(f"epsilon must be a positive finite number, got "
                              f"{self.epsilon!r}")
@@ -170,10 +179,14 @@ class PrivatePipeline(Pipeline):
             eps_i, delta_i = _gaussian_budget(math.sqrt(share) * mu, delta)
             self.set_params(**{f"{prefix}epsilon": eps_i, f"{prefix}delta": delta_i})
             split[prefix.rstrip("_")] = (eps_i, delta_i)
-        Xt = Pipeline(self.steps[:-1]).fit_transform(X, y) if len(self.steps) > 1 else X
-        events = []
+        events, Xt = [], X
         if len(self.steps) > 1:
-            events = [fitted_dp_event(Pipeline(self.steps[:-1]))]
+            pre = Pipeline(self.steps[:-1])
+            Xt = pre.fit_transform(X, y)
+            if not fitted_privacy_guaranteed(pre):
+                fitted_dp_event(pre)        # raises, naming the step that learned without DP
+            events = [step.dp_event_ for step in _steps(pre)
+                      if getattr(step, "dp_event_", None) is not None]
         name, final = self.steps[-1]
         token = _UPSTREAM.set(self)
         try:
@@ -196,8 +209,17 @@ class PrivatePipeline(Pipeline):
         self.dp_event_ = fitted_dp_event(self)
         self.privacy_guaranteed_ = fitted_privacy_guaranteed(self)
         self.delta_ = delta
-        self.epsilon_ = float(get_epsilon(self.dp_event_, delta)) \
-            if self.privacy_guaranteed_ else math.inf
+        releasing = [step for step in _steps(self)
+                     if getattr(step, "dp_event_", None) is not None]
+        if not self.privacy_guaranteed_:
+            self.epsilon_ = math.inf
+        elif len(releasing) == 1:
+            # one release: its own certificate (objective perturbation certifies epsilon_
+            # exactly; its composable record is looser)
+            self.epsilon_ = float(min(releasing[0].epsilon_,
+                                      get_epsilon(self.dp_event_, delta)))
+        else:
+            self.epsilon_ = float(get_epsilon(self.dp_event_, delta))
         self.budget_split_ = split
         return self
 

@@ -136,3 +136,18 @@ def test_bad_budget_is_refused(eps):
     pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=eps)
     with pytest.raises(ValueError, match="epsilon"):
         pipe.fit(df, y)
+
+
+def test_pipeline_with_data_free_steps_only_and_fit_params():
+    df, y = _table()
+    public = make_column_transformer(
+        (OneHotEncoder(categories=[["clerk", "nurse", "driver"]], handle_unknown="ignore",
+                       sparse_output=False), ["job"]))
+    pipe = PrivatePipeline([("pre", public), ("model", DPLogisticRegression(
+        classes=[0, 1], data_norm=1.0, random_state=0))], epsilon=1.0).fit(df, y)
+    assert pipe.epsilon_ <= 1.0 and pipe.budget_split_["model"][0] == 1.0
+    with pytest.raises(TypeError, match="fit parameters"):
+        pipe.fit(df, y, model__sample_weight=np.ones(len(y)))
+    with pytest.raises(ValueError, match="y_bound='auto'"):
+        PrivatePipeline([("pre", public), ("model", DPHuberRegressor(
+            data_norm=1.0, y_bound="auto"))]).fit(df, y.astype(float))
