@@ -36,6 +36,15 @@ __all__ = ["PrivatePipeline", "make_private_pipeline", "output_norm_bound",
 _UPSTREAM = contextvars.ContextVar("skdp_upstream_pipeline", default=None)
 
 
+def as_pandas(X):
+    """A polars DataFrame as a pandas one (its schema kept: numbers stay numeric, strings
+    become object columns); anything else unchanged.  Data-free: the first step of
+    :func:`make_private_pipeline`, so fit and predict take either."""
+    if type(X).__module__.split(".")[0] == "polars" and hasattr(X, "to_pandas"):
+        return X.to_pandas()
+    return X
+
+
 def output_norm_bound(step):
     """Public bound on the L2 norm of the rows ``step`` outputs, or None if it has none.
 
@@ -236,7 +245,8 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
                           categories="auto", random_state=None):
     """A :class:`PrivatePipeline` from a raw table to ``estimator``, with one budget.
 
-    Numeric columns (the numeric dtypes of the DataFrame: public schema) get a private
+    The table is a pandas or polars DataFrame.  Numeric columns (the numeric dtypes of the
+    DataFrame: public schema) get a private
     spline basis (:class:`skdp.preprocessing.DPSplineTransformer`; ``degree=0``: one-hot
     bins), the other columns a one-hot encoding with privately discovered categories
     (:class:`skdp.preprocessing.DPOneHotEncoder`), or public ones. The estimator's
@@ -282,6 +292,7 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
     """
     from sklearn.base import clone
     from sklearn.compose import ColumnTransformer, make_column_selector
+    from sklearn.preprocessing import FunctionTransformer
 
     from .preprocessing import DPOneHotEncoder, DPSplineTransformer
 
@@ -303,5 +314,5 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
         model.set_params(solver=solver)
     if random_state is not None and "random_state" in model.get_params():
         model.set_params(random_state=seeds[2])
-    return PrivatePipeline([("columns", columns), ("model", model)], epsilon=epsilon,
-                           delta=delta)
+    return PrivatePipeline([("frame", FunctionTransformer(as_pandas)), ("columns", columns),
+                            ("model", model)], epsilon=epsilon, delta=delta)

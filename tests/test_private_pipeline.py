@@ -151,3 +151,15 @@ def test_pipeline_with_data_free_steps_only_and_fit_params():
     with pytest.raises(ValueError, match="y_bound='auto'"):
         PrivatePipeline([("pre", public), ("model", DPHuberRegressor(
             data_norm=1.0, y_bound="auto"))]).fit(df, y.astype(float))
+
+
+def test_polars_table():
+    pl = pytest.importorskip("polars")
+    df, y = _table()
+    frame = pl.from_pandas(df)
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 random_state=0).fit(frame, y)
+    ref = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                random_state=0).fit(df, y)
+    np.testing.assert_array_equal(pipe.predict(frame), ref.predict(df))
+    assert pipe.budget_split_ == ref.budget_split_
