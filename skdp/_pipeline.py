@@ -34,6 +34,16 @@ __all__ = ["PrivatePipeline", "make_private_pipeline", "output_norm_bound",
 
 #: the PrivatePipeline whose final step is being fitted (read by ``data_norm="auto"``)
 _UPSTREAM = contextvars.ContextVar("skdp_upstream_pipeline", default=None)
+#: what the steps before the final one released, and the pipeline's total budget, for a
+#: final estimator that releases bounds of its own (``y_bound="auto"``): it splits what is
+#: left itself (:meth:`skdp.linear_model._base.BaseDPLinear._run_solver_released_bounds`)
+_PRIOR = contextvars.ContextVar("skdp_prior_releases", default=None)
+
+
+def prior_releases():
+    """``(events, epsilon, delta)`` of the private pipeline whose final estimator is being
+    fitted in this context, or None."""
+    return _PRIOR.get()
 
 
 def as_pandas(X):
@@ -168,10 +178,6 @@ class PrivatePipeline(Pipeline):
         if params:
             raise TypeError(f"PrivatePipeline.fit takes no fit parameters; got {sorted(params)}"
                             " (per-sample weights and the like change the sensitivity)")
-        if isinstance(getattr(self.steps[-1][1], "y_bound", None), str):
-            raise ValueError("y_bound='auto' on the final estimator of a private pipeline is "
-                             "not available yet (its share would be planned after its own "
-                             "release); pass a public y_bound")
         if not (isinstance(self.epsilon, (int, float)) and 0 < self.epsilon < math.inf):
             raise ValueError(f"epsilon must be a positive finite number, got "
                              f"{self.epsilon!r}")
@@ -198,6 +204,7 @@ class PrivatePipeline(Pipeline):
                       if getattr(step, "dp_event_", None) is not None]
         name, final = self.steps[-1]
         token = _UPSTREAM.set(self)
+        prior = _PRIOR.set((events, float(self.epsilon), delta))
         try:
             if isinstance(getattr(final, "data_norm", None), str) and \
                     upstream_norm_bound() is None:
@@ -206,13 +213,22 @@ class PrivatePipeline(Pipeline):
                     "the previous steps' public output bound, and they have none (a "
                     "'passthrough' block or a transformer without output_norm_bound_): "
                     "give the estimator a public data_norm, or use DP transformers only")
-            if hasattr(final, "epsilon") and hasattr(final, "_planning_loss"):
-                eps_final = largest_model_epsilon(final, events, Xt.shape[0], Xt.shape[1],
-                                                  self.epsilon, delta)
-                final.set_params(epsilon=eps_final, delta=delta)
-                split[name] = (eps_final, delta)
-            final.fit(Xt, y)
+            if hasattr(final, "_released_bounds") and final._released_bounds():
+                # it releases its own bounds first and gives its model what is left of the
+                # pipeline's budget after everything released before (prior_releases)
+                final.set_params(epsilon=float(self.epsilon), delta=delta)
+                final.fit(Xt, y)
+                split[name] = final.budget_split_["model"]
+                split[f"{name} bounds"] = final.budget_split_["bounds"]
+            else:
+                if hasattr(final, "epsilon") and hasattr(final, "_planning_loss"):
+                    eps_final = largest_model_epsilon(final, events, Xt.shape[0],
+                                                      Xt.shape[1], self.epsilon, delta)
+                    final.set_params(epsilon=eps_final, delta=delta)
+                    split[name] = (eps_final, delta)
+                final.fit(Xt, y)
         finally:
+            _PRIOR.reset(prior)
             _UPSTREAM.reset(token)
         split["mu_shares"] = tuple(shares)
         self.dp_event_ = fitted_dp_event(self)

@@ -148,9 +148,6 @@ def test_pipeline_with_data_free_steps_only_and_fit_params():
     assert pipe.epsilon_ <= 1.0 and pipe.budget_split_["model"][0] == 1.0
     with pytest.raises(TypeError, match="fit parameters"):
         pipe.fit(df, y, model__sample_weight=np.ones(len(y)))
-    with pytest.raises(ValueError, match="y_bound='auto'"):
-        PrivatePipeline([("pre", public), ("model", DPHuberRegressor(
-            data_norm=1.0, y_bound="auto"))]).fit(df, y.astype(float))
 
 
 def test_polars_table():
@@ -163,3 +160,17 @@ def test_polars_table():
                                 random_state=0).fit(df, y)
     np.testing.assert_array_equal(pipe.predict(frame), ref.predict(df))
     assert pipe.budget_split_ == ref.budget_split_
+
+
+def test_regressor_releasing_its_target_bound_inside_the_budget():
+    df, _ = _table(20000)
+    target = np.nan_to_num(df["age"].to_numpy(), nan=50.0) * 10.0
+    target[0] = 1e300                                  # clipped to the released y_bound_
+    pipe = make_private_pipeline(DPHuberRegressor(y_bound="auto", huber_threshold=50.0),
+                                 epsilon=1.0, random_state=0).fit(df, target)
+    model = pipe.named_steps["model"]
+    assert 0.99 <= pipe.epsilon_ <= 1.0 and pipe.privacy_guaranteed_
+    assert set(pipe.budget_split_) >= {"model", "model bounds", "columns__numeric"}
+    assert 300.0 < model.y_bound_ < 1000.0               # a high quantile of |y| (18..89 x 10)
+    assert len(pipe.dp_event_.events) >= 4                # knots, categories, bound, model
+    assert pipe.score(df[1:], target[1:]) > 0.3

@@ -477,9 +477,14 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         if self.delta == 0:
             raise ValueError("data_norm='auto' / y_bound='auto' release a Gaussian quantile "
                              "and need delta > 0")
+        from .._pipeline import prior_releases
+
         names = self._released_bounds()
         n, n_features = X.shape
         eps, delta = float(self.epsilon), float(self.delta)
+        # the final step of a private pipeline: the total budget is the pipeline's, and the
+        # transformers' releases come first (their events are in the composition below)
+        prior_events, eps, delta = prior_releases() or ([], eps, delta)
         mu_bounds = math.sqrt(AUTO_BOUND_SHARE) * gdp_mu(eps, delta)
         # the ledger is reached before the data is read; without a plannable event (the
         # model's share is known after the bound release) its budget is checked at commit
@@ -509,8 +514,8 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 setattr(inner, name, value)
             if "y_bound" in bounds:
                 y = clip_targets(y, bounds["y_bound"])
-            inner.epsilon = largest_model_epsilon(inner, [bound_event], n, n_features, eps,
-                                                  delta)
+            inner.epsilon = largest_model_epsilon(inner, [*prior_events, bound_event], n,
+                                                  n_features, eps, delta)
             attrs, result = inner._run_solver_unrecorded(
                 X, y, loss, n_outputs, bounds.get("y_bound", getattr(self, "y_bound", None)))
             event = compose(bound_event, attrs["dp_event_"])
