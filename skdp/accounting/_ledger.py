@@ -216,10 +216,17 @@ def _sqlite_error(path, exc, action):
 # --------------------------------------------------------------------------------------
 
 
+def _event_class(name):
+    """The event class recorded under ``name``: dp-accounting's, or skdp's DeltaDpEvent."""
+    from ._events import DeltaDpEvent
+
+    return DeltaDpEvent if name == "DeltaDpEvent" else getattr(dp_accounting, name, None)
+
+
 def _to_jsonable(obj):
     if isinstance(obj, dp_accounting.DpEvent):
         cls = type(obj)
-        if not attr.has(cls) or getattr(dp_accounting, cls.__name__, None) is not cls:
+        if not attr.has(cls) or _event_class(cls.__name__) is not cls:
             raise TypeError(f"cannot record {obj!r}: not a dp_accounting event class")
         return {
             "__event__": type(obj).__name__,
@@ -237,9 +244,7 @@ def _to_jsonable(obj):
 def _from_jsonable(obj):
     if isinstance(obj, dict):
         name = obj["__event__"]
-        from ._events import DeltaDpEvent
-
-        cls = DeltaDpEvent if name == "DeltaDpEvent" else getattr(dp_accounting, name, None)
+        cls = _event_class(name)
         if not (isinstance(cls, type) and issubclass(cls, dp_accounting.DpEvent)):
             raise ValueError(f"unknown event type in the ledger store: {name!r}")
         return cls(**{k: _from_jsonable(v) for k, v in obj.items() if k != "__event__"})

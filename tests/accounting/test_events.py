@@ -93,3 +93,22 @@ def test_mixed_and_degenerate_events():
         get_epsilon(g, 1.0)
     with pytest.raises(ValueError):
         gaussian_event(0.0, 1.0)
+
+
+def test_delta_event_is_peeled_off_and_survives_the_ledger(tmp_path):
+    """A (0, delta_T) release adds delta_T at every epsilon, composes with any accountant
+    of the rest, and is stored and read back by the ledger."""
+    from skdp.accounting import DeltaDpEvent, PrivacyLedger, compose, gaussian_event
+    from skdp.accounting import get_delta, get_epsilon
+    from skdp.accounting._ledger import event_from_json, event_to_json
+
+    rest = gaussian_event(10.0, 1.0)
+    event = compose(rest, DeltaDpEvent(1e-7))
+    for eps in (0.0, 0.3, 5.0):
+        assert get_delta(event, eps) == pytest.approx(get_delta(rest, eps) + 1e-7, rel=1e-9)
+    assert get_epsilon(event, 1e-6) == get_epsilon(rest, 1e-6 - 1e-7)
+    assert get_epsilon(event, 1e-7) == float("inf")
+    assert event_from_json(event_to_json(event)) == event
+    with PrivacyLedger(2.0, 1e-6, path=tmp_path / "l.db") as ledger:
+        ledger.record(event, source="discovery")
+        assert get_epsilon(ledger.dp_event, 1e-6) == get_epsilon(event, 1e-6)
