@@ -139,6 +139,20 @@ class PrivatePipeline(Pipeline):
     privacy_guaranteed_ : bool
     budget_split_ : dict
         ``{step: (epsilon, delta)}`` given to every DP step, and ``"mu_shares"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import DPLogisticRegression, PrivatePipeline
+    >>> from skdp.preprocessing import DPRobustScaler
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.lognormal(size=(5000, 3)); y = (X[:, 0] > 1).astype(int)
+    >>> pipe = PrivatePipeline([("scale", DPRobustScaler()),
+    ...                         ("model", DPLogisticRegression(classes=[0, 1],
+    ...                                                        data_norm="auto"))],
+    ...                        epsilon=1.0, delta=1e-6).fit(X, y)
+    >>> pipe.epsilon_ <= 1.0, pipe[-1].data_norm_ == pipe[0].output_norm_bound_
+    (True, True)
     """
 
     def __init__(self, steps, *, epsilon=1.0, delta=None, transform_input=None,

@@ -36,7 +36,7 @@ class DeltaDpEvent(dp_accounting.DpEvent):
     """A release that is ``(0, delta)``-DP: its outputs' laws on neighbouring datasets are
     within total variation ``delta`` (at every epsilon).
 
-    Attributes
+    Parameters
     ----------
     delta : float
         In [0, 1].

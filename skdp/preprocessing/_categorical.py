@@ -319,7 +319,17 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         return sum(len(c) + 2 for c in self.categories_)
 
     def get_feature_names_out(self, input_features=None):
-        """``<column>_<category>``, ``<column>_other``, ``<column>_missing``."""
+        """``<column>_<category>``, ``<column>_other``, ``<column>_missing``.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input column names (default: ``feature_names_in_``, else ``x0, x1, ...``).
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
         check_is_fitted(self)
         if input_features is None:
             input_features = getattr(self, "feature_names_in_",

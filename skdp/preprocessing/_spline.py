@@ -280,7 +280,17 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         return out
 
     def get_feature_names_out(self, input_features=None):
-        """``<column>_sp<k>`` for the basis and ``<column>_missing`` for the indicator."""
+        """``<column>_sp<k>`` for the basis and ``<column>_missing`` for the indicator.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input column names (default: ``feature_names_in_``, else ``x0, x1, ...``).
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
         from sklearn.utils.validation import _check_feature_names_in
 
         check_is_fitted(self)
