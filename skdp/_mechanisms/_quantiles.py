@@ -101,7 +101,7 @@ class ValueGrid:
     >>> g = ValueGrid()
     >>> leaves = g.leaf(np.array([-3.0, 0.0, 1.0, 1.5, np.nan, 1e300]))
     >>> [int(v) for v in leaves]
-    [1023, 2032, 3041, 3049, 4095, 4064]
+    [999, 2032, 3041, 3049, 4095, 4064]
     >>> [float(v) for v in g.edges(3041)]
     [1.0, 1.0625]
     """
