@@ -81,3 +81,15 @@ def test_bad_input_is_refused():
     enc = DPOneHotEncoder(random_state=0).fit(_data())
     with pytest.raises(ValueError, match="features"):
         enc.transform([["red"]])
+
+
+def test_without_pandas_the_same_release(monkeypatch):
+    """pandas is optional: the dict counting and coding give the same categories and
+    output as pandas' hash tables."""
+    X = _data()
+    ref = DPOneHotEncoder(epsilon=1.0, random_state=0).fit(X)
+    monkeypatch.setitem(__import__("sys").modules, "pandas", None)
+    enc = DPOneHotEncoder(epsilon=1.0, random_state=0).fit(X)
+    assert enc.categories_ == ref.categories_
+    rows = np.array([["red", None], ["unseen", "x"], [float("nan"), "y"]], dtype=object)
+    np.testing.assert_array_equal(enc.transform(rows), ref.transform(rows))
