@@ -360,7 +360,9 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
     return SolverResult(
         coef=np.ascontiguousarray(coef),
         intercept=np.asarray(intercept, dtype=float).reshape(1),
-        n_iter=int(T),
+        # the warm start's own iterations plus the refinement steps: at least one even when
+        # the refinement is skipped (T = 0) and the warm start is returned unchanged
+        n_iter=int(info["n_iter"]) + int(T),
         n_gradient_evals=int(n_grads + T * n),
         noise_scale=float(sigma if T > 0 else plan["warm"]["sigma"]),
         sensitivity=float(plan["sensitivity"] if T > 0 else 2.0 * plan["warm"]["L"]),

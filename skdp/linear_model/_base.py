@@ -614,6 +614,11 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 f"beta/(n expm1(epsilon/2)) = {alpha_used:.3g}; alpha_ = {alpha_used:.3g} was "
                 "used", UserWarning, stacklevel=user_stacklevel())
         resolved = {name: options[name] for name in ("batch_size", "n_steps") if name in options}
+        if solver == "warm_gd":
+            # the public plan's refinement: 0 steps means the warm start (a private Huber fit
+            # by objective perturbation) is returned unchanged, with all the budget
+            resolved["n_steps"] = int(result.details["n_steps"])
+            resolved["refinement"] = "skipped" if resolved["n_steps"] == 0 else "ran"
         return {
             "epsilon_": float(epsilon_spent),
             "delta_": delta_,

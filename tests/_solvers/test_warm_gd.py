@@ -204,7 +204,7 @@ def test_exact_noise_path_releases_every_gradient_on_its_grid(monkeypatch):
     kw = dict(epsilon=5.0, data_norm=1.0, random_state=7)
     a = DPNonconvexRegressor(**kw).fit(X, y)
     assert a.solver_ == "warm_gd" and a.secure_noise_ is True
-    assert len(released) == a.n_iter_ > 0                 # one release per refinement step
+    assert len(released) == a.solver_params_["n_steps"] > 0  # one release per refinement step
     for on_grid, exact, ratio in released:
         assert exact and on_grid
         assert 1.0 <= ratio < 1.01                        # noise std >= sigma, 0.1 % above

@@ -186,3 +186,27 @@ def test_replacing_a_row_does_not_change_the_plan(data):
     b = DPNonconvexRegressor(data_norm=2.0, random_state=0).fit(X2, y2)
     assert a.solver_ == b.solver_ and a.dp_event_ == b.dp_event_
     assert a.noise_scale_ == b.noise_scale_ and a.alpha_ == b.alpha_
+
+
+def test_default_says_when_it_returns_the_warm_start():
+    """At a small budget the public plan skips the refinement: the fit says so in
+    solver_params_ and still counts the warm start's iterations in n_iter_ (scikit-learn's
+    n_iter check), and its model is the warm start's."""
+    import warnings
+
+    from sklearn.utils.estimator_checks import check_non_transformer_estimators_n_iter
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 5))
+    y = X @ rng.normal(size=5) + rng.normal(size=2000)
+    small = DPNonconvexRegressor(data_norm=3.0, y_bound=10.0, epsilon=0.5,
+                                 random_state=0).fit(X, y)
+    assert small.solver_params_ == {"n_steps": 0, "refinement": "skipped"}
+    assert small.n_iter_ >= 1
+    large = DPNonconvexRegressor(data_norm=3.0, y_bound=10.0, epsilon=20.0,
+                                 random_state=0).fit(X, y)
+    assert large.solver_params_["refinement"] == "ran" and large.solver_params_["n_steps"] > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_non_transformer_estimators_n_iter("DPNonconvexRegressor",
+                                                DPNonconvexRegressor(random_state=0))
