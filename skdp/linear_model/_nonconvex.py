@@ -306,7 +306,10 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         row costs ``2 m`` loss evaluations, ``m = p`` directions, 1 for the naive one).
     n_iter_ : int
         Steps taken (the run stops when the next batch cannot be filled); for
-        ``"rrpsgd"`` the random output round ``R`` (data-independent).
+        ``"rrpsgd"`` the random output round ``R`` (data-independent); for ``"warm_gd"``
+        the warm start's iterations plus the refinement steps (``solver_params_``:
+        ``{"n_steps": T, "refinement": "ran"}``, or ``"skipped"`` with ``T = 0`` when the
+        public plan returns the warm start unchanged).
     n_escapes_ : int
         Escape phases started (the private gradient fell below the threshold); 0 for
         ``"dpsgd"``.
