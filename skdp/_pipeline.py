@@ -40,10 +40,14 @@ _UPSTREAM = contextvars.ContextVar("skdp_upstream_pipeline", default=None)
 _PRIOR = contextvars.ContextVar("skdp_prior_releases", default=None)
 
 
-def prior_releases():
-    """``(events, epsilon, delta)`` of the private pipeline whose final estimator is being
-    fitted in this context, or None."""
-    return _PRIOR.get()
+def prior_releases(estimator):
+    """``(events, epsilon, delta)`` of the private pipeline whose final step is
+    ``estimator`` and is being fitted in this context, or None (for any other estimator,
+    e.g. the candidates of a search placed last, which spend their own budgets)."""
+    prior = _PRIOR.get()
+    if prior is None or prior[0] is not estimator:
+        return None
+    return prior[1:]
 
 
 def as_pandas(X):
@@ -218,7 +222,7 @@ class PrivatePipeline(Pipeline):
                       if getattr(step, "dp_event_", None) is not None]
         name, final = self.steps[-1]
         token = _UPSTREAM.set(self)
-        prior = _PRIOR.set((events, float(self.epsilon), delta))
+        prior = _PRIOR.set((final, events, float(self.epsilon), delta))
         try:
             if isinstance(getattr(final, "data_norm", None), str) and \
                     upstream_norm_bound() is None:
@@ -259,6 +263,14 @@ class PrivatePipeline(Pipeline):
                                       get_epsilon(self.dp_event_, delta)))
         else:
             self.epsilon_ = float(get_epsilon(self.dp_event_, delta))
+        if self.epsilon_ > float(self.epsilon) * (1.0 + 1e-9):
+            import warnings
+
+            warnings.warn(
+                f"the pipeline's steps spent epsilon_ = {self.epsilon_:.4g} > epsilon = "
+                f"{self.epsilon!r}: its final step {type(final).__name__} sets its own budget "
+                "(the pipeline splits its epsilon between skdp transformers and a final skdp "
+                "estimator); give that step a smaller epsilon", UserWarning, stacklevel=2)
         self.budget_split_ = split
         return self
 

@@ -174,3 +174,16 @@ def test_regressor_releasing_its_target_bound_inside_the_budget():
     assert 300.0 < model.y_bound_ < 1000.0               # a high quantile of |y| (18..89 x 10)
     assert len(pipe.dp_event_.events) >= 4                # knots, categories, bound, model
     assert pipe.score(df[1:], target[1:]) > 0.3
+
+
+def test_a_final_search_that_spends_its_own_budget_is_reported():
+    from skdp.model_selection import DPGridSearchCV
+
+    df, y = _table(4000)
+    pre = make_column_transformer((DPSplineTransformer(), ["age", "income"]),
+                                  (DPOneHotEncoder(), ["job"]))
+    search = DPGridSearchCV(DPLogisticRegression(classes=[0, 1], data_norm=2.0),
+                            {"alpha": [0.01, 0.1]}, epsilon=1.0, random_state=0)
+    with pytest.warns(UserWarning, match="spent epsilon_"):
+        pipe = PrivatePipeline([("pre", pre), ("search", search)], epsilon=1.0).fit(df, y)
+    assert pipe.epsilon_ > 1.0 and pipe.privacy_guaranteed_

@@ -484,7 +484,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         eps, delta = float(self.epsilon), float(self.delta)
         # the final step of a private pipeline: the total budget is the pipeline's, and the
         # transformers' releases come first (their events are in the composition below)
-        prior_events, eps, delta = prior_releases() or ([], eps, delta)
+        prior_events, eps, delta = prior_releases(self) or ([], eps, delta)
         mu_bounds = math.sqrt(AUTO_BOUND_SHARE) * gdp_mu(eps, delta)
         # the ledger is reached before the data is read; without a plannable event (the
         # model's share is known after the bound release) its budget is checked at commit
