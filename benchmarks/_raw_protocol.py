@@ -71,3 +71,12 @@ def NUMERIC(X):
     """All other columns."""
     cat = set(CATEGORICAL(X))
     return [c for c in X.columns if c not in cat]
+
+
+def parse_seeds(text):
+    """``"0-9"``, ``"0,3,5"`` or ``"4"`` as a list of ints (the benchmarks' ``--seeds``)."""
+    seeds = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        seeds.extend(range(int(lo), int(hi or lo) + 1))
+    return seeds

@@ -39,7 +39,7 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 
 from _common import (RESULTS_DIR, CpuLoad, _jsonable, fmt_loadavg, log,  # noqa: E402
                      machine_info, machine_info_markdown, md_table, mark, median)
-from _raw_protocol import DATASETS, EPSILONS, load_raw, split  # noqa: E402
+from _raw_protocol import DATASETS, EPSILONS, load_raw, parse_seeds, split  # noqa: E402
 
 OUT_JSON = RESULTS_DIR / "raw_tables_skdp.json"
 OUT_MD = RESULTS_DIR / "raw_tables.md"
@@ -49,14 +49,6 @@ DAGGER_NOTE = "given bounds read from the training data: no DP guarantee for tho
 
 
 # ------------------------------------------------------------------------------- fits
-def parse_seeds(text):
-    seeds = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        seeds.extend(range(int(lo), int(hi or lo) + 1))
-    return seeds
-
-
 def load_both(name, data_home):
     """Raw frame + target of the protocol, and the loader's scaled design (same rows)."""
     import skdp.datasets
@@ -243,7 +235,7 @@ def targets(cells, datasets, epsilons, loader_seconds=None):
            ("Bank ε=1: accuracy ≥ 0.896 and AUC ≥ 0.90",
             f"{m('bank', 1.0, 'accuracy'):.4f} / {m('bank', 1.0, 'auc'):.4f}",
             m("bank", 1.0, "accuracy") >= 0.896 and m("bank", 1.0, "auc") >= 0.90)]
-    below, slow, slow_pre = [], [], []
+    below, slow = [], []
     for d in datasets:
         for e in epsilons:
             if e < 0.5:

@@ -26,7 +26,8 @@ import pandas as pd
 import sklearn
 from sklearn.metrics import accuracy_score, roc_auc_score
 
-from _raw_protocol import CATEGORICAL, DATASETS, EPSILONS, NUMERIC, load_raw, split
+from _raw_protocol import (CATEGORICAL, DATASETS, EPSILONS, NUMERIC, load_raw, parse_seeds,
+                           split)
 
 DELTA = 1e-6
 C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
@@ -152,14 +153,6 @@ def versions(module_name):
     if module_name is not None:
         v[module_name] = __import__(module_name).__version__
     return v
-
-
-def parse_seeds(text):
-    seeds = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        seeds.extend(range(int(lo), int(hi or lo) + 1))
-    return seeds
 
 
 def write_atomic(path, doc):

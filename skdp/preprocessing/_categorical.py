@@ -228,7 +228,6 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         return counted, int(n)
 
     def _discover(self, counted, n):
-        from ..accounting import _lazy_dp_accounting as dp_accounting
         from ..accounting import DeltaDpEvent, compose, gaussian_event
         from .._mechanisms._exact import (DOMINANCE_MARGIN, discrete_gaussian_noise,
                                           grid_for, release_on_grid)

@@ -8,9 +8,7 @@ the download tests install their own local fake.
 
 import hashlib
 import io
-import os
 import shutil
-import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -31,10 +29,7 @@ from skdp.datasets import (
 )
 from skdp.datasets import _base, _uci
 
-DATA_DIR = Path(
-    os.environ.get("SKDP_DATA")
-    or Path(__file__).resolve().parents[2].parent / "shared" / "data"
-)
+from ._local_data import DATA_DIR, refuse_network, require  # noqa: E402
 
 # key: (loader, kwargs, n_samples, d, n_positives or None, required files)
 CASES = {
@@ -91,23 +86,10 @@ AIRFOIL = "airfoil/airfoil_self_noise.dat"
 _REAL_FETCH_URL = _base._fetch_url  # saved before any test patches it
 
 
-def _require(*relpaths):
-    if not DATA_DIR.is_dir():
-        pytest.skip(f"data folder {DATA_DIR} not found (set SKDP_DATA)")
-    for rel in relpaths:
-        if not (DATA_DIR / rel).is_file():
-            pytest.skip(f"data file {DATA_DIR / rel} not found")
-
-
 @pytest.fixture(autouse=True)
 def no_network(monkeypatch):
     """Fail loudly if any code path tries to reach the network."""
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("tests must not touch the network")
-
-    monkeypatch.setattr(_base, "_fetch_url", refuse)
-    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    refuse_network(monkeypatch)
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +99,7 @@ def loaded():
 
     def get(key):
         loader, kwargs, *_, files = CASES[key]
-        _require(*files)
+        require(*files)
         if key not in cache:
             cache[key] = loader(data_home=DATA_DIR, **kwargs)
         return cache[key]
@@ -317,7 +299,7 @@ def test_airfoil_first_row(loaded):
 
 
 def test_target_scale(loaded):
-    _require(AIRFOIL)
+    require(AIRFOIL)
     raw = loaded("airfoil").target
     y = load_airfoil(data_home=DATA_DIR, target_scale="minmax").target
     assert y.min() == 0.0 and y.max() == 1.0
@@ -356,7 +338,7 @@ def test_get_data_home_precedence(monkeypatch, tmp_path):
 
 
 def test_data_home_argument_is_honoured(loaded, monkeypatch, tmp_path):
-    _require(AIRFOIL)
+    require(AIRFOIL)
     _copy(AIRFOIL, tmp_path)
     monkeypatch.setenv("SKDP_DATA", str(tmp_path / "does-not-exist"))
     X, y = load_airfoil(data_home=tmp_path, return_X_y=True)
@@ -366,7 +348,7 @@ def test_data_home_argument_is_honoured(loaded, monkeypatch, tmp_path):
 
 
 def test_env_var_is_honoured(loaded, monkeypatch, tmp_path):
-    _require(AIRFOIL)
+    require(AIRFOIL)
     _copy(AIRFOIL, tmp_path)
     monkeypatch.setenv("SKDP_DATA", str(tmp_path))
     X, y = load_airfoil(return_X_y=True)
@@ -379,7 +361,7 @@ def test_env_var_is_honoured(loaded, monkeypatch, tmp_path):
 
 
 def test_corrupted_file_is_refused(tmp_path):
-    _require(AIRFOIL)
+    require(AIRFOIL)
     path = _copy(AIRFOIL, tmp_path)
     data = bytearray(path.read_bytes())
     data[100] ^= 0x01
@@ -394,7 +376,7 @@ def test_corrupted_file_is_refused(tmp_path):
 
 
 def test_truncated_wine_file_is_refused(tmp_path):
-    _require("wine/winequality-red.csv", "wine/winequality-white.csv")
+    require("wine/winequality-red.csv", "wine/winequality-white.csv")
     _copy("wine/winequality-red.csv", tmp_path)
     white = _copy("wine/winequality-white.csv", tmp_path)
     white.write_bytes(white.read_bytes()[:-40])
@@ -471,7 +453,7 @@ def _leftovers(folder):
 
 
 def test_download_airfoil_normalises_newlines(loaded, monkeypatch, tmp_path):
-    _require(AIRFOIL)
+    require(AIRFOIL)
     original = (DATA_DIR / AIRFOIL).read_bytes()
     crlf = original.replace(b"\n", b"\r\n")  # the UCI original may use CRLF
     archive = _zip_bytes({"airfoil_self_noise.dat": crlf})
@@ -491,7 +473,7 @@ def test_download_airfoil_normalises_newlines(loaded, monkeypatch, tmp_path):
 
 
 def test_download_nested_bank_archive(monkeypatch, tmp_path):
-    _require("bank/bank-full.csv")
+    require("bank/bank-full.csv")
     original = (DATA_DIR / "bank/bank-full.csv").read_bytes()
     inner = _zip_bytes(
         {"bank-full.csv": original, "bank.csv": b"x", "bank-names.txt": b"y"}
@@ -512,7 +494,7 @@ def test_download_nested_bank_archive(monkeypatch, tmp_path):
 
 
 def test_download_fetches_each_archive_once(monkeypatch, tmp_path):
-    _require("adult/adult.data", "adult/adult.test")
+    require("adult/adult.data", "adult/adult.test")
     members = {
         f"adult/{name}": (DATA_DIR / "adult" / name).read_bytes()
         for name in ["adult.data", "adult.test"]
@@ -530,7 +512,7 @@ def test_download_fetches_each_archive_once(monkeypatch, tmp_path):
 
 
 def test_download_with_bad_checksum_writes_nothing(monkeypatch, tmp_path):
-    _require(AIRFOIL)
+    require(AIRFOIL)
     tampered = (DATA_DIR / AIRFOIL).read_bytes().replace(b"126.201", b"126.202", 1)
     archive = _zip_bytes({"airfoil_self_noise.dat": tampered})
     fake = FakeFetcher({_uci._AIRFOIL.url: archive})

@@ -8,21 +8,15 @@ test touches the network.
 import csv
 import hashlib
 import json
-import os
 import shutil
 import sys
-import urllib.request
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from skdp.datasets import _base, _uci, load_adult, load_bank, load_credit_card
+from skdp.datasets import _uci, load_adult, load_bank, load_credit_card
 
-DATA_DIR = Path(
-    os.environ.get("SKDP_DATA")
-    or Path(__file__).resolve().parents[2].parent / "shared" / "data"
-)
+from ._local_data import DATA_DIR, refuse_network, require  # noqa: E402
 
 ADULT_FEATURES = [
     "age", "workclass", "fnlwgt", "education", "education-num",
@@ -78,23 +72,10 @@ DEFAULT_OUTPUT_SHA256 = {
 }
 
 
-def _require(*relpaths):
-    if not DATA_DIR.is_dir():
-        pytest.skip(f"data folder {DATA_DIR} not found (set SKDP_DATA)")
-    for rel in relpaths:
-        if not (DATA_DIR / rel).is_file():
-            pytest.skip(f"data file {DATA_DIR / rel} not found")
-
-
 @pytest.fixture(autouse=True)
 def no_network(monkeypatch):
     """Fail loudly if any code path tries to reach the network."""
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("tests must not touch the network")
-
-    monkeypatch.setattr(_base, "_fetch_url", refuse)
-    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    refuse_network(monkeypatch)
 
 
 @pytest.fixture
@@ -109,7 +90,7 @@ def loaded():
 
     def get(key, as_frame=True):
         loader, kwargs, *_, files = CASES[key]
-        _require(*files)
+        require(*files)
         if as_frame:
             pytest.importorskip("pandas", reason="as_frame=True needs pandas")
         if (key, as_frame) not in cache:
@@ -259,7 +240,7 @@ def test_adult_question_marks_become_nan(loaded, key, counts, n_rows):
 
 
 def test_adult_test_subset_reads_adult_test_only(pd, tmp_path):
-    _require("adult/adult.test")
+    require("adult/adult.test")
     (tmp_path / "adult").mkdir()
     shutil.copyfile(
         DATA_DIR / "adult" / "adult.test", tmp_path / "adult" / "adult.test"
@@ -384,7 +365,7 @@ def test_missing_pandas_raises_an_actionable_import_error(
 
 
 def test_default_output_does_not_need_pandas(monkeypatch):
-    _require("bank/bank-full.csv")
+    require("bank/bank-full.csv")
     monkeypatch.setitem(sys.modules, "pandas", None)
     X, y = load_bank(data_home=DATA_DIR, return_X_y=True)
     assert X.shape == (45211, 42) and y.shape == (45211,)
