@@ -93,3 +93,34 @@ def test_without_pandas_the_same_release(monkeypatch):
     assert enc.categories_ == ref.categories_
     rows = np.array([["red", None], ["unseen", "x"], [float("nan"), "y"]], dtype=object)
     np.testing.assert_array_equal(enc.transform(rows), ref.transform(rows))
+
+
+def _discovery_audit(monkeypatch, under_thresholded, runs=300):
+    """Neighbours that differ by one row holding a value seen nowhere else: the statistic
+    is whether that value is released (the event the threshold's delta covers)."""
+    from skdp.audit import epsilon_lower_bound
+    from skdp.preprocessing import _categorical
+
+    if under_thresholded:
+        monkeypatch.setattr(_categorical, "discovery_threshold",
+                            lambda sigma, d, delta_t: 1.0 + 0.1 * sigma)
+    base = np.array([["a"]] * 400 + [["b"]] * 400, dtype=object)
+    other = base.copy()
+    other[0, 0] = "only-here"
+
+    def released(X, seed0):
+        return np.array([float("only-here" in DPOneHotEncoder(
+            epsilon=1.0, delta=1e-6, random_state=seed0 + i).fit(X).categories_[0])
+            for i in range(runs)])
+
+    return epsilon_lower_bound(released(base, 0), released(other, 10 ** 6), delta=1e-6,
+                               random_state=0)
+
+
+@pytest.mark.parametrize("under_thresholded", [False, True])
+def test_audit_catches_a_threshold_that_ignores_delta(monkeypatch, under_thresholded):
+    res = _discovery_audit(monkeypatch, under_thresholded)
+    if under_thresholded:
+        assert res.epsilon_lower_bound > 1.0, res
+    else:
+        assert res.epsilon_lower_bound <= 1.0, res
