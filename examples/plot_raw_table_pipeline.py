@@ -84,11 +84,9 @@ for name, model in (("skdp, epsilon = 1", pipe), ("scikit-learn (not private)", 
 # differ only in column ``j`` (every other column at a fixed reference, which cancels in
 # the difference), i.e. the column's slice of ``coef_`` times its spline basis.  The
 # reference ``r_j`` is its middle knot.  The grid and the plotted range come from the
-# private knots only.  The boundary knots (levels 1 % and 99 %) are within the noise of
-# the quantile release at this n and epsilon, and may sit far outside the data (values
-# beyond the inner knots are clamped): the range spans the inner knots.  The capital
-# columns are over 90 % zeros: their inner knots merge at 0 and, with a far boundary knot,
-# their cubic basis is nearly flat -- the private model draws little from them.
+# private knots only: between the boundary knots, which the release keeps one noise rank
+# inside the data (values beyond them are clamped: the shape is flat there).  The capital
+# columns are over 90 % zeros: their knots merge into a zero knot and one in the tail.
 spline = pipe.named_steps["columns"].named_transformers_["numeric"]
 numeric = list(spline.feature_names_in_)
 middle = {c: knots[len(knots) // 2] for c, knots in zip(numeric, spline.knots_)}
@@ -97,9 +95,7 @@ reference = pd.DataFrame({c: pd.Series([middle.get(c)], dtype=float if c in midd
 
 fig, axes = plt.subplots(2, 3, figsize=(12, 6.5), sharey=True)
 for ax, column, knots in zip(axes.ravel(), numeric, spline.knots_):
-    lo, hi = knots[1], knots[-2]
-    if not hi - lo > 1e-6 * max(abs(lo), abs(hi), 1.0):  # inner knots merged (zeros)
-        hi = knots[-1]
+    lo, hi = knots[0], knots[-1]
     grid = np.linspace(lo, hi, 200)
     rows = reference.loc[np.zeros(grid.size + 1, dtype=int)].reset_index(drop=True)
     rows[column] = np.append(grid, reference[column].iloc[0])
