@@ -200,6 +200,10 @@ class PrivatePipeline(Pipeline):
             raise ValueError(f"epsilon must be a positive finite number, got "
                              f"{self.epsilon!r}")
         n = len(X)
+        if n < 2:
+            raise ValueError(f"a private pipeline needs at least 2 rows; got {n}")
+        if y is not None and len(y) != n:
+            raise ValueError(f"X has {n} rows and y has {len(y)}: they must match")
         delta = self._total_delta(n)
         if not 0.0 < delta < 1.0:
             raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")

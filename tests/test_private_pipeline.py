@@ -130,6 +130,15 @@ def test_data_norm_auto_needs_a_bound_from_the_previous_steps():
     assert not hasattr(pipe, "dp_event_") and not hasattr(pipe[-1], "coef_")
 
 
+@pytest.mark.parametrize("rows", [0, 1])
+def test_too_few_rows_are_refused_before_any_release(rows):
+    df, y = _table()
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0)
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        pipe.fit(df.iloc[:rows], y[:rows])
+    assert not hasattr(pipe.named_steps["columns"], "transformers_")
+
+
 @pytest.mark.parametrize("eps", [0.0, -1.0, math.inf])
 def test_bad_budget_is_refused(eps):
     df, y = _table(200)
