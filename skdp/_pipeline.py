@@ -27,6 +27,8 @@ through the releases, which are accounted.
 import contextvars
 import math
 
+import numpy as np
+
 from sklearn.pipeline import Pipeline
 
 __all__ = ["PrivatePipeline", "make_private_pipeline", "output_norm_bound",
@@ -343,8 +345,7 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
     from .preprocessing import DPOneHotEncoder, DPSplineTransformer
 
     seeds = [None, None, None] if random_state is None else [
-        int(s) for s in __import__("numpy").random.SeedSequence(random_state)
-        .generate_state(3)]
+        int(s) for s in np.random.SeedSequence(random_state).generate_state(3)]
     columns = ColumnTransformer([
         ("numeric", DPSplineTransformer(n_knots=n_knots, degree=degree,
                                         random_state=seeds[0]),

@@ -49,19 +49,20 @@ def _extended_knots(knots, degree):
     return np.concatenate([before, knots, after])
 
 
-def bspline_basis(x, knots, degree):
+def bspline_basis(x, knots, degree, out=None):
     """B-spline design of the values ``x`` (finite, inside ``[knots[0], knots[-1]]``):
     ``(len(x), len(knots) + degree - 1)``, rows non-negative summing to 1; ``degree = 0``:
-    one-hot bins ``(-inf, k_1), [k_1, k_2), ..., [k_last, inf)`` (``len(knots) + 1``)."""
+    one-hot bins ``(-inf, k_1), [k_1, k_2), ..., [k_last, inf)`` (``len(knots) + 1``).
+    ``out``: a zeroed array (or view) of that shape to write into."""
     n = x.shape[0]
+    width = knots.shape[0] + (1 if degree == 0 else degree - 1)
+    if out is None:
+        out = np.zeros((n, width))
+    rows = np.arange(n)
     if degree == 0:
-        idx = np.searchsorted(knots, x, side="right")
-        out = np.zeros((n, knots.shape[0] + 1))
-        out[np.arange(n), idx] = 1.0
+        out[rows, np.searchsorted(knots, x, side="right")] = 1.0
         return out
     first, values = bspline_stencil(x, knots, degree)
-    out = np.zeros((n, knots.shape[0] + degree - 1))
-    rows = np.arange(n)
     for r in range(degree + 1):
         out[rows, first + r] = values[r]
     return out
@@ -261,19 +262,13 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
         out = np.zeros((X.shape[0], self.n_features_out_))
-        rows = np.arange(X.shape[0])
         start = 0
         for j, knots in enumerate(self.knots_):
             col = X[:, j]
             missing = np.isnan(col)
             x = np.clip(np.where(missing, knots[0], col), knots[0], knots[-1])
             width = self._width(knots)
-            if self.degree == 0:
-                out[rows, start + np.searchsorted(knots, x, side="right")] = 1.0
-            else:
-                first, values = bspline_stencil(x, knots, self.degree)
-                for r in range(self.degree + 1):
-                    out[rows, start + first + r] = values[r]
+            bspline_basis(x, knots, self.degree, out=out[:, start:start + width])
             out[missing, start:start + width] = 0.0
             out[:, start + width] = missing
             start += width + 1
