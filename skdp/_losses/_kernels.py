@@ -229,18 +229,34 @@ def _dot_row(X, i, W, k):
     return (a0 + a1) + (a2 + a3)
 
 
-@kernel(parallel=True)
-def objective_value_grad(X, y, W, loss_id, param, alpha, grad):
-    """F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2)||W||_F^2 and its gradient, in one pass.
+@kernel
+def _clipped_row(X, scale, intercept, i, row):
+    """Write row ``i`` of the clipped, augmented design into ``row`` (shape ``(1, p)``):
+    ``fl(float64(x_ij) s_i)`` for ``j < d``, then ``intercept`` if ``p = d + 1`` -- the
+    entries of :func:`skdp._mechanisms.clip_and_augment`'s copy, bit for bit
+    (:mod:`skdp._mechanisms._clipped_rows`)."""
+    d = X.shape[1]
+    si = scale[i]
+    for j in range(d):
+        row[0, j] = np.float64(X[i, j]) * si
+    if row.shape[1] > d:
+        row[0, d] = intercept
 
-    Writes dF/dW into ``grad`` (shape (d, K)) and returns F(W).  Chunks of rows run in
+
+@kernel(parallel=True)
+def design_value_grad(X, scale, intercept, y, W, loss_id, param, alpha, grad):
+    """F(W) = (1/n) sum_i l(x_i' W, y_i) + (alpha/2)||W||_F^2 and its gradient, in one pass
+    over the rows ``x_i' = [s_i x_i, intercept]`` (:func:`_clipped_row`; ``W`` has one row
+    more than ``X`` has columns when the design is augmented).
+
+    Writes dF/dW into ``grad`` (shape (p, K)) and returns F(W).  Chunks of rows run in
     parallel; each sums its rows in blocks of ``BLOCK`` into the chunk total; the chunk
     totals are added in a fixed order.
     """
-    n, d = X.shape
-    K = W.shape[1]
+    n = X.shape[0]
+    p, K = W.shape
     n_chunks = max(1, min(N_CHUNKS, n))
-    chunk_grad = np.zeros((n_chunks, d, K))
+    chunk_grad = np.zeros((n_chunks, p, K))
     chunk_val = np.zeros(n_chunks)
     for c in prange(n_chunks):
         start = c * n // n_chunks
@@ -248,51 +264,59 @@ def objective_value_grad(X, y, W, loss_id, param, alpha, grad):
         z = np.empty((1, K))
         g = np.empty((1, K))
         yy = np.empty(1)
-        block = np.zeros((d, K))
+        row = np.empty((1, p))
+        block = np.zeros((p, K))
         total = chunk_grad[c]
         val = 0.0
         for b0 in range(start, stop, BLOCK):
             b1 = min(b0 + BLOCK, stop)
             for i in range(b0, b1):
+                _clipped_row(X, scale, intercept, i, row)
                 for k in range(K):
-                    z[0, k] = _dot_row(X, i, W, k)
+                    z[0, k] = _dot_row(row, 0, W, k)
                 yy[0] = y[i]
                 val += _row_derivatives(z, yy, loss_id, param, g)
                 if K == 1:
                     g0 = g[0, 0]
-                    for j in range(d):
-                        block[j, 0] += X[i, j] * g0
+                    for j in range(p):
+                        block[j, 0] += row[0, j] * g0
                 else:
-                    for j in range(d):
-                        xij = X[i, j]
+                    for j in range(p):
+                        xij = row[0, j]
                         for k in range(K):
                             block[j, k] += xij * g[0, k]
-            for j in range(d):
+            for j in range(p):
                 for k in range(K):
                     total[j, k] += block[j, k]
                     block[j, k] = 0.0
         chunk_val[c] = val
     value = 0.0
-    for j in range(d):
+    for j in range(p):
         for k in range(K):
             grad[j, k] = 0.0
     for c in range(n_chunks):
         value += chunk_val[c]
-        for j in range(d):
+        for j in range(p):
             for k in range(K):
                 grad[j, k] += chunk_grad[c, j, k]
     sq = 0.0
-    for j in range(d):
+    for j in range(p):
         for k in range(K):
             grad[j, k] = grad[j, k] / n + alpha * W[j, k]
             sq += W[j, k] * W[j, k]
     return value / n + 0.5 * alpha * sq
 
 
+def objective_value_grad(X, y, W, loss_id, param, alpha, grad):
+    """:func:`design_value_grad` on an already clipped (and augmented) ``X``: factors 1,
+    no extra column."""
+    return design_value_grad(X, np.ones(X.shape[0]), 0.0, y, W, loss_id, param, alpha, grad)
+
+
 @kernel(nogil=True)
-def binary_chunks_value_grad(X, y, W, loss_id, param, n_chunks, c0, c1, chunk_grad,
-                             chunk_val):
-    """Chunks ``c0 .. c1 - 1`` of :func:`objective_value_grad` for the two convex
+def binary_chunks_value_grad(X, scale, intercept, y, W, loss_id, param, n_chunks, c0, c1,
+                             chunk_grad, chunk_val):
+    """Chunks ``c0 .. c1 - 1`` of :func:`design_value_grad` for the two convex
     scalar-margin losses (``K = 1``, ``LOGISTIC`` or ``HUBER``): chunk ``c``'s gradient sum
     goes to ``chunk_grad[c]`` (zeros on entry) and its loss sum to ``chunk_val[c]``.
 
@@ -300,8 +324,10 @@ def binary_chunks_value_grad(X, y, W, loss_id, param, n_chunks, c0, c1, chunk_gr
     kernel, so :func:`binary_value_grad` returns its bits.  Serial and ``nogil``: it
     compiles in a fraction of the generic parallel kernel's time (which covers every loss
     and ``K``), and threads run chunk groups side by side."""
-    n, d = X.shape
-    block = np.zeros(d)
+    n = X.shape[0]
+    p = W.shape[0]
+    block = np.zeros(p)
+    row = np.empty((1, p))
     for c in range(c0, c1):
         start = c * n // n_chunks
         stop = (c + 1) * n // n_chunks
@@ -310,40 +336,45 @@ def binary_chunks_value_grad(X, y, W, loss_id, param, n_chunks, c0, c1, chunk_gr
         for b0 in range(start, stop, BLOCK):
             b1 = min(b0 + BLOCK, stop)
             for i in range(b0, b1):
-                z = _dot_row(X, i, W, 0)
+                _clipped_row(X, scale, intercept, i, row)
+                z = _dot_row(row, 0, W, 0)
                 if loss_id == LOGISTIC:
                     v, g0 = _logistic_row(z, y[i])
                 else:
                     v, g0 = _huber_row(z, y[i], param)
                 val += v
-                for j in range(d):
-                    block[j] += X[i, j] * g0
-            for j in range(d):
+                for j in range(p):
+                    block[j] += row[0, j] * g0
+            for j in range(p):
                 total[j] += block[j]
                 block[j] = 0.0
         chunk_val[c] = val
 
 
-def binary_sums(X, y, W, loss_id, param, threads=1):
-    """``(sum_i l_i, sum_i x_i l'_i)`` of ``LOGISTIC``/``HUBER`` (``K = 1``) over the rows
-    of ``X``, in :func:`objective_value_grad`'s chunks and order (chunk totals added from
-    0.0), the chunk groups on ``threads`` Python threads (the kernel releases the GIL)."""
-    n, d = X.shape
+def binary_sums(X, y, W, loss_id, param, threads=1, scale=None, intercept=0.0):
+    """``(sum_i l_i, sum_i x_i' l'_i)`` of ``LOGISTIC``/``HUBER`` (``K = 1``) over the rows
+    ``x_i' = [s_i x_i, intercept]`` (``scale=None``: ``X`` is already clipped), in
+    :func:`design_value_grad`'s chunks and order (chunk totals added from 0.0), the chunk
+    groups on ``threads`` Python threads (the kernel releases the GIL)."""
+    n = X.shape[0]
+    p = W.shape[0]
+    if scale is None:
+        scale = np.ones(n)
     n_chunks = max(1, min(N_CHUNKS, n))
-    chunk_grad = np.zeros((n_chunks, d))
+    chunk_grad = np.zeros((n_chunks, p))
     chunk_val = np.zeros(n_chunks)
     threads = min(int(threads), n_chunks)
+    args = (X, scale, float(intercept), y, W, loss_id, param, n_chunks)
     if threads > 1:
         bounds = [g * n_chunks // threads for g in range(threads + 1)]
-        futures = [_pool().submit(binary_chunks_value_grad, X, y, W, loss_id, param,
-                                  n_chunks, bounds[g], bounds[g + 1], chunk_grad, chunk_val)
+        futures = [_pool().submit(binary_chunks_value_grad, *args, bounds[g], bounds[g + 1],
+                                  chunk_grad, chunk_val)
                    for g in range(threads)]
         for f in futures:
             f.result()
     elif n:
-        binary_chunks_value_grad(X, y, W, loss_id, param, n_chunks, 0, n_chunks, chunk_grad,
-                                 chunk_val)
-    total = np.zeros(d)
+        binary_chunks_value_grad(*args, 0, n_chunks, chunk_grad, chunk_val)
+    total = np.zeros(p)
     value = 0.0
     for c in range(n_chunks):
         total += chunk_grad[c]
@@ -351,13 +382,13 @@ def binary_sums(X, y, W, loss_id, param, threads=1):
     return value, total
 
 
-def binary_value_grad(X, y, W, loss_id, param, alpha, grad):
-    """:func:`objective_value_grad` for ``LOGISTIC``/``HUBER`` with ``K = 1``, bit for bit:
+def binary_value_grad(X, y, W, loss_id, param, alpha, grad, scale=None, intercept=0.0):
+    """:func:`design_value_grad` for ``LOGISTIC``/``HUBER`` with ``K = 1``, bit for bit:
     :func:`binary_sums` on :func:`skdp._parallel.current_threads` threads, then
     ``grad = sum/n + alpha W`` and ``F = value/n + (alpha/2)||W||^2`` with the same floating-point
     operations."""
     n = X.shape[0]
-    value, total = binary_sums(X, y, W, loss_id, param, current_threads())
+    value, total = binary_sums(X, y, W, loss_id, param, current_threads(), scale, intercept)
     w = W[:, 0]
     grad[:, 0] = total / n + alpha * w
     sq = 0.0

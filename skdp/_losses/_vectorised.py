@@ -50,7 +50,7 @@ from .._parallel import chunk_pool as _pool
 from ._ids import CAUCHY, HUBER, LOGISTIC, N_CHUNKS, TUKEY, WELSCH
 
 __all__ = ["NUMPY_MAX_WORK", "DERIVATIVE_ULPS", "uses_numpy", "chunk_layout",
-           "chunked_sum_depth", "binary_value_grad", "prepare_clipped_rows",
+           "chunked_sum_depth", "binary_value_grad", "sparse_value_grad", "prepare_clipped_rows",
            "sum_clipped_gradients", "logistic_curvature", "curvature_weights",
            "robust_derivative"]
 
@@ -127,16 +127,28 @@ def binary_losses(z, y, loss_id, param):
 
 def binary_value_grad(X, y, W, loss_id, param, alpha, grad, threads=1):
     """``F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2)||W||^2``; writes ``grad F`` into
-    ``grad`` (shape ``(d, 1)``).  The interface of
+    ``grad`` (shape ``(p, 1)``).  The interface of
     :func:`skdp._losses._kernels.binary_value_grad`; chunked as the module docstring says.
+
+    ``X`` is a clipped array or a :class:`~skdp._mechanisms._clipped_rows.ClippedRows`:
+    dense, each chunk's rows are formed in a chunk-sized buffer (the copy's bits, so the
+    copy's sums); sparse, see :func:`_sparse_chunk`.
     """
     n, d = X.shape
     w = np.ascontiguousarray(W[:, 0])
 
-    def chunk(a, b):
-        Xc = X[a:b]
-        value, g = binary_losses(Xc @ w, y[a:b], loss_id, param)
-        return float(np.sum(value)), Xc.T @ g
+    if getattr(X, "sparse", False):
+        return sparse_value_grad(X, y, W, loss_id, param, alpha, grad, threads)
+    if hasattr(X, "rows"):
+        def chunk(a, b):
+            Xc = X.rows(a, b)
+            value, g = binary_losses(Xc @ w, y[a:b], loss_id, param)
+            return float(np.sum(value)), Xc.T @ g
+    else:
+        def chunk(a, b):
+            Xc = X[a:b]
+            value, g = binary_losses(Xc @ w, y[a:b], loss_id, param)
+            return float(np.sum(value)), Xc.T @ g
 
     total = np.zeros(d)
     value = 0.0
@@ -147,6 +159,65 @@ def binary_value_grad(X, y, W, loss_id, param, alpha, grad, threads=1):
     grad[:, 0] = total / n + alpha * w
     sq = 0.0
     for wj in w.tolist():
+        sq += wj * wj
+    return value / n + 0.5 * alpha * sq
+
+
+def _sparse_chunk(design, y, W, a, b, loss_id, param):
+    """``(sum l_i, sum_i x_i'^T l'_i)`` over rows ``a:b`` of a sparse
+    :class:`~skdp._mechanisms._clipped_rows.ClippedRows`, on its CSR arrays (no row is
+    densified); ``W`` of shape ``(p, K)``, the gradient sum returned as ``(p, K)``.
+
+    Margin ``z_ik = fl(s_i fl(x_i . w_k)) + fl(b w_dk)``: the CSR kernel adds a row's
+    non-zeros in order (at most ``d`` terms), then two products and one addition more, so
+    ``|z^ - z| <= gamma_{p+2} (s_i ||x_i|| ||w_k|| + b |w_dk|) <= gamma_{p+2} C ||w_k||``.
+    Gradient entry ``j < d``: ``sum_i x_ij fl(s_i g_ik)``, the kernel adding the chunk's
+    rows in order; entry ``d``: ``b fl(sum_i g_ik)``.  Either way a term meets
+    one rounding more than in a dense chunk: the depth is ``chunked_sum_depth(n) + 1``
+    (:func:`skdp._solvers._objective.gradient_rounding_allowance` with ``sparse=True``).
+    The derivatives are :func:`binary_losses` (logistic, Huber) or the kernels' own
+    (:func:`skdp._losses._kernels._row_derivatives`: multinomial, robust losses).
+    """
+    from .._mechanisms._sparse_kernels import csr_accumulate, csr_margins
+
+    X = design.X
+    d = design.n_features_in
+    Z = np.empty((b - a, W.shape[1]))
+    csr_margins(X.data, X.indices, X.indptr, a, b, W, design.scale, Z)
+    if design.augmented:
+        Z += design.intercept * W[d][None, :]
+    if W.shape[1] == 1 and loss_id in (LOGISTIC, HUBER):
+        values, g = binary_losses(Z[:, 0], y[a:b], loss_id, param)
+        value, G = float(np.sum(values)), g[:, None]
+    else:
+        from ._kernels import _row_derivatives
+
+        G = np.empty_like(Z)
+        value = float(_row_derivatives(Z, np.ascontiguousarray(y[a:b], dtype=np.float64),
+                                       loss_id, float(param), G))
+    out = np.zeros((design.shape[1], W.shape[1]))
+    csr_accumulate(X.data, X.indices, X.indptr, a, b, design.scale[a:b, None] * G, out)
+    if design.augmented:
+        out[d] = design.intercept * np.sum(G, axis=0)
+    return value, out
+
+
+def sparse_value_grad(design, y, W, loss_id, param, alpha, grad, threads=1):
+    """``F(W) = (1/n) sum_i l(x_i' W, y_i) + (alpha/2)||W||_F^2`` over a sparse
+    :class:`~skdp._mechanisms._clipped_rows.ClippedRows` (any loss, any ``K``); writes
+    ``grad F`` into ``grad``.  Chunked as the module docstring says, each chunk by
+    :func:`_sparse_chunk`."""
+    n = design.shape[0]
+    total = np.zeros(W.shape)
+    value = 0.0
+    if n:
+        for v, part in _map_chunks(
+                lambda a, b: _sparse_chunk(design, y, W, a, b, loss_id, param), n, threads):
+            total += part
+            value += v
+    grad[:] = total / n + alpha * W
+    sq = 0.0
+    for wj in W.ravel().tolist():
         sq += wj * wj
     return value / n + 0.5 * alpha * sq
 
@@ -208,8 +279,12 @@ def sum_clipped_gradients(X, y, w, loss_id, c, bound, threads=1):
 def logistic_curvature(z):
     """``l''(z) = e/(1 + e)^2`` with ``e = exp(-|z|)`` (Newton steps only: the certificate
     never trusts the Hessian)."""
-    e = np.exp(-np.abs(z))
-    return e / ((1.0 + e) * (1.0 + e))
+    e = np.abs(z)                  # in place from here: no temporaries of n numbers
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    denom = np.add(e, 1.0)
+    np.multiply(denom, denom, out=denom)
+    return np.divide(e, denom, out=e)
 
 
 def curvature_weights(z, y, loss_id, param):
@@ -217,8 +292,9 @@ def curvature_weights(z, y, loss_id, param):
     elementwise in numpy (the kernel's comparison, NaN residuals give 0 as there; no
     compilation), the others by :func:`margin_curvatures`."""
     if loss_id == HUBER:
-        r = z - y
-        return ((-param <= r) & (r <= param)).astype(np.float64)
+        r = np.subtract(z, y)
+        inside = np.abs(r, out=r) <= param        # NaN residuals compare False, as there
+        return np.copyto(r, inside) or r
     from ._kernels import margin_curvatures  # numba, for the other losses only
 
     out = np.empty(z.shape[0])

@@ -24,6 +24,22 @@ entries cannot overflow to ``inf`` and zero the wrong row.
 import numpy as np
 
 SAFETY = 1.0 - 1e-12
+UNIT_ROUNDOFF = 2.0 ** -53
+
+
+def clip_safety(n_features):
+    """The factor ``S`` of the clip radius ``r S`` for rows of ``n_features`` entries:
+    ``min(SAFETY, 1 - (n_features + 8) u)``.
+
+    The computed norm ``fl(||x||)`` is a sum of at most ``d`` squares (relative error
+    ``<= d u``, halved by the square root), and the clipped entries ``fl(x_j s)`` and the
+    factor ``s = fl(r S / fl(||x||))`` add a few roundings more, so
+    ``||fl(s x)|| <= r S (1 + (d/2 + 3) u + O(u^2)) <= r`` when ``1 - S >= (d + 8) u``.
+    ``SAFETY = 1 - 1e-12`` covers every ``d <= 8990`` (the factor is then exactly
+    ``SAFETY``, so the clipped bits do not change); wider designs (one-hot and TF-IDF
+    columns) get the larger margin.  ``n_features`` is public, so the radius is too: a
+    data-dependent margin would let one row change how every other row is clipped."""
+    return min(SAFETY, 1.0 - (int(n_features) + 8) * UNIT_ROUNDOFF)
 
 #: the numba kernels, re-exported lazily (:func:`__getattr__`): importing this module (every
 #: estimator does) must not import numba, which the numpy paths below never call
@@ -47,27 +63,29 @@ NORM_BLOCK_ROWS = 2048
 
 
 @np.errstate(over="ignore", under="ignore", invalid="ignore")
-def _row_norms_numpy(X):
+def _row_norms_numpy(X, out=None):
     """``[_row_norm(X, i) for i]`` in numpy, bitwise: the squares of a row are added one
     column at a time from the first, exactly the kernel's loop (no pairwise summation; the
     fallback's ``cumsum`` along a row is sequential too), and the rescaled fallback runs on
     the rows that need it.  Overflow, underflow and non-finite entries give the kernel's
     IEEE results, without warnings."""
     n, d = X.shape
-    s = np.zeros(n)
+    s = np.zeros(n) if out is None else out      # the squares, then (in place) the norms
+    if out is not None:
+        s[:] = 0.0
     if d:
         # one column per pass (the kernel's j loop), on blocks of rows transposed in cache:
         # no n x d temporary (its page faults cost more than the arithmetic on a first fit)
         for a in range(0, n, NORM_BLOCK_ROWS):
-            cols = np.ascontiguousarray(X[a:a + NORM_BLOCK_ROWS].T)
+            cols = np.ascontiguousarray(X[a:a + NORM_BLOCK_ROWS].T, dtype=np.float64)
             sb = s[a:a + NORM_BLOCK_ROWS]
             np.multiply(cols[0], cols[0], out=sb)
             for j in range(1, d):
                 sb += cols[j] * cols[j]
-    nrm = np.sqrt(s)
     odd = ~((s < np.inf) & ((s > 1e-280) | (s == 0.0)))
+    nrm = np.sqrt(s, out=s)
     if odd.any():
-        rows = X[odd]
+        rows = np.asarray(X[odd], dtype=np.float64)
         m = np.fmax.reduce(np.abs(rows), axis=1, initial=0.0)   # NaN skipped, as there
         safe = np.where(m == 0.0, 1.0, m)
         t = rows * (1.0 / safe)[:, None]
@@ -76,10 +94,12 @@ def _row_norms_numpy(X):
 
 
 def row_norms(X, out):
-    """``out[i] = ||X[i]||_2`` (overflow-safe, C-contiguous float64 ``X``): numpy up to
+    """``out[i] = ||X[i]||_2`` (overflow-safe; float64 or float32 ``X``, any memory order,
+    its entries read as float64, so a float32 array gives the norms of its float64 copy):
+    numpy up to
     ``NUMPY_CLIP_MAX`` entries, the compiled kernel beyond; the same bits either way."""
     if X.size <= NUMPY_CLIP_MAX:
-        out[:] = _row_norms_numpy(X)
+        _row_norms_numpy(X, out)
     else:
         from ._clipping_kernels import _row_norms_kernel
 
@@ -99,11 +119,11 @@ def row_norms_at(X, rows):
 
 
 @np.errstate(invalid="ignore")
-def _clip_rows_numpy(X, radius, intercept_scaling, out):
+def _clip_rows_numpy(X, r, intercept_scaling, out):
     """:func:`clip_rows` in numpy, bitwise identical (norms by :func:`_row_norms_numpy`;
-    a non-finite row's ``inf * 0`` is the kernel's NaN, without a warning)."""
+    a non-finite row's ``inf * 0`` is the kernel's NaN, without a warning).  ``r``: the
+    clip radius, safety factor included."""
     n, d = X.shape
-    r = radius * SAFETY
     nrm = _row_norms_numpy(X)
     scale = np.ones(n)
     big = nrm > r
@@ -127,6 +147,8 @@ def clip_and_augment(X, data_norm, fit_intercept, intercept_scaling):
     intercept_scaling : float
         Must satisfy ``intercept_scaling < data_norm`` when ``fit_intercept``.
     """
+    if hasattr(X, "tocsr"):
+        return _densify_clipped(X, data_norm, fit_intercept, intercept_scaling)
     n, d = X.shape
     if fit_intercept:
         if not intercept_scaling < data_norm:
@@ -140,6 +162,7 @@ def clip_and_augment(X, data_norm, fit_intercept, intercept_scaling):
         radius = float(data_norm)
         out = np.empty((n, d))
     X = np.ascontiguousarray(X, dtype=np.float64)
+    radius *= clip_safety(d)
     if X.size <= NUMPY_CLIP_MAX:
         _clip_rows_numpy(X, radius, float(intercept_scaling), out)
     else:
@@ -163,9 +186,45 @@ def row_bound(data_norm, fit_intercept, intercept_scaling):
     return float(np.nextafter(np.hypot(data_norm, float(intercept_scaling)), np.inf))
 
 
+#: the largest clipped copy (bytes) a per-step solver makes of a sparse design
+DENSE_COPY_MAX_BYTES = 1 << 30
+
+
+def _densify_clipped(X, data_norm, fit_intercept, intercept_scaling):
+    """The clipped, augmented dense copy of a sparse ``X``, for the solvers whose compiled
+    kernels read dense rows (every solver but objective and output perturbation, which
+    work on the CSR arrays: :mod:`skdp._mechanisms._clipped_rows`).  Refused above
+    ``DENSE_COPY_MAX_BYTES`` (public sizes only), with the way out."""
+    from ._clipped_rows import ClippedRows
+
+    n, d = X.shape
+    size = n * (d + int(bool(fit_intercept))) * 8
+    if size > DENSE_COPY_MAX_BYTES:
+        raise ValueError(
+            f"this solver reads dense rows, and the dense copy of this sparse X "
+            f"({n} x {d}) would take {size / 2**30:.1f} GiB (more than "
+            f"{DENSE_COPY_MAX_BYTES / 2**30:.0f} GiB); use solver='objective_perturbation' or "
+            "solver='output_perturbation', which fit on the sparse rows without a copy")
+    return ClippedRows(X, data_norm, fit_intercept, intercept_scaling).dense()
+
+
+def feature_row_norms(X):
+    """``||x_i||_2`` of every row of a dense (float64 or float32, any order) or sparse
+    ``X``, overflow-safe (a huge finite row has a huge finite norm)."""
+    if hasattr(X, "tocsr"):
+        from ._clipped_rows import sparse_row_norms
+
+        return sparse_row_norms(X.tocsr())
+    out = np.empty(X.shape[0])
+    row_norms(X, out)
+    return out
+
+
 def max_row_norm(X):
     """Largest feature-row norm of ``X`` -- reads the private data; used only when the user
     gives no ``data_norm`` (the fit is then flagged as not differentially private)."""
+    if hasattr(X, "tocsr") or X.dtype != np.float64:
+        return float(feature_row_norms(X).max()) if X.shape[0] else 0.0
     sq = np.einsum("ij,ij->i", X, X)
     m = float(np.sqrt(sq.max())) if X.shape[0] else 0.0
     if not np.isfinite(m):

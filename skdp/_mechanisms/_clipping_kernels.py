@@ -6,7 +6,6 @@ import numpy as np
 from numba import prange
 
 from .._numba_cache import ensure_cache_locator, kernel
-from ._clipping import SAFETY
 
 __all__ = ["clip_rows", "clip_scalar"]
 
@@ -24,12 +23,13 @@ def _row_norm(X, i):
     d = X.shape[1]
     s = 0.0
     for j in range(d):
-        s += X[i, j] * X[i, j]
+        v = np.float64(X[i, j])     # float32 input: squared in float64, as its copy would be
+        s += v * v
     if s < np.inf and (s > 1e-280 or s == 0.0):
         return np.sqrt(s)
     m = 0.0
     for j in range(d):
-        a = abs(X[i, j])
+        a = abs(np.float64(X[i, j]))
         if a > m:
             m = a
     if m == 0.0:
@@ -37,7 +37,7 @@ def _row_norm(X, i):
     inv = 1.0 / m
     s = 0.0
     for j in range(d):
-        t = X[i, j] * inv
+        t = np.float64(X[i, j]) * inv
         s += t * t
     return m * np.sqrt(s)
 
@@ -60,15 +60,15 @@ def clip_scalar(v, bound):
 
 
 @kernel(parallel=True)
-def clip_rows(X, radius, intercept_scaling, out):
+def clip_rows(X, r, intercept_scaling, out):
     """Write the clipped (and, if ``out`` has one more column, augmented) rows into ``out``.
 
-    ``radius`` is the bound on the feature part (``sqrt(C^2 - b^2)`` with an intercept).
+    ``r`` is the clip radius of the feature part, safety factor included
+    (``sqrt(C^2 - b^2) clip_safety(d)`` with an intercept).
     Returns nothing; ``out`` is ``(n, d)`` or ``(n, d + 1)``.
     """
     n, d = X.shape
     augmented = out.shape[1] == d + 1
-    r = radius * SAFETY
     for i in prange(n):
         nrm = _row_norm(X, i)
         scale = 1.0

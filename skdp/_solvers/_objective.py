@@ -15,22 +15,25 @@ import numpy as np
 
 from .._losses import _vectorised
 from .._losses._ids import BLOCK, HUBER, LOGISTIC
+from .._mechanisms._clipped_rows import ClippedRows, gram_of_blocks
 from .._mechanisms._summation import UNIT_ROUNDOFF
 from .._parallel import current_threads
 
 #: the convex scalar-margin losses evaluated by the specialised kernel (same bits, a
 #: fraction of the generic kernel's compilation)
 BINARY_CONVEX = (LOGISTIC, HUBER)
-#: rows per block of :meth:`Objective.hessian`'s sum of ``x_i l''_i x_i^T``
+#: rows per block of :func:`weighted_gram`'s sum of ``x_i l''_i x_i^T``
 HESSIAN_BLOCK_ROWS = 4096
 
 
 class Objective:
-    """Value and gradient of the regularised risk on the clipped design ``X``.
+    """Value and gradient of the regularised risk on the clipped design.
 
     Parameters
     ----------
-    X : ndarray (n, p_in), rows with ``||x_i|| <= data_norm`` (already clipped)
+    X : ClippedRows, or an ndarray (n, p_in) of rows already clipped to ``data_norm``
+        The design (:class:`skdp._mechanisms._clipped_rows.ClippedRows`: the user's rows,
+        clipped on the fly, dense or sparse, not copied).
     y : ndarray (n,), encoded targets
     loss : loss spec from :mod:`skdp._losses`
     alpha : float, L2 strength
@@ -40,16 +43,19 @@ class Objective:
     """
 
     def __init__(self, X, y, loss, alpha, n_outputs, data_norm):
-        self.X = X
+        self.design = X if isinstance(X, ClippedRows) else ClippedRows.of_clipped(X)
         self.y = y
         self.loss = loss
         self.alpha = float(alpha)
         self.n_outputs = int(n_outputs)
         self.row_bound = float(data_norm)
-        self.n, self.d = X.shape
+        self.n, self.d = self.design.shape
         self.shape = (self.d, self.n_outputs)
-        #: numpy/BLAS evaluation (public sizes and loss only; :mod:`skdp._losses._vectorised`)
-        self.vectorised = uses_vectorised(self.n, self.d, self.n_outputs, loss.loss_id)
+        self.sparse = self.design.sparse
+        #: numpy/BLAS evaluation (public sizes, format and loss only;
+        #: :mod:`skdp._losses._vectorised`); a sparse design always runs there
+        self.vectorised = self.sparse or uses_vectorised(self.n, self.d, self.n_outputs,
+                                                         loss.loss_id)
         self.n_evals = 0
         self.extra_example_gradients = 0  # e.g. spent on a warm start elsewhere
 
@@ -58,18 +64,24 @@ class Objective:
         self.n_evals += 1
         W = np.ascontiguousarray(W, dtype=np.float64)
         grad = np.empty_like(W)
+        design, loss = self.design, self.loss
+        if self.sparse:
+            value = _vectorised.sparse_value_grad(design, self.y, W, loss.loss_id, loss.param,
+                                                  self.alpha, grad, current_threads())
+            return float(value), grad
         if self.vectorised:
-            value = _vectorised.binary_value_grad(
-                self.X, self.y, W, self.loss.loss_id, self.loss.param, self.alpha, grad,
-                current_threads())
+            value = _vectorised.binary_value_grad(design, self.y, W, loss.loss_id, loss.param,
+                                                  self.alpha, grad, current_threads())
             return float(value), grad
         # the numba kernels, imported on first use (the numpy path above needs none)
-        from .._losses._kernels import binary_value_grad, objective_value_grad
+        from .._losses._kernels import binary_value_grad, design_value_grad
 
-        kernel = (binary_value_grad if W.shape[1] == 1 and self.loss.loss_id in BINARY_CONVEX
-                  else objective_value_grad)
-        value = kernel(self.X, self.y, W, self.loss.loss_id, self.loss.param, self.alpha,
-                       grad)
+        if W.shape[1] == 1 and loss.loss_id in BINARY_CONVEX:
+            value = binary_value_grad(design.X, self.y, W, loss.loss_id, loss.param,
+                                      self.alpha, grad, design.scale, design.intercept)
+        else:
+            value = design_value_grad(design.X, design.scale, design.intercept, self.y, W,
+                                      loss.loss_id, loss.param, self.alpha, grad)
         return float(value), grad
 
     @property
@@ -124,41 +136,49 @@ class Objective:
         return gradient_rounding_allowance(self.n, self.d, K, self.row_bound, g_max,
                                            self.alpha, float(np.linalg.norm(W)),
                                            vectorised=self.vectorised,
-                                           curvature=margin_curvature(self.loss, K))
+                                           curvature=margin_curvature(self.loss, K),
+                                           sparse=self.sparse)
 
     def hessian(self, W):
         """``X^T diag(l''(X W)) X / n + alpha I`` for a single-output loss (``K = 1``):
         the (a.e.) Hessian, used only to choose Newton steps (the certificate never
         trusts it)."""
-        z = self.X @ W[:, 0]
-        if self.vectorised and self.loss.loss_id == LOGISTIC:
-            curv = _vectorised.logistic_curvature(z)
-        else:
-            curv = _vectorised.curvature_weights(z, self.y, self.loss.loss_id,
-                                                 self.loss.param)
+        return (self.design.weighted_gram(self.curvature(W)) / self.n
+                + self.alpha * np.eye(self.d))
+
+    def curvature(self, W):
+        """``l''(x_i' W, y_i)`` of every row (single output; one pass over the data)."""
+        z = self.design.matvec(W[:, 0])
         self.extra_example_gradients += self.n
-        return weighted_gram(self.X, curv) / self.n + self.alpha * np.eye(self.d)
+        if self.vectorised and self.loss.loss_id == LOGISTIC:
+            return _vectorised.logistic_curvature(z)
+        return _vectorised.curvature_weights(z, self.y, self.loss.loss_id, self.loss.param)
+
+    def hessp(self, curv, v):
+        """``(X'^T diag(curv) X'/n + alpha I) v`` (Newton-CG; two passes, no matrix)."""
+        self.extra_example_gradients += self.n
+        return self.design.rmatvec(curv * self.design.matvec(v)) / self.n + self.alpha * v
+
+    def hessian_diagonal(self, curv):
+        """The diagonal of the Hessian at the curvatures ``curv`` (Newton-CG's
+        preconditioner; one pass)."""
+        return self.design.squared_rmatvec(curv) / self.n + self.alpha
 
     def subsample(self, step):
         """The same objective on every ``step``-th row (warm starts; path only)."""
-        return Objective(np.ascontiguousarray(self.X[::step]),
+        return Objective(self.design.take(slice(None, None, step)),
                          np.ascontiguousarray(self.y[::step]), self.loss, self.alpha,
                          self.n_outputs, self.row_bound)
 
 
 def weighted_gram(X, weights):
-    """``X^T diag(weights) X`` for ``weights >= 0``: BLAS ``syrk`` (half a product's flops)
-    on blocks of ``HESSIAN_BLOCK_ROWS`` rows of ``sqrt(weights) X`` (no ``n x d``
-    temporary), the upper triangle mirrored."""
-    from scipy.linalg.blas import dsyrk
-
-    d = X.shape[1]
-    upper = np.zeros((d, d), order="F")
+    """``X^T diag(weights) X`` for ``weights >= 0`` and a dense ``X``: blocks of
+    ``HESSIAN_BLOCK_ROWS`` rows of ``sqrt(weights) X`` (no ``n x d`` temporary) through
+    :func:`skdp._mechanisms._clipped_rows.gram_of_blocks`."""
     root = np.sqrt(weights)
-    for a in range(0, X.shape[0], HESSIAN_BLOCK_ROWS):
-        Yb = X[a:a + HESSIAN_BLOCK_ROWS] * root[a:a + HESSIAN_BLOCK_ROWS, None]
-        upper = dsyrk(1.0, Yb, beta=1.0, c=upper, trans=1, lower=0, overwrite_c=1)
-    return np.triu(upper) + np.triu(upper, 1).T
+    blocks = (X[a:a + HESSIAN_BLOCK_ROWS] * root[a:a + HESSIAN_BLOCK_ROWS, None]
+              for a in range(0, X.shape[0], HESSIAN_BLOCK_ROWS))
+    return gram_of_blocks(blocks, X.shape[1])
 
 
 def uses_vectorised(n, d, K, loss_id):
@@ -186,7 +206,7 @@ def kernel_sum_depth(n):
 
 
 def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partitions=1,
-                                vectorised=False, curvature=1.0):
+                                vectorised=False, curvature=1.0, sparse=False):
     """The bound of :meth:`Objective.rounding_allowance` from public sizes and ``||W||``
     (also used to plan a certificate before any data is read).  ``partitions > 1``: the sums
     of that many partitions (each at most the in-memory depth) added in order, which adds
@@ -195,7 +215,14 @@ def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partit
     |l''|`` (:func:`margin_curvature`; 1 is always safe for the losses here)."""
     u = UNIT_ROUNDOFF
     C = float(row_bound)
-    if vectorised:
+    if sparse:
+        # CSR chunks (skdp._losses._vectorised._sparse_chunk): the scaled margin and the
+        # scaled derivative add two roundings to a margin and one to a gradient term;
+        # derivatives from numpy or the kernels' expressions
+        margin_depth = int(d) + 2
+        depth = _vectorised.chunked_sum_depth(n) + 1
+        derivative = max(_vectorised.DERIVATIVE_ULPS, 8 + 2 * K)
+    elif vectorised:
         margin_depth = int(d)
         depth = _vectorised.chunked_sum_depth(n)
         derivative = _vectorised.DERIVATIVE_ULPS

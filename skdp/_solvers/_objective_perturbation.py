@@ -68,8 +68,8 @@ import numpy as np
 
 from .._losses import HUBER, LOGISTIC
 from .._losses._vectorised import uses_numpy
+from .._mechanisms._clipped_rows import ClippedRows
 from .._mechanisms import (
-    clip_and_augment,
     gaussian_noise,
     norm_laplace_noise,
     release_gaussian,
@@ -475,7 +475,7 @@ class PerturbedObjective(Objective):
             L, self.alpha, float(np.linalg.norm(W)), self._b_norm)
 
     def subsample(self, step):
-        return PerturbedObjective(np.ascontiguousarray(self.X[::step]),
+        return PerturbedObjective(self.design.take(slice(None, None, step)),
                                   np.ascontiguousarray(self.y[::step]), self.loss, self.alpha,
                                   self.n_outputs, self.row_bound, self.b_over_n)
 
@@ -583,7 +583,7 @@ def run_objective_perturbation(X, y, loss, plan, *, row_bound, fit_intercept,
         objective = DaskObjective(X, loss, lam, row_bound, fit_intercept, intercept_scaling,
                                   b / n)
     else:
-        Xc = clip_and_augment(X, row_bound, fit_intercept, intercept_scaling)
+        Xc = ClippedRows(X, row_bound, fit_intercept, intercept_scaling)   # no copy of X
         objective = PerturbedObjective(Xc, np.ascontiguousarray(y, dtype=np.float64), loss,
                                        lam, 1, row_bound, b / n)
     gamma = plan["gamma"]

@@ -63,7 +63,8 @@ import numpy as np
 
 from ..accounting import calibrate_gaussian_sigma, gaussian_delta, gaussian_event, pure_dp_event
 from .._losses import HUBER
-from .._mechanisms import clip_and_augment, release_gaussian, release_laplace
+from .._mechanisms import release_gaussian, release_laplace
+from .._mechanisms._clipped_rows import ClippedRows
 from ._objective import Objective
 from ._dask_objective import DaskDesign, DaskObjective
 from ._optimizers import certified_minimize, gradient_descent
@@ -236,7 +237,7 @@ def _solve(
         # rows clipped on the workers; the estimator clipped the targets there too
         objective = DaskObjective(X, loss, mu, data_norm, fit_intercept, intercept_scaling)
     else:
-        Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
+        Xc = ClippedRows(X, data_norm, fit_intercept, intercept_scaling)   # no copy of X
         if y_bound is not None and loss.loss_id == HUBER:
             y = np.clip(y, -y_bound, y_bound)
         objective = Objective(Xc, y, loss, mu, n_outputs, data_norm)

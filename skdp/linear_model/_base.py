@@ -40,10 +40,12 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._dask import DASK_SOLVERS, dask_design, is_dask_collection
 from .._mechanisms import max_row_norm, new_word_source, row_bound
+from .._mechanisms._clipping import feature_row_norms
 from .._solvers import CONVEX_SOLVERS, SECURE_NOISE_SOLVERS, SOLVER_OPTIONS, SOLVERS
 from .._solvers._dask_objective import DaskDesign
 from ._auto import resolve_fit_plan
@@ -108,6 +110,13 @@ _PRIVACY_DOC = """\
     (``doc/floating_point.rst``).  A fixed ``random_state`` reuses the same noise: two fits on different data with the same seed reveal the
     difference of their noise-free models -- use it for tests only.
 """
+
+
+#: the input the fits take without a copy: scipy.sparse rows (CSC and COO are converted
+#: to CSR once, :class:`skdp._mechanisms._clipped_rows.ClippedRows`), float64 or float32
+#: (read as the float64 numbers it holds), C or Fortran order
+FIT_SPARSE_FORMATS = ("csr", "csc", "coo")
+FIT_DTYPES = (np.float64, np.float32)
 
 
 def _refuse_sample_weight(sample_weight):
@@ -238,7 +247,7 @@ class DPLinearRegressorMixin(RegressorMixin):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Rows to predict.
 
         Returns
@@ -247,8 +256,9 @@ class DPLinearRegressorMixin(RegressorMixin):
             Predicted targets.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_ + self.intercept_
+        X = validate_data(self, X, accept_sparse=FIT_SPARSE_FORMATS, reset=False,
+                          dtype=np.float64)
+        return safe_sparse_dot(X, self.coef_, dense_output=True) + self.intercept_
 
 
 #: parameter constraints shared by the convex models (DPLogisticRegression, DPHuberRegressor):
@@ -337,7 +347,8 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         if is_dask_collection(X):
             design = dask_design(self, X, y, clip)
             return design, design.y
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+        X, y = validate_data(self, X, y, accept_sparse=FIT_SPARSE_FORMATS,
+                             dtype=FIT_DTYPES, y_numeric=True)
         return X, clip(y)
 
     def _check_n_samples(self, n_samples):
@@ -492,8 +503,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                                 type(self).__name__) as reservation:
             columns, levels = [], []
             if "data_norm" in names:
-                with np.errstate(over="ignore"):    # an overflowing norm is +inf: the top bin
-                    columns.append(np.linalg.norm(X, axis=1))
+                columns.append(feature_row_norms(X))   # huge rows: the top bins
                 levels.append(AUTO_NORM_QUANTILE)
             if "y_bound" in names:
                 columns.append(np.abs(np.asarray(y, dtype=np.float64)))
@@ -644,11 +654,12 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         check_is_fitted(self)
         from sklearn.utils.validation import validate_data
 
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_.T + self.intercept_
+        X = validate_data(self, X, accept_sparse=FIT_SPARSE_FORMATS, reset=False,
+                          dtype=np.float64)
+        return safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         tags.non_deterministic = False
         return tags

@@ -16,6 +16,8 @@ from ._base import (
     _PRIVACY_DOC,
     CONVEX_MODEL_CONSTRAINTS,
     BaseDPLinear,
+    FIT_DTYPES,
+    FIT_SPARSE_FORMATS,
     _refuse_sample_weight,
 )
 from .._dask import dask_design, is_dask_collection
@@ -292,7 +294,7 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         if is_dask_collection(X):
             X, y_enc = self._dask_inputs(X, y, classes)
             return self._fit_encoded(X, y_enc, LogisticLoss(), 1, classes)
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        X, y = validate_data(self, X, y, accept_sparse=FIT_SPARSE_FORMATS, dtype=FIT_DTYPES)
         check_classification_targets(y)
         self._check_n_samples(X.shape[0])
         if classes is not None:
@@ -322,6 +324,7 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
             loss = MultinomialLoss(n_classes=int(classes.size))
             y_enc = y_index.astype(np.float64)
             n_outputs = int(classes.size)
+        del y_index     # n integers: not kept alive through the fit
         return self._fit_encoded(X, y_enc, loss, n_outputs, classes)
 
     def _fit_encoded(self, X, y_enc, loss, n_outputs, classes):
@@ -375,7 +378,7 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", reset=False)
+        X = validate_data(self, X, accept_sparse=FIT_SPARSE_FORMATS, reset=False)
         scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
         return scores.reshape(-1) if scores.ndim > 1 and scores.shape[1] == 1 else scores
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from skdp._mechanisms import clip_and_augment, max_row_norm, row_bound
+from skdp._mechanisms._clipping import SAFETY
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
@@ -78,8 +79,8 @@ def test_numpy_clip_is_bitwise_the_kernel():
         for extra in (0, 1):
             a = np.empty((n, d + extra))
             b = np.empty((n, d + extra))
-            clip_rows(X, 1.3, 0.7, a)
-            _clip_rows_numpy(X, 1.3, 0.7, b)
+            clip_rows(X, 1.3 * SAFETY, 0.7, a)
+            _clip_rows_numpy(X, 1.3 * SAFETY, 0.7, b)
             assert np.array_equal(a, b, equal_nan=True)
             assert np.array_equal(np.signbit(a), np.signbit(b))
             finite = np.all(np.isfinite(X), axis=1)
@@ -106,8 +107,8 @@ def test_numpy_norms_across_row_blocks_are_bitwise_the_kernel():
     _row_norms_kernel(X, kernel)
     assert np.array_equal(_clipping._row_norms_numpy(X), kernel, equal_nan=True)
     a, b = np.empty((n, 10)), np.empty((n, 10))
-    clip_rows(X, 1.3, 0.7, a)
-    _clipping._clip_rows_numpy(X, 1.3, 0.7, b)
+    clip_rows(X, 1.3 * SAFETY, 0.7, a)
+    _clipping._clip_rows_numpy(X, 1.3 * SAFETY, 0.7, b)
     assert np.array_equal(a, b, equal_nan=True)
     finite = np.all(np.isfinite(X), axis=1)
     assert np.all(np.linalg.norm(b[finite, :9], axis=1) <= 1.3)

@@ -39,6 +39,7 @@ _SAMPLE_WEIGHT_CHECKS = [
     "check_sample_weights_shape",
     "check_sample_weights_not_overwritten",
     "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weight_equivalence_on_sparse_data",
     "check_sample_weights_pandas_series",   # runs when pandas is installed (test extra)
 ]
 EXPECTED_FAILED = {

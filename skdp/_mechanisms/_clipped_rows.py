@@ -1,0 +1,267 @@
+r"""The clipped, augmented design of a fit, without its copy.
+
+:func:`skdp._mechanisms.clip_and_augment` writes the rows every solver may see,
+
+    x_i' = [s_i x_i, b],   s_i = min(1, r S / ||x_i||),   b = intercept_scaling,
+
+(``r`` the feature radius, ``S`` :func:`~skdp._mechanisms._clipping.clip_safety`) into a
+new ``n x (d + 1)`` float64 array: one more copy of ``X`` for the whole fit.
+:class:`ClippedRows` holds the same rows as the user's ``X`` plus the ``n`` factors
+``s_i`` (``O(n)`` memory), and the passes over the data form ``x_i'`` on the fly:
+
+* dense ``X`` (float64 or float32, C or Fortran order, any strides): a pass forms each
+  entry ``fl(float64(x_ij) s_i)`` exactly as the copy does (the same IEEE product of the
+  same operands), so every sum over the rows gets the copy's bits
+  (:meth:`ClippedRows.rows` gives a block of the copy; the numba kernels of
+  :mod:`skdp._losses._kernels` build the row in a small buffer).  A float32 ``X`` is read
+  as the float64 numbers it holds (exactly), so its fit is the fit of its float64 copy;
+  no rounding analysis changes, because the analysed design is the same.
+* CSR ``X`` (scipy.sparse; CSC and COO are converted to CSR once): the passes work on
+  ``data``, ``indices`` and ``indptr`` (:func:`skdp._losses._vectorised.binary_value_grad`);
+  the margin is ``s_i fl(sum_k x_ik w_k) + b w_b`` and the gradient
+  ``sum_i x_ij fl(s_i g_i)``, whose two extra roundings per term the certified solver's
+  allowance counts (:func:`skdp._solvers._objective.gradient_rounding_allowance`,
+  ``sparse=True``).  The row norms sum the squares of a row's non-zeros (at most ``d``
+  terms), so :func:`~skdp._mechanisms._clipping.clip_safety` covers them.
+
+Privacy rests on ``||x_i'|| <= R`` for every row, which holds for the exact ``s_i x_i``
+and for every floating-point version of it (``S`` absorbs the roundings); the factors are
+computed once, from each row alone, so a changed row changes its own factor only.
+"""
+
+import numpy as np
+
+from ._clipping import clip_safety, row_norms
+
+
+__all__ = ["ClippedRows", "sparse_row_norms", "gram_of_blocks"]
+
+
+def _is_sparse(X):
+    return hasattr(X, "tocsr") and hasattr(X, "nnz")
+
+
+def sparse_row_norms(X):
+    """``||x_i||_2`` of the rows of a canonical CSR matrix, overflow-safe (the rule of the
+    dense kernel, :func:`~skdp._mechanisms._sparse_kernels.csr_row_norms`; no temporary)."""
+    from ._sparse_kernels import csr_row_norms
+
+    out = np.empty(X.shape[0])
+    csr_row_norms(X.data, X.indices, X.indptr, out)
+    return out
+
+
+class ClippedRows:
+    """The rows ``[s_i x_i, b]`` of a fit, formed on the fly from the user's ``X``.
+
+    Parameters
+    ----------
+    X : ndarray (n, d) of float64 or float32, or a scipy.sparse matrix
+        Finite features (validated by the estimator).  Not copied; a sparse matrix that is
+        not CSR, or not in canonical form (sorted indices without duplicates, as
+        scikit-learn's encoders and vectorisers return), is converted once.
+    data_norm : float
+        Public bound ``R`` on the norm of the augmented row.
+    fit_intercept : bool
+        Append the constant column ``intercept_scaling`` (counted in the norm).
+    intercept_scaling : float
+        Must be ``< data_norm`` when ``fit_intercept``.
+
+    Attributes
+    ----------
+    X : the features (CSR if sparse)
+    scale : ndarray (n,), the clip factors ``s_i`` in ``(0, 1]``
+    intercept : float, ``b`` (0.0 without an intercept)
+    augmented : bool
+    sparse : bool
+    shape : ``(n, p)``, ``p = d + augmented``: the shape of the copy
+    """
+
+    def __init__(self, X, data_norm, fit_intercept, intercept_scaling):
+        n, d = X.shape
+        if fit_intercept:
+            if not intercept_scaling < data_norm:
+                raise ValueError(
+                    f"intercept_scaling={intercept_scaling} must be < data_norm={data_norm}: "
+                    "the intercept column counts towards the row-norm bound")
+            radius = float(np.sqrt(data_norm**2 - intercept_scaling**2))
+        else:
+            radius = float(data_norm)
+        r = radius * clip_safety(d)
+        sparse = _is_sparse(X)
+        if sparse:
+            X = X.tocsr()
+            if not X.has_canonical_format:
+                # duplicate entries would make the norm of their squares wrong (a privacy
+                # bug): a copy with them summed (the user's matrix is left as it is)
+                X = X.copy()
+                X.sum_duplicates()
+            norms = sparse_row_norms(X)
+        else:
+            if X.dtype not in (np.float64, np.float32):
+                X = np.asarray(X, dtype=np.float64)
+            norms = np.empty(n)
+            row_norms(X, norms)
+        # the factors overwrite the norms (one n-vector for both)
+        big = norms > r
+        scale = norms
+        np.divide(r, norms, out=scale, where=big)
+        scale[~big] = 1.0
+        self._set(X, scale, float(intercept_scaling) if fit_intercept else 0.0,
+                  bool(fit_intercept), sparse)
+
+    @classmethod
+    def of_clipped(cls, Xc):
+        """An already clipped (and augmented) float64 array as a design: factors 1, no
+        extra column (``x * 1.0`` is ``x``, so the passes give the array's own bits)."""
+        self = cls.__new__(cls)
+        self._set(np.asarray(Xc, dtype=np.float64), np.ones(Xc.shape[0]), 0.0, False,
+                  _is_sparse(Xc))
+        return self
+
+    def _set(self, X, scale, intercept, augmented, sparse):
+        self.X = X
+        self.scale = scale
+        self.intercept = float(intercept)
+        self.augmented = bool(augmented)
+        self.sparse = bool(sparse)
+        self.n_features_in = int(X.shape[1])
+        self.shape = (int(X.shape[0]), self.n_features_in + int(self.augmented))
+
+    def take(self, rows):
+        """The design of the selected rows (an index array or a slice): the same factors;
+        the rows of a dense slice are a strided view of ``X`` (no copy), others are
+        gathered (a copy of those rows only)."""
+        out = ClippedRows.__new__(ClippedRows)
+        X = self.X[rows]
+        out._set(X, np.ascontiguousarray(self.scale[rows]), self.intercept, self.augmented,
+                 self.sparse)
+        return out
+
+    def rows(self, start, stop, out=None):
+        """Rows ``start:stop`` of the clipped, augmented copy (dense float64, C order),
+        bitwise ``clip_and_augment(X)[start:stop]``."""
+        d = self.n_features_in
+        m = stop - start
+        if out is None:
+            out = np.empty((m, self.shape[1]))
+        block = self.X[start:stop]
+        if self.sparse:
+            block = block.toarray()
+        np.multiply(block, self.scale[start:stop, None], out=out[:, :d])
+        if self.augmented:
+            out[:, d] = self.intercept
+        return out
+
+    def dense(self):
+        """The whole clipped, augmented copy (for the solvers that need one; see their
+        docs)."""
+        return self.rows(0, self.shape[0])
+
+    def matvec(self, w):
+        """``X' w`` for a vector ``w`` of length ``p`` (margins; Newton steps only)."""
+        d = self.n_features_in
+        if self.sparse:
+            from ._sparse_kernels import csr_margins
+
+            z = np.empty((self.shape[0], 1))
+            X = self.X
+            csr_margins(X.data, X.indices, X.indptr, 0, self.shape[0],
+                        np.ascontiguousarray(w[:d, None]), self.scale, z)
+            z = z[:, 0]
+        else:
+            z = np.asarray(self.X @ w[:d], dtype=np.float64).ravel()
+            z *= self.scale
+        if self.augmented:
+            z += self.intercept * w[d]
+        return z
+
+    def rmatvec(self, g):
+        """``X'^T g`` for a vector ``g`` of length ``n`` (Newton-CG steps only): blocks of
+        :meth:`rows` through BLAS, or the sparse product."""
+        n, p = self.shape
+        d = self.n_features_in
+        if self.sparse:
+            from ._sparse_kernels import csr_accumulate
+
+            X = self.X
+            out = np.zeros(p)
+            csr_accumulate(X.data, X.indices, X.indptr, 0, n, (self.scale * g)[:, None],
+                           out[:, None])
+            if self.augmented:
+                out[d] = self.intercept * float(np.sum(g))
+            return out
+        out = np.zeros(p)
+        buf = np.empty((min(GRAM_BLOCK_ROWS, n), p))
+        for a in range(0, n, GRAM_BLOCK_ROWS):
+            b = min(a + GRAM_BLOCK_ROWS, n)
+            out += self.rows(a, b, buf[:b - a]).T @ g[a:b]
+        return out
+
+    def squared_rmatvec(self, c):
+        """``sum_i c_i x_ij'^2`` for every column ``j`` (the diagonal of ``X'^T diag(c) X'``:
+        Newton-CG's preconditioner), in blocks (no squared copy of ``X``)."""
+        n, p = self.shape
+        d = self.n_features_in
+        out = np.zeros(p)
+        if self.sparse:
+            from ._sparse_kernels import csr_squared_accumulate
+
+            X = self.X
+            csr_squared_accumulate(X.data, X.indices, X.indptr, c * self.scale * self.scale,
+                                   out)
+            if self.augmented:
+                out[d] = self.intercept ** 2 * float(np.sum(c))
+            return out
+        buf = np.empty((min(GRAM_BLOCK_ROWS, n), p))
+        for a in range(0, n, GRAM_BLOCK_ROWS):
+            b = min(a + GRAM_BLOCK_ROWS, n)
+            block = self.rows(a, b, buf[:b - a])
+            out += np.square(block, out=block).T @ c[a:b]
+        return out
+
+    def weighted_gram(self, weights):
+        """``X'^T diag(weights) X'`` for ``weights >= 0`` (Newton steps only): blocks of
+        :meth:`rows` through BLAS ``syrk`` (:func:`gram_of_blocks`), or, sparse, the
+        sparse product with the factors folded into the weights."""
+        n, p = self.shape
+        if not self.sparse:
+            root = np.sqrt(weights, out=weights)      # the weights are not needed again
+            buf = np.empty((min(GRAM_BLOCK_ROWS, n), p))
+
+            def blocks():
+                for a in range(0, n, GRAM_BLOCK_ROWS):
+                    b = min(a + GRAM_BLOCK_ROWS, n)
+                    yield np.multiply(self.rows(a, b, buf[:b - a]), root[a:b, None],
+                                      out=buf[:b - a])
+
+            return gram_of_blocks(blocks(), p)
+        d = self.n_features_in
+        ws = weights * self.scale
+        H = np.zeros((p, p))
+        for a in range(0, n, GRAM_BLOCK_ROWS):     # row blocks: a block's copy at a time
+            block = self.X[a:a + GRAM_BLOCK_ROWS]
+            H[:d, :d] += (block.T @ block.multiply(
+                (ws[a:a + GRAM_BLOCK_ROWS] * self.scale[a:a + GRAM_BLOCK_ROWS])[:, None]
+            ).tocsr()).toarray()
+        if self.augmented:
+            cross = self.intercept * self.rmatvec(weights)[:d]
+            H[:d, d] = cross
+            H[d, :d] = cross
+            H[d, d] = self.intercept ** 2 * float(np.sum(weights))
+        return H
+
+
+#: rows per block of a weighted Gram matrix (a block and its product stay in cache)
+GRAM_BLOCK_ROWS = 4096
+
+
+def gram_of_blocks(blocks, p):
+    """``sum_k Y_k^T Y_k`` over row blocks ``Y_k`` of ``p`` columns: BLAS ``syrk`` (half a
+    product's flops) accumulated in one upper triangle, then mirrored."""
+    from scipy.linalg.blas import dsyrk
+
+    upper = np.zeros((p, p), order="F")
+    for Yb in blocks:
+        upper = dsyrk(1.0, Yb, beta=1.0, c=upper, trans=1, lower=0, overwrite_c=1)
+    return np.triu(upper) + np.triu(upper, 1).T

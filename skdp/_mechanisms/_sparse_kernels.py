@@ -1,0 +1,81 @@
+"""numba passes over the rows of a CSR design (:mod:`skdp._mechanisms._clipped_rows`),
+on its ``data``, ``indices`` and ``indptr`` arrays: no scipy matrix is built per chunk
+(scipy copies the non-zeros of a row slice, a third of the data per pass on two threads).
+
+Both passes add in a fixed order, so their rounding is that of
+:func:`skdp._losses._vectorised._sparse_chunk`'s analysis: a margin adds a row's
+non-zeros in order (at most ``d`` terms), a gradient entry adds the chunk's rows in order.
+Serial and ``nogil``: the chunks run on the solvers' thread pool."""
+
+import numpy as np
+
+from .._numba_cache import ensure_cache_locator, kernel
+
+__all__ = ["csr_margins", "csr_accumulate", "csr_squared_accumulate", "csr_row_norms"]
+
+
+ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
+
+
+@kernel(nogil=True)
+def csr_margins(data, indices, indptr, start, stop, W, scale, out):
+    """``out[i - start, k] = scale[i] (sum_t data[t] W[indices[t], k])`` for the rows
+    ``start <= i < stop`` (the sum over the row's non-zeros, in order, then one product)."""
+    K = W.shape[1]
+    for i in range(start, stop):
+        for k in range(K):
+            acc = 0.0
+            for t in range(indptr[i], indptr[i + 1]):
+                acc += np.float64(data[t]) * W[indices[t], k]
+            out[i - start, k] = acc * scale[i]
+
+
+@kernel(nogil=True)
+def csr_accumulate(data, indices, indptr, start, stop, G, out):
+    """``out[j, k] += sum_i x_ij G[i - start, k]`` over the rows ``start <= i < stop``, the
+    rows added in order (``out`` zero on entry for a chunk's own sum)."""
+    K = G.shape[1]
+    for i in range(start, stop):
+        for t in range(indptr[i], indptr[i + 1]):
+            x = np.float64(data[t])
+            j = indices[t]
+            for k in range(K):
+                out[j, k] += x * G[i - start, k]
+
+
+@kernel(nogil=True)
+def csr_squared_accumulate(data, indices, indptr, c, out):
+    """``out[j] += sum_i x_ij^2 c[i]`` over all rows (the diagonal of ``X^T diag(c) X``)."""
+    for i in range(indptr.shape[0] - 1):
+        for t in range(indptr[i], indptr[i + 1]):
+            x = np.float64(data[t])
+            out[indices[t]] += x * x * c[i]
+
+
+@kernel(nogil=True)
+def csr_row_norms(data, indices, indptr, out):
+    """``out[i] = ||x_i||_2`` from a row's non-zeros, the rule of
+    :func:`skdp._mechanisms._clipping_kernels._row_norm`: the plain sum of squares when it
+    is a normal finite number, else the row rescaled by its largest entry first."""
+    for i in range(indptr.shape[0] - 1):
+        s = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            v = np.float64(data[t])
+            s += v * v
+        if s < np.inf and (s > 1e-280 or s == 0.0):
+            out[i] = np.sqrt(s)
+            continue
+        m = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            a = abs(np.float64(data[t]))
+            if a > m:
+                m = a
+        if m == 0.0:
+            out[i] = 0.0
+            continue
+        inv = 1.0 / m
+        s = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            v = np.float64(data[t]) * inv
+            s += v * v
+        out[i] = m * np.sqrt(s)

@@ -1,0 +1,146 @@
+"""The design clipped on the fly (no copy of X): the copy's bits on dense input, the bound
+on every row whatever the format, and sparse sums within the certified allowance."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skdp._losses import HuberLoss, LogisticLoss, MultinomialLoss
+from skdp._mechanisms import clip_and_augment
+from skdp._mechanisms._clipped_rows import ClippedRows, sparse_row_norms
+from skdp._mechanisms._clipping import SAFETY, clip_safety, feature_row_norms
+from skdp._solvers._objective import Objective
+
+
+def _adversarial_rows(rng, n, d):
+    """Rows of every magnitude, a zero row, an overflowing and a subnormal one."""
+    X = rng.normal(size=(n, d)) * rng.choice([1e-3, 0.3, 1.0, 1e3, 1e150], size=(n, 1))
+    X[0] = 0.0
+    X[1, :] = 1.7976931348623157e308
+    X[2, :] = 5e-324
+    return X
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("layout", ["C", "F", "float32", "strided"])
+def test_dense_rows_are_the_copy_bit_for_bit(fit_intercept, layout):
+    rng = np.random.default_rng(0)
+    X = _adversarial_rows(rng, 300, 7)
+    if layout == "float32":
+        X = np.clip(X, -1e30, 1e30).astype(np.float32)   # finite in float32
+    reference = clip_and_augment(np.ascontiguousarray(X, dtype=np.float64), 2.0,
+                                 fit_intercept, 0.5)
+    if layout == "F":
+        X = np.asfortranarray(X)
+    elif layout == "strided":
+        X = np.repeat(X, 2, axis=1)[:, ::2]
+    design = ClippedRows(X, 2.0, fit_intercept, 0.5)
+    assert design.X is X                                  # not copied
+    assert design.shape == reference.shape
+    assert np.array_equal(design.dense(), reference)
+    assert np.array_equal(design.rows(17, 123), reference[17:123])
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_sparse_rows_respect_the_bound(fit_intercept):
+    rng = np.random.default_rng(1)
+    X = _adversarial_rows(rng, 400, 9)
+    X[rng.random(X.shape) < 0.6] = 0.0
+    X[3] = 0.0
+    X[3, 4] = 1e300
+    S = sp.csr_matrix(X)
+    design = ClippedRows(S, 2.0, fit_intercept, 0.5)
+    dense = design.dense()
+    assert np.all(np.isfinite(dense))
+    norms = np.array([np.sqrt(np.sum((row / 2.0) ** 2)) * 2.0 for row in dense])
+    assert np.all(norms <= 2.0)
+    # the same rows as the dense clip, to a few ulps (only the norms' summation differs)
+    np.testing.assert_allclose(dense, clip_and_augment(X, 2.0, fit_intercept, 0.5),
+                               rtol=1e-14, atol=1e-300)
+    for fmt in ("csc", "coo"):
+        other = ClippedRows(S.asformat(fmt), 2.0, fit_intercept, 0.5)
+        assert other.sparse and np.array_equal(other.scale, design.scale)
+
+
+def test_duplicate_sparse_entries_are_summed_before_the_norm():
+    """A CSR row holding the entry (0, 0) twice, 0.6 + 0.6: its norm is 1.2, not
+    sqrt(0.72); it is clipped to the bound, and the user's matrix is not modified."""
+    S = sp.csr_matrix((np.array([0.6, 0.6, 0.5]), np.array([0, 0, 1]), np.array([0, 2, 3])),
+                      shape=(2, 2))
+    assert not S.has_canonical_format
+    design = ClippedRows(S, 1.0, False, 0.0)
+    dense = design.dense()
+    assert np.linalg.norm(dense[0]) <= 1.0
+    assert dense[0, 0] == pytest.approx(1.0, rel=1e-11)
+    assert S.nnz == 3 and not S.has_canonical_format
+
+
+def test_sparse_norms_are_overflow_safe():
+    S = sp.csr_matrix(np.array([[1e200, 1e200, 0.0], [0.0, 0.0, 0.0], [3.0, 0.0, 4.0],
+                                [1e-170, 0.0, 1e-170]]))
+    norms = sparse_row_norms(S)
+    # the last row's squares underflow to 0: reported as a zero row, as by the dense
+    # kernel (its norm, 1.4e-170, is far inside any bound: nothing to clip)
+    np.testing.assert_allclose(norms, [np.sqrt(2) * 1e200, 0.0, 5.0, 0.0], rtol=1e-15)
+    np.testing.assert_array_equal(feature_row_norms(S), norms)
+    np.testing.assert_array_equal(feature_row_norms(S.toarray()), norms)
+
+
+def test_clip_safety_grows_with_the_width():
+    """``S = 1 - 1e-12`` up to 8990 columns (the copy's bits unchanged); wider rows get the
+    margin their norm's rounding needs, so a row of 10^6 equal entries stays inside."""
+    assert clip_safety(10) == clip_safety(8990) == SAFETY
+    assert clip_safety(10**6) < SAFETY
+    d = 10**6
+    x = np.full((1, d), 1.0 + 2.0 ** -40)
+    out = clip_and_augment(x, 1.0, False, 0.0)
+    assert float(np.sqrt(np.sum(out.astype(np.longdouble) ** 2))) <= 1.0
+
+
+@pytest.mark.parametrize("loss, K", [(LogisticLoss(), 1), (HuberLoss(0.5), 1),
+                                     (MultinomialLoss(), 3)])
+def test_kernel_pass_on_the_design_is_the_pass_on_the_copy(loss, K, monkeypatch):
+    """The compiled pass builds each clipped row in a buffer: the same value and gradient
+    bits as the pass over the copy, for the specialised and the generic kernel."""
+    from skdp._losses import _vectorised
+
+    monkeypatch.setattr(_vectorised, "NUMPY_MAX_WORK", 0)   # force the kernels
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(5000, 6)) * rng.choice([0.1, 1.0, 10.0], size=(5000, 1))
+    y = (rng.integers(0, K, 5000).astype(float) if K > 1
+         else (np.sign(rng.normal(size=5000)) if isinstance(loss, LogisticLoss)
+               else rng.normal(size=5000)))
+    W = rng.normal(size=(7, K))
+    copy = Objective(clip_and_augment(X, 2.0, True, 1.0), y, loss, 0.1, K, 2.0)
+    for Xin in (X, np.asfortranarray(X)):
+        lazy = Objective(ClippedRows(Xin, 2.0, True, 1.0), y, loss, 0.1, K, 2.0)
+        assert not lazy.vectorised
+        v1, g1 = copy.value_grad(W)
+        v2, g2 = lazy.value_grad(W)
+        assert v1 == v2 and np.array_equal(g1, g2)
+
+
+@pytest.mark.parametrize("loss, K", [(LogisticLoss(), 1), (HuberLoss(0.5), 1),
+                                     (MultinomialLoss(), 3)])
+def test_sparse_pass_is_within_its_rounding_allowance(loss, K):
+    """The CSR pass adds in another order than the dense one: the two gradients differ by
+    less than the sum of their certified allowances (which bound each one's distance to
+    the exact gradient), and the Hessians agree."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 40)) * (rng.random((3000, 40)) < 0.1) * 3.0
+    y = (rng.integers(0, K, 3000).astype(float) if K > 1
+         else (np.sign(rng.normal(size=3000)) if isinstance(loss, LogisticLoss)
+               else rng.normal(size=3000)))
+    W = rng.normal(size=(41, K))
+    dense = Objective(ClippedRows(X, 1.5, True, 1.0), y, loss, 0.01, K, 1.5)
+    sparse = Objective(ClippedRows(sp.csr_matrix(X), 1.5, True, 1.0), y, loss, 0.01, K, 1.5)
+    assert sparse.sparse and sparse.vectorised
+    v1, g1 = dense.value_grad(W)
+    v2, g2 = sparse.value_grad(W)
+    assert np.linalg.norm(g1 - g2) <= dense.rounding_allowance(W) + sparse.rounding_allowance(W)
+    assert v1 == pytest.approx(v2, rel=1e-12)
+    if K == 1:
+        np.testing.assert_allclose(dense.hessian(W), sparse.hessian(W), atol=1e-14)
+    # the warm start's subsample keeps the format and the factors
+    sub = sparse.subsample(7)
+    assert sub.sparse and sub.n == len(range(0, 3000, 7))
