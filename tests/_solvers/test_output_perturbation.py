@@ -408,3 +408,24 @@ def test_wide_sparse_designs_certify_by_newton_cg():
     # ||W - W_hat|| <= tau by mu-strong convexity
     _, grad = objective.value_grad(W)
     assert np.linalg.norm(grad) + objective.rounding_allowance(W) <= mu * tau
+
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(1.0)])
+def test_large_designs_certify_by_newton_with_the_subsample_hessian(loss):
+    """From the warm start, Newton steps with the subsample's Hessian certify the full
+    objective in a few passes (the certificate, recomputed on all rows, holds)."""
+    from skdp._mechanisms._clipped_rows import ClippedRows
+    from skdp._solvers._optimizers import WARM_START_MIN_ROWS
+
+    rng = np.random.default_rng(8)
+    n, d = WARM_START_MIN_ROWS, 5
+    X = rng.normal(size=(n, d)) * 0.3
+    y = (np.sign(X @ rng.normal(size=d) + rng.logistic(size=n))
+         if isinstance(loss, LogisticLoss) else X @ rng.normal(size=d) + rng.normal(size=n))
+    mu, tau = 1e-5, 1e-5
+    objective = Objective(ClippedRows(X, 1.5, True, 1.0), y, loss, mu, 1, 1.5)
+    W, info = certified_minimize(objective, mu, tau, 2.25, 1.5 / mu, max_iter=1000)
+    assert info["inner_solver"] == "subsampled_newton"
+    assert objective.n_example_gradients <= 10 * n            # passes, counted
+    _, grad = objective.value_grad(W)
+    assert np.linalg.norm(grad) + objective.rounding_allowance(W) <= mu * tau
