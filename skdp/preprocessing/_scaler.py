@@ -77,6 +77,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
+from scipy.sparse import issparse
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._dask import as_dask_array, check_dask_array, is_dask_collection
@@ -209,6 +210,10 @@ def summation_depth(X):
     n = X.shape[0]
     if is_dask_collection(X):
         return blocked_depth(n) + blocked_depth(len(X.chunks[0]))
+    if issparse(X):
+        # a column's non-zeros added in order (at most n terms), then one product and one
+        # addition for its zeros (:func:`_sparse_clipped_moments`)
+        return n + 2
     return blocked_depth(n)
 
 
@@ -248,8 +253,29 @@ def _clipped_moments(X, lower, upper, centre, second):
         if not bool(finite):
             raise ValueError("Input X contains NaN or infinity.")
         return sums[0] / n, (sums[1] / n if second else None)
+    if issparse(X):
+        return _sparse_clipped_moments(X, lower, upper, centre, second)
     U = np.clip(X, lower, upper) - centre
     return blocked_sum(U) / n, (blocked_sum(U * U) / n if second else None)
+
+
+def _sparse_clipped_moments(X, lower, upper, centre, second):
+    """:func:`_clipped_moments` of a sparse ``X`` without densifying it: per column, the
+    clipped and centred non-zeros added in order (``np.bincount``), plus the count of zeros
+    times the zero's own clipped, centred value ``clip(0, lower, upper) - centre``."""
+    X = X.tocsr()
+    if not X.has_canonical_format:       # duplicates must be summed before clipping
+        X = X.copy()
+        X.sum_duplicates()
+    n, d = X.shape
+    cols = X.indices
+    U = np.clip(X.data, lower[cols], upper[cols]) - centre[cols]
+    zeros = n - np.bincount(cols, minlength=d)
+    u0 = np.clip(0.0, lower, upper) - centre
+    first = (np.bincount(cols, weights=U, minlength=d) + zeros * u0) / n
+    if not second:
+        return first, None
+    return first, (np.bincount(cols, weights=U * U, minlength=d) + zeros * (u0 * u0)) / n
 
 
 def _check_random_state(random_state):
@@ -508,10 +534,12 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             elif hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
         else:
-            X = validate_data(self, X, dtype=np.float64)
+            X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64)
         n, d = X.shape
         self._check_n_samples(n)
         auto = isinstance(self.feature_bounds, str)
+        if issparse(X):
+            self._check_sparse_params(d)
         if auto and dask_input:
             raise ValueError("feature_bounds='auto' is not available for Dask inputs yet; "
                              "pass public feature_bounds")
@@ -533,6 +561,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                     stacklevel=user_stacklevel(),
                 )
                 lo, hi = X.min(axis=0), X.max(axis=0)
+                if issparse(X):
+                    lo, hi = lo.toarray().ravel(), hi.toarray().ravel()
                 if dask_input:
                     import dask
 
@@ -558,6 +588,22 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         for name, value in attrs.items():
             setattr(self, name, value)
         return self
+
+    def _check_sparse_params(self, n_features):
+        """Sparse input keeps its zeros, as scikit-learn's ``StandardScaler`` does: no
+        centring (``with_mean=False``), and public bounds that contain 0 (clipping a zero
+        to a range without 0 would fill the matrix).  Public parameters only."""
+        if self.with_mean:
+            raise ValueError("Cannot center sparse matrices: pass `with_mean=False` instead "
+                             "(centring would make every entry non-zero).")
+        if isinstance(self.feature_bounds, str):
+            raise ValueError("feature_bounds='auto' is not available for sparse input yet; "
+                             "pass public feature_bounds")
+        if self.feature_bounds is not None and self.clip:
+            lower, upper = self._public_bounds(n_features)
+            if np.any(lower > 0.0) or np.any(upper < 0.0):
+                raise ValueError("sparse input needs feature_bounds that contain 0 (the "
+                                 "implicit zeros are clipped to them too)")
 
     def _release_bounds(self, X, mu):
         """``feature_bounds="auto"``: the quantiles ``AUTO_FEATURE_QUANTILES`` of every
@@ -664,7 +710,20 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             if self.with_mean:
                 X = X - self.mean_
             return X / self.scale_ if self.with_std else X
-        X = validate_data(self, X, reset=False, dtype=np.float64, copy=True)
+        X = validate_data(self, X, accept_sparse=("csr", "csc"), reset=False,
+                          dtype=np.float64, copy=True)
+        if issparse(X):      # fitted with_mean=False (a dense fit may have centred)
+            if self.with_mean:
+                raise ValueError("Cannot center sparse matrices: this scaler was fitted "
+                                 "with with_mean=True")
+            cols = X.indices if X.format == "csr" else np.repeat(
+                np.arange(X.shape[1]), np.diff(X.indptr))
+            if self.clip:
+                X.data = np.clip(X.data, self.feature_bounds_[0][cols],
+                                 self.feature_bounds_[1][cols])
+            if self.with_std:
+                X.data /= self.scale_[cols]
+            return X
         if self.clip:
             X = np.clip(X, self.feature_bounds_[0], self.feature_bounds_[1])
         if self.with_mean:
@@ -687,7 +746,17 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             ``x * scale_ + mean_`` (each part only when enabled).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64, copy=True)
+        X = validate_data(self, X, accept_sparse=("csr", "csc"), reset=False,
+                          dtype=np.float64, copy=True)
+        if issparse(X):
+            if self.with_mean:
+                raise ValueError("Cannot uncenter sparse matrices: this scaler was fitted "
+                                 "with with_mean=True")
+            cols = X.indices if X.format == "csr" else np.repeat(
+                np.arange(X.shape[1]), np.diff(X.indptr))
+            if self.with_std:
+                X.data *= self.scale_[cols]
+            return X
         if self.with_std:
             X *= self.scale_
         if self.with_mean:
@@ -696,6 +765,6 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = not self.with_mean     # as StandardScaler
         tags.non_deterministic = False
         return tags

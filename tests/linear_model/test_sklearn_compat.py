@@ -23,6 +23,7 @@ ESTIMATORS = [
     # seconds at epsilon >= 10 (small noise multipliers) and ~0.05 s here
     DPNonconvexRegressor(solver="rrpsgd", batch_size=10, n_steps=20, random_state=0),
     DPStandardScaler(epsilon=1e4, random_state=0),
+    DPStandardScaler(epsilon=1e4, with_mean=False, random_state=0),   # takes sparse X
     # phased (FKT20) and resque on the regressor (the estimator code is shared; resque
     # refuses multinomial logistic by design, which the classifier checks fit)
     DPHuberRegressor(epsilon=1e4, solver="phased", random_state=0),

@@ -256,3 +256,33 @@ def test_audit_honest_scaler_is_within_claim(monkeypatch):
 def test_audit_catches_quarter_noise(monkeypatch):
     res = _audit(True, monkeypatch)
     assert res.epsilon_lower_bound > EPS, res
+
+
+def test_sparse_input_scales_without_centring_or_densifying():
+    """Sparse X (with_mean=False, as scikit-learn): the released statistics are the dense
+    fit's (same sums up to rounding, same noise with float noise), the transform stays
+    sparse and matches the dense transform; centring and bounds without 0 are refused
+    before anything is read."""
+    import scipy.sparse as sp
+
+    from skdp.preprocessing import DPStandardScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 6)) * 2.0
+    X[rng.random(X.shape) < 0.7] = 0.0
+    S = sp.csr_matrix(X)
+    kw = dict(epsilon=1.0, delta=1e-6, feature_bounds=(-5.0, 5.0), with_mean=False,
+              random_state=0, secure_noise=False)
+    dense = DPStandardScaler(**kw).fit(X)
+    sparse = DPStandardScaler(**kw).fit(S.tocsc())
+    np.testing.assert_allclose(sparse.scale_, dense.scale_, rtol=1e-9)
+    assert sparse.dp_event_ == dense.dp_event_
+    T = sparse.transform(S)
+    assert sp.issparse(T) and T.nnz == S.nnz
+    np.testing.assert_allclose(T.toarray(), dense.transform(X), rtol=1e-9)
+    np.testing.assert_allclose(sparse.inverse_transform(T).toarray(), np.clip(X, -5, 5),
+                               rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="Cannot center sparse"):
+        DPStandardScaler(epsilon=1.0, feature_bounds=(-5.0, 5.0)).fit(S)
+    with pytest.raises(ValueError, match="contain 0"):
+        DPStandardScaler(epsilon=1.0, feature_bounds=(1.0, 5.0), with_mean=False).fit(S)
