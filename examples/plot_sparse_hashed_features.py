@@ -19,6 +19,7 @@ a public bound that the fit enforces by clipping.
 import time
 from importlib import resources
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from sklearn.feature_extraction import FeatureHasher
@@ -51,13 +52,26 @@ sparse_mib = (Z_train.data.nbytes + Z_train.indices.nbytes + Z_train.indptr.nbyt
 print(f"hashed design {Z_train.shape}: {sparse_mib:.1f} MiB sparse, "
       f"{dense_mib:.0f} MiB if densified")
 
-for epsilon in (0.5, 1.0, 4.0):
+epsilons, accuracies = (0.5, 1.0, 4.0), []
+for epsilon in epsilons:
     model = DPLogisticRegression(epsilon=epsilon, delta=1e-6, data_norm=np.sqrt(8.0),
                                  classes=[0, 1], random_state=0)
     start = time.perf_counter()
     model.fit(Z_train, y_train)
     seconds = time.perf_counter() - start
-    print(f"epsilon={epsilon:>3}: test accuracy {model.score(Z_test, y_test):.3f} "
+    accuracies.append(model.score(Z_test, y_test))
+    print(f"epsilon={epsilon:>3}: test accuracy {accuracies[-1]:.3f} "
           f"(solver {model.solver_}, fit {seconds:.2f} s, spent epsilon_={model.epsilon_:.3f})")
 
-print(f"majority class: {max(np.mean(y_test), 1 - np.mean(y_test)):.3f}")
+majority = max(np.mean(y_test), 1 - np.mean(y_test))
+print(f"majority class: {majority:.3f}")
+
+fig, ax = plt.subplots(figsize=(5, 3))
+ax.plot(epsilons, accuracies, "o-", label="DPLogisticRegression on the sparse hashed rows")
+ax.axhline(majority, color="grey", ls="--", label="majority class")
+ax.set_xscale("log")
+ax.set_xlabel("epsilon")
+ax.set_ylabel("test accuracy")
+ax.legend(loc="lower right", fontsize=8)
+fig.tight_layout()
+plt.show()
