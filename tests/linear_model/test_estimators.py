@@ -222,8 +222,9 @@ def test_bad_data_raises_clear_errors(cls):
         est.fit(X[:1], y[:1])
     with pytest.raises(ValueError, match="3"):
         est.fit(X[:, :, None], y)
-    with pytest.raises(TypeError, match="[Ss]parse"):
-        est.fit(sp.csr_matrix(X), y)
+    Xs = sp.csr_matrix(Xn)         # sparse input is taken, and checked like dense input
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(Xs, y)
     with pytest.raises(ValueError, match="sample_weight"):
         est.fit(X, y, sample_weight=np.ones(len(y)))
     with pytest.raises(ValueError, match="inconsistent"):
