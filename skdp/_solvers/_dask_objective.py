@@ -7,8 +7,10 @@ client's memory.
 
 What travels
 ------------
-The rows are clipped to the public row bound *on the workers*, partition by partition
-(:func:`skdp._mechanisms.clip_and_augment` on each block), and kept there (``persist``).
+The rows stay on the workers (``persist``) with their clip factors, computed there
+partition by partition (:func:`scaled_design`); each pass forms the clipped, augmented rows
+on the fly, bitwise those of :func:`skdp._mechanisms.clip_and_augment` (the per-step
+solvers' :func:`clipped_design` keeps that copy instead).
 Each evaluation sends ``W`` (``p`` numbers) to every partition and brings back ``p + 1``
 numbers per partition: the partition's loss sum and gradient sum, computed by the same
 specialised kernel as in memory (:func:`skdp._losses._kernels.binary_sums`,
@@ -44,7 +46,7 @@ from ._objective import (
 )
 
 __all__ = ["DaskDesign", "DaskObjective", "clipped_design", "partition_blocks",
-           "partition_sum"]
+           "partition_sum", "scaled_design"]
 
 
 class DaskDesign:
@@ -62,6 +64,44 @@ class DaskDesign:
         n, d = (int(s) for s in X.shape)
         self.shape = (n, d if raw_features is None else int(raw_features))
         self.n_partitions = len(X.chunks[0])
+        #: the clip factors of the rows (:func:`scaled_design`), None until computed
+        self.scale = None
+        self.intercept = 0.0
+        self.n_coef = d
+
+
+def _block_scale(block, row_bound, fit_intercept, intercept_scaling):
+    from .._mechanisms._clipped_rows import ClippedRows
+
+    return ClippedRows(block, row_bound, fit_intercept, intercept_scaling).scale
+
+
+def scaled_design(design, row_bound, fit_intercept, intercept_scaling):
+    """``design`` with the clip factors ``s_i`` of every partition's rows computed and
+    kept on its worker next to the rows (``persist``): the partition passes form
+    ``[s_i x_i, intercept_scaling]`` on the fly
+    (:class:`~skdp._mechanisms._clipped_rows.ClippedRows`), bitwise the clipped copy's
+    rows, without holding that copy (``n`` numbers per partition instead of
+    ``n (d + 1)``).  A design already clipped (augmented) or scaled is returned as is."""
+    if design.augmented or design.scale is not None:
+        return design
+    X, y = design.X.persist(), design.y.persist()
+    scale = X.map_blocks(_block_scale, float(row_bound), bool(fit_intercept),
+                         float(intercept_scaling), drop_axis=1, chunks=(X.chunks[0],),
+                         dtype=np.float64).persist()
+    out = DaskDesign(X, y)
+    out.scale = scale
+    out.intercept = float(intercept_scaling) if fit_intercept else 0.0
+    out.n_coef = design.shape[1] + int(bool(fit_intercept))
+    return out
+
+
+def _scale_blocks(design):
+    """``{"scale": [the factors of each partition]}`` for :func:`partition_sum` (empty for a
+    clipped copy)."""
+    if design.scale is None:
+        return {}
+    return {"scale": list(design.scale.to_delayed().ravel())}
 
 
 def _clip_block(block, row_bound, fit_intercept, intercept_scaling):
@@ -85,20 +125,27 @@ def _every(block, step):
     return np.ascontiguousarray(block[::step])
 
 
-def _partition_sums(X, y, W, loss_id, param):
-    """``[sum_i l_i, sum_i x_i l'_i]`` of one partition (:func:`binary_sums`: the in-memory
-    kernel's chunks and blocks over the partition's rows)."""
+def _partition_sums(X, y, W, loss_id, param, intercept=0.0, scale=None):
+    """``[sum_i l_i, sum_i x_i' l'_i]`` of one partition (:func:`binary_sums`: the in-memory
+    kernel's chunks and blocks over the partition's rows, clipped on the fly with the
+    factors ``scale`` when given)."""
     from .._losses._kernels import binary_sums  # numba: imported where it runs (a worker)
 
-    value, total = binary_sums(X, y, W, loss_id, param)
+    value, total = binary_sums(X, y, W, loss_id, param, 1, scale, intercept)
     return np.concatenate(([value], total))
 
 
-def _partition_hessian(X, y, w, loss_id, param):
-    """``sum_i l''(x_i w) x_i x_i^T`` of one partition (Newton steps only)."""
+def _partition_hessian(X, y, w, loss_id, param, intercept=0.0, scale=None):
+    """``sum_i l''(x_i' w) x_i' x_i'^T`` of one partition (Newton steps only)."""
     from .._losses._vectorised import curvature_weights
 
-    return weighted_gram(X, curvature_weights(X @ w, y, loss_id, param))
+    if scale is None:
+        return weighted_gram(X, curvature_weights(X @ w, y, loss_id, param))
+    from .._mechanisms._clipped_rows import ClippedRows
+
+    rows = ClippedRows.__new__(ClippedRows)
+    rows._set(X, scale, intercept, w.shape[0] > X.shape[1], False)
+    return rows.weighted_gram(curvature_weights(rows.matvec(w), y, loss_id, param))
 
 
 class DaskObjective:
@@ -123,13 +170,13 @@ class DaskObjective:
                  b_over_n=None):
         if loss.loss_id not in BINARY_CONVEX:
             raise ValueError("Dask fits support binary logistic and Huber losses")
-        self.design = clipped_design(design, row_bound, fit_intercept, intercept_scaling)
+        self.design = scaled_design(design, row_bound, fit_intercept, intercept_scaling)
         self.loss = loss
         self.alpha = float(alpha)
         self.row_bound = float(row_bound)
         self.fit_intercept = bool(fit_intercept)
         self.intercept_scaling = float(intercept_scaling)
-        self.n, self.d = (int(s) for s in self.design.X.shape)
+        self.n, self.d = self.design.shape[0], self.design.n_coef
         self.n_outputs = 1
         self.shape = (self.d, 1)
         self.b_over_n = (None if b_over_n is None else
@@ -142,7 +189,8 @@ class DaskObjective:
         self.n_evals += 1
         W = np.ascontiguousarray(W, dtype=np.float64).reshape(self.shape)
         total = partition_sum(self.design, _partition_sums, W, self.loss.loss_id,
-                              self.loss.param)
+                              self.loss.param, self.design.intercept,
+                              per_partition=_scale_blocks(self.design))
         grad = (total[1:] / self.n + self.alpha * W[:, 0]).reshape(self.shape)
         value = total[0] / self.n + 0.5 * self.alpha * float(np.sum(W * W))
         if self.b_over_n is not None:
@@ -177,7 +225,8 @@ class DaskObjective:
         """``X^T diag(l'') X / n + alpha I`` from one ``p x p`` matrix per partition."""
         w = np.ascontiguousarray(W[:, 0], dtype=np.float64)
         H = partition_sum(self.design, _partition_hessian, w, self.loss.loss_id,
-                          self.loss.param)
+                          self.loss.param, self.design.intercept,
+                          per_partition=_scale_blocks(self.design))
         self.extra_example_gradients += self.n
         H /= self.n
         H[np.diag_indices_from(H)] += self.alpha
@@ -186,11 +235,18 @@ class DaskObjective:
     def subsample(self, step):
         """The same objective on every ``step``-th row of each partition (warm starts: the
         path only), kept on the workers."""
-        rows = tuple(-(-int(c) // step) for c in self.design.X.chunks[0])   # public sizes
-        X = self.design.X.map_blocks(_every, step, chunks=(rows, (self.d,)),
-                                     dtype=np.float64)
-        y = self.design.y.map_blocks(_every, step, chunks=(rows,), dtype=np.float64)
-        design = DaskDesign(X.persist(), y.persist(), raw_features=self.design.shape[1])
+        source = self.design
+        rows = tuple(-(-int(c) // step) for c in source.X.chunks[0])   # public sizes
+        X = source.X.map_blocks(_every, step, chunks=(rows, (source.X.shape[1],)),
+                                dtype=np.float64)
+        y = source.y.map_blocks(_every, step, chunks=(rows,), dtype=np.float64)
+        if source.scale is None:
+            design = DaskDesign(X.persist(), y.persist(), raw_features=source.shape[1])
+        else:
+            design = DaskDesign(X.persist(), y.persist())
+            design.scale = source.scale.map_blocks(_every, step, chunks=(rows,),
+                                                   dtype=np.float64).persist()
+            design.intercept, design.n_coef = source.intercept, source.n_coef
         return DaskObjective(design, self.loss, self.alpha, self.row_bound,
                              self.fit_intercept, self.intercept_scaling, self.b_over_n)
 

@@ -329,3 +329,28 @@ def test_worker_killed_mid_fit(client):
     else:
         assert isinstance(outcome["error"], Exception)
     client.wait_for_workers(2, timeout=60)
+
+
+def test_the_objective_keeps_clip_factors_not_a_clipped_copy(client):
+    """The default Dask fit keeps the user's rows and n clip factors on the workers (no
+    clipped, augmented copy of the partitions), and its sums are bitwise the copy's."""
+    from skdp._losses import LogisticLoss
+    from skdp._solvers._dask_objective import DaskDesign, DaskObjective, clipped_design
+
+    X, y = _classification()
+    design = DaskDesign(da.from_array(X, chunks=(6_000, 6)).persist(),
+                        da.from_array(np.where(y == 1, 1.0, -1.0), chunks=6_000).persist())
+    R = float(np.hypot(1.0, 1.0))
+    lazy = DaskObjective(design, LogisticLoss(), 1e-3, R, True, 1.0)
+    copy = DaskObjective(clipped_design(design, R, True, 1.0), LogisticLoss(), 1e-3, R,
+                         True, 1.0)
+    assert lazy.design.scale is not None and lazy.design.X.shape == X.shape
+    assert lazy.design.X.name == design.X.name           # the persisted rows, as given
+    assert copy.design.X.shape == (X.shape[0], 7)
+    W = np.random.default_rng(0).normal(size=(7, 1))
+    v1, g1 = lazy.value_grad(W)
+    v2, g2 = copy.value_grad(W)
+    assert v1 == v2 and np.array_equal(g1, g2)
+    np.testing.assert_allclose(lazy.hessian(W), copy.hessian(W), rtol=1e-12, atol=1e-15)
+    sub = lazy.subsample(3)
+    assert sub.design.scale is not None and sub.n == copy.subsample(3).n
