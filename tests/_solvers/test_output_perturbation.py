@@ -364,8 +364,9 @@ def test_utility_excess_risk_bounded_by_smoothness_times_noise():
 
 
 def test_warm_start_path_is_certified(monkeypatch):
-    """Large designs start L-BFGS from a subsample solution; the certificate still holds and
-    the warm start's gradients are counted."""
+    """Large designs start from a subsample solution (then Newton steps with the
+    subsample's Hessian); the certificate still holds and the warm start's gradients are
+    counted."""
     import skdp._solvers._optimizers as opt
 
     monkeypatch.setattr(opt, "WARM_START_MIN_ROWS", 20_000)
@@ -378,7 +379,7 @@ def test_warm_start_path_is_certified(monkeypatch):
     tau = 0.01 * 2.0 / (n * mu)
     obj = Objective(X, y, LogisticLoss(), mu, 1, 2.0)
     W, info = certified_minimize(obj, mu, tau, 1.0, 2.0 / mu, 1000)
-    assert info["inner_solver"] == "lbfgs"
+    assert info["inner_solver"] == "subsampled_newton"
     assert obj.extra_example_gradients > 0
     assert obj.n_example_gradients == obj.n_evals * n + obj.extra_example_gradients
     W_star, _ = certified_minimize(Objective(X, y, LogisticLoss(), mu, 1, 2.0), mu, tau / 100,
