@@ -61,6 +61,22 @@ for name, est, y in cases:
     print(f"{name}: epsilon_={est.epsilon_:.3g} score={est.score(X, y):.3f} "
           f"({time.perf_counter() - t0:.1f} s)")
 
+# sparse and float32 input at the floors (CSR passes, clip factors, Newton-CG)
+import scipy.sparse as sp  # noqa: E402
+
+S = sp.csr_matrix(np.where(np.abs(X) > 0.25, X, 0.0))
+for name, est in [("sparse DPLogisticRegression", DPLogisticRegression(
+        epsilon=2.0, data_norm=1.0, classes=[0, 1], random_state=0)),
+        ("sparse DPHuberRegressor", DPHuberRegressor(
+            epsilon=2.0, data_norm=1.0, y_bound=3.0, random_state=0))]:
+    target = y_cls if "Logistic" in name else y_reg
+    dense = type(est)(**est.get_params()).fit(S.toarray(), target)
+    est.fit(S, target)
+    assert np.abs(est.coef_ - dense.coef_).max() <= 1e-6 * dense.noise_scale_, name
+    est.fit(X.astype(np.float32), target)
+    print(f"{name}: score={est.score(S, target):.3f} (float32 fit ok)")
+DPStandardScaler(feature_bounds=(-1, 1), with_mean=False, random_state=0).fit(S).transform(S)
+
 scaler = DPStandardScaler(feature_bounds=(-1, 1), random_state=0).fit(X)
 assert scaler.privacy_guaranteed_
 search = DPGridSearchCV(DPLogisticRegression(data_norm=1.0, classes=[0, 1]),
