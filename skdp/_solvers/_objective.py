@@ -52,6 +52,9 @@ class Objective:
         self.n, self.d = self.design.shape
         self.shape = (self.d, self.n_outputs)
         self.sparse = self.design.sparse
+        #: an already clipped array (ClippedRows.of_clipped): the numpy pass reads its rows
+        #: as they are; else the rows are scaled on the fly (the allowance's ``scaled``)
+        self.plain = not isinstance(X, ClippedRows)
         #: numpy/BLAS evaluation (public sizes, format and loss only;
         #: :mod:`skdp._losses._vectorised`); a sparse design always runs there
         self.vectorised = self.sparse or uses_vectorised(self.n, self.d, self.n_outputs,
@@ -137,7 +140,7 @@ class Objective:
                                            self.alpha, float(np.linalg.norm(W)),
                                            vectorised=self.vectorised,
                                            curvature=margin_curvature(self.loss, K),
-                                           sparse=self.sparse)
+                                           scaled=self.vectorised and not self.plain)
 
     def hessian(self, W):
         """``X^T diag(l''(X W)) X / n + alpha I`` for a single-output loss (``K = 1``):
@@ -206,7 +209,7 @@ def kernel_sum_depth(n):
 
 
 def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partitions=1,
-                                vectorised=False, curvature=1.0, sparse=False):
+                                vectorised=False, curvature=1.0, scaled=False):
     """The bound of :meth:`Objective.rounding_allowance` from public sizes and ``||W||``
     (also used to plan a certificate before any data is read).  ``partitions > 1``: the sums
     of that many partitions (each at most the in-memory depth) added in order, which adds
@@ -215,10 +218,11 @@ def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partit
     |l''|`` (:func:`margin_curvature`; 1 is always safe for the losses here)."""
     u = UNIT_ROUNDOFF
     C = float(row_bound)
-    if sparse:
-        # CSR chunks (skdp._losses._vectorised._sparse_chunk): the scaled margin and the
-        # scaled derivative add two roundings to a margin and one to a gradient term;
-        # derivatives from numpy or the kernels' expressions
+    if scaled:
+        # numpy passes on the rows scaled on the fly, dense or CSR
+        # (skdp._losses._vectorised._scaled_value_grad, _sparse_chunk): the scaled margin
+        # and the scaled derivative add two roundings to a margin and one to a gradient
+        # term; derivatives from numpy or the kernels' expressions
         margin_depth = int(d) + 2
         depth = _vectorised.chunked_sum_depth(n) + 1
         derivative = max(_vectorised.DERIVATIVE_ULPS, 8 + 2 * K)

@@ -433,6 +433,7 @@ def output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max, f0=math.inf):
     # binary logistic / Huber: the in-memory objective's path is the public size rule
     allowance = (gradient_rounding_allowance(n, p, 1, R, g_max, lam, w_ref,
                                              vectorised=uses_numpy(n, p),
+                                             scaled=uses_numpy(n, p),
                                              curvature=beta / (R * R))
                  + 2.0 * UNIT_ROUNDOFF * (L + lam * w_ref + 2.0 * b_bound / n))
     kappa = KAPPA

@@ -65,12 +65,18 @@ def test_the_path_is_a_public_size_rule():
                     reason="needs an extended-precision long double for the reference")
 @pytest.mark.parametrize("numpy_path", [True, False])
 @pytest.mark.parametrize("case", ["logistic", "huber-saturated", "huber-large-W"])
-def test_rounding_allowance_covers_the_computed_gradient(case, numpy_path, monkeypatch):
+@pytest.mark.parametrize("scaled", [False, True])
+def test_rounding_allowance_covers_the_computed_gradient(case, numpy_path, scaled,
+                                                         monkeypatch):
     """Rows at the bound, all terms of one sign (no cancellation to hide the summation
     error), and, for Huber, a large ``W`` with every residual inside the threshold (the
     margins' rounding goes straight into the derivative): the computed gradient is within
     the certificate's allowance of a reference in extended precision, on the numpy path and
-    on the kernel's; the error is not zero (the test can fail)."""
+    on the kernel's, for a clipped copy and for rows clipped on the fly (``scaled``: the
+    rows are 3x too long, the factors ~1/3 are not powers of two); the error is not zero
+    (the test can fail)."""
+    from skdp._mechanisms._clipped_rows import ClippedRows
+
     if not numpy_path:
         monkeypatch.setattr(vec, "NUMPY_MAX_WORK", 0)
     rng = np.random.default_rng(3)
@@ -86,10 +92,16 @@ def test_rounding_allowance_covers_the_computed_gradient(case, numpy_path, monke
     else:
         loss, W = HuberLoss(0.5), rng.random((d, 1)) * 40.0
         y = X @ W[:, 0] + rng.uniform(-0.4, 0.4, n)
-    obj = Objective(X, y, loss, 1e-3, 1, R)
+    if scaled:
+        design = ClippedRows(X * 3.0, R, False, 0.0)
+        obj = Objective(design, y, loss, 1e-3, 1, R)
+        Xl = (X * 3.0).astype(np.longdouble) * design.scale.astype(np.longdouble)[:, None]
+    else:
+        obj = Objective(X, y, loss, 1e-3, 1, R)
+        Xl = X.astype(np.longdouble)
     assert obj.vectorised == numpy_path
     _, grad = obj.value_grad(W)
-    Xl, yl, wl = X.astype(np.longdouble), y.astype(np.longdouble), W[:, 0].astype(np.longdouble)
+    yl, wl = y.astype(np.longdouble), W[:, 0].astype(np.longdouble)
     z = Xl @ wl
     if loss.loss_id == LOGISTIC:
         g = -yl / (1 + np.exp(yl * z))
