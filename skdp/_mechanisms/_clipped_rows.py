@@ -9,13 +9,15 @@ new ``n x (d + 1)`` float64 array: one more copy of ``X`` for the whole fit.
 :class:`ClippedRows` holds the same rows as the user's ``X`` plus the ``n`` factors
 ``s_i`` (``O(n)`` memory), and the passes over the data form ``x_i'`` on the fly:
 
-* dense ``X`` (float64 or float32, C or Fortran order, any strides): a pass forms each
-  entry ``fl(float64(x_ij) s_i)`` exactly as the copy does (the same IEEE product of the
-  same operands), so every sum over the rows gets the copy's bits
-  (:meth:`ClippedRows.rows` gives a block of the copy; the numba kernels of
-  :mod:`skdp._losses._kernels` build the row in a small buffer).  A float32 ``X`` is read
-  as the float64 numbers it holds (exactly), so its fit is the fit of its float64 copy;
-  no rounding analysis changes, because the analysed design is the same.
+* dense ``X`` (float64 or float32, C or Fortran order, any strides): the numba kernels
+  of :mod:`skdp._losses._kernels` build each row in a small buffer, every entry
+  ``fl(float64(x_ij) s_i)`` exactly as the copy does (the same IEEE product of the same
+  operands), so their sums get the copy's bits (:meth:`ClippedRows.rows` gives a block of
+  the copy).  The numpy passes of small designs scale the margins and derivatives
+  instead (:func:`skdp._losses._vectorised._scaled_value_grad`, rounding as for CSR
+  below).  A float32 ``X`` is read as the float64 numbers it holds (exactly), so its fit
+  is the fit of its float64 copy; no rounding analysis changes, because the analysed
+  design is the same.
 * CSR ``X`` (scipy.sparse; CSC and COO are converted to CSR once): the passes work on
   ``data``, ``indices`` and ``indptr`` (:func:`skdp._losses._vectorised.binary_value_grad`);
   the margin is ``s_i fl(sum_k x_ik w_k) + b w_b`` and the gradient
