@@ -713,11 +713,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse=("csr", "csc"), reset=False,
                           dtype=np.float64, copy=True)
         if issparse(X):      # fitted with_mean=False (a dense fit may have centred)
-            if self.with_mean:
-                raise ValueError("Cannot center sparse matrices: this scaler was fitted "
-                                 "with with_mean=True")
-            cols = X.indices if X.format == "csr" else np.repeat(
-                np.arange(X.shape[1]), np.diff(X.indptr))
+            cols = self._sparse_columns(X, "center")
             if self.clip:
                 X.data = np.clip(X.data, self.feature_bounds_[0][cols],
                                  self.feature_bounds_[1][cols])
@@ -731,6 +727,16 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         if self.with_std:
             X /= self.scale_
         return X
+
+    def _sparse_columns(self, X, verb):
+        """The column of every stored entry of a CSR/CSC ``X`` (the scaler's vectors are
+        indexed by it); refuses a scaler fitted with ``with_mean=True``."""
+        if self.with_mean:
+            raise ValueError(f"Cannot {verb} sparse matrices: this scaler was fitted with "
+                             "with_mean=True")
+        if X.format == "csr":
+            return X.indices
+        return np.repeat(np.arange(X.shape[1]), np.diff(X.indptr))
 
     def inverse_transform(self, X):
         """Undo the standardisation (not the clipping).
@@ -749,11 +755,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse=("csr", "csc"), reset=False,
                           dtype=np.float64, copy=True)
         if issparse(X):
-            if self.with_mean:
-                raise ValueError("Cannot uncenter sparse matrices: this scaler was fitted "
-                                 "with with_mean=True")
-            cols = X.indices if X.format == "csr" else np.repeat(
-                np.arange(X.shape[1]), np.diff(X.indptr))
+            cols = self._sparse_columns(X, "uncenter")
             if self.with_std:
                 X.data *= self.scale_[cols]
             return X
