@@ -241,11 +241,15 @@ class ClippedRows:
         d = self.n_features_in
         ws = weights * self.scale
         H = np.zeros((p, p))
-        for a in range(0, n, GRAM_BLOCK_ROWS):     # row blocks: a block's copy at a time
-            block = self.X[a:a + GRAM_BLOCK_ROWS]
-            H[:d, :d] += (block.T @ block.multiply(
-                (ws[a:a + GRAM_BLOCK_ROWS] * self.scale[a:a + GRAM_BLOCK_ROWS])[:, None]
-            ).tocsr()).toarray()
+        gram = None
+        step = SPARSE_GRAM_BLOCK_ROWS
+        for a in range(0, n, step):     # row blocks: a block's weighted copy at a time
+            block = self.X[a:a + step]
+            part = block.T @ block.multiply(
+                (ws[a:a + step] * self.scale[a:a + step])[:, None]).tocsr()
+            gram = part if gram is None else gram + part       # sparse until the end
+        if gram is not None:
+            H[:d, :d] = gram.toarray()
         if self.augmented:
             cross = self.intercept * self.rmatvec(weights)[:d]
             H[:d, d] = cross
@@ -256,6 +260,9 @@ class ClippedRows:
 
 #: rows per block of a weighted Gram matrix (a block and its product stay in cache)
 GRAM_BLOCK_ROWS = 4096
+#: rows per block of a sparse weighted Gram matrix (each block's product is a sparse
+#: matrix; a block's weighted copy is its memory cost)
+SPARSE_GRAM_BLOCK_ROWS = 65536
 
 
 def gram_of_blocks(blocks, p):
