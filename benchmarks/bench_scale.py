@@ -900,41 +900,33 @@ def cell_nbytes(cell):
     return next((m["nbytes"] for m in cell["memory"].values() if "nbytes" in m), float("nan"))
 
 
-def classification_table(cells):
+def timing_table(cells, skdp_key, others, headers):
+    """Fit times of ``skdp_key`` and of each reference in ``others`` (two of them), with
+    the ratio skdp / reference after each, per cell and thread setting."""
     rows = []
     for cell in cells:
         for threads in THREAD_SETTINGS:
-            sk = median_time(cell, "skdp_logistic", threads)
-            rows.append(shape_cells(cell["spec"], cell_nbytes(cell)) + [
-                thread_label(threads),
-                time_or_status(cell, "skdp_logistic", threads),
-                time_or_status(cell, "sklearn_logistic", threads),
-                fmt_ratio(sk, median_time(cell, "sklearn_logistic", threads)),
-                time_or_status(cell, "diffprivlib_logistic", threads),
-                fmt_ratio(sk, median_time(cell, "diffprivlib_logistic", threads)),
-                load_cell(cell, threads)])
-    return C.md_table(["n", "d", "dtype", "X size", "threads", "skdp", "sklearn",
-                       "skdp / sklearn", "diffprivlib", "skdp / diffprivlib",
+            sk = median_time(cell, skdp_key, threads)
+            row = shape_cells(cell["spec"], cell_nbytes(cell)) + [
+                thread_label(threads), time_or_status(cell, skdp_key, threads)]
+            for other in others:
+                row += [time_or_status(cell, other, threads),
+                        fmt_ratio(sk, median_time(cell, other, threads))]
+            rows.append(row + [load_cell(cell, threads)])
+    return C.md_table(["n", "d", "dtype", "X size", "threads", *headers,
                        "other processes (cores)"], rows, "rrlrlrrrrrr")
 
 
+def classification_table(cells):
+    return timing_table(cells, "skdp_logistic", ["sklearn_logistic", "diffprivlib_logistic"],
+                        ["skdp", "sklearn", "skdp / sklearn", "diffprivlib",
+                         "skdp / diffprivlib"])
+
+
 def regression_table(cells):
-    rows = []
-    for cell in cells:
-        for threads in THREAD_SETTINGS:
-            sk = median_time(cell, "skdp_huber", threads)
-            rows.append(shape_cells(cell["spec"], cell_nbytes(cell)) + [
-                thread_label(threads),
-                time_or_status(cell, "skdp_huber", threads),
-                time_or_status(cell, "sklearn_ridge", threads),
-                fmt_ratio(sk, median_time(cell, "sklearn_ridge", threads)),
-                time_or_status(cell, "sklearn_huber", threads),
-                fmt_ratio(sk, median_time(cell, "sklearn_huber", threads)),
-                load_cell(cell, threads)])
-    return C.md_table(["n", "d", "dtype", "X size", "threads", "skdp DPHuberRegressor",
-                       "sklearn Ridge", "skdp / Ridge", "sklearn HuberRegressor",
-                       "skdp / HuberRegressor", "other processes (cores)"], rows,
-                      "rrlrlrrrrrr")
+    return timing_table(cells, "skdp_huber", ["sklearn_ridge", "sklearn_huber"],
+                        ["skdp DPHuberRegressor", "sklearn Ridge", "skdp / Ridge",
+                         "sklearn HuberRegressor", "skdp / HuberRegressor"])
 
 
 def memory_table(cells, libs):
