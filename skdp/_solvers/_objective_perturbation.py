@@ -295,7 +295,8 @@ def _check_loss(loss, n_outputs):
 
 
 def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
-                                calibration="tight", n_outputs=1, mu=None):
+                                calibration="tight", n_outputs=1, mu=None,
+                                follow_up_ratio=0.0):
     """Everything public about a fit: reads ``n``, ``p``, the loss and the parameters only.
 
     Parameters
@@ -318,13 +319,20 @@ def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
         ``2L/sigma`` fixed by a caller that accounts the release inside a larger
         composition (:mod:`skdp._solvers._warm_gd`); ``epsilon`` then only sets the
         alpha floor and the returned ``epsilon`` is None.
+    follow_up_ratio : float, default=0.0
+        ``mu_f/mu``: a Gaussian follow-up release of GDP parameter ``mu_f`` (the base-rate
+        check of :mod:`skdp.linear_model._base_rate`) accounted inside this release's
+        profile (:mod:`skdp.accounting._objective_perturbation`, point 7): the calibration
+        takes ``out_ratio = hypot(OUT_RATIO, follow_up_ratio)``, the event records it, and
+        ``mu_follow_up`` (returned) is what the follow-up may spend.  Gaussian only.
 
     Returns
     -------
     dict
         ``alpha``, ``alpha_raised``, ``eps_j``, ``L``, ``beta``, ``pure``, ``sigma`` (objective
         noise std, or norm-Laplace scale), ``sigma_out`` (same for the output step),
-        ``gamma``, ``output_sensitivity``, ``epsilon`` (certified), ``dp_event``.
+        ``gamma``, ``output_sensitivity``, ``epsilon`` (certified), ``dp_event``,
+        ``mu_follow_up``.
 
     Examples
     --------
@@ -351,6 +359,11 @@ def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
     given_mu = mu is not None
     if given_mu and pure:
         raise ValueError("a given mu needs delta > 0 (Gaussian objective noise)")
+    follow_up_ratio = float(follow_up_ratio)
+    if follow_up_ratio and (pure or given_mu or not follow_up_ratio > 0.0):
+        raise ValueError("a follow-up release needs delta > 0, a calibrated mu and a "
+                         f"positive ratio; got follow_up_ratio={follow_up_ratio!r}")
+    out_ratio = math.hypot(OUT_RATIO, follow_up_ratio)
     L = float(loss.lipschitz(R))
     beta = float(loss.smoothness(R))
     if not (L > 0.0 and math.isfinite(L) and beta > 0.0 and math.isfinite(beta)):
@@ -369,9 +382,9 @@ def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
         if mu is not None:
             mu = float(mu)
         elif calibration == "tight":
-            mu = calibrate_objective_perturbation(epsilon, delta, eps_j, OUT_RATIO)
+            mu = calibrate_objective_perturbation(epsilon, delta, eps_j, out_ratio)
         else:
-            mu = _calibrate_record(epsilon, delta, eps_j)
+            mu = _calibrate_record(epsilon, delta, eps_j, follow_up_ratio)
         s = float(np.nextafter(2.0 * L / mu, np.inf))
         mu = 2.0 * L / s
         b_bound = s * (math.sqrt(p) + 10.0)
@@ -385,7 +398,10 @@ def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
         eps_certified = epsilon
     else:
         mu_out = out_sens / sigma_out
-        dp_event = objective_perturbation_event(mu, eps_j, mu_out)
+        # mu was rounded down with sigma: the follow-up's share of the final mu is within
+        # the calibrated one
+        mu_follow_up = follow_up_ratio * mu
+        dp_event = objective_perturbation_event(mu, eps_j, mu_out, mu_follow_up)
         if given_mu:
             eps_certified = None
         elif calibration == "tight":
@@ -398,6 +414,7 @@ def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
         "gamma": gamma, "output_sensitivity": out_sens, "kappa": kappa,
         "coef_bound": (L + b_bound / n) / lam,
         "epsilon": eps_certified, "dp_event": dp_event, "calibration": calibration,
+        "mu_follow_up": 0.0 if pure else mu_follow_up,
     }
 
 
@@ -444,11 +461,11 @@ def output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max, f0=math.inf):
     return gamma, kappa, kappa * s / stiff
 
 
-def _calibrate_record(epsilon, delta, eps_j):
+def _calibrate_record(epsilon, delta, eps_j, follow_up_ratio=0.0):
     """Largest ``mu`` whose composable record meets ``(epsilon, delta)`` (bisection on
     ``log mu``, safe end kept)."""
     def ok(mu):
-        ev = objective_perturbation_event(mu, eps_j, OUT_RATIO * mu)
+        ev = objective_perturbation_event(mu, eps_j, OUT_RATIO * mu, follow_up_ratio * mu)
         return get_epsilon(ev, delta) <= epsilon
 
     return largest_safe_scale(ok, 1e-6, 1.0, 1e3, 1e-6)
@@ -507,6 +524,9 @@ def solve_objective_perturbation(X, y, loss, **kwargs):
         L-BFGS iteration cap; gradient descent continues from its last point until the
         certificate holds (never a redraw of the noise).
     max_coef_norm : ignored
+    follow_up_ratio : float, default=0.0
+        Budget for a Gaussian follow-up release, ``mu_f/mu`` (:func:`objective_perturbation_plan`);
+        ``details["mu_follow_up"]`` is its GDP parameter.
     rng : numpy.random.Generator
     noise_source : numpy.ndarray or None, default=None
         A ChaCha20 word source (:func:`skdp._mechanisms.new_word_source`): the output step is
@@ -528,12 +548,12 @@ def solve_objective_perturbation(X, y, loss, **kwargs):
 
 def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_intercept=True,
            intercept_scaling=1.0, y_bound=None, calibration="tight", max_iter=10_000,
-           max_coef_norm=None, rng, noise_source=None):
+           max_coef_norm=None, rng, noise_source=None, follow_up_ratio=0.0):
     n = X.shape[0]
     p = X.shape[1] + int(bool(fit_intercept))
     plan = objective_perturbation_plan(n, p, loss, epsilon=epsilon, delta=delta, alpha=alpha,
                                        row_bound=data_norm, calibration=calibration,
-                                       n_outputs=n_outputs)
+                                       n_outputs=n_outputs, follow_up_ratio=follow_up_ratio)
     W_priv, info, n_grads = run_objective_perturbation(
         X, y, loss, plan, row_bound=data_norm, fit_intercept=fit_intercept,
         intercept_scaling=intercept_scaling, max_iter=max_iter, rng=rng,
@@ -541,7 +561,7 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
     coef, intercept = split_intercept(W_priv, fit_intercept, intercept_scaling)
     details = {k: plan[k] for k in ("alpha", "alpha_raised", "alpha_min", "eps_j", "gamma",
                                     "sigma_out", "output_sensitivity", "kappa", "pure",
-                                    "calibration")}
+                                    "calibration", "mu_follow_up")}
     details.update(info, lipschitz=plan["L"], smoothness=plan["beta"])
     return SolverResult(
         coef=np.ascontiguousarray(coef),

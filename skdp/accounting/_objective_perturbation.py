@@ -63,6 +63,20 @@ is summarised here so that the code can be checked against it.
    (Redberg, Koskela & Wang 2023 state the add/remove version with ``L``; replace-one
    needs ``2L`` and our ``eps_J``).  :func:`objective_perturbation_event` returns it
    composed with the Gaussian output step; its epsilon is 13-23 % above the profile's (measured, logistic, n = 10^3-10^5).
+
+7. **A Gaussian follow-up release** (the base-rate check of
+   :mod:`skdp.linear_model._base_rate`): a query on the same data, chosen after seeing the
+   released model, answered with Gaussian noise of GDP parameter ``mu_f`` (L2 sensitivity
+   over noise std, for *every* released model).  Its privacy loss ``Z_f``, conditionally on
+   the model, is dominated by ``N(mu_f^2/2, mu_f^2)`` (a smaller sensitivity gives a
+   smaller ``mu``; the Gaussian profile increases with ``mu``).  Then
+   ``phi(Z + Z_f) <= sum_j phi(eps_J + m_j^2/2 + m_j |xi_j| + Z_f)`` as in point 4, and for
+   each ``j`` the expectation over ``xi_j`` and ``Z_f`` is that of one Gaussian privacy loss
+   of parameter ``sqrt(m_j^2 + mu_f^2)`` (the folded-normal step holds for any
+   non-negative function of ``|xi_j|``).  So the follow-up enters exactly like the output
+   step: ``T(m) = 2 delta_G(eps - eps_J; sqrt(m^2 + mu_out^2 + mu_f^2))``, and the
+   calibration below takes ``out_ratio = hypot(mu_out, mu_f)/mu``.  The composable record
+   adds ``gaussian_event(1/mu_f, 1)``.
 """
 
 import functools
@@ -197,13 +211,16 @@ def zcdp_record(mu, eps_j):
         rho=0.5 * mu * mu, xi=float(eps_j) + math.sqrt(2.0 / math.pi) * mu)
 
 
-def objective_perturbation_event(mu, eps_j, mu_out):
+def objective_perturbation_event(mu, eps_j, mu_out, mu_follow_up=0.0):
     """Composable record of one objective-perturbation release: the zCDP record of the
     objective step composed with the Gaussian output step (``gaussian_event(1/mu_out, 1)``,
-    i.e. GDP parameter ``mu_out``)."""
+    i.e. GDP parameter ``mu_out``) and, when ``mu_follow_up > 0``, with the Gaussian
+    follow-up release accounted inside the profile (module docstring, point 7)."""
     from ._events import gaussian_event
 
     events = [zcdp_record(mu, eps_j)]
     if mu_out > 0.0:
         events.append(gaussian_event(1.0 / mu_out, 1.0))
+    if mu_follow_up > 0.0:
+        events.append(gaussian_event(1.0 / mu_follow_up, 1.0))
     return dp_accounting.ComposedDpEvent(events)

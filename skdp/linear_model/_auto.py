@@ -104,6 +104,16 @@ argument does not apply.
 ``objective_perturbation`` then applies its own privacy floor ``beta/(n expm1(eps/2))``
 (reported as ``alpha_``).
 
+Base-rate check (binary logistic, objective perturbation, ``delta > 0``, intercept)
+------------------------------------------------------------------------------------
+``base_rate_fallback="auto"`` adds ``follow_up_ratio = FALLBACK_RATIO`` (0.3) to the plan:
+objective perturbation calibrates its noise with a Gaussian follow-up of GDP parameter
+``0.3 mu`` inside its profile, and the fit ends with that release of two counts (positives,
+rows the model classifies right); the model falls back to the base rate when the majority
+class classifies more rows (:mod:`skdp.linear_model._base_rate`).  0.3 keeps ~96 % of the
+model's ``mu`` and a count noise of ``2/mu_f`` rows on the comparison
+(``benchmarks/bench_majority.py``).
+
 dpsgd schedule
 --------------
 Expected batch size ``b = min(n, max(64, round(4 sqrt(n))))`` and a fixed compute budget:
@@ -260,6 +270,21 @@ def dpsgd_schedule(n, p, batch_size=None, n_steps=None):
     return batch_size, n_steps
 
 
+#: the base-rate check's GDP parameter over the objective noise's, ``mu_f/mu``
+#: (:mod:`skdp.linear_model._base_rate`); costs the model ~4 % of its ``mu``
+FALLBACK_RATIO = 0.3
+
+
+def uses_base_rate_fallback(estimator, solver, loss, n_outputs, delta):
+    """Whether the fit ends with the base-rate check (:mod:`skdp.linear_model._base_rate`):
+    ``base_rate_fallback="auto"`` on a binary logistic fit by objective perturbation with
+    ``delta > 0`` and an intercept (the fallback is an intercept at the base rate)."""
+    return (getattr(estimator, "base_rate_fallback", False) == "auto"
+            and solver == "objective_perturbation" and loss.loss_id == LOGISTIC
+            and int(n_outputs) == 1 and float(delta) > 0.0
+            and bool(getattr(estimator, "fit_intercept", False)))
+
+
 def resolve_fit_plan(estimator, *, n_samples, n_features, loss, n_outputs, row_bound):
     """Resolve ``solver="auto"``, ``alpha="auto"`` and the schedules of ``estimator``.
 
@@ -297,6 +322,8 @@ def resolve_fit_plan(estimator, *, n_samples, n_features, loss, n_outputs, row_b
     if solver == "dpsgd" or (solver == "rrpsgd" and estimator.n_steps == "bst14"):
         b, T = dpsgd_schedule(n, p, estimator.batch_size, estimator.n_steps)
         options.update(batch_size=b, n_steps=T)
+    if uses_base_rate_fallback(estimator, solver, loss, n_outputs, delta):
+        options.update(follow_up_ratio=FALLBACK_RATIO)
     return FitPlan(solver=solver, alpha=float(alpha), row_bound=float(row_bound),
                    options=options, reason=reason)
 

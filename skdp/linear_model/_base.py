@@ -177,7 +177,8 @@ def _plan_objective_perturbation(est, n_samples):
     p = int(est.n_features_in_) + int(bool(est.fit_intercept))
     return objective_perturbation_plan(
         n_samples, p, est.loss_, epsilon=est.epsilon, delta=est.delta, alpha=est.alpha,
-        row_bound=est.row_bound, calibration=est.calibration)["dp_event"]
+        row_bound=est.row_bound, calibration=est.calibration,
+        follow_up_ratio=getattr(est, "follow_up_ratio", 0.0))["dp_event"]
 
 
 def _plan_phased(est, n_samples):
@@ -574,6 +575,8 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             None if self.random_state is None else rng)} if secure else {}
         options = {name: plan.options.get(name, getattr(self, name))
                    for name in SOLVER_OPTIONS[solver]}
+        if "follow_up_ratio" in plan.options:   # the base-rate check (_base_rate)
+            options["follow_up_ratio"] = plan.options["follow_up_ratio"]
         calibration = self._solver_calibration(solver)
         result = SOLVERS[solver](
             X,
@@ -623,7 +626,8 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 f"alpha={self.alpha:g} is below {solver}'s privacy floor "
                 f"beta/(n expm1(epsilon/2)) = {alpha_used:.3g}; alpha_ = {alpha_used:.3g} was "
                 "used", UserWarning, stacklevel=user_stacklevel())
-        resolved = {name: options[name] for name in ("batch_size", "n_steps") if name in options}
+        resolved = {name: options[name] for name in ("batch_size", "n_steps", "follow_up_ratio")
+                    if name in options}
         if solver == "warm_gd":
             # the public plan's refinement: 0 steps means the warm start (a private Huber fit
             # by objective perturbation) is returned unchanged, with all the budget

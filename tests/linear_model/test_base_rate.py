@@ -1,0 +1,210 @@
+"""The base-rate fallback of binary DPLogisticRegression (skdp/linear_model/_base_rate.py)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from skdp import DPLogisticRegression
+from skdp._mechanisms import new_word_source
+from skdp.accounting import gaussian_event
+from skdp.accounting._objective_perturbation import objective_perturbation_delta
+from skdp.linear_model._auto import FALLBACK_RATIO
+from skdp.linear_model._base import planned_dp_event
+from skdp.linear_model._base_rate import (
+    COUNTS_SENSITIVITY,
+    FALLBACK_MARGIN,
+    _training_counts,
+    base_rate_fallback,
+    release_base_rate_counts,
+)
+from skdp._solvers._objective_perturbation import OUT_RATIO, objective_perturbation_plan
+from skdp._losses import LogisticLoss
+
+
+def _weak(n=3000, p=20, rate=0.2, seed=0):
+    """Labels independent of the features (no signal), 20 % positive."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.0, 1.0, (n, p)) / math.sqrt(p)
+    y = (rng.random(n) < rate).astype(int)
+    return X, y
+
+
+def _strong(n=3000, p=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p)) / math.sqrt(p) / 2
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = (X @ np.arange(1.0, p + 1.0) * 4 + 0.3 * rng.standard_normal(n) > 0).astype(int)
+    return X, y
+
+
+def test_decision_keeps_a_model_that_beats_the_majority():
+    coef = np.array([1.0, -2.0])
+    out = base_rate_fallback(coef, 0.5, np.array([400.0, 700.0]), 1000, 1.0)
+    assert out[2] is False
+    assert out[0] is coef and out[1] == 0.5
+
+
+def test_fallback_predicts_the_majority_and_keeps_the_ranking():
+    rng = np.random.default_rng(0)
+    coef = rng.standard_normal(6) * 10
+    new_coef, b, fell = base_rate_fallback(coef, 0.3, np.array([250.0, 600.0]), 1000, 1.0)
+    assert fell
+    assert b == pytest.approx(math.log(0.25 / 0.75))
+    X = rng.standard_normal((500, 6))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    old, new = X @ coef, X @ new_coef + b
+    assert np.all(np.abs(new - b) <= FALLBACK_MARGIN * (1 + 1e-12))
+    assert np.all(new < 0)                                   # the majority (negative) class
+    np.testing.assert_array_equal(np.argsort(old, kind="stable"),
+                                  np.argsort(new - b, kind="stable"))   # same ranking
+
+
+def test_fallback_rate_is_clipped_inside_zero_one():
+    _, b, fell = base_rate_fallback(np.ones(2), 0.0, np.array([-5.0, -10.0]), 100, 1.0)
+    assert fell and b == pytest.approx(math.log(0.005 / 0.995))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_counts_sensitivity_on_adversarial_neighbours(seed):
+    """Replace-one changes each count by at most 1, whatever the released model: the L2
+    change is at most sqrt 2, and the bound is reached (a positive row classified right
+    replaced by a negative row classified wrong... and the reverse)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((200, 4))
+    y = np.where(rng.random(200) < 0.3, 1.0, -1.0)
+    coef, b = rng.standard_normal(4) * 5, float(rng.standard_normal())
+    base = np.array(_training_counts(X, y, coef, b))
+    worst = 0.0
+    candidates = [rng.standard_normal(4) * s for s in (0.01, 1.0, 100.0, 1e6)]
+    candidates += [coef * 1e3, -coef * 1e3, np.zeros(4)]
+    for i in range(0, 200, 7):
+        for x_new in candidates:
+            for y_new in (-1.0, 1.0):
+                X2, y2 = X.copy(), y.copy()
+                X2[i], y2[i] = x_new, y_new
+                change = np.array(_training_counts(X2, y2, coef, b)) - base
+                assert np.all(np.abs(change) <= 1.0)
+                worst = max(worst, float(np.linalg.norm(change)))
+    assert worst == pytest.approx(COUNTS_SENSITIVITY)
+
+
+def test_counts_on_sparse_rows_equal_the_dense_ones():
+    sp = pytest.importorskip("scipy.sparse")
+    X, y = _weak(500, 8)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    coef = np.random.default_rng(1).standard_normal(8)
+    assert _training_counts(sp.csr_matrix(X), y_pm, coef, -0.2) == \
+        _training_counts(X, y_pm, coef, -0.2)
+
+
+def test_released_counts_have_the_calibrated_noise():
+    """The release's noise std is sqrt(2)/mu_f (not smaller: a smaller noise would void the
+    accounting; a seeded repeat is reproducible)."""
+    X, y = _weak(300, 3)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    coef = np.array([1.0, -1.0, 0.5])
+    exact = np.array(_training_counts(X, y_pm, coef, 0.1))
+    mu_f = 0.5
+    draws = np.array([release_base_rate_counts(X, y_pm, coef, 0.1, mu_f, new_word_source(s))
+                      for s in range(1500)]) - exact
+    sd = COUNTS_SENSITIVITY / mu_f
+    assert np.std(draws) == pytest.approx(sd, rel=0.06)
+    assert abs(np.mean(draws)) < 4 * sd / math.sqrt(draws.size)
+    np.testing.assert_array_equal(
+        release_base_rate_counts(X, y_pm, coef, 0.1, mu_f, new_word_source(7)),
+        release_base_rate_counts(X, y_pm, coef, 0.1, mu_f, new_word_source(7)))
+
+
+def test_plan_accounts_the_follow_up_inside_the_profile():
+    plan = objective_perturbation_plan(5000, 11, LogisticLoss(), epsilon=1.0, delta=1e-6,
+                                       alpha=1e-3, row_bound=math.sqrt(2.0),
+                                       follow_up_ratio=FALLBACK_RATIO)
+    bare = objective_perturbation_plan(5000, 11, LogisticLoss(), epsilon=1.0, delta=1e-6,
+                                       alpha=1e-3, row_bound=math.sqrt(2.0))
+    mu = 2.0 * plan["L"] / plan["sigma"]
+    assert plan["mu_follow_up"] == pytest.approx(FALLBACK_RATIO * mu)
+    assert bare["mu_follow_up"] == 0.0
+    # the profile with the follow-up's parameter in quadrature meets the target ...
+    assert objective_perturbation_delta(1.0, mu, math.hypot(OUT_RATIO, FALLBACK_RATIO) * mu,
+                                        plan["eps_j"]) <= 1e-6
+    # ... and the check costs noise: without it the objective noise is smaller
+    assert plan["sigma"] > bare["sigma"]
+    assert plan["sigma"] < 1.1 * bare["sigma"]
+    # the composable record adds the follow-up's Gaussian (GDP mu_f)
+    extra = plan["dp_event"].events[-1]
+    assert len(plan["dp_event"].events) == len(bare["dp_event"].events) + 1
+    assert extra == gaussian_event(1.0 / plan["mu_follow_up"], 1.0)
+
+
+def test_follow_up_needs_a_gaussian_calibrated_release():
+    with pytest.raises(ValueError, match="follow-up"):
+        objective_perturbation_plan(5000, 11, LogisticLoss(), epsilon=1.0, delta=0.0,
+                                    alpha=1e-3, row_bound=1.0, follow_up_ratio=0.3)
+
+
+def test_weak_signal_fit_falls_back_to_the_majority():
+    X, y = _weak()
+    fell, acc = 0, []
+    for seed in range(6):
+        clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
+                                   random_state=seed).fit(X, y)
+        assert clf.solver_params_["follow_up_ratio"] == FALLBACK_RATIO
+        assert clf.epsilon_ <= 1.0
+        fell += clf.base_rate_fallback_
+        acc.append(np.mean(clf.predict(X) == y))
+    assert fell >= 5
+    assert np.mean(acc) >= max(y.mean(), 1 - y.mean()) - 0.005
+
+
+def test_strong_signal_fit_keeps_its_model():
+    X, y = _strong()
+    for seed in range(3):
+        clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
+                                   random_state=seed).fit(X, y)
+        assert not clf.base_rate_fallback_
+        assert clf.score(X, y) > 0.85
+
+
+def test_off_and_where_it_does_not_apply():
+    X, y = _weak(800, 5)
+    off = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0,
+                               base_rate_fallback=False).fit(X, y)
+    assert not off.base_rate_fallback_ and "follow_up_ratio" not in off.solver_params_
+    for kwargs in ({"delta": 0.0}, {"fit_intercept": False},
+                   {"solver": "output_perturbation"}):
+        clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
+                                   random_state=0, **kwargs).fit(X, y)
+        assert not clf.base_rate_fallback_ and "follow_up_ratio" not in clf.solver_params_
+    y3 = np.arange(len(y)) % 3
+    clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1, 2],
+                               random_state=0).fit(X, y3)
+    assert not clf.base_rate_fallback_
+
+
+def test_planned_event_is_the_fitted_one_with_the_check():
+    X, y = _weak(1500, 6)
+    clf = DPLogisticRegression(epsilon=0.7, data_norm=1.0, classes=[0, 1], random_state=3)
+    planned = planned_dp_event(clf, X.shape[0], X.shape[1])
+    clf.fit(X, y)
+    assert planned == clf.dp_event_
+
+
+def test_invalid_setting_is_refused():
+    X, y = _weak(100, 3)
+    with pytest.raises(ValueError, match="base_rate_fallback"):
+        DPLogisticRegression(data_norm=1.0, classes=[0, 1], base_rate_fallback=True).fit(X, y)
+
+
+def test_dask_fit_runs_the_check_on_the_workers():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X, y = _weak(4000, 6, seed=2)
+    with dask.config.set(scheduler="synchronous"):
+        clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
+                                   random_state=0).fit(da.from_array(X, chunks=1000),
+                                                       da.from_array(y, chunks=1000))
+    assert clf.solver_params_["follow_up_ratio"] == FALLBACK_RATIO
+    assert isinstance(clf.base_rate_fallback_, bool)
+    assert clf.epsilon_ <= 1.0
