@@ -151,6 +151,12 @@ def comparator_norm(margin, row_bound, t, size_exponent=None):
 OP_MARGIN = {"classification": 83.0, "regression": 49.0}
 #: points of the log grid on which the floor-aware rule minimises its risk proxy
 OP_GRID_POINTS = 40
+#: the regressors' small-sample knee of the comparator: below the privacy sample size
+#: ``SMALL_SIZE_KNEE`` the comparator shrinks as ``(t/SMALL_SIZE_KNEE)^SMALL_SIZE_EXPONENT``
+#: (``objective_perturbation_alpha``; derivation and measurements in
+#: :mod:`skdp.linear_model._auto`)
+SMALL_SIZE_KNEE = 70.0
+SMALL_SIZE_EXPONENT = 1.5
 
 
 def budget_mu(epsilon, delta, p):
@@ -234,17 +240,26 @@ def objective_perturbation_alpha(loss, *, n, p, epsilon, delta, row_bound, margi
     R = float(row_bound)
     floor = minimum_alpha(loss, R, n, epsilon, delta)
     g_max = max(1.0, float(loss.lipschitz(1.0)))
+    knee = SMALL_SIZE_KNEE if loss.loss_id == HUBER else 0.0
     return _objective_perturbation_alpha(
         float(loss.lipschitz(R)), float(loss.smoothness(R)), floor, float(margin),
         int(n), int(p), float(epsilon), float(delta), R, g_max,
-        float(loss.sup_loss_at_zero()))
+        float(loss.sup_loss_at_zero()), knee)
+
+
+def small_size_factor(t, knee):
+    """``min(1, t/knee)^SMALL_SIZE_EXPONENT`` (1 for ``knee = 0``): the regressors'
+    comparator shrinks below the privacy sample size ``knee`` (:mod:`skdp.linear_model._auto`)."""
+    if not knee > 0.0 or t >= knee:
+        return 1.0
+    return (float(t) / knee) ** SMALL_SIZE_EXPONENT
 
 
 @functools.lru_cache(maxsize=256)
 def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, R, g_max,
-                                  f0=math.inf):
+                                  f0=math.inf, knee=0.0):
     t = n * budget_mu(epsilon, delta, p) / math.sqrt(p)
-    W = comparator_norm(margin, R, t)
+    W = comparator_norm(margin, R, t) * small_size_factor(t, knee)
     pure = delta == 0.0
 
     def closed_form(mu):          # argmin at a fixed mu: sigma sqrt(p)/(n W)

@@ -77,6 +77,8 @@ def test_alpha_rule_formulas():
     (HuberLoss(1.0), 12_000, 62, 10.0, 1e-6),
     (LogisticLoss(), 3_000, 11, 2.0, 0.0),       # pure: norm-Laplace's per-coordinate mu
     (LogisticLoss(), 20_000_000, 21, 1.0, 1e-10),  # the output step's floor binds
+    (HuberLoss(1.0), 309, 9, 0.5, 1e-6),         # the regressors' small-sample knee binds
+    (LogisticLoss(), 309, 9, 0.5, 1e-6),         # ... and not the classifiers'
 ])
 def test_objective_perturbation_alpha_is_the_argmin(loss, n, p, eps, delta):
     """The floor-aware rule minimises p sigma(alpha)^2/(2 n^2 alpha) + alpha W^2/2 with the
@@ -92,7 +94,10 @@ def test_objective_perturbation_alpha_is_the_argmin(loss, n, p, eps, delta):
     mu0 = (eps / math.sqrt(p + 1.0) if delta == 0.0
            else 1.0 / calibrate_gaussian_sigma(eps, delta, 1.0))
     # the comparator's growth stops at the calibrated range's t = 2e4
-    W = _auto.OP_MARGIN[family] / R * (min(n * mu0 / math.sqrt(p), 2e4) / 1000.0) ** (1 / 3)
+    t = n * mu0 / math.sqrt(p)
+    W = _auto.OP_MARGIN[family] / R * (min(t, 2e4) / 1000.0) ** (1 / 3)
+    if family == "regression" and t < 70.0:      # the small-sample knee, (t/70)^1.5
+        W *= (t / 70.0) ** 1.5
     floor = minimum_alpha(loss, R, n, eps, delta)
 
     def mu_at(alpha):
@@ -221,3 +226,32 @@ def test_explicit_values_are_kept():
                                epsilon=1.0, data_norm=1.0, alpha=0.05, solver="phased",
                                random_state=0).fit(X, y)
     assert clf.solver_ == "phased" and clf.alpha_ == 0.05
+
+
+def test_small_sample_knee_of_the_regressors():
+    """Below the privacy sample size SMALL_SIZE_KNEE the Huber comparator shrinks as
+    (t/knee)^1.5, so alpha grows (toward the constant predictor); at and above it, and for
+    the classifiers, the rule is the one without the knee."""
+    from skdp._solvers import _objective_perturbation as op
+
+    assert op.small_size_factor(10.0, 0.0) == 1.0
+    assert op.small_size_factor(op.SMALL_SIZE_KNEE, op.SMALL_SIZE_KNEE) == 1.0
+    assert op.small_size_factor(op.SMALL_SIZE_KNEE / 4, op.SMALL_SIZE_KNEE) == \
+        pytest.approx(0.25 ** op.SMALL_SIZE_EXPONENT)
+    R = math.sqrt(2.0)
+
+    def both(loss, n, p, eps):
+        knee = op.SMALL_SIZE_KNEE if isinstance(loss, HuberLoss) else 0.0
+        args = (float(loss.lipschitz(R)), float(loss.smoothness(R)),
+                op.minimum_alpha(loss, R, n, eps, 1e-6), 49.0 if knee else 83.0, n, p, eps,
+                1e-6, R, max(1.0, float(loss.lipschitz(1.0))), float(loss.sup_loss_at_zero()))
+        return (_auto.auto_alpha("objective_perturbation", loss, n=n, p=p, epsilon=eps,
+                                 delta=1e-6, row_bound=R),
+                op._objective_perturbation_alpha(*args, 0.0))
+
+    with_knee, without = both(HuberLoss(1.0), 309, 9, 0.5)
+    assert with_knee > 3 * without
+    with_knee, without = both(HuberLoss(1.0), 20_000, 9, 0.5)     # t ~ 830: no knee
+    assert with_knee == without
+    with_knee, without = both(LogisticLoss(), 309, 9, 0.5)
+    assert with_knee == without
