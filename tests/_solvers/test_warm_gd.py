@@ -94,12 +94,29 @@ def test_released_mean_gradient_sensitivity_in_memory_and_partitioned(loss, nump
 def test_plan_composition_is_certified_and_record_dominates():
     p = warm_gd_plan(50_000, 4, WelschLoss(1.0), epsilon=1.0, delta=1e-6, alpha=0.0,
                      row_bound=math.sqrt(2.0), loss_scale=1.0)
-    # basic composition: the warm start at (f eps, delta/2) by its profile, the T steps at
-    # ((1 - f) eps, delta/2) by Gaussian DP
+    # one profile for both stages: the T steps (total GDP mu_r = mu_1 sqrt((1 - f)/f)) join
+    # the warm start's output step in objective perturbation's delta_OP
     from skdp._solvers import _warm_gd
+    from skdp._solvers._warm_gd import warm_gd_delta
+    from skdp.accounting._objective_perturbation import objective_perturbation_delta
 
-    mu_g = skdp.accounting.gaussian_mu_for(1.0 - _warm_gd.WARM_SHARE, 0.5e-6)
-    assert p["mu_step"] * math.sqrt(p["T"]) == pytest.approx(mu_g)
+    f = _warm_gd.WARM_SHARE
+    mu_r = p["mu_step"] * math.sqrt(p["T"])
+    assert mu_r == pytest.approx(p["mu_warm"] * math.sqrt((1 - f) / f), rel=1e-6)
+    out = math.hypot(op.OUT_RATIO * p["mu_warm"], mu_r)
+    assert objective_perturbation_delta(1.0, p["mu_warm"], out, p["eps_j"]) <= 1e-6
+    assert warm_gd_delta(1.0, p["mu_warm"], p["mu_step"], p["T"], p["eps_j"]) <= 1e-6
+    # calibrated, not loose: 1 % less noise in both stages misses the target
+    assert warm_gd_delta(1.0, 1.01 * p["mu_warm"], 1.01 * p["mu_step"], p["T"],
+                         p["eps_j"]) > 1e-6
+    # the shared profile gives the refinement far more than basic composition of
+    # (f eps, delta/2) and ((1 - f) eps, delta/2) did, at a smaller cost to the warm start
+    basic_r = skdp.accounting.gaussian_mu_for(1.0 - f, 0.5e-6)
+    assert mu_r > 1.5 * basic_r
+    basic_warm = op.objective_perturbation_plan(50_000, 4, p["warm_loss"], epsilon=f,
+                                                delta=0.5e-6, alpha=p["warm"]["alpha"],
+                                                row_bound=math.sqrt(2.0))
+    assert p["mu_warm"] > 2.0 * basic_warm["L"] / basic_warm["sigma"]
     assert p["epsilon"] == 1.0
     assert get_epsilon(p["event"], 1e-6) >= 1.0
     comp = warm_gd_plan(50_000, 4, WelschLoss(1.0), epsilon=1.0, delta=1e-6, alpha=0.0,
@@ -174,6 +191,9 @@ def test_privacy_audit_honest_and_under_noised(exact, monkeypatch):
     assert honest.epsilon_lower_bound <= AUDIT_EPS, honest
     cal, mu_for = op.calibrate_objective_perturbation, skdp.accounting.gaussian_mu_for
     monkeypatch.setattr(op, "calibrate_objective_perturbation", lambda *a: 8.0 * cal(*a))
+    # the shared profile of both stages (tight): mu_1, hence mu_r = ratio mu_1, 8x
+    monkeypatch.setattr(wg, "calibrate_objective_perturbation", lambda *a: 8.0 * cal(*a))
+    monkeypatch.setattr(wg, "warm_gd_delta", lambda *a: 0.0)   # skip the self-check
     monkeypatch.setattr(skdp.accounting, "gaussian_mu_for", lambda *a: 8.0 * mu_for(*a))
     weak = epsilon_lower_bound(_outputs(1, 0, exact), _outputs(-1, 10**6, exact),
                                delta=AUDIT_DELTA, random_state=0)
@@ -215,3 +235,31 @@ def test_exact_noise_path_releases_every_gradient_on_its_grid(monkeypatch):
     assert f.secure_noise_ is False and not any(exact for _, exact, _ in released)
     assert f.dp_event_ == a.dp_event_
     assert a.score(X, y) > 0.9
+
+
+def test_skip_rule_thresholds_the_public_noise_drift():
+    """The refinement runs iff its planned noise drift eta sigma sqrt(p T) is at most
+    NOISE_DRIFT_LIMIT times the refinement radius, at every loss and scale; the calibrated
+    break holds (synthetic robust problems, results/robust_defaults.md):
+    Tukey skipped at n = 2000, p = 21, eps = 1 (drift 0.053, where refining no longer paid),
+    Welsch refined at n = 5000, eps = 1 (0.035)."""
+    from skdp._solvers import _warm_gd
+
+    def drift(plan, p):
+        return plan["step"] * plan["sigma"] * math.sqrt(p * plan["T"]) / plan["radius"]
+
+    R, seen = math.sqrt(2.0), set()
+    for loss_cls in (TukeyLoss, WelschLoss, CauchyLoss):
+        for n in (500, 2000, 5000, 20_000, 100_000):
+            for eps in (0.25, 0.5, 1.0, 2.0, 10.0):
+                for c in (0.3, 1.0):
+                    kw = dict(epsilon=eps, delta=1e-6, alpha=0.0, row_bound=R, loss_scale=c)
+                    ref = warm_gd_plan(n, 21, loss_cls(c), warm_share=_warm_gd.WARM_SHARE,
+                                       **kw)
+                    default = warm_gd_plan(n, 21, loss_cls(c), **kw)
+                    assert (default["T"] == 0) == (drift(ref, 21) > _warm_gd.NOISE_DRIFT_LIMIT)
+                    seen.add(default["T"] == 0)
+    assert seen == {True, False}
+    kw = dict(epsilon=1.0, delta=1e-6, alpha=0.0, row_bound=R, loss_scale=1.0)
+    assert warm_gd_plan(2000, 21, TukeyLoss(1.0), **kw)["T"] == 0
+    assert warm_gd_plan(5000, 21, WelschLoss(1.0), **kw)["T"] == _warm_gd.REFINE_STEPS
