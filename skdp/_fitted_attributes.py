@@ -39,6 +39,7 @@ __all__ = ["RELEASED", "PUBLIC", "UNPROTECTED_DIAGNOSTICS", "atomic_fit", "strip
 #: the DP release and its post-processing
 RELEASED = frozenset({
     "coef_", "intercept_",                                   # linear models
+    "base_rate_fallback_",                                   # the base-rate check's choice
     "mean_", "var_", "scale_",                               # DPStandardScaler
     "knots_", "n_features_out_", "categories_",              # spline basis, one-hot
     "center_", "clip_bounds_", "output_norm_bound_",         # robust scaler; the bound a

@@ -142,7 +142,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
+from ..accounting import (calibrate_poisson_gaussian, compose, gaussian_event,
+                          gaussian_mu_for, poisson_gaussian_event)
 from .._mechanisms import clip_and_augment, release_gaussian
 from .._mechanisms._exact import exact_gaussian_noise
 from .._mechanisms._summation import UNIT_ROUNDOFF, summation_clip
@@ -181,11 +182,17 @@ def _paper_multiplier(epsilon, delta, n):
     return math.sqrt(32.0 * math.log(n / delta) * math.log(1.0 / delta)) / epsilon
 
 
-def _noise_multiplier(epsilon, delta, q, n_steps, n, calibration):
+def _noise_multiplier(epsilon, delta, q, n_steps, n, calibration, follow_up_mu=0.0):
     """Noise multiplier ``z`` (noise std over the per-example bound L); public only.
+    ``follow_up_mu > 0``: the steps composed with a Gaussian follow-up of that GDP
+    parameter (the base-rate check, :mod:`skdp.linear_model._base_rate`) meet the target.
 
     Kept as a module-level function so tests can replace it (e.g. by 0 for noise-free runs).
     """
+    if follow_up_mu:
+        if calibration == "paper":
+            raise ValueError("calibration='paper' has no follow-up release")
+        return calibrate_poisson_gaussian(epsilon, delta, q, n_steps, follow_up_mu)
     if calibration == "paper":
         z = _paper_multiplier(epsilon, delta, n)
         require_certified(poisson_gaussian_event(q, z, n_steps), epsilon, delta,
@@ -193,6 +200,18 @@ def _noise_multiplier(epsilon, delta, q, n_steps, n, calibration):
                           f"sampling rate {q:.4g}")
         return z
     return calibrate_poisson_gaussian(epsilon, delta, q, n_steps)
+
+
+def follow_up_mu(epsilon, delta, ratio):
+    """GDP parameter of the base-rate check after a dpsgd fit: ``ratio`` times the GDP
+    parameter of the whole ``(epsilon, delta)`` budget (0 for ``ratio = 0``); the steps get
+    what is left under the exact accountant (:func:`_noise_multiplier`)."""
+    ratio = float(ratio)
+    if not ratio:
+        return 0.0
+    if not (ratio > 0.0 and math.isfinite(ratio)):
+        raise ValueError(f"follow_up_ratio must be finite and > 0, got {ratio!r}")
+    return ratio * gaussian_mu_for(float(epsilon), float(delta))
 
 
 def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound):
@@ -329,6 +348,11 @@ def solve_dpsgd(X, y, loss, **kwargs):
         Expected batch size ``m`` (None: 50); sampling rate ``q = m/n``.
     n_steps : int or None
         Number of steps ``T``; default ``ceil(n^2/m^2)``.
+    follow_up_ratio : float, default=0.0
+        Budget of a Gaussian follow-up release (the base-rate check), ``mu_f/mu`` with
+        ``mu`` the GDP parameter of ``(epsilon, delta)``: the steps' noise is calibrated so
+        that steps and follow-up together meet the target (:func:`follow_up_mu`);
+        ``details["mu_follow_up"]`` is ``mu_f``.
 
     Returns
     -------
@@ -358,6 +382,7 @@ def _solve(
     batch_size=None,
     n_steps=None,
     noise_source=None,
+    follow_up_ratio=0.0,
 ):
     n = X.shape[0]
     p_in = X.shape[1] + int(bool(fit_intercept))
@@ -403,7 +428,8 @@ def _solve(
         )
 
     # 2. Noise, before the data is touched.
-    z = float(_noise_multiplier(epsilon, delta, q, T, n, calibration))
+    mu_f = follow_up_mu(epsilon, delta, follow_up_ratio)
+    z = float(_noise_multiplier(epsilon, delta, q, T, n, calibration, mu_f))
     sigma = z * L
     if mu > 0.0:
         step_coef, step_power_half, step_cap = 1.0 / mu, False, STEP_CAP_FACTOR / (beta_l + mu)
@@ -413,7 +439,10 @@ def _solve(
     # a Poisson batch has at most n rows: the summation margin for n terms
     clip = _clip_bound(L, p, n)
     dp_event = poisson_gaussian_event(q, z, T)
+    if mu_f > 0.0:
+        dp_event = compose(dp_event, gaussian_event(1.0 / mu_f, 1.0))
     details = {
+        "mu_follow_up": mu_f,
         "lipschitz": L,
         "smoothness": beta_l,
         "calibration": calibration,

@@ -106,8 +106,20 @@ def poisson_gaussian_event(sampling_rate, noise_multiplier, steps):
     )
 
 
-def _epsilon(q, z, steps, delta):
-    return get_epsilon(poisson_gaussian_event(q, z, steps), delta)
+def _with_follow_up(event, follow_up_mu):
+    """``event`` composed with a Gaussian follow-up release of GDP parameter
+    ``follow_up_mu`` (none for 0)."""
+    if not follow_up_mu > 0.0:
+        return event
+    from ._events import gaussian_event
+
+    # a tuple: the calibration's PLD caches need a hashable event
+    return dp_accounting.ComposedDpEvent((event, gaussian_event(1.0 / follow_up_mu, 1.0)))
+
+
+def _epsilon(q, z, steps, delta, follow_up_mu=0.0):
+    return get_epsilon(_with_follow_up(poisson_gaussian_event(q, z, steps), follow_up_mu),
+                       delta)
 
 
 def _initial_guess(epsilon, delta, q, steps):
@@ -118,8 +130,9 @@ def _initial_guess(epsilon, delta, q, steps):
     return 2.0 / math.sqrt(math.log1p(ratio * ratio))
 
 
-def calibrate_poisson_gaussian(epsilon, delta, sampling_rate, steps):
-    """Smallest noise multiplier ``z`` making :func:`poisson_gaussian_event` (ε, δ)-DP.
+def calibrate_poisson_gaussian(epsilon, delta, sampling_rate, steps, follow_up_mu=0.0):
+    """Smallest noise multiplier ``z`` making :func:`poisson_gaussian_event` (ε, δ)-DP
+    (composed with a Gaussian follow-up of GDP parameter ``follow_up_mu`` when it is > 0).
 
     The search runs in ``log z`` (bracketing, then Illinois regula falsi on
     ``log ε(z)``), first on the coarsest PLD grid (a starting point only), then with
@@ -139,6 +152,11 @@ def calibrate_poisson_gaussian(epsilon, delta, sampling_rate, steps):
     delta : float in (0, 1)
     sampling_rate : float in (0, 1]
     steps : int >= 1
+    follow_up_mu : float >= 0, default=0.0
+        A Gaussian release after the steps (the base-rate check of
+        :mod:`skdp.linear_model._base_rate`), composed in the search: the returned ``z``
+        makes ``compose(poisson_gaussian_event(q, z, steps), gaussian_event(1/mu_f, 1))``
+        (ε, δ)-DP.
 
     Returns
     -------
@@ -171,11 +189,14 @@ def calibrate_poisson_gaussian(epsilon, delta, sampling_rate, steps):
         raise ValueError(f"sampling_rate must be in (0, 1], got {sampling_rate!r}")
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps!r}")
-    return _calibrate_cached(epsilon, delta, q, steps)
+    follow_up_mu = float(follow_up_mu)
+    if not (follow_up_mu >= 0.0 and math.isfinite(follow_up_mu)):
+        raise ValueError(f"follow_up_mu must be finite and >= 0, got {follow_up_mu!r}")
+    return _calibrate_cached(epsilon, delta, q, steps, follow_up_mu)
 
 
 @functools.lru_cache(maxsize=256)
-def _calibrate_cached(epsilon, delta, q, steps):
+def _calibrate_cached(epsilon, delta, q, steps, follow_up_mu=0.0):
     log_target = math.log(epsilon)
 
     def objective(eps_of_z):
@@ -192,13 +213,13 @@ def _calibrate_cached(epsilon, delta, q, steps):
     #    answer is only a starting point
     interval = min(pld_interval(epsilon, steps) * COARSE_FACTOR,
                    grid_width(PLD_COARSEST_LEVEL))
-    coarse = objective(lambda z: pld_epsilon_on_grid(poisson_gaussian_event(q, z, steps),
-                                                     delta, interval))
+    coarse = objective(lambda z: pld_epsilon_on_grid(
+        _with_follow_up(poisson_gaussian_event(q, z, steps), follow_up_mu), delta, interval))
     x, slope = _secant(coarse, guess, lo_limit, hi_limit)
     # 2. the reporting accountant, first at the point where the pessimism model
     #    (:func:`skdp.accounting._accountant.grid_corrected`) expects ε a little below the
     #    target, then the bracketing search with small steps, always on the safe side
-    report = objective(lambda z: _epsilon(q, z, steps, delta))
+    report = objective(lambda z: _epsilon(q, z, steps, delta, follow_up_mu))
     aim = math.log1p(-0.6 * RTOL)
     true_eps = grid_corrected(epsilon, interval, steps)
     gap = 0.0  # predicted log(eps_report / eps_coarse) at x

@@ -160,13 +160,16 @@ def _plan_dpsgd(est, n_samples):
     """Event of :func:`~skdp._solvers.solve_dpsgd`: T Poisson-sampled Gaussian steps
     (``est`` is a resolved plan view: ``batch_size`` and ``n_steps`` are integers)."""
     from .._solvers import _dpsgd
-    from ..accounting import poisson_gaussian_event
+    from ..accounting import compose, gaussian_event, poisson_gaussian_event
 
     m, T = int(est.batch_size), int(est.n_steps)
     q = m / n_samples
+    mu_f = _dpsgd.follow_up_mu(est.epsilon, est.delta, getattr(est, "follow_up_ratio", 0.0))
     z = _dpsgd._noise_multiplier(
-        float(est.epsilon), float(est.delta), q, T, n_samples, est.calibration
+        float(est.epsilon), float(est.delta), q, T, n_samples, est.calibration, mu_f
     )
+    if mu_f > 0.0:
+        return compose(poisson_gaussian_event(q, z, T), gaussian_event(1.0 / mu_f, 1.0))
     return poisson_gaussian_event(q, z, T)
 
 

@@ -13,33 +13,40 @@ privately.
 
 The check
 ---------
-After the model ``(w, b)`` is released, one Gaussian release answers two counts on the
-training rows:
+After the model is released, one Gaussian release answers counts on the training rows:
 
-* ``c = #{i : y_i = +1}`` (the positives), and
-* ``a = #{i : sign(x_i.w + b) = y_i}`` (the rows the released model classifies right; the
-  rule of ``predict``: positive iff the score is ``> 0``).
+* two classes: ``c = #{i : y_i = +1}`` (the positives) and ``a = #{i : sign(x_i.w + b) =
+  y_i}`` (the rows the released model classifies right; the rule of ``predict``: positive
+  iff the score is ``> 0``).  Replacing one row changes each count by at most 1 whatever
+  the model: L2 sensitivity ``sqrt 2``;
+* ``K >= 3`` classes: the class counts ``c_1..c_K`` and ``a`` (rows whose largest score is
+  their class).  A replaced row moves one class count down and one up (or none) and ``a``
+  by at most 1: L2 sensitivity ``sqrt 3``.
 
-Replacing one row changes each count by at most 1 whatever the model, so the vector has
-L2 sensitivity ``sqrt 2``; with exact discrete Gaussian noise of GDP parameter ``mu_f``
+The noise is exact discrete Gaussian of GDP parameter ``mu_f``
 (:func:`skdp._mechanisms._exact.exact_gaussian_noise`, at least as private as the continuous
-one).  The check is planned with the fit: objective perturbation accounts it inside its own
-privacy profile as a Gaussian follow-up, ``mu_f = FALLBACK_RATIO mu`` with ``mu`` the
-objective noise's parameter (:mod:`skdp.accounting._objective_perturbation`, point 7), so the
-reported ``epsilon_`` covers model and check and costs the model about
-``1 - sqrt((1 + r_out^2)/(1 + r_out^2 + r_f^2))`` of its ``mu`` (4 % at ``r_f = 0.3``).
+one).  The check is planned with the fit, so the reported ``epsilon_`` covers model and
+check:
+
+* objective perturbation (binary default) accounts it inside its own privacy profile as a
+  Gaussian follow-up, ``mu_f = FALLBACK_RATIO mu`` with ``mu`` the objective noise's
+  parameter (:mod:`skdp.accounting._objective_perturbation`, point 7); this costs the model
+  about ``1 - sqrt((1 + r_out^2)/(1 + r_out^2 + r_f^2))`` of its ``mu`` (4 % at ``r_f = 0.3``);
+* dpsgd (multinomial default) gets ``mu_f = FALLBACK_RATIO mu(epsilon, delta)`` and its
+  steps' noise is calibrated so that the PLD composition of the steps and the check meets
+  the target (:func:`skdp.accounting.calibrate_poisson_gaussian`, ``follow_up_mu``).
 
 The decision (post-processing of the two releases)
 --------------------------------------------------
-With ``m = max(c, n - c)`` the constant predictor's count: if ``a < m``, the released model
-is replaced by its *base-rate fallback*:
+With ``m`` the majority class's count (``max(c, n - c)``; ``max_k c_k``): if ``a < m``, the
+released model is replaced by its *base-rate fallback*:
 
-* ``coef_ <- f w`` with ``f = FALLBACK_MARGIN/(||w|| data_norm)``: the scores of rows within
+* ``coef_ <- f W`` with ``f = FALLBACK_MARGIN/(||W||_F data_norm)``: the scores of rows within
   the public bound move by at most ``FALLBACK_MARGIN``, so the model predicts the majority
-  class (unless the base rate is within ``FALLBACK_MARGIN`` of 1/2) and keeps its ranking
-  (the ROC AUC is unchanged);
-* ``intercept_ <- logit(c/n)`` (``c/n`` clipped to ``[1/(2n), 1 - 1/(2n)]``): probabilities at
-  the private base rate.
+  class (unless two class rates are within ``2 FALLBACK_MARGIN`` in log) and keeps its
+  ranking (the ROC AUC of a binary model is unchanged);
+* ``intercept_ <- logit(c/n)`` (two classes) or ``log(c_k/n)`` (rates clipped to
+  ``[1/(2n), 1 - 1/(2n)]``): probabilities at the private class rates.
 
 The noise std of ``a - m`` is ``2/mu_f`` rows; the training rows also flatter the model a
 little (it was fitted on them).  Both only matter where the model and the majority are
@@ -51,44 +58,63 @@ import math
 import numpy as np
 from sklearn.utils.extmath import safe_sparse_dot
 
-__all__ = ["release_base_rate_counts", "base_rate_fallback"]
+__all__ = ["release_base_rate_counts", "base_rate_fallback", "counts_sensitivity"]
 
-#: L2 sensitivity of ``(c, a)`` under replace-one
-COUNTS_SENSITIVITY = math.sqrt(2.0)
 #: largest score change of the fallback on rows within the public bound (logits)
 FALLBACK_MARGIN = 1e-3
 
 
-def _training_counts(X, y_pm, coef, intercept):
-    """``(c, a)``: positives and rows classified right by ``sign(X w + b)``, as floats."""
+def counts_sensitivity(n_classes):
+    """Replace-one L2 sensitivity of the released counts: ``sqrt 2`` for two classes
+    (positives, rows right), ``sqrt 3`` for more (class counts, rows right)."""
+    return math.sqrt(2.0) if int(n_classes) == 2 else math.sqrt(3.0)
+
+
+def _scores(X, coef, intercept):
+    return np.asarray(safe_sparse_dot(X, coef.T, dense_output=True)) + intercept
+
+
+def _training_counts(X, y_enc, coef, intercept):
+    """The exact counts (module docstring), as floats.
+
+    ``coef`` of shape ``(1, d)`` (two classes, ``y_enc`` in +-1) or ``(K, d)`` (``y_enc`` the
+    class index)."""
     from .._solvers._dask_objective import DaskDesign
 
-    if isinstance(X, DaskDesign):
+    coef = np.atleast_2d(np.asarray(coef, dtype=np.float64))
+    intercept = np.asarray(intercept, dtype=np.float64).reshape(-1)
+    if isinstance(X, DaskDesign):     # binary only (Dask fits are binary)
         import dask
 
         design = X.X[:, :X.shape[1]] if X.augmented else X.X
         positive = X.y > 0
-        predicted = (design @ coef + intercept) > 0
+        predicted = (design @ coef[0] + intercept[0]) > 0
         c, a = dask.compute(positive.sum(), (predicted == positive).sum())
-        return float(c), float(a)
-    positive = np.asarray(y_pm) > 0
-    predicted = np.asarray(safe_sparse_dot(X, coef, dense_output=True)).reshape(-1) \
-        + intercept > 0
-    return float(np.count_nonzero(positive)), float(np.count_nonzero(predicted == positive))
+        return np.array([float(c), float(a)])
+    y_enc = np.asarray(y_enc)
+    if coef.shape[0] == 1:
+        positive = y_enc > 0
+        predicted = _scores(X, coef, intercept)[:, 0] > 0
+        return np.array([float(np.count_nonzero(positive)),
+                         float(np.count_nonzero(predicted == positive))])
+    labels = y_enc.astype(np.int64)
+    counts = np.bincount(labels, minlength=coef.shape[0]).astype(np.float64)
+    right = np.count_nonzero(np.argmax(_scores(X, coef, intercept), axis=1) == labels)
+    return np.append(counts, float(right))
 
 
-def release_base_rate_counts(X, y_pm, coef, intercept, mu_f, source):
-    """Noisy ``(c, a)`` (module docstring) under ``mu_f``-GDP, exact discrete noise.
+def release_base_rate_counts(X, y_enc, coef, intercept, mu_f, source):
+    """Noisy counts (module docstring) under ``mu_f``-GDP, exact discrete noise.
 
     Parameters
     ----------
     X : ndarray, sparse matrix or DaskDesign of shape (n, d)
         The training rows as the solver saw them (unclipped: the counts are bounded by 1
         per row whatever the row).
-    y_pm : ndarray or Dask array of shape (n,)
-        Labels encoded as +-1.
-    coef : ndarray of shape (d,)
-    intercept : float
+    y_enc : ndarray or Dask array of shape (n,)
+        Labels encoded as +-1 (two classes) or class indices.
+    coef : ndarray of shape (1, d) or (K, d)
+    intercept : ndarray of shape (1,) or (K,)
         The *released* model.
     mu_f : float
         GDP parameter of the release (``> 0``).
@@ -97,20 +123,20 @@ def release_base_rate_counts(X, y_pm, coef, intercept, mu_f, source):
 
     Returns
     -------
-    counts : ndarray of shape (2,)
-        Released ``(c, a)``.
+    counts : ndarray of shape (2,) or (K + 1,)
+        Released ``(c, a)`` or ``(c_1, ..., c_K, a)``.
     """
     from .._mechanisms._exact import exact_gaussian_noise, release_on_grid
 
     if not mu_f > 0.0:
         raise ValueError(f"mu_f must be > 0, got {mu_f!r}")
-    n = X.shape[0]
-    sigma = COUNTS_SENSITIVITY / float(mu_f)
+    coef = np.atleast_2d(np.asarray(coef, dtype=np.float64))
+    k = 2 if coef.shape[0] == 1 else coef.shape[0] + 1
+    sensitivity = counts_sensitivity(2 if coef.shape[0] == 1 else coef.shape[0])
     # noise drawn before the counts are read
-    gamma, z, _ = exact_gaussian_noise(source, sigma, COUNTS_SENSITIVITY, 2, bound=float(n))
-    counts = np.array(_training_counts(X, y_pm, np.asarray(coef, dtype=np.float64),
-                                       float(intercept)))
-    return release_on_grid(counts, gamma, z)
+    gamma, z, _ = exact_gaussian_noise(source, sensitivity / float(mu_f), sensitivity, k,
+                                       bound=float(X.shape[0]))
+    return release_on_grid(_training_counts(X, y_enc, coef, intercept), gamma, z)
 
 
 def base_rate_fallback(coef, intercept, counts, n, data_norm):
@@ -120,10 +146,10 @@ def base_rate_fallback(coef, intercept, counts, n, data_norm):
 
     Parameters
     ----------
-    coef : ndarray of shape (d,)
-    intercept : float
-    counts : ndarray of shape (2,)
-        Released ``(c, a)`` (:func:`release_base_rate_counts`).
+    coef : ndarray of shape (1, d) or (K, d)
+    intercept : ndarray of shape (1,) or (K,)
+    counts : ndarray of shape (2,) or (K + 1,)
+        Released counts (:func:`release_base_rate_counts`).
     n : int
         Public number of rows.
     data_norm : float
@@ -131,21 +157,29 @@ def base_rate_fallback(coef, intercept, counts, n, data_norm):
 
     Returns
     -------
-    coef, intercept, fell_back : ndarray, float, bool
+    coef, intercept, fell_back : ndarray, ndarray, bool
 
     Examples
     --------
     >>> import numpy as np
-    >>> coef, b, fell = base_rate_fallback(np.array([3.0, -4.0]), 0.2,
+    >>> coef, b, fell = base_rate_fallback(np.array([[3.0, -4.0]]), np.array([0.2]),
     ...                                    np.array([300.0, 550.0]), 1000, 1.0)
-    >>> fell, round(b, 3), float(np.abs(coef).max()) <= 1e-3
+    >>> fell, round(float(b[0]), 3), float(np.abs(coef).max()) <= 1e-3
     (True, -0.847, True)
     """
-    c, a = float(counts[0]), float(counts[1])
-    majority = max(c, n - c)
-    if not a < majority:
+    coef = np.atleast_2d(np.asarray(coef, dtype=np.float64))
+    intercept = np.asarray(intercept, dtype=np.float64).reshape(-1)
+    counts = np.asarray(counts, dtype=np.float64)
+    classes, right = counts[:-1], float(counts[-1])
+    if coef.shape[0] == 1:
+        classes = np.array([n - classes[0], classes[0]])
+    if not right < float(np.max(classes)):
         return coef, intercept, False
     norm = float(np.linalg.norm(coef))
     f = FALLBACK_MARGIN / (norm * float(data_norm)) if norm > 0.0 else 0.0
-    rate = min(max(c / n, 0.5 / n), 1.0 - 0.5 / n)
-    return coef * f, math.log(rate / (1.0 - rate)), True
+    rates = np.clip(classes / n, 0.5 / n, 1.0 - 0.5 / n)
+    if coef.shape[0] == 1:
+        new_intercept = np.array([math.log(rates[1] / (1.0 - rates[1]))])
+    else:
+        new_intercept = np.log(rates)
+    return coef * f, new_intercept, True

@@ -147,18 +147,21 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         is read, and the released event is recorded.  Survives ``clone``, pickling,
         joblib and Dask workers.
     base_rate_fallback : {"auto", False}, default="auto"
-        ``"auto"``: a binary fit by objective perturbation (``delta > 0``, with an
-        intercept) ends with a private check, planned with the fit and included in
-        ``epsilon_``: one Gaussian release of two counts on the training rows (positives;
-        rows the released model classifies right; replace-one L2 sensitivity ``sqrt 2``,
-        GDP parameter 0.3 times the objective noise's, accounted inside objective
-        perturbation's privacy profile, which costs the model ~4 % of its noise budget).
-        If the majority class classifies more rows, the model is replaced by its base-rate
-        fallback: coefficients shrunk until no score of a row within ``data_norm`` moves by
-        more than 1e-3 (same ranking, same ROC AUC) and the intercept at the private base
-        rate's logit, so it predicts the majority class (``base_rate_fallback_``).  Where
-        the features carry little signal, a private model otherwise lands below the
-        majority rate.  ``False``: no check.  Derivation in ``skdp.linear_model._base_rate``.
+        ``"auto"``: a fit by objective perturbation (binary) or dpsgd (multinomial, or
+        binary on request) with ``delta > 0``, ``calibration="tight"`` and an intercept
+        ends with a private check, planned with the fit and included in ``epsilon_``: one
+        Gaussian release of the class counts and of the rows the released model classifies
+        right (replace-one L2 sensitivity ``sqrt 2`` for two classes, ``sqrt 3`` for more;
+        GDP parameter 0.3 times the model's, which costs the model ~4-5 % of its noise
+        budget).  If the majority class classifies more rows, the model is replaced by its
+        base-rate fallback: coefficients shrunk until no score of a row within
+        ``data_norm`` moves by more than 1e-3 (same ranking) and the intercept at the
+        private class rates' logits, so it predicts the majority class
+        (``base_rate_fallback_``).  Where the features carry little signal, a private model
+        otherwise lands below the majority rate.  With the check, the multinomial default
+        regularises little (``alpha`` rule in ``skdp.linear_model._auto``).  ``False``: no
+        check (and the multinomial rule without it).  Derivation in
+        ``skdp.linear_model._base_rate``.
 
     Attributes
     ----------
@@ -376,13 +379,12 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         # generator gives its next draws)
         source = new_word_source(r if r is None or isinstance(r, numbers.Integral)
                                  else _check_random_state(r))
-        coef, intercept = attrs["coef_"][0], float(attrs["intercept_"][0])
-        counts = release_base_rate_counts(X, y_enc, coef, intercept, mu_f, source)
-        coef, intercept, fell_back = base_rate_fallback(coef, intercept, counts,
-                                                        X.shape[0], attrs["data_norm_"])
-        attrs["coef_"] = np.ascontiguousarray(coef.reshape(1, -1))
-        attrs["intercept_"] = np.array([intercept]) if self.fit_intercept \
-            else attrs["intercept_"]
+        counts = release_base_rate_counts(X, y_enc, attrs["coef_"], attrs["intercept_"],
+                                          mu_f, source)
+        coef, intercept, fell_back = base_rate_fallback(
+            attrs["coef_"], attrs["intercept_"], counts, X.shape[0], attrs["data_norm_"])
+        attrs["coef_"] = np.ascontiguousarray(coef)
+        attrs["intercept_"] = intercept
         attrs["base_rate_fallback_"] = bool(fell_back)
 
     def _dask_inputs(self, X, y, classes):

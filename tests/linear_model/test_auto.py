@@ -171,7 +171,8 @@ def test_multinomial_default_and_planner():
                                epsilon=1.0, data_norm=1.0, random_state=0).fit(X, y)
     assert clf.solver_ == "dpsgd"
     assert clf.solver_params_ == dict(zip(("batch_size", "n_steps"),
-                                          _auto.dpsgd_schedule(800, 18)))
+                                          _auto.dpsgd_schedule(800, 18)),
+                                      follow_up_ratio=_auto.FALLBACK_RATIO)
     assert planned_dp_event(clf, 800) == clf.dp_event_
 
 
@@ -198,12 +199,19 @@ def test_multinomial_dpsgd_alpha_rule():
     assert binary == pytest.approx(noise_balanced_alpha(
         float(LogisticLoss().lipschitz(R)), d + 1, n, _auto.budget_mu(eps, delta, d + 1), R,
         _auto.MARGIN["classification"]))
+    # with the base-rate check (the default) the comparator is flat and nearly
+    # unregularised: W = DPSGD_CHECKED_MARGIN/R
+    checked = _auto.auto_alpha("dpsgd", loss, n=n, p=P, checked=True, **rule)
+    assert checked == pytest.approx(
+        2 * L / mu * math.sqrt(P) / (n * _auto.DPSGD_CHECKED_MARGIN / R))
+    assert checked < got / 100
     # the fitted model reports the rule's alpha, and the planner plans the same event
     X, y = _data(n=n, d=d, classes=K)
-    clf = DPLogisticRegression(classes=list(range(K)), epsilon=eps, data_norm=1.0,
-                               random_state=0).fit(X, y)
-    assert clf.solver_ == "dpsgd" and clf.alpha_ == pytest.approx(got)
-    assert planned_dp_event(clf, n) == clf.dp_event_
+    for kwargs, alpha in (({}, checked), ({"base_rate_fallback": False}, got)):
+        clf = DPLogisticRegression(classes=list(range(K)), epsilon=eps, data_norm=1.0,
+                                   random_state=0, **kwargs).fit(X, y)
+        assert clf.solver_ == "dpsgd" and clf.alpha_ == pytest.approx(alpha)
+        assert planned_dp_event(clf, n) == clf.dp_event_
 
 
 def test_multinomial_plan_ignores_a_replaced_row():

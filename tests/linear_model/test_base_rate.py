@@ -12,10 +12,10 @@ from skdp.accounting._objective_perturbation import objective_perturbation_delta
 from skdp.linear_model._auto import FALLBACK_RATIO
 from skdp.linear_model._base import planned_dp_event
 from skdp.linear_model._base_rate import (
-    COUNTS_SENSITIVITY,
     FALLBACK_MARGIN,
     _training_counts,
     base_rate_fallback,
+    counts_sensitivity,
     release_base_rate_counts,
 )
 from skdp._solvers._objective_perturbation import OUT_RATIO, objective_perturbation_plan
@@ -39,16 +39,19 @@ def _strong(n=3000, p=5, seed=0):
 
 
 def test_decision_keeps_a_model_that_beats_the_majority():
-    coef = np.array([1.0, -2.0])
-    out = base_rate_fallback(coef, 0.5, np.array([400.0, 700.0]), 1000, 1.0)
+    coef = np.array([[1.0, -2.0]])
+    out = base_rate_fallback(coef, np.array([0.5]), np.array([400.0, 700.0]), 1000, 1.0)
     assert out[2] is False
-    assert out[0] is coef and out[1] == 0.5
+    np.testing.assert_array_equal(out[0], coef)
+    assert out[1][0] == 0.5
 
 
 def test_fallback_predicts_the_majority_and_keeps_the_ranking():
     rng = np.random.default_rng(0)
     coef = rng.standard_normal(6) * 10
-    new_coef, b, fell = base_rate_fallback(coef, 0.3, np.array([250.0, 600.0]), 1000, 1.0)
+    new_coef, b, fell = base_rate_fallback(coef[None, :], np.array([0.3]),
+                                           np.array([250.0, 600.0]), 1000, 1.0)
+    new_coef, b = new_coef[0], b[0]
     assert fell
     assert b == pytest.approx(math.log(0.25 / 0.75))
     X = rng.standard_normal((500, 6))
@@ -61,8 +64,23 @@ def test_fallback_predicts_the_majority_and_keeps_the_ranking():
 
 
 def test_fallback_rate_is_clipped_inside_zero_one():
-    _, b, fell = base_rate_fallback(np.ones(2), 0.0, np.array([-5.0, -10.0]), 100, 1.0)
-    assert fell and b == pytest.approx(math.log(0.005 / 0.995))
+    _, b, fell = base_rate_fallback(np.ones((1, 2)), np.zeros(1), np.array([-5.0, -10.0]),
+                                    100, 1.0)
+    assert fell and b[0] == pytest.approx(math.log(0.005 / 0.995))
+
+
+def test_multiclass_fallback_predicts_the_largest_class():
+    rng = np.random.default_rng(3)
+    coef = rng.standard_normal((4, 5)) * 20
+    counts = np.array([100.0, 450.0, 250.0, 200.0, 300.0])     # class counts, then right
+    new_coef, b, fell = base_rate_fallback(coef, np.zeros(4), counts, 1000, 1.0)
+    assert fell
+    np.testing.assert_allclose(b, np.log([0.1, 0.45, 0.25, 0.2]))
+    X = rng.standard_normal((300, 5))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    assert np.all(np.argmax(X @ new_coef.T + b, axis=1) == 1)
+    kept = base_rate_fallback(coef, np.zeros(4), counts + [0, 0, 0, 0, 200], 1000, 1.0)
+    assert kept[2] is False
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -73,11 +91,11 @@ def test_counts_sensitivity_on_adversarial_neighbours(seed):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((200, 4))
     y = np.where(rng.random(200) < 0.3, 1.0, -1.0)
-    coef, b = rng.standard_normal(4) * 5, float(rng.standard_normal())
+    coef, b = rng.standard_normal((1, 4)) * 5, rng.standard_normal(1)
     base = np.array(_training_counts(X, y, coef, b))
     worst = 0.0
     candidates = [rng.standard_normal(4) * s for s in (0.01, 1.0, 100.0, 1e6)]
-    candidates += [coef * 1e3, -coef * 1e3, np.zeros(4)]
+    candidates += [coef[0] * 1e3, -coef[0] * 1e3, np.zeros(4)]
     for i in range(0, 200, 7):
         for x_new in candidates:
             for y_new in (-1.0, 1.0):
@@ -86,16 +104,39 @@ def test_counts_sensitivity_on_adversarial_neighbours(seed):
                 change = np.array(_training_counts(X2, y2, coef, b)) - base
                 assert np.all(np.abs(change) <= 1.0)
                 worst = max(worst, float(np.linalg.norm(change)))
-    assert worst == pytest.approx(COUNTS_SENSITIVITY)
+    assert worst == pytest.approx(counts_sensitivity(2))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_multiclass_counts_sensitivity_on_adversarial_neighbours(seed):
+    """K classes: a replaced row moves one class count down, one up, and the right count by
+    at most 1: L2 change at most sqrt 3, reached."""
+    rng = np.random.default_rng(seed)
+    K = 4
+    X = rng.standard_normal((150, 3))
+    y = rng.integers(0, K, 150).astype(float)
+    coef, b = rng.standard_normal((K, 3)) * 3, rng.standard_normal(K)
+    base = _training_counts(X, y, coef, b)
+    worst = 0.0
+    candidates = [rng.standard_normal(3) * s for s in (0.1, 1.0, 1e4)] + [np.zeros(3)]
+    for i in range(0, 150, 11):
+        for x_new in candidates:
+            for y_new in range(K):
+                X2, y2 = X.copy(), y.copy()
+                X2[i], y2[i] = x_new, y_new
+                change = _training_counts(X2, y2, coef, b) - base
+                assert np.all(np.abs(change) <= 1.0)
+                worst = max(worst, float(np.linalg.norm(change)))
+    assert worst == pytest.approx(counts_sensitivity(K))
 
 
 def test_counts_on_sparse_rows_equal_the_dense_ones():
     sp = pytest.importorskip("scipy.sparse")
     X, y = _weak(500, 8)
     y_pm = np.where(y == 1, 1.0, -1.0)
-    coef = np.random.default_rng(1).standard_normal(8)
-    assert _training_counts(sp.csr_matrix(X), y_pm, coef, -0.2) == \
-        _training_counts(X, y_pm, coef, -0.2)
+    coef = np.random.default_rng(1).standard_normal((1, 8))
+    np.testing.assert_array_equal(_training_counts(sp.csr_matrix(X), y_pm, coef, [-0.2]),
+                                  _training_counts(X, y_pm, coef, [-0.2]))
 
 
 def test_released_counts_have_the_calibrated_noise():
@@ -103,17 +144,17 @@ def test_released_counts_have_the_calibrated_noise():
     accounting; a seeded repeat is reproducible)."""
     X, y = _weak(300, 3)
     y_pm = np.where(y == 1, 1.0, -1.0)
-    coef = np.array([1.0, -1.0, 0.5])
-    exact = np.array(_training_counts(X, y_pm, coef, 0.1))
+    coef = np.array([[1.0, -1.0, 0.5]])
+    exact = np.array(_training_counts(X, y_pm, coef, [0.1]))
     mu_f = 0.5
-    draws = np.array([release_base_rate_counts(X, y_pm, coef, 0.1, mu_f, new_word_source(s))
+    draws = np.array([release_base_rate_counts(X, y_pm, coef, [0.1], mu_f, new_word_source(s))
                       for s in range(1500)]) - exact
-    sd = COUNTS_SENSITIVITY / mu_f
+    sd = counts_sensitivity(2) / mu_f
     assert np.std(draws) == pytest.approx(sd, rel=0.06)
     assert abs(np.mean(draws)) < 4 * sd / math.sqrt(draws.size)
     np.testing.assert_array_equal(
-        release_base_rate_counts(X, y_pm, coef, 0.1, mu_f, new_word_source(7)),
-        release_base_rate_counts(X, y_pm, coef, 0.1, mu_f, new_word_source(7)))
+        release_base_rate_counts(X, y_pm, coef, [0.1], mu_f, new_word_source(7)),
+        release_base_rate_counts(X, y_pm, coef, [0.1], mu_f, new_word_source(7)))
 
 
 def test_plan_accounts_the_follow_up_inside_the_profile():
@@ -178,8 +219,8 @@ def test_off_and_where_it_does_not_apply():
         assert not clf.base_rate_fallback_ and "follow_up_ratio" not in clf.solver_params_
     y3 = np.arange(len(y)) % 3
     clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1, 2],
-                               random_state=0).fit(X, y3)
-    assert not clf.base_rate_fallback_
+                               random_state=0, solver="output_perturbation").fit(X, y3)
+    assert not clf.base_rate_fallback_ and "follow_up_ratio" not in clf.solver_params_
 
 
 def test_planned_event_is_the_fitted_one_with_the_check():
@@ -208,3 +249,35 @@ def test_dask_fit_runs_the_check_on_the_workers():
     assert clf.solver_params_["follow_up_ratio"] == FALLBACK_RATIO
     assert isinstance(clf.base_rate_fallback_, bool)
     assert clf.epsilon_ <= 1.0
+
+
+def test_multinomial_weak_signal_falls_back_and_the_event_is_planned():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0.0, 1.0, (3000, 8)) / math.sqrt(8)
+    y = rng.choice(3, 3000, p=[0.6, 0.25, 0.15])
+    fell = 0
+    for seed in range(3):
+        clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1, 2],
+                                   random_state=seed)
+        planned = planned_dp_event(clf, *X.shape)
+        clf.fit(X, y)
+        assert clf.solver_ == "dpsgd"
+        assert clf.solver_params_["follow_up_ratio"] == FALLBACK_RATIO
+        assert planned == clf.dp_event_
+        assert clf.epsilon_ <= 1.0 * (1 + 1e-9)
+        fell += clf.base_rate_fallback_
+        if clf.base_rate_fallback_:
+            assert np.all(clf.predict(X) == 0)
+    assert fell >= 2
+
+
+def test_dpsgd_calibration_composes_the_follow_up():
+    from skdp.accounting import (calibrate_poisson_gaussian, compose, get_epsilon,
+                                 poisson_gaussian_event)
+
+    q, T, mu_f = 0.02, 500, 0.1
+    bare = calibrate_poisson_gaussian(1.0, 1e-6, q, T)
+    z = calibrate_poisson_gaussian(1.0, 1e-6, q, T, follow_up_mu=mu_f)
+    assert z > bare
+    event = compose(poisson_gaussian_event(q, z, T), gaussian_event(1.0 / mu_f, 1.0))
+    assert 0.99 < get_epsilon(event, 1e-6) <= 1.0
