@@ -101,6 +101,24 @@ class _Stalled(Exception):
         self.W = W
 
 
+def _armijo_newton_step(objective, W, grad, direction, max_halvings=40):
+    """``(W_new, grad_new, step)`` of a Newton step halved until Armijo's sufficient
+    decrease ``F(W - t d) <= F(W) - 1e-4 t <g, d>`` holds (``d = H^{-1} g`` is a descent
+    direction for a positive definite ``H``); ``(None, None, 0)`` if no step passes."""
+    value, _ = objective.value_grad(W)
+    slope = float(np.sum(grad * direction))
+    if not slope > 0.0:
+        return None, None, 0.0
+    step = 1.0
+    for _ in range(max_halvings):
+        W_new = W - step * direction
+        v_new, g_new = objective.value_grad(W_new)
+        if v_new <= value - 1e-4 * step * slope:
+            return W_new, g_new, step
+        step *= 0.5
+    return None, None, 0.0
+
+
 def _newton_polish(objective, W, stop, margin, max_steps):
     """Newton steps from ``W`` (single-output objectives with a ``hessian``), each step
     halved until the gradient norm decreases: near the optimum L-BFGS's line search works
@@ -127,7 +145,16 @@ def _newton_polish(objective, W, stop, margin, max_steps):
                 break
             step *= 0.5
         else:
-            return W, False
+            # A piecewise-quadratic loss (Huber with a small threshold: residuals crossing
+            # it change the Hessian) can make every Newton step raise the gradient norm
+            # while still descending: fall back to Armijo's test on the objective's value
+            # (the damped Newton iteration converges on a strongly convex C^{1,1}
+            # objective with its generalised Hessian).  Without it the fit went on to the
+            # contraction fallback's millions of steps.
+            W_new, g_new, step = _armijo_newton_step(objective, W, grad, direction)
+            if W_new is None:
+                return W, False
+            g_new_norm = float(np.linalg.norm(g_new))
         # keep the Hessian while it still divides the gradient norm by LAGGED_HESSIAN_GAIN
         # per step (a Hessian costs several gradients); recompute it otherwise
         if step < 1.0 or g_new_norm > g_norm / LAGGED_HESSIAN_GAIN:

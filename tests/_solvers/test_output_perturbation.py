@@ -430,3 +430,47 @@ def test_large_designs_certify_by_newton_with_the_subsample_hessian(loss):
     assert objective.n_example_gradients <= 10 * n            # passes, counted
     _, grad = objective.value_grad(W)
     assert np.linalg.norm(grad) + objective.rounding_allowance(W) <= mu * tau
+
+
+class _SwitchingHessianQuadratic:
+    """``F(w) = w'Aw/2`` whose first ``hessian`` is a wrong positive definite ``B`` (as a
+    Huber generalised Hessian is once residuals cross the threshold), the true ``A`` after:
+    along ``d = B^{-1} g`` the gradient norm rises for every step size (``g'AB^{-1}g < 0``)
+    while ``F`` falls (``g'B^{-1}g > 0``)."""
+
+    def __init__(self):
+        self.A = np.diag([1.0, 100.0])
+        rot = np.array([[np.cos(0.5), -np.sin(0.5)], [np.sin(0.5), np.cos(0.5)]])
+        self.B = rot @ np.diag([1.0, 400.0]) @ rot.T
+        self.calls = 0
+
+    def value_grad(self, W):
+        g = self.A @ W
+        return 0.5 * float(np.sum(W * g)), g
+
+    def hessian(self, W):
+        self.calls += 1
+        return self.B if self.calls == 1 else self.A
+
+
+def test_newton_polish_falls_back_to_armijo_when_the_gradient_norm_rises():
+    """Huber with a small threshold on one-hot data (bike sharing, huber_threshold=0.1,
+    eps=10) made every halved Newton step raise the gradient norm: the polish gave up and
+    the fit ran the contraction fallback's 5e6 steps (minutes).  Armijo's test on the value
+    takes the step; the next (true) Hessian certifies."""
+    from skdp._solvers import _optimizers as optimizers
+
+    obj = _SwitchingHessianQuadratic()
+    W = np.array([[1.0], [-0.01]])
+    g = obj.A @ W
+    d = np.linalg.solve(obj.B, g)
+    assert (g.T @ d).item() > 0                               # a descent direction ...
+    for t in 0.5 ** np.arange(40):                            # ... no halving of which
+                                                              # lowers the gradient norm
+        assert np.linalg.norm(obj.A @ (W - t * d)) > np.linalg.norm(g)
+
+    def margin(W, grad):
+        return float(np.linalg.norm(grad))
+
+    W_out, ok = optimizers._newton_polish(obj, W, 1e-12, margin, 10)
+    assert ok and np.linalg.norm(W_out) < 1e-10
