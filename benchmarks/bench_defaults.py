@@ -210,6 +210,8 @@ def main(args):
         else:
             raw["dpl_versions"] = saved.get("dpl_versions")
             case["grid_seeds"] = saved["cases"][name]["grid_seeds"]
+            if "fresh_seeds" in saved["cases"][name]:     # the kept oracle's seed count
+                case["fresh_seeds"] = saved["cases"][name]["fresh_seeds"]
         if dpl is not None:
             raw["dpl_versions"] = dpl["versions"]
         for eps in epsilons:
