@@ -31,7 +31,7 @@ check:
 * objective perturbation (binary default) accounts it inside its own privacy profile as a
   Gaussian follow-up, ``mu_f = FALLBACK_RATIO mu`` with ``mu`` the objective noise's
   parameter (:mod:`skdp.accounting._objective_perturbation`, point 7); this costs the model
-  about ``1 - sqrt((1 + r_out^2)/(1 + r_out^2 + r_f^2))`` of its ``mu`` (4 % at ``r_f = 0.3``);
+  about ``1 - sqrt((1 + r_out^2)/(1 + r_out^2 + r_f^2))`` of its ``mu`` (2 % at ``r_f = 0.2``);
 * dpsgd (multinomial default) gets ``mu_f = FALLBACK_RATIO mu(epsilon, delta)`` and its
   steps' noise is calibrated so that the PLD composition of the steps and the check meets
   the target (:func:`skdp.accounting.calibrate_poisson_gaussian`, ``follow_up_mu``).

@@ -152,7 +152,7 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         ends with a private check, planned with the fit and included in ``epsilon_``: one
         Gaussian release of the class counts and of the rows the released model classifies
         right (replace-one L2 sensitivity ``sqrt 2`` for two classes, ``sqrt 3`` for more;
-        GDP parameter 0.3 times the model's, which costs the model ~4-5 % of its noise
+        GDP parameter 0.2 times the model's, which costs the model ~2 % of its noise
         budget).  If the majority class classifies more rows, the model is replaced by its
         base-rate fallback: coefficients shrunk until no score of a row within
         ``data_norm`` moves by more than 1e-3 (same ranking) and the intercept at the
