@@ -23,7 +23,9 @@ After the model is released, one Gaussian release answers counts on the training
   their class).  A replaced row moves one class count down and one up (or none) and ``a``
   by at most 1: L2 sensitivity ``sqrt 3``.
 
-The noise is exact discrete Gaussian of GDP parameter ``mu_f``
+The check runs where its comparison is precise, ``n mu >= CHECK_MIN_SIZE``
+(:func:`skdp.linear_model._auto.uses_base_rate_fallback`).  The noise is exact discrete
+Gaussian of GDP parameter ``mu_f``
 (:func:`skdp._mechanisms._exact.exact_gaussian_noise`, at least as private as the continuous
 one).  The check is planned with the fit, so the reported ``epsilon_`` covers model and
 check:
