@@ -499,7 +499,7 @@ class PrivacyLedger:
     ...     error_score="raise")
     >>> search = search.fit(X, y)       # 2 x 2 fold fits + 1 refit, all recorded
     >>> len(ledger), round(ledger.epsilon_spent(), 2), round(ledger.remaining, 2)
-    (5, 1.79, 1.21)
+    (5, 1.71, 1.29)
 
     (The default solver, objective perturbation, records a zCDP curve: five fits at 0.5
     compose to 1.71 in Rényi DP, where five Gaussian releases would compose to 1.19.)
