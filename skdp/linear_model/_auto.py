@@ -116,8 +116,8 @@ dpsgd fit uses a flat, nearly unregularised comparator instead, ``M_0 =
 DPSGD_CHECKED_MARGIN = 65536``, ``gamma = 0``.  The calibration cells are bimodal: either
 shrink to the class priors (weak signal, imbalanced classes) or barely regularise (strong
 signal, balanced classes -- digits: the rule above gave ``alpha`` 0.15 / 0.041 at
-``epsilon`` 0.5 / 1 and accuracy 0.113 / 0.147 where ``alpha <= 1e-4`` reaches 0.13 /
-0.22).  The check takes the first mode (it falls back to the priors when the majority class
+``epsilon`` 0.5 / 1 and accuracy 0.113 / 0.165 where the best ``alpha`` of skdp's grid
+reaches 0.162 / 0.291, ``benchmarks/results/multiclass.md``).  The check takes the first mode (it falls back to the priors when the majority class
 does better), so the rule only has to serve the second: on the saved multinomial cells,
 scoring each at ``max(score(M), score(M=16))`` (M = 16: shrinkage to the priors), the flat
 comparator's mean / worst shortfall is 0.0005 / 0.048 against 0.0050 / 0.087 for
@@ -375,8 +375,7 @@ FALLBACK_RATIO = 0.2
 CHECK_MIN_SIZE = 200.0
 
 
-def uses_base_rate_fallback(estimator, solver, loss, n_outputs, delta, n=None,
-                            epsilon=None):
+def uses_base_rate_fallback(estimator, solver, loss, n_outputs, delta, *, n, epsilon):
     """Whether the fit ends with the base-rate check (:mod:`skdp.linear_model._base_rate`):
     ``base_rate_fallback="auto"`` on a logistic fit (binary or multinomial) by objective
     perturbation or dpsgd (``calibration="tight"``) with ``delta > 0`` and an intercept
@@ -386,8 +385,7 @@ def uses_base_rate_fallback(estimator, solver, loss, n_outputs, delta, n=None,
             and float(delta) > 0.0 and bool(getattr(estimator, "fit_intercept", False))
             and getattr(estimator, "calibration", "tight") == "tight"):
         return False
-    if n is not None and epsilon is not None and \
-            float(n) * budget_mu(float(epsilon), float(delta), 1) < CHECK_MIN_SIZE:
+    if float(n) * budget_mu(float(epsilon), float(delta), 1) < CHECK_MIN_SIZE:
         return False
     if solver == "objective_perturbation":
         return loss.loss_id == LOGISTIC and int(n_outputs) == 1

@@ -1,5 +1,5 @@
-r"""The base-rate fallback of binary ``DPLogisticRegression``: never (much) worse than
-predicting the majority class.
+r"""The base-rate fallback of ``DPLogisticRegression`` (binary and multinomial): never
+(much) worse than predicting the majority class.
 
 Why
 ---
@@ -50,9 +50,9 @@ released model is replaced by its *base-rate fallback*:
 * ``intercept_ <- logit(c/n)`` (two classes) or ``log(c_k/n)`` (rates clipped to
   ``[1/(2n), 1 - 1/(2n)]``): probabilities at the private class rates.
 
-The noise std of ``a - m`` is ``2/mu_f`` rows; the training rows also flatter the model a
-little (it was fitted on them).  Both only matter where the model and the majority are
-close, and there either choice costs little.
+The noise std of ``a - m`` is ``2/mu_f`` rows (``sqrt 6/mu_f`` for ``K >= 3``); the
+training rows also flatter the model a little (it was fitted on them).  Both only matter
+where the model and the majority are close, and there either choice costs little.
 """
 
 import math
