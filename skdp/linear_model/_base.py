@@ -120,11 +120,36 @@ FIT_DTYPES = (np.float64, np.float32)
 
 
 def _refuse_sample_weight(sample_weight):
-    if sample_weight is not None:
+    """Refuse ``sample_weight``.  Whole-number weights are row counts, which is how
+    scikit-learn's ``BaggingClassifier``/``BaggingRegressor`` resample rows (``np.bincount``
+    of the drawn indices, 0/1 even with ``bootstrap=False``): the message says why that
+    breaks the per-row guarantee and what to do instead."""
+    if sample_weight is None:
+        return
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+        counts = bool(w.size) and bool(np.all(np.isfinite(w))) and bool(
+            np.all((w >= 0) & (w == np.floor(w))))
+    except (TypeError, ValueError):
+        counts = False
+    if counts:
         raise ValueError(
-            "sample_weight is not supported: per-sample weights change the sensitivity of "
-            "the fit and void the privacy guarantee"
-        )
+            "sample_weight is not supported: these whole-number weights are row counts, "
+            "which is how BaggingClassifier/BaggingRegressor resample rows. With "
+            "bootstrap=True a row drawn k times enters the fit k times: replacing it moves "
+            "the fit k times as far (k-fold sensitivity), which voids the per-row guarantee. "
+            "bootstrap=False passes 0/1 weights (rows without replacement), refused as "
+            "well: each of the ensemble's models spends its own epsilon on overlapping "
+            "rows, which no model reports. Instead fit one DP model on all rows, or fit "
+            "models on disjoint blocks of rows, fixed without looking at the data (each row "
+            "in one block: the ensemble is "
+            "(epsilon, delta)-DP by parallel composition) and combine their predictions; "
+            "to tune, use skdp.model_selection.DPGridSearchCV, which accounts its total "
+            "cost")
+    raise ValueError(
+        "sample_weight is not supported: per-sample weights change the sensitivity of "
+        "the fit and void the privacy guarantee"
+    )
 
 
 def clip_targets(y, bound):

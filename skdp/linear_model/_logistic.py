@@ -391,10 +391,17 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         """``(DaskDesign, its targets)`` of a binary fit on a Dask collection: labels checked
         and encoded to +-1 on the workers; the public ``classes`` is required (reading the
         label set would need a pass over the private data)."""
-        if classes is None or classes.size != 2:
+        if classes is None:
             raise ValueError(
-                "DPLogisticRegression.fit on a Dask collection is binary and needs the public "
-                "label set: pass classes=[negative, positive]")
+                "DPLogisticRegression.fit on a Dask collection needs the public label set "
+                "(reading it from y would need a pass over the private data): pass "
+                "classes=[negative, positive]")
+        if classes.size != 2:
+            raise ValueError(
+                f"DPLogisticRegression fits on a Dask collection are binary only (two "
+                f"public classes); got classes={classes.tolist()!r} ({classes.size} "
+                "classes). The multinomial model has no Dask path: fit it on in-memory "
+                "arrays (e.g. X.compute(), y.compute()) with the same classes")
         design = dask_design(self, X, y, functools.partial(_encode_binary,
                                                            positive=classes[1]),
                              labels=classes)

@@ -69,7 +69,8 @@ reports ``privacy_guaranteed_ = False`` and ``epsilon_ = inf``.
 
 Every model the search returns (``best_estimator_``) is stripped of the unprotected
 diagnostics (``n_iter_``, ``n_gradient_evals_``...; :mod:`skdp._fitted_attributes`), so
-that everything it carries is covered by ``epsilon_``.
+that everything it carries is covered by ``epsilon_``; the search itself has no
+``refit_time_`` (scikit-learn's searches time the refit: a fit on the private data).
 
 Not protected: the run time (it reveals ``K`` roughly, which is data-independent but
 must not be published together with the selection), and the floating-point bits of the
@@ -81,7 +82,6 @@ import functools
 import math
 from abc import ABCMeta, abstractmethod
 import numbers
-import time
 import warnings
 
 import dp_accounting
@@ -484,15 +484,14 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         best_index = int(chosen[best_run])
 
         # ---- 5. refit the selected candidate on all rows (its own budget) ----
-        refit_time = None
+        # (no refit_time_: the wall time of a fit on the private data is an unprotected
+        # diagnostic, skdp._fitted_attributes, which the search does not publish)
         if refit:
             est = configure(base, candidates[best_index], budget, refit_seeds,
                             layouts[best_index])
-            t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
                 est.fit(X, y)
-            refit_time = time.perf_counter() - t0
             if fitted_dp_event(est) != probes[best_index, n][0]:
                 raise RuntimeError(
                     "the refit released a different event on the private data than on "
@@ -517,8 +516,6 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
                 self.feature_names_in_ = best_estimator.feature_names_in_
         elif hasattr(self, "best_estimator_"):
             del self.best_estimator_
-        if refit_time is not None:
-            self.refit_time_ = refit_time
         self.scorer_ = scorer
         self.n_splits_ = len(splits)
         self.multimetric_ = False
