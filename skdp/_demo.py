@@ -12,23 +12,27 @@ same features.
 
 The robust-regression case (:class:`~skdp.DPNonconvexRegressor`, Welsch loss) fits the bike
 data after replacing 10 % of the *training* targets by gross outliers (a fixed seeded
-corruption, public); the test split is clean.  Each line is printed as soon as its fit ends.
+corruption, public); the test split is clean.  The title and the table's header come at
+once, a progress line announces every step before it starts (loading a data set, each
+fit), and each row is printed as soon as its fit ends.
 """
 
-import math
 import sys
 import time
 import warnings
 
-import numpy as np
-from sklearn.linear_model import HuberRegressor, LogisticRegression
-from sklearn.model_selection import train_test_split
-
-from .datasets import load_demo_adult, load_demo_bike
-from .linear_model import DPHuberRegressor, DPLogisticRegression, DPNonconvexRegressor
+from ._progress import Progress
 
 EPSILONS = (0.1, 1.0, 10.0)
 DELTA = 1e-6
+
+#: (data, metric, private estimator, non-private scikit-learn reference): the cases in the
+#: order they run (their estimators are built by :func:`_cases`).
+CASES = (
+    ("adult", "accuracy", "DPLogisticRegression", "LogisticRegression"),
+    ("bike", "R^2", "DPHuberRegressor", "HuberRegressor"),
+    ("bike+outliers", "R^2", "DPNonconvexRegressor", "HuberRegressor"),
+)
 
 
 def _timed_fit(model, X, y):
@@ -39,6 +43,8 @@ def _timed_fit(model, X, y):
 
 def _gross_outliers(y, fraction=0.1, seed=0):
     """Replace a seeded random ``fraction`` of the targets by values in [3, 6] (public)."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     bad = rng.random(len(y)) < fraction
     y = np.array(y, dtype=float)
@@ -47,12 +53,18 @@ def _gross_outliers(y, fraction=0.1, seed=0):
 
 
 def _cases():
-    adult = load_demo_adult()
-    bike = load_demo_bike()
+    """``(data name, loader, metric, make_dp(eps, norm), make_sklearn()[, corrupt])`` per
+    case of :data:`CASES`; imports scikit-learn and skdp's estimators (the loaders run
+    later, when their case starts)."""
+    from sklearn.linear_model import HuberRegressor, LogisticRegression
+
+    from .datasets import load_demo_adult, load_demo_bike
+    from .linear_model import DPHuberRegressor, DPLogisticRegression, DPNonconvexRegressor
+
     return [
         (
             "adult",
-            adult,
+            load_demo_adult,
             "accuracy",
             lambda eps, norm: DPLogisticRegression(
                 epsilon=eps, delta=DELTA, data_norm=norm, classes=[0, 1],
@@ -61,7 +73,7 @@ def _cases():
         ),
         (
             "bike",
-            bike,
+            load_demo_bike,
             "R^2",
             lambda eps, norm: DPHuberRegressor(
                 epsilon=eps, delta=DELTA, data_norm=norm, huber_threshold=0.1, random_state=0),
@@ -69,7 +81,7 @@ def _cases():
         ),
         (
             "bike+outliers",
-            bike,
+            load_demo_bike,
             "R^2",
             lambda eps, norm: DPNonconvexRegressor(
                 epsilon=eps, delta=DELTA, data_norm=norm, loss="welsch", loss_scale=0.3,
@@ -90,18 +102,75 @@ def _line(r):
             f"{r['score']:>7.3f} {r['sklearn']:>7.3f} {r['solver']:<22} {r['time']:>6.2f}{flag}")
 
 
-def run_demo(out=sys.stdout, quick=False, plot=None):
+def _plot_problem(plot):
+    """Why ``--plot FILE`` cannot be written, checked before the run (None if it can)."""
+    import os
+
+    directory = os.path.dirname(os.path.abspath(plot))
+    if not os.path.isdir(directory):
+        return f"--plot: the directory {directory} does not exist"
+    if not os.access(directory, os.W_OK):
+        return f"--plot: the directory {directory} is not writable"
+    if os.path.isdir(plot):
+        return f"--plot: {plot} is a directory; give a file name such as curve.png"
+    return None
+
+
+def run_demo(out=None, quick=False, plot=None):
     """Fit every estimator at several epsilons (one with ``quick``) and print a
     privacy/utility table, one line per fit as soon as it ends; ``plot``: a file to save the
-    privacy-utility curves to (needs matplotlib)."""
+    privacy-utility curves to (needs matplotlib).
+
+    The title and the table's header are printed before anything is imported or loaded,
+    and a progress line (on a terminal, a status line erased by the next row) announces
+    every step before it starts: loading a data set, the non-private scikit-learn
+    reference fit, each private fit.
+    """
+    out = sys.stdout if out is None else out
     epsilons = (1.0,) if quick else EPSILONS
-    cases = _cases()
-    print(f"skdp demo: {len(cases)} models x epsilon in {list(epsilons)}, delta = {DELTA:g}; "
-          "every fit at its defaults.", file=out)
-    print(HEADER, file=out)
-    print("-" * len(HEADER), file=out, flush=True)
+    if plot:
+        problem = _plot_problem(plot)
+        if problem:
+            raise ValueError(problem)
+    progress = Progress(out)
+    progress.line(f"skdp demo: {len(CASES)} models x epsilon in {list(epsilons)}, "
+                  f"delta = {DELTA:g}; every fit at its defaults.")
+    if plot:
+        import importlib.util
+
+        if importlib.util.find_spec("matplotlib") is None:
+            progress.line("--plot: matplotlib is not installed (pip install matplotlib); "
+                          "no plot will be saved")
+            plot = None
+    progress.line(HEADER)
+    progress.line("-" * len(HEADER))
+    try:
+        rows = _run_cases(progress, epsilons)
+    finally:
+        progress.close()
+    progress.line(
+        f"\nScores on a held-out 20 % split; preprocessing uses public constants only.  Every "
+        f"fit is\n(eps, {DELTA:g})-DP under replace-one neighbours (* marks a fit whose "
+        "epsilon_ differs or that\nhas no guarantee).  solver_ and alpha come from skdp's "
+        "public 'auto' rules; sklearn is a\nnon-private reference.  The first fit of each "
+        "model includes numba's kernel load."
+    )
+    if plot:
+        _plot(rows, plot, out)
+    return rows
+
+
+def _run_cases(progress, epsilons):
+    progress.step("importing scikit-learn and skdp's estimators ...")
+    from sklearn.model_selection import train_test_split
+
     rows = []
-    for name, bunch, metric, make_dp, make_sk, *corrupt in cases:
+    loaded = {}
+    for name, load, metric, make_dp, make_sk, *corrupt in _cases():
+        if load not in loaded:
+            progress.step(f"{name}: loading the embedded data ...")
+            loaded[load] = load()
+        bunch = loaded[load]
         X_tr, X_te, y_tr, y_te = train_test_split(
             bunch.data, bunch.target, test_size=0.2, random_state=0
         )
@@ -109,35 +178,28 @@ def run_demo(out=sys.stdout, quick=False, plot=None):
             y_tr = corrupt[0](y_tr)
         norm = bunch.row_norm_bound  # public bound on the feature rows
         sk = make_sk()
+        progress.step(f"{name}: fitting scikit-learn's {type(sk).__name__} "
+                      "(non-private reference) ...")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sk.fit(X_tr, y_tr)
         sk_score = sk.score(X_te, y_te)
         for eps in epsilons:
             dp = make_dp(eps, norm)
+            progress.step(f"{name}: fitting {type(dp).__name__} at eps = {eps:g} ...")
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     dp_time = _timed_fit(dp, X_tr, y_tr)
             except ValueError as exc:  # explained in one line, never a silent nan
-                print(f"{type(dp).__name__:<20} {name:<13} eps={eps:g}: refused: "
-                      f"{str(exc).split(';')[0]}", file=out, flush=True)
+                progress.line(f"{type(dp).__name__:<20} {name:<13} eps={eps:g}: refused: "
+                              f"{str(exc).split(';')[0]}")
                 continue
             row = dict(estimator=type(dp).__name__, data=name, metric=metric, eps=eps,
                        spent=dp.epsilon_, score=dp.score(X_te, y_te), sklearn=sk_score,
                        solver=dp.solver_, time=dp_time, guaranteed=dp.privacy_guaranteed_)
             rows.append(row)
-            print(_line(row), file=out, flush=True)
-    print(
-        f"\nScores on a held-out 20 % split; preprocessing uses public constants only.  Every "
-        f"fit is\n(eps, {DELTA:g})-DP under replace-one neighbours (* marks a fit whose "
-        "epsilon_ differs or that\nhas no guarantee).  solver_ and alpha come from skdp's "
-        "public 'auto' rules; sklearn is a\nnon-private reference.  The first fit of each "
-        "model includes numba's kernel load.",
-        file=out,
-    )
-    if plot:
-        _plot(rows, plot, out)
+            progress.line(_line(row))
     return rows
 
 
@@ -147,9 +209,8 @@ def _plot(rows, path, out):
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError:
-        print("--plot: matplotlib is not installed (pip install matplotlib); no plot saved",
-              file=out)
+    except ImportError:   # checked before the run; kept for a broken installation
+        print("--plot: matplotlib cannot be imported; no plot saved", file=out, flush=True)
         return
     fig, ax = plt.subplots(figsize=(6, 4))
     for key in dict.fromkeys((r["estimator"], r["data"]) for r in rows):
@@ -163,4 +224,4 @@ def _plot(rows, path, out):
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path)
-    print(f"privacy-utility curve saved to {path}", file=out)
+    print(f"privacy-utility curve saved to {path}", file=out, flush=True)
