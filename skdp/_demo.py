@@ -166,9 +166,11 @@ def _run_cases(progress, epsilons):
 
     rows = []
     loaded = {}
+    n_fits = len(CASES) * (1 + len(epsilons))     # a reference and the private fits per case
+    fit = iter(range(1, n_fits + 1))
     for name, load, metric, make_dp, make_sk, *corrupt in _cases():
         if load not in loaded:
-            progress.step(f"{name}: loading the embedded data ...")
+            progress.step(f"loading the embedded {name} data ...")
             loaded[load] = load()
         bunch = loaded[load]
         X_tr, X_te, y_tr, y_te = train_test_split(
@@ -178,15 +180,16 @@ def _run_cases(progress, epsilons):
             y_tr = corrupt[0](y_tr)
         norm = bunch.row_norm_bound  # public bound on the feature rows
         sk = make_sk()
-        progress.step(f"{name}: fitting scikit-learn's {type(sk).__name__} "
-                      "(non-private reference) ...")
+        progress.step(f"fit {next(fit)}/{n_fits}: {type(sk).__name__} on {name} "
+                      "(scikit-learn, the non-private reference) ...")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sk.fit(X_tr, y_tr)
         sk_score = sk.score(X_te, y_te)
         for eps in epsilons:
             dp = make_dp(eps, norm)
-            progress.step(f"{name}: fitting {type(dp).__name__} at eps = {eps:g} ...")
+            progress.step(f"fit {next(fit)}/{n_fits}: {type(dp).__name__} on {name}, "
+                          f"eps = {eps:g} ...")
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")

@@ -307,11 +307,11 @@ def test_demo_announces_every_fit_before_it_starts(monkeypatch):
         "LogisticRegression", "DPLogisticRegression", "HuberRegressor", "DPHuberRegressor",
         "HuberRegressor", "DPNonconvexRegressor"]
     assert len(rows) == 3
-    for name, text in starts:
+    for k, (name, text) in enumerate(starts, 1):
         lines = text.splitlines()
         assert lines[0].startswith("skdp demo:") and lines[1].startswith("estimator")
-        assert f"fitting {'' if name.startswith('DP') else 'scikit-learn' + chr(39) + 's '}" \
-               f"{name} " in lines[-1], (name, lines[-1])
+        assert lines[-1].startswith(f"  fit {k}/6: {name} on "), (name, lines[-1])
+        assert ("scikit-learn" in lines[-1]) == (not name.startswith("DP")), lines[-1]
 
 
 # -- the progress output itself -------------------------------------------------------------
