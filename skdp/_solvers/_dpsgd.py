@@ -45,9 +45,25 @@ never sees the user's ``X``.  From ``W_0 = 0``, for ``t = 1..T``:
    gradient is a function of the previous (already private) iterate only, so it costs no
    privacy and is not clipped.  ``W_t = Pi(W_{t-1} - eta_t g_t)``, ``Pi`` the projection
    onto the public ball ``||W||_F <= R``.
-5. **Output** the last iterate ``W_T`` (BST14 Algorithm 1 outputs ``theta_{n^2}``; no
-   averaging).  ``coef``/``intercept`` are split as in output perturbation (the intercept
-   is the last row times ``intercept_scaling``).
+5. **Output** the suffix average ``W_bar = mean(W_t0, ..., W_T)`` of the last
+   ``ceil(tail_average T)`` iterates, ``tail_average = TAIL_AVERAGE = 0.5`` by default
+   (``tail_average=0``: the last iterate ``W_T``, as BST14's Algorithm 1, which outputs
+   ``theta_{n^2}``).  The iterates are all post-processings of the noisy sums, so any
+   function of them costs no privacy (see Privacy below).  Why: at a step size capped at
+   ``c/beta`` the last iterate carries the noise of its last ~``1/(eta lambda)`` steps in
+   every direction of curvature ``lambda``; averaging ``k`` correlated iterates divides that
+   variance by up to ``k eta lambda`` while the bias of the suffix (the iterates are near
+   the minimiser by then) stays small -- the alpha-suffix averaging of Rakhlin, Shamir &
+   Sridharan (ICML 2012), which attains the optimal ``O(1/(alpha T))`` rate of SGD on
+   strongly convex objectives where the last iterate carries an extra ``log T``.
+   Measured with ``make_private_pipeline`` on raw Adult (cubic splines and one-hot
+   categories, 96-117 columns, 755 steps, 10 seeds, the same noise with and without):
+   accuracy / AUC 0.829 / 0.879 -> 0.836 / 0.886 at total epsilon 0.5, 0.845 / 0.899 ->
+   0.847 / 0.901 at 1; Bank at 1: AUC 0.899 -> 0.901 (accuracy 0.898 both).  Averaging
+   the last quarter gained about half as much at epsilon 0.5, the last three quarters
+   about the same as the last half.
+   ``coef``/``intercept`` are split as in output perturbation (the intercept is the last
+   row times ``intercept_scaling``).
 
 Ball and steps (public)
 -----------------------
@@ -91,8 +107,8 @@ the replace-one sensitivity of one step's sum.  This is exactly dp-accounting's
 ``PoissonSampledDpEvent(q, GaussianDpEvent(z))`` under ``REPLACE_ONE`` with ``z = sigma/L``
 (noise over the per-record bound; see :mod:`skdp.accounting._sampled`).  The ``T`` steps
 compose adaptively (``W_t`` is a post-processing of ``W_{t-1}`` and the noisy sum), so all
-iterates together are ``SelfComposedDpEvent(..., T)``-private, and ``W_T`` is a
-post-processing of them.  The event is accounted with the PLD accountant (never RDP: under
+iterates together are ``SelfComposedDpEvent(..., T)``-private, and ``W_T`` -- or the mean of
+any of them -- is a post-processing of them.  The event is accounted with the PLD accountant (never RDP: under
 ``REPLACE_ONE`` it reads ``GaussianDpEvent`` with half the sensitivity).
 
 Noise calibration
@@ -163,6 +179,8 @@ SECURE_CHUNK_DRAWS = 1 << 21
 SECURE_PIPELINE_CHUNKS = 8
 #: expected batch size when ``batch_size=None``
 DEFAULT_BATCH_SIZE = 50
+#: fraction of the last iterates whose mean is released (module docstring, step 5)
+TAIL_AVERAGE = 0.5
 #: eta_t <= STEP_CAP_FACTOR / (beta + alpha): below the gradient-descent stability limit
 #: 2/beta (module docstring).
 STEP_CAP_FACTOR = 1.9
@@ -214,22 +232,45 @@ def follow_up_mu(epsilon, delta, ratio):
     return ratio * gaussian_mu_for(float(epsilon), float(delta))
 
 
-def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound):
+def averaging_start(n_steps, tail_average):
+    """First step ``t0`` of the suffix average of a run of ``n_steps`` steps: the last
+    ``ceil(tail_average * n_steps)`` iterates (at least one) are averaged; ``tail_average
+    = 0`` gives ``t0 = n_steps``, the last iterate alone."""
+    tail = max(1, math.ceil(float(tail_average) * int(n_steps)))
+    return int(n_steps) - min(tail, int(n_steps)) + 1
+
+
+def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_from=None):
     """Run ``n_steps`` steps of :func:`dpsgd_loop` (``args``: its arguments before
     ``n_steps``; ``hyper``: the ones after) with float noise, or, with a ``noise_source``,
     exact grid noise pre-drawn per chunk of steps: each step's clipped sum (replace-one
     sensitivity ``2L``, the clip's rounding margin included; ``|s| <= bound``) is released
     as ``gamma (rint(s/gamma) + Z)`` on the grid of ``sigma``.  Returns ``(total,
-    dropped)``.
+    dropped)``.  ``average_from = t0``: ``W`` (``args[6]``) ends as the mean of the iterates
+    ``W_t0 .. W_T`` instead of ``W_T`` (post-processing; the noise and the batches are
+    unchanged).
 
     The chunks (at most ``SECURE_CHUNK_DRAWS`` integers, at least
     ``SECURE_PIPELINE_CHUNKS`` of them) are drawn in order from ``noise_source``; chunk
     ``k + 1`` is drawn on a helper thread while the steps of chunk ``k`` run (both kernels
     release the GIL).  The noise does not depend on the data or on the timing: the same
     seed gives the same integers, and the sampling cost hides behind the training."""
-    if noise_source is None:
-        total, dropped, _ = dpsgd_loop(*args, n_steps, *hyper)
+    W = args[6]
+    if average_from is None:
+        w_sum, average_from = np.zeros((0, 0)), 0
+    else:
+        w_sum, average_from = np.zeros_like(W), int(average_from)
+
+    def finish(total, dropped):
+        if w_sum.shape[0]:
+            W[...] = w_sum / (n_steps - average_from + 1)
         return total, dropped
+
+    if noise_source is None:
+        total, dropped, _ = dpsgd_loop(*args, n_steps, *hyper, 1,
+                                       np.zeros((0, 0), dtype=np.int64), 0.0, w_sum,
+                                       average_from)
+        return finish(total, dropped)
     chunk = max(1, min(SECURE_CHUNK_DRAWS // p, -(-n_steps // SECURE_PIPELINE_CHUNKS)))
     starts = list(range(1, n_steps + 1, chunk))
 
@@ -245,11 +286,12 @@ def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound):
         for k, t0 in enumerate(starts):
             steps, gamma, Z = pending
             ahead = pool.submit(draw, starts[k + 1]) if k + 1 < len(starts) else None
-            tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z, gamma)
+            tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z, gamma, w_sum,
+                                     average_from)
             total += tot
             dropped += drp
             pending = ahead.result() if ahead is not None else None
-    return total, dropped
+    return finish(total, dropped)
 
 
 def _partition_batch_sum(X, y, W, seed, t, q, loss_id, param, clip):
@@ -268,7 +310,8 @@ def _partition_batch_sum(X, y, W, seed, t, q, loss_id, param, clip):
     return out, B
 
 
-def run_dask_steps(design, loss, clip, W, n_steps, hyper, noise_source, L):
+def run_dask_steps(design, loss, clip, W, n_steps, hyper, noise_source, L,
+                   average_from=None):
     r"""DP-SGD on a clipped :class:`DaskDesign`: :func:`dpsgd_loop`'s steps with the batch
     sum reduced over the partitions.  Returns ``(total, dropped)`` like :func:`run_steps`
     (``dropped`` is not counted here: 0).
@@ -285,13 +328,15 @@ def run_dask_steps(design, loss, clip, W, n_steps, hyper, noise_source, L):
     summation margin for ``n`` terms in any order (:func:`_clip_bound`) covers it.
 
     What travels per step: ``W`` to each partition, one ``p``-vector and the (public)
-    batch size back; the noise, the step and the projection run on the client."""
+    batch size back; the noise, the step, the projection and the suffix average
+    (``average_from`` as in :func:`run_steps`) run on the client."""
     q, batch_size, sigma, mu, step_coef, step_power_half, step_cap, R, rng = hyper
     n = design.shape[0]
     # one public seed per partition (independent Poisson samples of the partitions)
     seeds = [int(v) for v in rng.integers(0, 2 ** 63 - 1, size=design.n_partitions)]
     loss_id, param = int(loss.loss_id), float(loss.param)
     total = 0
+    w_sum = None if average_from is None else np.zeros_like(W)
     for t in range(1, n_steps + 1):
         s, batch = partition_sum(design, _partition_batch_sum, W, per_partition={"seed": seeds},
                                  t=t, q=q, loss_id=loss_id, param=param, clip=clip)
@@ -305,6 +350,10 @@ def run_dask_steps(design, loss, clip, W, n_steps, hyper, noise_source, L):
             nrm = float(np.sqrt(np.sum(W * W)))
             if nrm > R:
                 W *= R / nrm
+        if w_sum is not None and t >= average_from:
+            w_sum += W
+    if w_sum is not None:
+        W[...] = w_sum / (n_steps - int(average_from) + 1)
     return total, 0
 
 
@@ -348,6 +397,11 @@ def solve_dpsgd(X, y, loss, **kwargs):
         Expected batch size ``m`` (None: 50); sampling rate ``q = m/n``.
     n_steps : int or None
         Number of steps ``T``; default ``ceil(n^2/m^2)``.
+    tail_average : float in [0, 1] or None, default=None
+        None: ``TAIL_AVERAGE`` (0.5).
+        The released coefficients are the mean of the last ``ceil(tail_average T)``
+        iterates (at least the last one; 0: BST14's last iterate).  Post-processing: the
+        event does not change.
     follow_up_ratio : float, default=0.0
         Budget of a Gaussian follow-up release (the base-rate check), ``mu_f/mu`` with
         ``mu`` the GDP parameter of ``(epsilon, delta)``: the steps' noise is calibrated so
@@ -383,6 +437,7 @@ def _solve(
     n_steps=None,
     noise_source=None,
     follow_up_ratio=0.0,
+    tail_average=None,
 ):
     n = X.shape[0]
     p_in = X.shape[1] + int(bool(fit_intercept))
@@ -403,6 +458,10 @@ def _solve(
         T = math.ceil(n * n / (batch_size * batch_size))
     else:
         T = check_int("n_steps", n_steps, 1)
+    tail_average = float(TAIL_AVERAGE if tail_average is None else tail_average)
+    if not 0.0 <= tail_average <= 1.0:
+        raise ValueError(f"tail_average must be in [0, 1], got {tail_average!r}")
+    t_average = averaging_start(T, tail_average)
     q = batch_size / n
     L = float(loss.lipschitz(data_norm))
     beta_l = float(loss.smoothness(data_norm))
@@ -457,6 +516,7 @@ def _solve(
         "step_coef": step_coef,
         "step_cap": step_cap,
         "max_iter_ignored": int(max_iter),
+        "averaged_steps": (t_average, T),
     }
 
     # 3. The run, on clipped rows only.
@@ -464,14 +524,16 @@ def _solve(
     hyper = (q, float(batch_size), sigma, mu, step_coef, step_power_half, step_cap, R, rng)
     if isinstance(X, DaskDesign):
         design = clipped_design(X, data_norm, fit_intercept, intercept_scaling)
-        total, dropped = run_dask_steps(design, loss, clip, W, T, hyper, noise_source, L)
+        total, dropped = run_dask_steps(design, loss, clip, W, T, hyper, noise_source, L,
+                                        t_average)
     else:
         Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
         yc = np.ascontiguousarray(y, dtype=np.float64)
         xnorm = np.empty(n)
         row_norms(Xc, xnorm)
         args = (Xc, yc, int(loss.loss_id), float(loss.param), clip, xnorm, W)
-        total, dropped = run_steps(args, T, hyper, noise_source, sigma, L, p, bound=n * L)
+        total, dropped = run_steps(args, T, hyper, noise_source, sigma, L, p, bound=n * L,
+                                   average_from=t_average)
     if noise_source is not None:
         details["secure_noise"] = True
     # ``dropped`` counts non-finite per-example gradients: a private quantity, so it is
@@ -479,7 +541,7 @@ def _solve(
     del dropped
     details["full_gradient_equivalents"] = total / n
 
-    # 4. Release the last iterate.
+    # 4. Release the mean of the last iterates (the last one alone for tail_average=0).
     coef, intercept = split_intercept(W, fit_intercept, intercept_scaling)
     return SolverResult(
         coef=np.ascontiguousarray(coef),

@@ -148,7 +148,8 @@ def _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z
 @kernel(nogil=True)
 def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sigma, alpha,
                step_coef, step_power_half, step_cap, radius, rng, t_start=1,
-               noise_int=np.zeros((0, 0), dtype=np.int64), gamma=0.0):
+               noise_int=np.zeros((0, 0), dtype=np.int64), gamma=0.0,
+               w_sum=np.zeros((0, 0)), average_from=0):
     """Run ``n_steps`` steps of projected noisy SGD in place on ``W``.
 
     Steps are numbered ``t = t_start .. t_start + n_steps - 1`` (the step size depends on
@@ -165,7 +166,10 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
        row-major order of ``W`` (``batch_size`` is the *expected* batch size, public);
     4. ``W <- W - eta_t g`` with ``eta_t = min(step_cap, step_coef / t)``
        (``step_power_half`` false) or ``min(step_cap, step_coef / sqrt(t))`` (true);
-    5. if ``radius > 0``: ``W <- W * min(1, radius / ||W||_F)``.
+    5. if ``radius > 0``: ``W <- W * min(1, radius / ||W||_F)``;
+    6. with a non-empty ``w_sum`` (same shape as ``W``) and ``t >= average_from``:
+       ``w_sum += W`` (the caller divides by the number of steps summed: suffix
+       averaging, post-processing of the iterates).
 
     Returns ``(total number of per-example gradients, number dropped as non-finite,
     prefetch checksum)``; only the first is public (it does not depend on the data).
@@ -183,6 +187,7 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
     dropped = 0
     checksum = 0.0
     secure = noise_int.shape[0] > 0
+    averaging = w_sum.shape[0] > 0
     for t in range(t_start, t_start + n_steps):
         B = _sample_batch(rng, n, q, idx, perm, stamp, t)
         total += B
@@ -214,4 +219,8 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
                 for j in range(d):
                     for k in range(K):
                         W[j, k] *= f
+        if averaging and t >= average_from:
+            for j in range(d):
+                for k in range(K):
+                    w_sum[j, k] += W[j, k]
     return total, dropped, checksum

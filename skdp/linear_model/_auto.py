@@ -181,6 +181,12 @@ cell -0.9 (within its noise); ``Z = 7`` gains as much but costs well-conditioned
 up to 2.2 points at epsilon = 2 to 5 (6 classes, 3 weak classes), ``Z = 10`` up to 4.7;
 ``M = 16`` (at ``Z = 7``) adds +0.6 at epsilon = 10 but costs up to 3.7 points.  Checked on
 real-derived cells (``results/dpsgd_stall.md``).
+**Output: the mean of the last half of the iterates** (``TAIL_AVERAGE = 0.5`` of
+:mod:`skdp._solvers._dpsgd`, suffix averaging; post-processing, so the plan and the event
+are those of the steps): a stiff direction then averages the noise of the last ``T/2``
+steps instead of its last ``1/(eta lambda)``.  Measured on private pipelines (Adult and
+Bank from raw columns, 10 seeds, paired noise) it adds 0.002 to 0.007 accuracy and
+0.002 to 0.007 AUC at total epsilon 0.5 and 1 (solver docstring).
 """
 
 import math

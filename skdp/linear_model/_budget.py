@@ -41,7 +41,10 @@ def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta):
     Raises
     ------
     BudgetExceededError
-        If the earlier releases leave less than ``epsilon/1000`` for the model.
+        If the earlier releases leave less than ``epsilon/1024`` for the model (or no
+        share ``epsilon 2^-k``, ``k = 1..10``, that the model can be planned at fits).
+    ValueError
+        If the model has no planned event at any of those shares.
     """
     from sklearn.base import clone
 
@@ -50,21 +53,31 @@ def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta):
     from ._base import planned_dp_event
 
     probe = clone(model)
+    planned_somewhere = False
 
     def total(e):
+        # inf where the model has no plan at ``e`` (e.g. dpsgd with a user-set number of
+        # steps cannot be calibrated to a tiny epsilon): that ``e`` does not fit
+        nonlocal planned_somewhere
         probe.set_params(epsilon=e, delta=delta)
         planned = planned_dp_event(probe, n_samples, n_features)
         if planned is None:
-            raise ValueError(
-                f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) has no "
-                "planned event for these parameters; a budget split needs one")
+            return math.inf
+        planned_somewhere = True
         return get_epsilon(compose(*events, planned) if events else planned, delta)
 
     hi = float(epsilon)
     if not events or total(hi) <= epsilon:
         return hi
-    lo = hi * 1e-3
-    if total(lo) > epsilon:
+    # the smallest share that fits: the plans exist from some epsilon on and their total
+    # grows with it, so the feasible shares form an interval below ``hi``
+    lo = next((e for e in (hi * 2.0 ** -k for k in range(10, 0, -1))
+               if total(e) <= epsilon), None)
+    if lo is None:
+        if not planned_somewhere:
+            raise ValueError(
+                f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) has no "
+                "planned event for these parameters; a budget split needs one")
         raise BudgetExceededError(
             f"the releases before the model spent the budget epsilon={epsilon!r}: nothing "
             "is left for the model")
