@@ -289,8 +289,8 @@ def _gaussian_budget(mu, delta):
     return float(gaussian_epsilon(delta, mu)), float(delta)
 
 
-def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto", degree=3,
-                          categories="auto", random_state=None):
+def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
+                          degree="auto", categories="auto", random_state=None):
     """A :class:`PrivatePipeline` from a raw table to ``estimator``, with one budget.
 
     The table is a pandas or polars DataFrame.  Numeric columns (the numeric dtypes of the
@@ -314,8 +314,9 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
         Total delta (None: ``min(1e-6, 1/(10 n))``).
     n_knots : int or "auto"
         Knots per numeric column (``"auto"``: :func:`skdp.linear_model._auto.spline_knots`).
-    degree : int
-        Of the spline basis (0: one-hot bins).
+    degree : int or "auto"
+        Of the spline basis (0: one-hot bins; ``"auto"``:
+        :data:`skdp.linear_model._auto.PIPELINE_SPLINE_DEGREE`, 1, piecewise linear).
     categories : "auto" or list of lists
         Public category lists of the non-numeric columns (in their order), or ``"auto"``.
     random_state : int or None
@@ -344,6 +345,12 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
 
     from .preprocessing import DPOneHotEncoder, DPSplineTransformer
 
+    from .linear_model._auto import PIPELINE_SPLINE_DEGREE
+
+    if isinstance(degree, str):
+        if degree != "auto":
+            raise ValueError(f"degree must be an int >= 0 or 'auto', got {degree!r}")
+        degree = PIPELINE_SPLINE_DEGREE
     seeds = [None, None, None] if random_state is None else [
         int(s) for s in np.random.SeedSequence(random_state).generate_state(3)]
     columns = ColumnTransformer([

@@ -127,7 +127,11 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         spline_knots`): 6 knots at small budgets, up to 16 when the noise is small.
     degree : int, default=3
         Spline degree; ``0`` gives one-hot bins between the knots (a private
-        ``KBinsDiscretizer(strategy="quantile", encode="onehot")``).
+        ``KBinsDiscretizer(strategy="quantile", encode="onehot")``).  Before a private
+        linear model, ``1`` (piecewise linear) measured better than the default 3, as
+        scikit-learn's: its rows use more of the public norm bound that scales the
+        model's noise (``make_private_pipeline`` uses 1;
+        :data:`skdp.linear_model._auto.PIPELINE_SPLINE_DEGREE`).
     quantile_range : (float, float), default=(0.01, 0.99)
         Levels of the boundary knots.  Values beyond are clamped to them (constant
         extrapolation).  The extreme levels 0 and 1 are refused: a private minimum is
