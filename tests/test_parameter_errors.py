@@ -88,3 +88,155 @@ def test_search_publishes_no_refit_time():
     assert hasattr(search, "best_estimator_")
     assert not hasattr(search, "refit_time_")
     assert not hasattr(search.best_estimator_, "n_iter_")
+
+
+# ------------------------------------------------------------------ extreme public parameters
+def _regression(n=300, d=3, seed=0):
+    X, _ = _binary(n, d, seed)
+    y = X @ np.arange(1.0, d + 1.0) + 0.1 * np.random.default_rng(seed).normal(size=n)
+    return X, y
+
+
+def _estimator(kind, **params):
+    from skdp import DPNonconvexRegressor
+
+    if kind == "logistic":
+        return DPLogisticRegression(classes=[0, 1], **params)
+    if kind == "huber":
+        return DPHuberRegressor(**params)
+    return DPNonconvexRegressor(**params)
+
+
+def _nan_data(kind):
+    """Data with a NaN: a check that runs before the data is read raises its own error
+    first, not scikit-learn's "Input X contains NaN"."""
+    X, y = _binary() if kind == "logistic" else _regression()
+    X = X.copy()
+    X[0, 0] = np.nan
+    return X, y
+
+
+ALL = ("logistic", "huber", "nonconvex")
+SCALES = [
+    # (estimators, parameter, value, other parameters)
+    (ALL, "data_norm", 1e-300, {}),
+    (ALL, "data_norm", 1e300, {}),
+    (ALL, "data_norm", 1e154, {}),
+    (ALL, "data_norm", 1e-300, {"fit_intercept": False}),
+    (ALL, "intercept_scaling", 1e300, {"data_norm": 1.0}),
+    (("huber", "nonconvex"), "y_bound", 1e300, {"data_norm": 1.0}),
+    (("huber", "nonconvex"), "y_bound", 1e-300, {"data_norm": 1.0}),
+    (("huber",), "huber_threshold", 1e300, {"data_norm": 1.0}),
+    (("huber",), "huber_threshold", 1e-300, {"data_norm": 1.0}),
+    (("nonconvex",), "loss_scale", 1e300, {"data_norm": 1.0}),
+    (("nonconvex",), "loss_scale", 1e-300, {"data_norm": 1.0}),
+    (ALL, "max_coef_norm", 1e300, {"data_norm": 1.0}),
+    (("logistic", "huber"), "alpha", 1e300, {"data_norm": 1.0}),
+    (("logistic", "huber", "nonconvex"), "alpha", 1e-300, {"data_norm": 1.0}),
+]
+
+
+@pytest.mark.parametrize(
+    "kind, name, value, others",
+    [(k, name, v, o) for kinds, name, v, o in SCALES for k in kinds],
+    ids=lambda v: str(v))
+def test_extreme_scale_is_a_clear_error_before_the_data(kind, name, value, others):
+    est = _estimator(kind, **{**others, name: value})
+    with pytest.raises(ValueError) as info:
+        est.fit(*_nan_data(kind))
+    msg = str(info.value)
+    assert msg.startswith(f"{name}={value!r} is outside its usable range"), msg
+    assert "[" in msg and "]" in msg                      # the range itself
+    assert _fitted_names(est) == []
+
+
+@pytest.mark.parametrize("kind", ["logistic", "huber"])
+@pytest.mark.parametrize("epsilon", [1e6, 1e3, 709.9, 1e-300, 1e-20])
+def test_pure_dp_epsilon_out_of_range(kind, epsilon):
+    est = _estimator(kind, data_norm=1.0, epsilon=epsilon, delta=0.0)
+    with pytest.raises(ValueError) as info:
+        est.fit(*_nan_data(kind))
+    msg = str(info.value)
+    assert msg.startswith(f"epsilon={epsilon!r} with delta=0 is outside the usable range")
+    assert "708.4" in msg and "2.328e-10" in msg
+    assert _fitted_names(est) == []
+
+
+@pytest.mark.parametrize("kind", ALL)
+@pytest.mark.parametrize("epsilon, delta", [(1e-300, 1e-300), (1e-20, 1e-20)])
+def test_gaussian_out_of_range_names_epsilon_and_delta(kind, epsilon, delta):
+    from skdp.accounting import gaussian_delta, gaussian_epsilon
+
+    est = _estimator(kind, data_norm=1.0, epsilon=epsilon, delta=delta)
+    with pytest.raises(ValueError) as info:
+        est.fit(*_nan_data(kind))
+    msg = str(info.value)
+    assert f"(epsilon={epsilon:.3g}, delta={delta:.3g}) is out of the Gaussian" in msg
+    # the usable values it names are usable
+    eps_min = float(msg.split("epsilon >= ")[1].split(";")[0])
+    assert gaussian_delta(eps_min * 1.01, np.exp(-30.0)) <= delta
+    assert eps_min >= gaussian_epsilon(delta, np.exp(-30.0)) * 0.99
+    assert _fitted_names(est) == []
+
+
+def test_edges_of_the_ranges_fit():
+    """The ends of the ranges are usable: finite models, epsilon_ within the budget."""
+    X, y = _binary()
+    Xr, yr = _regression()
+    fits = [
+        DPLogisticRegression(classes=[0, 1], data_norm=2.0 ** 100, random_state=0).fit(X, y),
+        DPLogisticRegression(classes=[0, 1], data_norm=2.0 ** -100, fit_intercept=False,
+                             random_state=0).fit(X, y),
+        DPLogisticRegression(classes=[0, 1], data_norm=1.0, epsilon=708.39, delta=0.0,
+                             random_state=0).fit(X, y),
+        DPLogisticRegression(classes=[0, 1], data_norm=1.0, epsilon=2.0 ** -32, delta=0.0,
+                             solver="output_perturbation", random_state=0).fit(X, y),
+        DPHuberRegressor(data_norm=2.0 ** 100, huber_threshold=2.0 ** 100,
+                         y_bound=2.0 ** 100, random_state=0).fit(Xr, yr),
+        DPHuberRegressor(data_norm=1.0, alpha=2.0 ** -250, solver="phased",
+                         random_state=0).fit(Xr, yr),
+        DPHuberRegressor(data_norm=1.0, alpha=2.0 ** 250, solver="resque", n_epochs=2,
+                         random_state=0).fit(Xr, yr),
+    ]
+    for est in fits:
+        assert np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(est.intercept_))
+        assert est.epsilon_ <= est.epsilon
+
+
+def test_multinomial_output_perturbation_with_huge_alpha():
+    """alpha far above the smoothness: the certified minimiser's fallback step count
+    (rate beta/(beta + 2 alpha) rounds to 0) used to raise 'math domain error'."""
+    X, _ = _binary()
+    y = np.arange(X.shape[0]) % 3
+    est = DPLogisticRegression(classes=[0, 1, 2], data_norm=1.0, alpha=1e20,
+                               solver="output_perturbation", random_state=0).fit(X, y)
+    assert np.all(np.isfinite(est.coef_))
+
+
+def test_arithmetic_error_in_the_calibration_is_a_value_error():
+    """A combination inside every single range that still leaves float64 (zeroth_order's
+    zCDP rho of epsilon = 1e-300 underflows): a ValueError naming the public numbers,
+    raised by the public plan before the solver runs."""
+    from skdp import DPNonconvexRegressor
+
+    X, y = _regression()
+    est = DPNonconvexRegressor(data_norm=1.0, epsilon=1e-300, solver="zeroth_order")
+    with pytest.raises(ValueError, match=r"the public parameters \(epsilon=1e-300, "
+                                         r"delta=1e-06.*outside float64"):
+        est.fit(X, y)
+    assert _fitted_names(est) == []
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1e6, 0.0), (1e-300, 0.0), (1e-300, 1e-300)])
+def test_search_and_cross_validation_budget_ranges(epsilon, delta):
+    from skdp.model_selection import dp_cross_validate
+
+    X, y = _binary()
+    base = DPLogisticRegression(classes=[0, 1], data_norm=1.0, solver="output_perturbation")
+    search = DPGridSearchCV(base, {"alpha": [0.1, 1.0]}, epsilon=epsilon, delta=delta,
+                            random_state=0)
+    with pytest.raises(ValueError, match=r"epsilon=(1000000.0|1e-300)"):
+        search.fit(X, y)
+    assert _fitted_names(search) == []
+    with pytest.raises(ValueError, match=r"epsilon=(1000000.0|1e-300)"):
+        dp_cross_validate(base, X, y, epsilon=epsilon, delta=delta, random_state=0)

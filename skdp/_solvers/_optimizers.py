@@ -366,7 +366,16 @@ def certified_minimize(objective, mu, tau, smoothness, coef_bound, max_iter, tau
     # (1 - step*mu) per step (F is mu-SC and (beta_l + mu)-smooth), and ||W_hat|| <= D.
     step = 2.0 / (smoothness + 2.0 * mu)
     rate = 1.0 - step * mu
-    n_steps = max(1, math.ceil(math.log(coef_bound / tau) / -math.log(rate)))
+    if rate >= 1.0:
+        # 2 mu/(beta + 2 mu) below 2^-53: more than ~2^53 log(D/tau) steps
+        raise ValueError(
+            f"alpha={mu:.3g} is too small against the loss's smoothness beta={smoothness:.3g} "
+            "(alpha/beta < 2^-53) for the certified minimiser's gradient-descent fallback: "
+            "raise alpha, or rescale X publicly (beta grows with data_norm^2)")
+    # rate = beta/(beta + 2 mu), which rounds to 0 when mu >> beta: log1p is exact there
+    log_rate = math.log(rate) if rate > 0.0 else -math.log1p(2.0 * mu / smoothness) \
+        if smoothness > 0.0 else -math.inf
+    n_steps = max(1, math.ceil(math.log(coef_bound / tau) / -log_rate))
     W = gradient_descent(objective, step, n_steps)
     info.update(inner_solver="gd_fallback", n_iter=info["n_iter"] + n_steps)
     return W, info

@@ -105,6 +105,26 @@ def gaussian_epsilon(delta, mu):
     return hi
 
 
+#: ``log`` of the smallest GDP ``mu`` :func:`gaussian_mu_for` returns: a noise multiplier
+#: up to ``e^30 = 1.1e13``; an ``(epsilon, delta)`` that needs more is refused
+MIN_LOG_MU = -30.0
+
+
+def check_gaussian_range(epsilon, delta):
+    """Raise a ``ValueError`` naming ``epsilon`` and ``delta`` (and the values that work)
+    when ``(epsilon, delta)`` needs a GDP ``mu`` below ``e^MIN_LOG_MU``, i.e. Gaussian noise
+    above ``e^30 = 1.1e13`` times the sensitivity: the range of :func:`gaussian_mu_for`."""
+    mu_min = math.exp(MIN_LOG_MU)
+    if gaussian_delta(epsilon, mu_min) > delta:
+        raise ValueError(
+            f"(epsilon={epsilon:.3g}, delta={delta:.3g}) is out of the Gaussian "
+            f"calibration's range: it needs noise above e^{-MIN_LOG_MU:g} = "
+            f"{1.0 / mu_min:.3g} times the sensitivity (the calibration's limit; the noise "
+            "would swamp any signal anyway). Usable: at this delta, epsilon >= "
+            f"{gaussian_epsilon(delta, mu_min):.3g}; at this epsilon, delta >= "
+            f"{gaussian_delta(epsilon, mu_min):.3g}")
+
+
 def gaussian_mu_for(epsilon, delta):
     """Largest ``mu`` such that ``mu``-GDP implies ``(epsilon, delta)``-DP (safe side).
 
@@ -139,7 +159,8 @@ def gaussian_mu_for(epsilon, delta):
         val = gaussian_delta(epsilon, math.exp(log_mu))
         return (math.log(val) if val > 0.0 else -1e300) - target
 
-    lo, hi = -30.0, 1.0
+    check_gaussian_range(epsilon, delta)
+    lo, hi = MIN_LOG_MU, 1.0
     while f(hi) < 0.0:
         hi += 2.0
     root = brentq(f, lo, hi, xtol=1e-14, rtol=1e-15, maxiter=500)

@@ -119,6 +119,11 @@ FIT_SPARSE_FORMATS = ("csr", "csc", "coo")
 FIT_DTYPES = (np.float64, np.float32)
 
 
+#: solver options that no estimator parameter sets, only the fit plan of ``_auto``: the
+#: base-rate check's budget and dpsgd's per-example clip (reported in ``solver_params_``)
+PLAN_ONLY_OPTIONS = ("follow_up_ratio", "clip_fraction")
+
+
 def _refuse_sample_weight(sample_weight):
     """Refuse ``sample_weight``.  Whole-number weights are row counts, which is how
     scikit-learn's ``BaggingClassifier``/``BaggingRegressor`` resample rows (``np.bincount``
@@ -150,6 +155,131 @@ def _refuse_sample_weight(sample_weight):
         "sample_weight is not supported: per-sample weights change the sensitivity of "
         "the fit and void the privacy guarantee"
     )
+
+
+#: usable range of the public scale parameters (:func:`check_public_ranges`)
+SCALE_RANGE = (2.0 ** -100, 2.0 ** 100)
+#: the scale parameters checked against ``SCALE_RANGE``, with what rescaling them means
+_SCALE_PARAMETERS = {
+    "data_norm": "divide X by a public constant",
+    "intercept_scaling": "use an intercept_scaling of the order of data_norm",
+    "y_bound": "divide y by a public constant",
+    "huber_threshold": "divide y by a public constant",
+    "loss_scale": "divide y by a public constant",
+    "max_coef_norm": "rescale X (and so the coefficients) by a public constant",
+}
+#: usable range of ``alpha`` when it is positive (:func:`check_public_ranges`)
+ALPHA_RANGE = (2.0 ** -250, 2.0 ** 250)
+#: usable range of ``epsilon`` when ``delta = 0`` (:func:`check_public_ranges`): the pure-DP
+#: event is a randomized response of probability ``1/(1 + e^epsilon)``, which resolves
+#: epsilon to 2^-52 absolute (relative 2^-20 from 2^-32 up) and stays a normal float64 up
+#: to ``-ln(2^-1022) = 708.39`` (``e^epsilon`` overflows above 709.78)
+PURE_EPSILON_RANGE = (2.0 ** -32, -math.log(2.0 ** -1022))
+
+
+def _fmt_range(lo, hi):
+    return f"[{lo:.4g}, {hi:.4g}]"
+
+
+def check_public_ranges(est):
+    r"""Refuse public parameters outside the float64 range of the calibration.
+
+    Raised by every fit before it reads the data, as a ``ValueError`` naming the parameter
+    and its usable range (without it the accounting raised a raw ``ZeroDivisionError`` or
+    ``OverflowError``, or a solver failed after reading the data).
+
+    * **Scales** (``data_norm``, ``intercept_scaling`` with an intercept, ``y_bound``,
+      ``huber_threshold > 0``, ``loss_scale``, ``max_coef_norm``): within
+      ``SCALE_RANGE = [2^-100, 2^100]`` (about ``[7.9e-31, 1.3e30]``).  The calibrations form
+      products of up to eight such scales -- output perturbation's ``alpha="auto"`` rule is
+      ``(c kappa^2 R^6 (2/(n mu))^2 / m^2)^(1/3)`` for Huber -- times factors of ``n``,
+      ``p`` and the GDP ``mu`` (``mu >= e^-30``, :func:`skdp.accounting.gaussian_mu_for`)
+      that stay within ``2^+-220`` for any realistic ``n``: ``8 * 100 + 220 < 1022``, so
+      every constant stays a finite, normal float64.  Measured at ``n = 400`` with the
+      other scales 1, the first solver to fail did so at ``data_norm = 1.7e52`` (output
+      perturbation's alpha rule, ``R^6`` overflows), ``8.6e-54`` without intercept (its
+      alpha underflows to 0), ``huber_threshold = loss_scale = 2e155`` (objective
+      perturbation), ``y_bound = 1.3e154`` (Cauchy loss, zeroth_order).
+    * ``alpha > 0``: within ``ALPHA_RANGE = [2^-250, 2^250]``: the solvers' step counts
+      and noise scale with ``beta/alpha`` and ``L/(n alpha)`` (``beta = c R^2``), and they
+      failed at ``alpha/beta`` of about ``1e161`` (resque, a division by zero) and
+      ``1e-160`` (phased, the noise overflows); with ``R`` in its range
+      ``alpha/beta`` stays within ``2^+-450``.
+    * ``delta = 0`` (pure epsilon-DP): ``epsilon`` within ``PURE_EPSILON_RANGE = [2^-32,
+      708.39]``.  The release is recorded as a randomized response of probability
+      ``2/(1 + e^epsilon)`` (:func:`skdp.accounting.pure_dp_event`): above
+      ``-ln(2^-1022) = 708.39`` that probability is no longer a normal float (``e^epsilon``
+      overflows at 709.78); below ``2^-32`` it is within ``2^-53`` of 1, which resolves
+      epsilon only to ``2^-52`` absolute, i.e. worse than ``2^-20`` relative (the reported
+      ``epsilon_`` exceeded the requested one from about ``1.3e-13``; at ``1e-17`` it reads
+      0), and the exact Laplace sampler's integer scale ``~ p/epsilon`` grid steps
+      approaches the int64 range.
+    * ``delta > 0``: the Gaussian calibration's limits (a noise multiplier up to
+      ``e^30``) are checked by :func:`skdp.accounting.gaussian_mu_for`, which names
+      epsilon and delta and the values that work.
+    """
+    lo, hi = SCALE_RANGE
+    for name, remedy in _SCALE_PARAMETERS.items():
+        value = getattr(est, name, None)
+        if value is None or isinstance(value, str) or isinstance(value, bool):
+            continue
+        if name == "intercept_scaling" and not getattr(est, "fit_intercept", False):
+            continue
+        if name == "huber_threshold" and value == 0:
+            continue                       # the absolute loss
+        if not (lo <= float(value) <= hi):
+            raise ValueError(
+                f"{name}={value!r} is outside its usable range {_fmt_range(lo, hi)} "
+                "(2^-100 to 2^100): the noise calibration multiplies up to eight such "
+                "public scales and must stay finite and nonzero in float64. Rescale "
+                f"publicly ({remedy}) so that {name} lies in that range")
+    alpha = getattr(est, "alpha", None)
+    if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool) and alpha > 0:
+        lo, hi = ALPHA_RANGE
+        if not (lo <= float(alpha) <= hi):
+            raise ValueError(
+                f"alpha={alpha!r} is outside its usable range {_fmt_range(lo, hi)} "
+                "(2^-250 to 2^250; or alpha=0, or 'auto' where available): the solvers' "
+                "step counts and noise scale with alpha relative to the loss's smoothness "
+                "and overflow or underflow beyond it")
+    if float(est.delta) == 0.0:
+        lo, hi = PURE_EPSILON_RANGE
+        if not (lo <= float(est.epsilon) <= hi):
+            raise ValueError(
+                f"epsilon={est.epsilon!r} with delta=0 is outside the usable range of pure "
+                f"epsilon-DP {_fmt_range(lo, hi)} (2^-32 to -ln(2^-1022)): the release is "
+                "accounted as a randomized response of probability 2/(1 + e^epsilon), "
+                "which overflows above 708.39 and cannot resolve epsilon below 2^-32. "
+                + ("Use epsilon <= 708.39 (the guarantee is void long before)"
+                   if float(est.epsilon) > hi else
+                   "Use epsilon >= 2^-32, or delta > 0"))
+    else:
+        from ..accounting._gaussian import check_gaussian_range
+
+        check_gaussian_range(float(est.epsilon), float(est.delta))   # names both
+
+
+def _public_numbers(est, n_samples=None, n_features=None):
+    """``name=value`` of the public numeric parameters of ``est`` (for error messages)."""
+    names = ["epsilon", "delta", "alpha", *_SCALE_PARAMETERS]
+    parts = [f"{k}={getattr(est, k)!r}" for k in names
+             if isinstance(getattr(est, k, None), numbers.Real)
+             and not isinstance(getattr(est, k), bool)]
+    if n_samples is not None:
+        parts.append(f"n_samples={n_samples}")
+    if n_features is not None:
+        parts.append(f"n_features={n_features}")
+    return ", ".join(parts)
+
+
+def _range_error(est, exc, stage, n_samples=None, n_features=None):
+    """A ``ValueError`` for an arithmetic error (``ZeroDivisionError``, ``OverflowError``)
+    of the public calibration: names every public number, as no single one is to blame."""
+    return ValueError(
+        f"the public parameters ({_public_numbers(est, n_samples, n_features)}) put the "
+        f"{stage} of this fit outside float64 ({type(exc).__name__}: {exc}): move the "
+        "scales (data_norm, y_bound, huber_threshold, loss_scale, alpha) toward 1 by "
+        "rescaling X and y publicly, or epsilon toward 1")
 
 
 def clip_targets(y, bound):
@@ -335,12 +465,14 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
 
     def _check_public_params(self):
         """Checks of the parameters that ``_parameter_constraints`` cannot express and that
-        need no data; every fit runs them before it reads ``X``."""
+        need no data; every fit runs them before it reads ``X``: finiteness and the usable
+        float64 ranges of :func:`check_public_ranges`."""
         if not math.isfinite(self.epsilon):
             raise ValueError(f"epsilon must be finite, got {self.epsilon!r}")
         if self.data_norm is not None and not isinstance(self.data_norm, str) \
                 and not math.isfinite(self.data_norm):
             raise ValueError(f"data_norm must be finite, got {self.data_norm!r}")
+        check_public_ranges(self)
 
     def _data_norm_value(self):
         """The public feature-row bound: ``data_norm``, or for ``data_norm="auto"`` the
@@ -470,10 +602,16 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         plan, planned = None, dp_accounting.NonPrivateDpEvent()
         if not self._data_derived_inputs():
             # resolved once: the reserved event and the run come from the same plan
-            plan = self._fit_plan(n, n_features, loss, n_outputs, self._public_row_bound())
             try:
+                plan = self._fit_plan(n, n_features, loss, n_outputs,
+                                      self._public_row_bound())
                 planned = _event_of_plan(self, plan, n, n_features, loss)
-            except (ValueError, TypeError, ZeroDivisionError, OverflowError):
+            except (ZeroDivisionError, OverflowError) as exc:
+                # public quantities only: refused before the solver reads the data
+                raise _range_error(self, exc, "noise calibration", n, n_features) from exc
+            except (ValueError, TypeError):
+                if plan is None:
+                    raise
                 planned = None   # the solver raises its own error; commit re-checks
         with ledger_reservation(
             getattr(self, "privacy_ledger", None), planned, type(self).__name__,
@@ -603,28 +741,34 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             None if self.random_state is None else rng)} if secure else {}
         options = {name: plan.options.get(name, getattr(self, name))
                    for name in SOLVER_OPTIONS[solver]}
-        if "follow_up_ratio" in plan.options:   # the base-rate check (_base_rate)
-            options["follow_up_ratio"] = plan.options["follow_up_ratio"]
+        # options only the plan sets: the base-rate check (_base_rate) and dpsgd's clip
+        options.update({name: plan.options[name] for name in PLAN_ONLY_OPTIONS
+                        if name in plan.options})
         calibration = self._solver_calibration(solver)
-        result = SOLVERS[solver](
-            X,
-            y,
-            loss,
-            epsilon=float(self.epsilon),
-            delta=float(self.delta),
-            alpha=plan.alpha,
-            data_norm=R,
-            n_outputs=n_outputs,
-            fit_intercept=self.fit_intercept,
-            intercept_scaling=float(self.intercept_scaling),
-            y_bound=y_bound,
-            max_iter=self.max_iter,
-            max_coef_norm=self.max_coef_norm,
-            rng=rng,
-            calibration=calibration,
-            **options,
-            **extra,
-        )
+        try:
+            result = SOLVERS[solver](
+                X,
+                y,
+                loss,
+                epsilon=float(self.epsilon),
+                delta=float(self.delta),
+                alpha=plan.alpha,
+                data_norm=R,
+                n_outputs=n_outputs,
+                fit_intercept=self.fit_intercept,
+                intercept_scaling=float(self.intercept_scaling),
+                y_bound=y_bound,
+                max_iter=self.max_iter,
+                max_coef_norm=self.max_coef_norm,
+                rng=rng,
+                calibration=calibration,
+                **options,
+                **extra,
+            )
+        except (ZeroDivisionError, OverflowError) as exc:
+            # a range the checks before the fit did not foresee: still a ValueError naming
+            # the public numbers (the fit is atomic: nothing is released or kept)
+            raise _range_error(self, exc, f"solver {solver!r}", *X.shape) from exc
         if self.verbose:
             # public values only at verbose=1; the solver's details may depend on the data
             print(f"[{type(self).__name__}] solver={solver} ({plan.reason}), "
@@ -654,7 +798,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 f"alpha={self.alpha:g} is below {solver}'s privacy floor "
                 f"beta/(n expm1(epsilon/2)) = {alpha_used:.3g}; alpha_ = {alpha_used:.3g} was "
                 "used", UserWarning, stacklevel=user_stacklevel())
-        resolved = {name: options[name] for name in ("batch_size", "n_steps", "follow_up_ratio")
+        resolved = {name: options[name] for name in ("batch_size", "n_steps", *PLAN_ONLY_OPTIONS)
                     if name in options}
         if solver == "warm_gd":
             # the public plan's refinement: 0 steps means the warm start (a private Huber fit

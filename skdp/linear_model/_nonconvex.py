@@ -429,12 +429,12 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
             The fitted estimator.
         """
         _refuse_sample_weight(sample_weight)
-        self._check_public_params()
         if self.delta == 0:
             raise ValueError(
                 f"solver={self.solver!r} adds Gaussian noise and needs delta > 0 (it has no "
                 "pure epsilon-DP guarantee)"
             )
+        self._check_public_params()
         if self.solver == "dpsgd" and self.alpha == 0 and self.max_coef_norm is None:
             raise ValueError(
                 "solver='dpsgd' with alpha=0 needs a public max_coef_norm (the radius of the "

@@ -426,3 +426,25 @@ class ScoreNoise:
 
 def draw_seeds(rng, size):
     return rng.integers(0, _SEED_HIGH, size=size)
+
+
+def check_budget_range(epsilon, delta):
+    """Refuse a search's or cross-validation's ``(epsilon, delta)`` outside the
+    accounting's float64 range, before any work (the ranges of
+    :func:`skdp.linear_model._base.check_public_ranges`): ``delta = 0`` records pure events
+    ``2/(1 + e^epsilon)``, ``delta > 0`` Gaussian ones."""
+    from ..linear_model._base import PURE_EPSILON_RANGE
+
+    if delta == 0.0:
+        lo, hi = PURE_EPSILON_RANGE
+        if not lo <= epsilon <= hi:
+            raise ValueError(
+                f"epsilon={epsilon!r} with delta=0 is outside the usable range of pure "
+                f"epsilon-DP [{lo:.4g}, {hi:.4g}] (2^-32 to -ln(2^-1022)): the search and its "
+                "candidates are accounted as randomized responses of probability "
+                "2/(1 + e^epsilon), which overflows above 708.39 and cannot resolve epsilon "
+                "below 2^-32")
+    else:
+        from ..accounting._gaussian import check_gaussian_range
+
+        check_gaussian_range(epsilon, delta)      # names both when out of the Gaussian range

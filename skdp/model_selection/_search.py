@@ -101,6 +101,7 @@ from .._fitted_attributes import atomic_fit, strip_unprotected
 from .._mechanisms import new_word_source
 from ..exceptions import BudgetExceededError
 from ._common import (
+    check_budget_range,
     check_grid_keys,
     configure,
     dominating,
@@ -357,6 +358,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         epsilon, delta = float(self.epsilon), float(self.delta)
         if not math.isfinite(epsilon):
             raise ValueError(f"epsilon must be finite, got {self.epsilon!r}")
+        check_budget_range(epsilon, delta)
         if delta > 0 and delta >= 1.0 / n:
             warnings.warn(
                 f"delta={delta:g} >= 1/n_samples={1.0 / n:g}: use delta << 1/n",

@@ -41,6 +41,7 @@ from ..accounting._events import compose, pure_dp_event
 from ..exceptions import BudgetExceededError
 from .._mechanisms import new_word_source
 from ._common import (
+    check_budget_range,
     ScoreNoise,
     check_grid_keys,
     configure,
@@ -131,6 +132,7 @@ def dp_cross_validate(
         raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
     if not 0.0 <= delta < 1.0:
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    check_budget_range(epsilon, delta)
     if y is None:
         raise ValueError("dp_cross_validate needs y")
     X, y = indexable(X, y)
