@@ -108,8 +108,30 @@ Reported quantities
 ``noise_multiplier``, ``sampling_rate``, ...  ``max_coef_norm`` and ``max_iter`` are ignored
 (no projection; the number of rounds ``T`` fixes the calibration and is never capped).
 Same seed ⇒ bitwise identical output (``R``, the batches and the noise are drawn serially
-from ``rng``).  With a ``noise_source`` (``secure_noise``, the estimator's default) every
-round's clipped sum is an exact grid release instead of a float sum (``dpsgd``'s
+from ``rng``) *on the same versions of numpy and scipy*.  Across versions the model may
+differ: ``z`` comes from dp-accounting's PLD accountant, whose ``T``-fold composition is
+``ifft(fft(pmf)^T)`` (``scipy.fft``, numpy's complex power), and the rounding of those
+changes between releases -- by about ``T`` ulps of relative error.  Measured with
+dp-accounting 0.6.0 for ``PoissonSampled(q = 1/60, Gaussian(z = 4.4757837))``: epsilon at
+``delta = 1e-6`` differs by 7e-14 relative after 100 rounds, 1.6e-9 after 1000 and 2.7e-9
+after 3600 between numpy 1.26/scipy 1.11.4 (the declared floors) and numpy 2.4/scipy
+1.17.  The calibration's search then stops at a ``z`` differing in the 8th digit
+(4.47578371 vs 4.47578365 for the default ``T = n^2/m^2 = 3600`` rounds of ``n = 3000``,
+``m = 50``), the exact noise's integer scale on its grid changes, and with it every
+discrete draw: a different, equally private model (max ``|coef|`` difference 0.07 in that
+fit).  Privacy is unaffected: each run's ``z`` is certified by its own accountant, and
+``epsilon_ <= epsilon`` in both.  rrpsgd shows it most because its default composes the
+most rounds, but every solver calibrated by the PLD accountant (``dpsgd``, ``resque``,
+``rrpsgd``) has it: in the floor check's seeded fits (``.ci/smoke_min_versions.py``),
+dpsgd (binary logistic, nonconvex) and resque differ too (dpsgd for Huber and multinomial
+logistic only in the 10th digit of ``noise_scale_``, not enough to move the grid), while
+the solvers calibrated in closed form (objective and output perturbation, phased, spider,
+zeroth_order, warm_gd) are bitwise equal.  Making them equal would mean rounding ``z`` up
+to a coarse public grid (fewer mismatches, never none: two values can straddle a grid
+point) or composing without the third-party FFT.
+
+With a ``noise_source`` (``secure_noise``, the estimator's default) every round's clipped
+sum is an exact grid release instead of a float sum (``dpsgd``'s
 :func:`~skdp._solvers._dpsgd.run_steps`), which the floating-point attacks of Mironov
 (2012) and of the precision attack cannot read.
 """
