@@ -47,9 +47,11 @@ SECURE_NOISE = "auto"
 
 
 def make(kind, calibration, seed, solver="output_perturbation"):
+    # the label set is public (without it the fit reads it from the data: epsilon_ = inf)
+    public = {} if kind == "huber" else {"classes": [0, 1]}
     cls = DPHuberRegressor if kind == "huber" else DPLogisticRegression
     # dpsgd: expected batch 10 of 20 rows (q = 1/2), ceil(n^2/m^2) = 4 steps
-    return cls(epsilon=EPSILON, delta=DELTA, data_norm=C, alpha=MU, fit_intercept=False,
+    return cls(**public, epsilon=EPSILON, delta=DELTA, data_norm=C, alpha=MU, fit_intercept=False,
                calibration=calibration, random_state=seed, solver=solver, batch_size=10,
                secure_noise=SECURE_NOISE)
 

@@ -15,7 +15,7 @@ of the two solvers that work on its **Gaussian smoothing**
   (after Carmon et al. 2023): each block of ``m`` steps needs a single batched round of
   oracle queries at random points around a shared anchor.
 
-Next to them: ``DPHuberRegressor`` with a positive ``huber_threshold`` and the default
+Next to them: ``DPHuberRegressor`` with a positive ``huber_threshold`` and
 output perturbation (a smooth, convex surrogate), and non-private scikit-learn
 ``QuantileRegressor(quantile=0.5, alpha=0)``.
 
@@ -60,7 +60,8 @@ models = {
     "absolute loss, resque": dict(huber_threshold=0, solver="resque"),
     "absolute loss, resque, smoothing=0.02": dict(huber_threshold=0, solver="resque",
                                                   smoothing=0.02),
-    "Huber (threshold 0.2), output perturbation": dict(huber_threshold=0.2),
+    "Huber (threshold 0.2), output perturbation": dict(huber_threshold=0.2,
+                                                       solver="output_perturbation"),
 }
 
 # %%

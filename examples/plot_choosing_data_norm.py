@@ -44,8 +44,7 @@ def dp_accuracy(epsilon, data_norm, seeds=(0, 1), X=X_train, y=y_train):
     scores = []
     for seed in seeds:
         clf = DPLogisticRegression(classes=[0, 1],
-            epsilon=epsilon, delta=1e-6, data_norm=data_norm,
-            alpha=0.01 / min(epsilon, 1.0), random_state=seed,
+            epsilon=epsilon, delta=1e-6, data_norm=data_norm, random_state=seed,
         ).fit(X, y)
         scores.append(clf.score(X_test, y_test))
     return np.mean(scores), np.std(scores)
@@ -56,8 +55,8 @@ def dp_accuracy(epsilon, data_norm, seeds=(0, 1), X=X_train, y=y_train):
 # --------------------
 # Sweep ``data_norm`` from well below the public bound to ten times above it.  Below the
 # bound, clipping shrinks the rows (the intercept column is kept exactly), which biases the
-# model; above it, the sensitivity ``2.02 data_norm / (n alpha)`` and hence the noise grow
-# in proportion.  The share of clipped training rows is computed on the private data
+# model; above it, the noise, which is calibrated to the bound, grows with it (and so does
+# the regularisation ``alpha="auto"`` needs).  The share of clipped training rows is computed on the private data
 # *for illustration only* — choosing the bound from it would leak.
 
 norms = np.sqrt(np.sum(X_train**2, axis=1) + 1.0)
@@ -91,7 +90,8 @@ for k in factors:
     X_nb[0] *= k
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        leaky = DPLogisticRegression(epsilon=1.0, delta=1e-6, random_state=0).fit(X_nb, y_train)
+        leaky = DPLogisticRegression(classes=[0, 1], epsilon=1.0, delta=1e-6,
+                                     random_state=0).fit(X_nb, y_train)
     assert any(issubclass(w.category, PrivacyLeakWarning) for w in caught)
     public = DPLogisticRegression(classes=[0, 1],
         epsilon=1.0, delta=1e-6, data_norm=public_norm, random_state=0

@@ -36,7 +36,7 @@ def sample(state, n, chunks):
 
 
 with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                  dashboard_address=None) as cluster, Client(cluster):
+                  dashboard_address=":0") as cluster, Client(cluster):
     X, y = sample(1, 400_000, 50_000)                     # lazy: nothing computed yet
     curve = []
     for eps in (0.001, 0.003, 0.01, 0.1):

@@ -25,7 +25,7 @@ true_mean = np.array([1.0, -2.0, 0.5, 10.0])
 true_std = np.array([1.0, 3.0, 0.2, 4.0])
 
 with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                  dashboard_address=None) as cluster, Client(cluster):
+                  dashboard_address=":0") as cluster, Client(cluster):
     X = da.random.RandomState(0).normal(size=(2_000_000, 4), chunks=(250_000, 4))
     X = X * true_std + true_mean                       # lazy: nothing computed yet
     scaler = DPStandardScaler(

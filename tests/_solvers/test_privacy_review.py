@@ -15,6 +15,7 @@ i.e. a release with replace-one sensitivity ``Delta`` and noise ``sigma`` is
 ``C`` (replace-one sensitivity ``2C``).
 """
 
+import contextlib
 import math
 import warnings
 
@@ -623,5 +624,8 @@ def test_planner_event_equals_fitted_event_and_bitwise_determinism(name, est):
     assert coef_a.tobytes() == np.asarray(b.coef_).tobytes()
     assert int_a.tobytes() == np.asarray(b.intercept_).tobytes()
     assert a.privacy_guaranteed_ and a.epsilon_ <= a.epsilon * (1 + 1e-9)
-    c = est.set_params(random_state=18).fit(X, y)
+    # the naive zeroth-order schedule on 400 rows has a single period, and says so
+    with (pytest.warns(UserWarning, match="only K = 1 period") if name == "zo-naive"
+          else contextlib.nullcontext()):
+        c = est.set_params(random_state=18).fit(X, y)
     assert c.coef_.tobytes() != coef_a.tobytes()  # the seed matters (noise is drawn)

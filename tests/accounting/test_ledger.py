@@ -263,11 +263,11 @@ def test_leaky_bound_is_refused_or_counted_as_infinite(data):
     X, y = data
     with PrivacyLedger(epsilon=10.0, delta=DELTA) as led:
         with pytest.raises(BudgetExceededError, match="not differentially private"):
-            DPLogisticRegression(privacy_ledger=led).fit(X, y)  # data_norm=None
+            DPLogisticRegression(classes=[0, 1], privacy_ledger=led).fit(X, y)  # data_norm=None
         assert len(led) == 0
     with PrivacyLedger(epsilon=None, delta=DELTA) as led:
-        with pytest.warns(PrivacyLeakWarning):
-            DPLogisticRegression(privacy_ledger=led).fit(X, y)
+        with pytest.warns(PrivacyLeakWarning, match="data_norm is None"):
+            DPLogisticRegression(classes=[0, 1], privacy_ledger=led).fit(X, y)
         assert led.epsilon_spent() == np.inf
         assert isinstance(led.entries()[0].event, dp_accounting.NonPrivateDpEvent)
 
@@ -363,7 +363,7 @@ def test_grid_search_n_jobs_2_and_dask_match_serial(data):
     import distributed  # in the test extra: never skipped
 
     with distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0"
     ) as cluster, distributed.Client(cluster) as client:
         with joblib.parallel_backend("dask"):
             on_dask = _search_total(X, y, n_jobs=2)

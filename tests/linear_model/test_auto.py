@@ -156,9 +156,10 @@ def test_replacing_a_row_changes_no_decision(cls):
     X2, y2 = X.copy(), y.copy()
     X2[0] = 1e6
     y2[0] = 1e9 if cls is DPHuberRegressor else 1 - y2[0]
+    public = {"classes": [0, 1]} if cls is DPLogisticRegression else {}
     for kw in ({}, {"solver": "dpsgd"}, {"delta": 0.0}):
-        a = cls(epsilon=0.8, data_norm=1.0, random_state=0, **kw).fit(X, y)
-        b = cls(epsilon=0.8, data_norm=1.0, random_state=0, **kw).fit(X2, y2)
+        a = cls(epsilon=0.8, data_norm=1.0, random_state=0, **public, **kw).fit(X, y)
+        b = cls(epsilon=0.8, data_norm=1.0, random_state=0, **public, **kw).fit(X2, y2)
         for name in ("solver_", "alpha_", "solver_params_", "dp_event_", "noise_scale_",
                      "epsilon_", "row_bound_"):
             assert getattr(a, name) == getattr(b, name), (kw, name)

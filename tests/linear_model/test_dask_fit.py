@@ -30,7 +30,7 @@ from skdp.accounting import PrivacyLedger  # noqa: E402
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as c:
         yield c
 
@@ -304,9 +304,14 @@ def test_worker_killed_mid_fit(client):
     """Kill a worker while L-BFGS is running: Dask recomputes its partitions from the
     lineage and the release is the undisturbed one, or the fit raises; a release computed
     on part of the rows would differ."""
-    X, y = _classification(400_000, d=10, seed=2)
+    # the rows are generated on the workers (a lineage Dask can replay), not sent from
+    # the client
+    d = 10
+    gen = da.random.default_rng(2)
+    Xd = gen.standard_normal((400_000, d), chunks=(25_000, d)) / np.sqrt(d)
+    noise = gen.standard_normal(400_000, chunks=25_000)
+    yd = (Xd @ np.random.default_rng(2).standard_normal(d) + 0.3 * noise > 0).astype(int)
     kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=7)
-    Xd, yd = da.from_array(X, chunks=(25_000, 10)), da.from_array(y, chunks=25_000)
     reference = DPLogisticRegression(**kw).fit(Xd, yd)
     outcome = {}
 

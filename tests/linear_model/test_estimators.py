@@ -59,15 +59,17 @@ def test_dpsgd_privacy_attributes(cls):
     assert est.n_iter_ == 400  # ceil(n^2 / m^2)
     # the default schedule: batch max(64, 4 sqrt(n)) = 89, 20 epochs (5e8/(n p) > 20)
     default = cls(epsilon=0.7, data_norm=3.0, solver="dpsgd", random_state=0,
-                  **no_check).fit(X, y)
+                  **_public(cls), **no_check).fit(X, y)
     assert default.solver_params_ == {"batch_size": 89, "n_steps": 113}
     assert default.n_iter_ == 113
     assert est.sensitivity_ == pytest.approx(2 * est.noise_scale_ / est.dp_event_.event.event.noise_multiplier)
     assert 0.69 <= est.epsilon_ <= 0.7
     with pytest.raises(ValueError, match="delta"):
-        cls(delta=0.0, data_norm=3.0, solver="dpsgd").fit(X, y)
-    a = cls(data_norm=3.0, solver="dpsgd", batch_size=25, random_state=5).fit(X, y)
-    b = cls(data_norm=3.0, solver="dpsgd", batch_size=25, random_state=5).fit(X, y)
+        cls(delta=0.0, data_norm=3.0, solver="dpsgd", **_public(cls)).fit(X, y)
+    a = cls(data_norm=3.0, solver="dpsgd", batch_size=25, random_state=5,
+            **_public(cls)).fit(X, y)
+    b = cls(data_norm=3.0, solver="dpsgd", batch_size=25, random_state=5,
+            **_public(cls)).fit(X, y)
     assert np.array_equal(a.coef_, b.coef_)
 
 
@@ -119,8 +121,9 @@ def test_multinomial_is_one_model_without_epsilon_split():
 def test_string_labels_and_declared_classes():
     X, y = _data(DPLogisticRegression)
     labels = np.where(y == 1, "yes", "no")
-    est = DPLogisticRegression(data_norm=3.0, random_state=0).fit(X, labels)
-    assert list(est.classes_) == ["no", "yes"]
+    with pytest.warns(PrivacyLeakWarning, match="classes is None"):
+        est = DPLogisticRegression(data_norm=3.0, random_state=0).fit(X, labels)
+    assert list(est.classes_) == ["no", "yes"] and est.privacy_guaranteed_ is False
     assert set(est.predict(X)) <= {"no", "yes"}
     est = DPLogisticRegression(data_norm=3.0, classes=["no", "yes"], random_state=0)
     est.fit(X, np.full(len(y), "yes"))  # one class present, label set public
@@ -132,12 +135,12 @@ def test_string_labels_and_declared_classes():
 @pytest.mark.parametrize("cls", ESTIMATORS)
 def test_same_random_state_same_model(cls):
     X, y = _data(cls)
-    a = cls(data_norm=3.0, random_state=42).fit(X, y)
-    b = cls(data_norm=3.0, random_state=42).fit(X, y)
-    c = cls(data_norm=3.0, random_state=43).fit(X, y)
+    a = cls(data_norm=3.0, random_state=42, **_public(cls)).fit(X, y)
+    b = cls(data_norm=3.0, random_state=42, **_public(cls)).fit(X, y)
+    c = cls(data_norm=3.0, random_state=43, **_public(cls)).fit(X, y)
     assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
     assert not np.array_equal(a.coef_, c.coef_)
-    g = cls(data_norm=3.0, random_state=np.random.default_rng(42)).fit(X, y)
+    g = cls(data_norm=3.0, random_state=np.random.default_rng(42), **_public(cls)).fit(X, y)
     assert np.array_equal(g.coef_, a.coef_)
 
 
@@ -149,15 +152,15 @@ def test_clipping_is_enforced_on_out_of_bound_rows(cls):
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     radius = 3.0  # data_norm bounds the features; the intercept column comes after
     X_clipped = X * np.minimum(1.0, radius * (1 - 1e-12) / norms)
-    a = cls(data_norm=3.0, random_state=0).fit(X, y)
-    b = cls(data_norm=3.0, random_state=0).fit(X_clipped, y)
+    a = cls(data_norm=3.0, random_state=0, **_public(cls)).fit(X, y)
+    b = cls(data_norm=3.0, random_state=0, **_public(cls)).fit(X_clipped, y)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
 def test_missing_data_norm_warns_and_flags(cls):
     X, y = _data(cls)
-    est = cls(random_state=0)
+    est = cls(random_state=0, **_public(cls))
     with pytest.warns(PrivacyLeakWarning, match="data_norm is None"):
         est.fit(X, y)
     assert est.privacy_guaranteed_ is False
@@ -173,7 +176,7 @@ def test_missing_data_norm_warns_and_flags(cls):
 def test_delta_above_one_over_n_warns(cls):
     X, y = _data(cls, n=50)
     with pytest.warns(UserWarning, match="1/n_samples"):
-        cls(delta=0.05, data_norm=3.0, random_state=0).fit(X, y)
+        cls(delta=0.05, data_norm=3.0, random_state=0, **_public(cls)).fit(X, y)
 
 
 BAD_PARAMS = [
@@ -201,7 +204,7 @@ BAD_PARAMS = [
 @pytest.mark.parametrize("params,match", BAD_PARAMS)
 def test_bad_parameters_raise_before_any_fit(cls, params, match):
     X, y = _data(cls)
-    kwargs = {"data_norm": 3.0, **params}
+    kwargs = {"data_norm": 3.0, **_public(cls), **params}
     est = cls(**kwargs)
     with pytest.raises(ValueError, match=match):
         est.fit(X, y)

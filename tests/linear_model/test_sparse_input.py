@@ -96,8 +96,7 @@ def test_the_default_fits_do_not_copy_x(make, sparse):
 
 
 def test_a_dense_row_solver_refuses_a_huge_sparse_design_before_allocating():
-    S = sp.csr_matrix((100_000, 100_000))
-    S[0, 0] = 1.0
+    S = sp.csr_matrix(([1.0], ([0], [0])), shape=(100_000, 100_000))
     y = np.zeros(100_000, dtype=int)
     y[::2] = 1
     est = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], solver="dpsgd")

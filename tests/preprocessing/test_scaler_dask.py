@@ -21,7 +21,7 @@ BOUNDS = [[-3.0, -3.0, 0.0], [3.0, 3.0, 10.0]]
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as c:
         yield c
 
