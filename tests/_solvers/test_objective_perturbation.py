@@ -322,6 +322,7 @@ def _audit_outputs(sign, seed0, exact=False, delta=AUDIT_DELTA, runs=AUDIT_RUNS)
     return out
 
 
+@pytest.mark.slow
 def test_privacy_audit_honest_and_under_noised(monkeypatch):
     honest = epsilon_lower_bound(_audit_outputs(1, 0), _audit_outputs(-1, 10**6),
                                  delta=AUDIT_DELTA, random_state=0)
@@ -428,6 +429,7 @@ def test_exact_objective_noise_is_a_lattice_draw_and_keeps_the_recorded_event(mo
     np.testing.assert_array_equal(released / out_grid, np.rint(released / out_grid))
 
 
+@pytest.mark.slow
 def test_privacy_audit_of_the_exact_variant_honest_and_under_noised(monkeypatch):
     """The audit above on the floating-point-safe path (lattice b, exact output noise)."""
     honest = epsilon_lower_bound(_audit_outputs(1, 0, exact=True),
@@ -493,6 +495,7 @@ def test_exact_pure_variant_draws_per_coordinate_laplace_b(monkeypatch):
     assert res.dp_event == plan["dp_event"] and res.delta == 0.0
 
 
+@pytest.mark.slow
 def test_privacy_audit_of_the_exact_pure_variant_honest_and_under_noised(monkeypatch):
     """The audit on the pure exact path (per-coordinate discrete Laplace b): honest passes,
     b with a quarter of its scale is caught."""

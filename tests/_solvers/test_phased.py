@@ -392,6 +392,7 @@ def _audit_outputs(loss, y0, n_runs, seed0):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", [HuberLoss(1.0), AbsoluteLoss()])
 def test_privacy_audit_honest_and_under_noised(loss, monkeypatch):
     s0 = _audit_outputs(loss, 1e3, AUDIT_RUNS, 0)

@@ -304,6 +304,7 @@ def _audit_outputs(y0, seed0, exact=False):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exact", [False, True], ids=["float", "exact-grid"])
 def test_privacy_audit_honest_and_under_noised(exact, monkeypatch):
     honest = epsilon_lower_bound(_audit_outputs(1e3, 0, exact),

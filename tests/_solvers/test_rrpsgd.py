@@ -328,6 +328,7 @@ def _audit(factor):
     return epsilon_lower_bound(s0, s1, delta=DELTA_AUDIT, random_state=0)
 
 
+@pytest.mark.slow
 def test_privacy_audit_honest_and_under_noised():
     """q = 1/2, T = 4 rounds, the audit sees only w_R (random round).  Honest: lower bound
     <= epsilon (fails w.p. <= 5 % for a random seed; seeds fixed; measured 0.15: the

@@ -177,6 +177,7 @@ def _outputs(sign, seed0, exact=False):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exact", [False, True], ids=["float", "exact-grid"])
 def test_privacy_audit_honest_and_under_noised(exact, monkeypatch):
     import skdp._solvers._warm_gd as wg

@@ -127,6 +127,7 @@ def _kernel_releases(P, y_canary, sigma, n_runs, seed, exact=False):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("calibration,exact", [("tight", False), ("paper", False),
                                                ("tight", True)])
 def test_full_kernel_release_audit(calibration, exact):

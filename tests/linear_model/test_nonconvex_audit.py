@@ -71,6 +71,7 @@ def _audit(loss, factor):
     return epsilon_lower_bound(s0, s1, delta=DELTA, random_state=0), reg
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", ["tukey", "welsch"])
 def test_dpsgd_nonconvex_audit(loss):
     honest, reg = _audit(loss, 1.0)

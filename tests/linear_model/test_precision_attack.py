@@ -58,12 +58,14 @@ def test_noise_free_gap_is_the_attacks_premise(monkeypatch):
     assert est.fit(*d1).coef_[0, 1] == pytest.approx(-0.019760030, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_exact_noise_defeats_the_precision_attack():
     e0, e1 = _event_indicators("auto")
     bound = epsilon_lower_bound(e0, e1, delta=DELTA, random_state=0)
     assert bound.epsilon_lower_bound <= EPSILON, bound
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="documents the attack: float noise leaks through the "
                    "low-order bits of the sum (secure_noise=False)")
 def test_float_noise_falls_to_the_precision_attack():

@@ -29,6 +29,9 @@ _SPEC = importlib.util.spec_from_file_location("audit_convex", _PATH)
 audit_convex = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(audit_convex)
 
+#: many-fit audits: run by ``pytest -m slow`` (a separate CI step)
+pytestmark = pytest.mark.slow
+
 N_FITS = 10_000
 CASES = [(k, c) for k in ("huber", "logistic") for c in ("tight", "paper")]
 

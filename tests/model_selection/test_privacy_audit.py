@@ -34,6 +34,9 @@ from skdp.model_selection import _search
 
 from ._toy import NoisyMeanClassifier
 
+#: many-fit audits: run by ``pytest -m slow`` (a separate CI step)
+pytestmark = pytest.mark.slow
+
 EPSILON = 1.0
 DELTA = 1e-5
 N_RUNS = 700

@@ -247,12 +247,14 @@ def _audit(under_noised, monkeypatch):
                                    random_state=0)
 
 
+@pytest.mark.slow
 def test_audit_honest_scaler_is_within_claim(monkeypatch):
     res = _audit(False, monkeypatch)
     assert res.epsilon_lower_bound <= EPS, res
     assert res.epsilon_lower_bound > 0.1, res  # the worst case is informative
 
 
+@pytest.mark.slow
 def test_audit_catches_quarter_noise(monkeypatch):
     res = _audit(True, monkeypatch)
     assert res.epsilon_lower_bound > EPS, res
