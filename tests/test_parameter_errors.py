@@ -240,3 +240,17 @@ def test_search_and_cross_validation_budget_ranges(epsilon, delta):
     assert _fitted_names(search) == []
     with pytest.raises(ValueError, match=r"epsilon=(1000000.0|1e-300)"):
         dp_cross_validate(base, X, y, epsilon=epsilon, delta=delta, random_state=0)
+
+
+def test_checked_dpsgd_epsilon_range():
+    """dpsgd with the base-rate check: the accountant's grid for the check's Gaussian grows
+    like epsilon (at 1e300 numpy refused the array, at 1e8 memory ran out)."""
+    X, _ = _binary()
+    y = np.arange(X.shape[0]) % 3
+    est = DPLogisticRegression(classes=[0, 1, 2], data_norm=1.0, epsilon=1e300)
+    with pytest.raises(ValueError, match=r"^epsilon=1e\+300 is above 100000.*"
+                                         r"base_rate_fallback=False"):
+        est.fit(X, y)
+    assert _fitted_names(est) == []
+    est.set_params(base_rate_fallback=False, random_state=0).fit(X, y)   # the remedy
+    assert np.all(np.isfinite(est.coef_)) and est.epsilon_ <= est.epsilon

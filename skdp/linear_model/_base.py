@@ -216,7 +216,8 @@ def check_public_ranges(est):
       approaches the int64 range.
     * ``delta > 0``: the Gaussian calibration's limits (a noise multiplier up to
       ``e^30``) are checked by :func:`skdp.accounting.gaussian_mu_for`, which names
-      epsilon and delta and the values that work.
+      epsilon and delta and the values that work; and once the plan is resolved, a dpsgd
+      fit with the base-rate check needs ``epsilon <= 1e5`` (:func:`_check_planned_range`).
     """
     lo, hi = SCALE_RANGE
     for name, remedy in _SCALE_PARAMETERS.items():
@@ -257,6 +258,30 @@ def check_public_ranges(est):
         from ..accounting._gaussian import check_gaussian_range
 
         check_gaussian_range(float(est.epsilon), float(est.delta))   # names both
+
+
+#: largest ``epsilon`` of a dpsgd fit that ends with the base-rate check
+#: (:func:`_check_planned_range`)
+CHECKED_DPSGD_MAX_EPSILON = 1e5
+
+
+def _check_planned_range(est, plan):
+    """Ranges that depend on the resolved public plan.  A dpsgd fit with the base-rate
+    check (``follow_up_ratio`` in the plan) is calibrated by the PLD accountant on the
+    composition of its steps with the check's Gaussian release, of GDP ``mu_f = 0.2
+    mu(epsilon, delta) ~ 0.2 sqrt(2 epsilon)``; that release's privacy loss spans about
+    ``mu_f^2/2 + 8 mu_f`` on a grid at most 6.4e-3 wide: about 7e5 points at ``epsilon =
+    1e5`` (measured: 8 s, 0.5 GB for the whole fit), 7e6 at 1e6 (81 s, several GB), 6e8 at
+    1e8 (memory exhausted; at 1e300 numpy refuses the array).  dpsgd's noise multiplier is
+    at its floor (0.2) from about epsilon = 3000 on, so nothing is lost below 1e5."""
+    if plan.solver == "dpsgd" and plan.options.get("follow_up_ratio") \
+            and float(est.epsilon) > CHECKED_DPSGD_MAX_EPSILON:
+        raise ValueError(
+            f"epsilon={est.epsilon!r} is above {CHECKED_DPSGD_MAX_EPSILON:g}, the usable "
+            "range of a dpsgd fit with the base-rate check: the accountant's grid for the "
+            "check's Gaussian release grows like epsilon (minutes and gigabytes from 1e6 "
+            "on). Use epsilon <= 1e5 (dpsgd's noise is at its floor from about 3000 on), "
+            "or base_rate_fallback=False")
 
 
 def _public_numbers(est, n_samples=None, n_features=None):
@@ -605,13 +630,15 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             try:
                 plan = self._fit_plan(n, n_features, loss, n_outputs,
                                       self._public_row_bound())
-                planned = _event_of_plan(self, plan, n, n_features, loss)
             except (ZeroDivisionError, OverflowError) as exc:
                 # public quantities only: refused before the solver reads the data
                 raise _range_error(self, exc, "noise calibration", n, n_features) from exc
+            _check_planned_range(self, plan)
+            try:
+                planned = _event_of_plan(self, plan, n, n_features, loss)
+            except (ZeroDivisionError, OverflowError) as exc:
+                raise _range_error(self, exc, "noise calibration", n, n_features) from exc
             except (ValueError, TypeError):
-                if plan is None:
-                    raise
                 planned = None   # the solver raises its own error; commit re-checks
         with ledger_reservation(
             getattr(self, "privacy_ledger", None), planned, type(self).__name__,
