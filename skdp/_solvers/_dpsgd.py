@@ -7,8 +7,9 @@ on a coefficient matrix ``W`` of shape ``(p_in, K)`` (``p = p_in K`` coordinates
     F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2) ||W||_F^2.
 
 Notation: ``n`` rows (public), ``m = batch_size`` (expected batch size), ``q = m/n``,
-``T`` steps, ``L = loss.lipschitz(data_norm)`` (bound on ``||grad_W l||_F`` for rows with
-``||x|| <= data_norm``), ``beta_l = loss.smoothness(data_norm)``, ``mu = alpha``.
+``T`` steps, ``L = clip_fraction * loss.lipschitz(data_norm)`` the per-example clip
+(``loss.lipschitz`` bounds ``||grad_W l||_F`` for rows with ``||x|| <= data_norm``;
+``clip_fraction = 1`` unless given), ``beta_l = loss.smoothness(data_norm)``, ``mu = alpha``.
 
 Algorithm
 ---------
@@ -29,7 +30,13 @@ never sees the user's ``X``.  From ``W_0 = 0``, for ``t = 1..T``:
    fresh draws -- is a uniform b-subset of the rows).  Fresh draws at every step make the
    batches of different steps independent, and independent of the data.
 2. **Clipped sum.**  ``s_t = sum_{i in S_t} clip_L(grad_W l(x_i W_{t-1}, y_i))`` where
-   ``clip_L(v) = v min(1, L'/||v||_F)``, ``L' = L (1 - 1e-12 - 4(p + 8) u)`` (``u = 2^-53``:
+   ``clip_L(v) = v min(1, L'/||v||_F)``, at ``L = clip_fraction * loss.lipschitz(data_norm)``
+   (``clip_fraction = 1`` by default; below 1 this is the clipped SGD of Abadi et al.
+   2016: the noise and the sensitivity shrink with the clip, and rows whose gradient is
+   longer are down-weighted -- for the logistic loss ``||grad|| = |sigmoid(z) - y'|
+   ||x||`` (``y'`` in {0, 1}) with ``|sigmoid(z) - y'| <= 1/2`` exactly when the row is
+   classified right, so a clip at half the Lipschitz bound leaves every such row, and
+   every row at ``W = 0``, unclipped), ``L' = L (1 - 1e-12 - 4(p + 8) u)`` (``u = 2^-53``:
    the margin absorbs the rounding of the norm and of the scaled product, so the bound
    holds for the floating-point contribution); a per-example gradient that is not finite
    contributes zero.  Every contribution has norm ``<= L`` *by construction*, whatever
@@ -397,6 +404,9 @@ def solve_dpsgd(X, y, loss, **kwargs):
         Expected batch size ``m`` (None: 50); sampling rate ``q = m/n``.
     n_steps : int or None
         Number of steps ``T``; default ``ceil(n^2/m^2)``.
+    clip_fraction : float in (0, 1], default=1.0
+        Per-example gradients are clipped at ``clip_fraction * L`` (module docstring,
+        step 2); the noise and the sensitivity scale with the clip.
     tail_average : float in [0, 1] or None, default=None
         None: ``TAIL_AVERAGE`` (0.5).
         The released coefficients are the mean of the last ``ceil(tail_average T)``
@@ -438,6 +448,7 @@ def _solve(
     noise_source=None,
     follow_up_ratio=0.0,
     tail_average=None,
+    clip_fraction=1.0,
 ):
     n = X.shape[0]
     p_in = X.shape[1] + int(bool(fit_intercept))
@@ -463,13 +474,18 @@ def _solve(
         raise ValueError(f"tail_average must be in [0, 1], got {tail_average!r}")
     t_average = averaging_start(T, tail_average)
     q = batch_size / n
-    L = float(loss.lipschitz(data_norm))
+    lipschitz = float(loss.lipschitz(data_norm))
     beta_l = float(loss.smoothness(data_norm))
-    if not (L > 0.0 and math.isfinite(L)):
+    if not (lipschitz > 0.0 and math.isfinite(lipschitz)):
         raise ValueError(
-            f"solver='dpsgd' needs a finite positive Lipschitz constant, got {L!r} "
+            f"solver='dpsgd' needs a finite positive Lipschitz constant, got {lipschitz!r} "
             "(huber_threshold=0 is not supported)"
         )
+    clip_fraction = float(clip_fraction)
+    if not 0.0 < clip_fraction <= 1.0:
+        raise ValueError(f"clip_fraction must be in (0, 1], got {clip_fraction!r}")
+    # the per-example bound every privacy quantity below is relative to: the clip
+    L = clip_fraction * lipschitz
 
     # 1. Public ball and step schedule.
     if max_coef_norm is not None:
@@ -478,7 +494,8 @@ def _solve(
             raise ValueError(f"max_coef_norm must be finite and > 0, got {max_coef_norm!r}")
     elif mu > 0.0:
         f0 = float(loss.sup_loss_at_zero(y_bound))
-        R = min(L / mu, math.sqrt(2.0 * f0 / mu)) if math.isfinite(f0) else L / mu
+        R = (min(lipschitz / mu, math.sqrt(2.0 * f0 / mu)) if math.isfinite(f0)
+             else lipschitz / mu)
     else:
         raise ValueError(
             "solver='dpsgd' with alpha=0 needs a public bound max_coef_norm (the radius of "
@@ -502,7 +519,8 @@ def _solve(
         dp_event = compose(dp_event, gaussian_event(1.0 / mu_f, 1.0))
     details = {
         "mu_follow_up": mu_f,
-        "lipschitz": L,
+        "lipschitz": lipschitz,
+        "clip_fraction": clip_fraction,
         "smoothness": beta_l,
         "calibration": calibration,
         "sampling_rate": q,

@@ -193,8 +193,9 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
     alpha_ : float
         The L2 strength used (what ``alpha="auto"`` chose, possibly raised by the solver).
     solver_params_ : dict
-        Resolved schedule of ``dpsgd`` (``batch_size``, ``n_steps``); ``follow_up_ratio``
-        when the base-rate check runs; empty otherwise.
+        Resolved schedule of ``dpsgd`` (``batch_size``, ``n_steps``, and ``clip_fraction``
+        for the binary loss: its per-example clip over the Lipschitz bound);
+        ``follow_up_ratio`` when the base-rate check runs; empty otherwise.
     secure_noise_ : bool
         Whether the release used exact grid noise (``secure_noise``, resolved).
     base_rate_fallback_ : bool

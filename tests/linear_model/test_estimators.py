@@ -60,7 +60,9 @@ def test_dpsgd_privacy_attributes(cls):
     # the default schedule: batch max(64, 4 sqrt(n)) = 89, 20 epochs (5e8/(n p) > 20)
     default = cls(epsilon=0.7, data_norm=3.0, solver="dpsgd", random_state=0,
                   **_public(cls), **no_check).fit(X, y)
-    assert default.solver_params_ == {"batch_size": 89, "n_steps": 113}
+    # binary logistic: dpsgd clips at half the Lipschitz bound (_auto.DPSGD_CLIP_FRACTION)
+    clip = {"clip_fraction": 0.5} if cls is DPLogisticRegression else {}
+    assert default.solver_params_ == {"batch_size": 89, "n_steps": 113, **clip}
     assert default.n_iter_ == 113
     assert est.sensitivity_ == pytest.approx(2 * est.noise_scale_ / est.dp_event_.event.event.noise_multiplier)
     assert 0.69 <= est.epsilon_ <= 0.7
