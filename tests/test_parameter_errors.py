@@ -254,3 +254,16 @@ def test_checked_dpsgd_epsilon_range():
     assert _fitted_names(est) == []
     est.set_params(base_rate_fallback=False, random_state=0).fit(X, y)   # the remedy
     assert np.all(np.isfinite(est.coef_)) and est.epsilon_ <= est.epsilon
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_objective_perturbation_out_of_range_names_epsilon_and_delta(kind):
+    """Inside the Gaussian range, outside objective perturbation's (the default of all
+    three: warm_gd starts from it): it said only 'no noise level meets the privacy
+    target'."""
+    est = _estimator(kind, data_norm=1.0, epsilon=1e-11, delta=1e-300)
+    X, y = _binary() if kind == "logistic" else _regression()
+    with pytest.raises(ValueError, match=r"^\(epsilon=1e-11, delta=1e-300\) is out of "
+                                         r"objective perturbation's calibration range"):
+        est.fit(X, y)
+    assert _fitted_names(est) == []

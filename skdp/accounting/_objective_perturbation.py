@@ -202,6 +202,12 @@ def calibrate_objective_perturbation(epsilon, delta, eps_j, out_ratio, rtol=1e-9
     def ok(mu):
         return objective_perturbation_delta(epsilon, mu, out_ratio * mu, eps_j) <= delta
 
+    if not ok(1e-8):
+        raise ValueError(
+            f"(epsilon={epsilon:.3g}, delta={delta:.3g}) is out of objective perturbation's "
+            "calibration range: even noise 1e8 times its sensitivity (GDP mu = 1e-8"
+            + (f", Jacobian term {eps_j:.3g}" if eps_j > 0 else "")
+            + ") does not give it; raise epsilon or delta")
     return largest_safe_scale(ok, 1e-8, 1.0, 1e4, rtol)
 
 
