@@ -311,6 +311,7 @@ def test_worker_killed_mid_fit(client):
     Xd = gen.standard_normal((400_000, d), chunks=(25_000, d)) / np.sqrt(d)
     noise = gen.standard_normal(400_000, chunks=25_000)
     yd = (Xd @ np.random.default_rng(2).standard_normal(d) + 0.3 * noise > 0).astype(int)
+    Xd, yd = client.persist([Xd, yd])             # a lost partition is recomputed
     kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=7)
     reference = DPLogisticRegression(**kw).fit(Xd, yd)
     outcome = {}
