@@ -1,7 +1,8 @@
 """dpsgd's per-example clip below the Lipschitz bound (``clip_fraction``): noise and
 sensitivity scale with the clip, a one-step release moves by at most ``2 c L`` between
 adversarial neighbours, rows classified right (and every row at W = 0) are left unclipped
-at ``c = 1/2`` for the logistic loss, and the fit plan sets it for binary logistic only."""
+at ``c = 1/2`` for the logistic loss, and the fit plan sets it for the logistic and
+multinomial losses (not Huber)."""
 
 import numpy as np
 import pytest
@@ -109,9 +110,9 @@ def test_clip_fraction_out_of_range_refused(bad):
 
 
 @pytest.mark.parametrize("loss, K, expected", [(LogisticLoss(), 1, 0.5),
-                                               (MultinomialLoss(3), 3, None),
+                                               (MultinomialLoss(3), 3, 0.5),
                                                (HuberLoss(0.5), 1, None)])
-def test_plan_sets_the_clip_for_binary_logistic_only(loss, K, expected):
+def test_plan_sets_the_clip_for_the_classification_losses(loss, K, expected):
     est = DPLogisticRegression(solver="dpsgd", data_norm=1.0, classes=[0, 1])
     plan = resolve_fit_plan(est, n_samples=5000, n_features=4, loss=loss, n_outputs=K,
                             row_bound=np.sqrt(2.0))
@@ -133,3 +134,40 @@ def test_estimator_reports_the_clip_and_its_planned_event():
                                                     classes=[0, 1], epsilon=1.0), 3000, 4)
     assert planned == est.dp_event_
     assert est.score(X, y) > 0.8
+
+
+def test_multinomial_rows_with_half_on_their_class_are_not_clipped(noise_multiplier):
+    """||p - e_y|| <= sqrt(2) (1 - p_y): a row with p_y >= 1/2 has a gradient of norm
+    <= ||x|| / sqrt(2) = L/2 (L = sqrt(2) R, rows of norm R = 1 here).  On the kernel's
+    clipped sum at a W that gives every row p_y >= 1/2, the clip at L/2 changes nothing
+    (one at L/8 does)."""
+    from skdp._mechanisms._clipping import row_norms
+    from skdp._solvers._dpsgd_kernel import _clipped_batch_gradient
+
+    rng = np.random.default_rng(3)
+    K, d = 3, 4
+    X = rng.normal(size=(60, d))
+    X /= np.linalg.norm(X, axis=1)[:, None]
+    W = rng.normal(size=(d, K)) * 3.0
+    y = np.argmax(X @ W, axis=1).astype(float)
+    Z = X @ W
+    P = np.exp(Z - Z.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    keep = P[np.arange(60), y.astype(int)] >= 0.5
+    X, y = np.ascontiguousarray(X[keep]), y[keep]
+    assert X.shape[0] >= 20
+    loss = MultinomialLoss(K)
+    L = float(loss.lipschitz(1.0))
+    xnorm = np.empty(X.shape[0])
+    row_norms(X, xnorm)
+    idx = np.arange(X.shape[0], dtype=np.int64)
+
+    def clipped_sum(clip):
+        out = np.empty((d, K))
+        _clipped_batch_gradient(X, y, np.ascontiguousarray(W), idx, idx.shape[0],
+                                int(loss.loss_id), float(loss.param), clip, xnorm, out,
+                                np.empty(K), np.empty(K))
+        return out
+
+    np.testing.assert_allclose(clipped_sum(L / 2), clipped_sum(L), rtol=1e-12)
+    assert not np.allclose(clipped_sum(L / 8), clipped_sum(L))

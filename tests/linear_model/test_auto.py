@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from skdp import DPHuberRegressor, DPLogisticRegression
-from skdp._losses import HuberLoss, LogisticLoss, MultinomialLoss
+from skdp._losses import MULTINOMIAL, HuberLoss, LogisticLoss, MultinomialLoss
 from skdp._losses._smoothed import AbsoluteLoss
 from skdp.accounting import calibrate_gaussian_sigma
 from skdp.linear_model import _auto
@@ -173,7 +173,8 @@ def test_multinomial_default_and_planner():
     assert clf.solver_ == "dpsgd"
     # n mu = 800 x 0.24 < CHECK_MIN_SIZE: no base-rate check on so little data
     assert clf.solver_params_ == dict(zip(("batch_size", "n_steps"),
-                                          _auto.dpsgd_schedule(800, 18)))
+                                          _auto.dpsgd_schedule(800, 18)),
+                                      clip_fraction=_auto.DPSGD_CLIP_FRACTION[MULTINOMIAL])
     assert planned_dp_event(clf, 800) == clf.dp_event_
 
 

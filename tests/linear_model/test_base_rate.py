@@ -256,7 +256,9 @@ def test_multinomial_weak_signal_falls_back_and_the_event_is_planned():
     X = rng.uniform(0.0, 1.0, (3000, 8)) / math.sqrt(8)
     y = rng.choice(3, 3000, p=[0.6, 0.25, 0.15])
     fell = 0
-    for seed in range(3):
+    # no signal at all: a fit either falls back or already predicts (nearly) the majority
+    # class (dpsgd's half-bound clip leaves it little noise); 6 seeds, the check fires in 4
+    for seed in range(6):
         clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1, 2],
                                    random_state=seed)
         planned = planned_dp_event(clf, *X.shape)
@@ -268,6 +270,7 @@ def test_multinomial_weak_signal_falls_back_and_the_event_is_planned():
         fell += clf.base_rate_fallback_
         if clf.base_rate_fallback_:
             assert np.all(clf.predict(X) == 0)
+        assert np.mean(clf.predict(X) == y) >= np.mean(y == 0) - 0.005
     assert fell >= 2
 
 
