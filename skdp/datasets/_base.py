@@ -8,8 +8,8 @@ point the loaders use: it resolves the path of each file under ``data_home``,
 downloads missing files when asked to, and verifies the SHA-256 of every file
 *before* it is parsed.
 
-Downloads go through :func:`_fetch_url`, the only function of the package that
-touches the network; the test-suite replaces it with a local fake.
+Downloads go through :func:`sklearn.datasets.fetch_file` (in :func:`_download`),
+the only network access of the package.
 """
 
 # Authors: skdp developers
@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import shutil
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -38,6 +37,8 @@ __all__ = [
 DATA_HOME_ENV_VAR = "SKDP_DATA"
 
 _CHUNK = 1 << 20
+#: retries of a failed download (sklearn.datasets.fetch_file waits 1 s between)
+_N_RETRIES = 3
 
 
 class ChecksumError(OSError):
@@ -164,16 +165,28 @@ def _sha256(path) -> str:
     return h.hexdigest()
 
 
-def _verify_checksum(path: Path, meta: RemoteFileMetadata) -> None:
+def _verify_checksum(path: Path, meta: RemoteFileMetadata, source=None) -> None:
     actual = _sha256(path)
-    if actual != meta.sha256:
-        raise ChecksumError(
-            f"Checksum mismatch for dataset file {path}: expected SHA-256 "
-            f"{meta.sha256}, got {actual}. The file is corrupted or is not the "
-            f"expected version of '{meta.filename}'. Delete it and obtain a "
-            f"verified copy (download_if_missing=True where supported, or the "
-            f"UCI page {meta.landing_page})."
+    if actual == meta.sha256:
+        return
+    if source is None:
+        what = f"dataset file {path}"
+        advice = (
+            f"The file is corrupted or is not the expected version of "
+            f"'{meta.filename}'. Delete it and obtain a verified copy "
+            f"(download_if_missing=True where supported, or the UCI page "
+            f"{meta.landing_page})."
         )
+    else:
+        what = f"'{meta.filename}' extracted from {source}"
+        advice = (
+            "The file was not written. The download may be corrupted, or UCI "
+            "may have changed the archive."
+        )
+    raise ChecksumError(
+        f"Checksum mismatch for {what}: expected SHA-256 {meta.sha256}, got "
+        f"{actual}. {advice}"
+    )
 
 
 def _missing_message(path: Path, data_home: Path, meta: RemoteFileMetadata) -> str:
@@ -198,97 +211,49 @@ def _missing_message(path: Path, data_home: Path, meta: RemoteFileMetadata) -> s
     )
 
 
-def _fetch_url(url: str, dest: Path, *, timeout: float = 60.0) -> None:
-    """Download ``url`` into the file ``dest`` (the only network access).
-
-    Raises
-    ------
-    OSError
-        On any network or HTTP error; the message names the URL.
-    """
-    if not url.startswith("https://"):
-        raise ValueError(f"Refusing to download from a non-https URL: {url}")
-    import urllib.error  # here: urllib.request costs ~20 ms at import, and only this uses it
-    import urllib.request
-
-    request = urllib.request.Request(url, headers={"User-Agent": "skdp-datasets"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            with open(dest, "wb") as out:
-                shutil.copyfileobj(response, out, _CHUNK)
-    except (urllib.error.URLError, TimeoutError) as exc:
-        raise OSError(f"Could not download {url}: {exc}") from exc
-
-
-def _find_member(archive: zipfile.ZipFile, name: str) -> str:
-    names = archive.namelist()
-    if name in names:
-        return name
-    matches = [n for n in names if not n.endswith("/") and n.rsplit("/", 1)[-1] == name]
-    if len(matches) == 1:
-        return matches[0]
-    raise OSError(
-        f"Archive member '{name}' not found (or ambiguous) in the downloaded "
-        f"archive; members are {names}."
-    )
-
-
-def _read_member(archive_path: Path, members) -> bytes:
-    with zipfile.ZipFile(archive_path) as outer:
-        data = outer.read(_find_member(outer, members[0]))
-    for member in members[1:]:
-        with zipfile.ZipFile(io.BytesIO(data)) as inner:
-            data = inner.read(_find_member(inner, member))
+def _read_member(archive_path, members) -> bytes:
+    """The bytes of ``members`` (nested archives) inside the zip ``archive_path``."""
+    data = Path(archive_path).read_bytes()
+    for member in members:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = archive.namelist()
+            found = [member] if member in names else [
+                n for n in names if n.rsplit("/", 1)[-1] == member
+            ]
+            if len(found) != 1:
+                raise OSError(
+                    f"Archive member '{member}' not found (or ambiguous) in the "
+                    f"downloaded archive; members are {names}."
+                )
+            data = archive.read(found[0])
     return data
 
 
-def _apply_transform(data: bytes, transform) -> bytes:
-    if transform is None:
-        return data
-    if transform == "lf_newlines":
-        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        return data.rstrip(b"\n") + b"\n"
-    raise ValueError(f"Unknown transform {transform!r}")
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-
-
 def _download(metas, data_home: Path) -> None:
-    """Download and extract the files ``metas`` that share one archive URL."""
-    url = metas[0].url
-    folder = data_home / metas[0].folder
+    """Download the archive that ``metas`` share, extract and verify their files.
+
+    :func:`sklearn.datasets.fetch_file` downloads the archive (with retries) into
+    a temporary folder next to the files; each file is extracted there, verified
+    and only then moved into place, so a failure leaves nothing behind.
+    """
+    from sklearn.datasets import fetch_file  # only downloads need sklearn.datasets
+
+    url, folder = metas[0].url, data_home / metas[0].folder
     folder.mkdir(parents=True, exist_ok=True)
-    fd, archive = tempfile.mkstemp(dir=folder, prefix=".download.", suffix=".zip.part")
-    os.close(fd)
-    archive = Path(archive)
-    try:
-        _fetch_url(url, archive)
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".download.") as tmp:
+        try:
+            archive = fetch_file(url, folder=tmp, n_retries=_N_RETRIES, delay=1)
+        except OSError as exc:  # URLError, HTTPError, TimeoutError
+            raise OSError(f"Could not download {url}: {exc}") from exc
         for meta in metas:
-            data = _apply_transform(_read_member(archive, meta.members), meta.transform)
-            actual = hashlib.sha256(data).hexdigest()
-            if actual != meta.sha256:
-                raise ChecksumError(
-                    f"Checksum mismatch for '{meta.filename}' extracted from "
-                    f"{url}: expected SHA-256 {meta.sha256}, got {actual}. The "
-                    f"file was not written. The download may be corrupted, or "
-                    f"UCI may have changed the archive."
-                )
-            _atomic_write(folder / meta.filename, data)
-    finally:
-        if archive.exists():
-            archive.unlink()
+            data = _read_member(archive, meta.members)
+            if meta.transform == "lf_newlines":
+                data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+                data = data.rstrip(b"\n") + b"\n"
+            (Path(tmp) / meta.filename).write_bytes(data)
+            _verify_checksum(Path(tmp) / meta.filename, meta, source=url)
+        for meta in metas:
+            os.replace(Path(tmp) / meta.filename, folder / meta.filename)
 
 
 def _fetch_files(metas, *, data_home=None, download_if_missing=False):

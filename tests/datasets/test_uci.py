@@ -2,10 +2,11 @@
 
 The real files are read from ``$SKDP_DATA`` if set, else from ``../shared/data``
 next to the repository root; tests that need a file skip when it is absent.
-No test touches the network: the fetcher is replaced by a fake that raises, and
-the download tests install their own local fake.
+No test touches the network: ``urlopen`` is replaced by a function that raises, and
+the download tests serve their archives from a local HTTP server.
 """
 
+import dataclasses
 import hashlib
 import io
 import shutil
@@ -29,7 +30,7 @@ from skdp.datasets import (
 )
 from skdp.datasets import _base, _uci
 
-from ._local_data import DATA_DIR, refuse_network, require  # noqa: E402
+from ._local_data import DATA_DIR, refuse_network, require, serve_locally
 
 # key: (loader, kwargs, n_samples, d, n_positives or None, required files)
 CASES = {
@@ -83,7 +84,6 @@ CLASSIFICATION = [k for k, c in CASES.items() if c[4] is not None]
 REGRESSION = [k for k, c in CASES.items() if c[4] is None]
 
 AIRFOIL = "airfoil/airfoil_self_noise.dat"
-_REAL_FETCH_URL = _base._fetch_url  # saved before any test patches it
 
 
 @pytest.fixture(autouse=True)
@@ -424,55 +424,85 @@ def test_content_verified_csv_cannot_be_downloaded(
 
 
 # ---------------------------------------------------------------------------
-# Download path, with a local fake fetcher
+# Download path: sklearn.datasets.fetch_file against a local HTTP server
 # ---------------------------------------------------------------------------
 
 
 def _zip_bytes(members):
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name, data in members.items():
             zf.writestr(name, data)
     return buf.getvalue()
 
 
-class FakeFetcher:
-    """Stand-in for ``_base._fetch_url`` that serves local zip bytes."""
+@pytest.fixture
+def server(monkeypatch):
+    """A local HTTP server that ``urlopen`` may reach (nothing else)."""
+    srv = serve_locally(monkeypatch)
+    yield srv
+    srv.close()
 
-    def __init__(self, archives):
-        self.archives = archives
-        self.calls = []
 
-    def __call__(self, url, dest, **kwargs):
-        self.calls.append(url)
-        Path(dest).write_bytes(self.archives[url])
+def _serve(monkeypatch, server, name, archive):
+    """Point the registry entry ``_uci.<name>`` at ``archive`` on the local server."""
+    path = "/static/public/" + _uci.__dict__[name].url.rsplit("/", 1)[-1]
+    server.files[path] = archive
+    meta = dataclasses.replace(_uci.__dict__[name], url=server.url(path))
+    monkeypatch.setattr(_uci, name, meta)
+    return meta
 
 
 def _leftovers(folder):
     return [p.name for p in Path(folder).iterdir() if p.name.startswith(".")]
 
 
-def test_download_airfoil_normalises_newlines(loaded, monkeypatch, tmp_path):
+def test_registry_urls_are_the_official_https_archives():
+    metas = [v for v in vars(_uci).values() if isinstance(v, _base.RemoteFileMetadata)]
+    assert len(metas) == 9
+    for meta in metas:
+        if meta.url is not None:
+            assert meta.url.startswith("https://archive.ics.uci.edu/static/public/")
+            assert meta.url.endswith(".zip") and meta.members
+        assert len(meta.sha256) == 64
+
+
+def test_download_airfoil_normalises_newlines(loaded, monkeypatch, server, tmp_path):
     require(AIRFOIL)
     original = (DATA_DIR / AIRFOIL).read_bytes()
     crlf = original.replace(b"\n", b"\r\n")  # the UCI original may use CRLF
-    archive = _zip_bytes({"airfoil_self_noise.dat": crlf})
-    fake = FakeFetcher({_uci._AIRFOIL.url: archive})
-    monkeypatch.setattr(_base, "_fetch_url", fake)
+    meta = _serve(
+        monkeypatch, server, "_AIRFOIL", _zip_bytes({"airfoil_self_noise.dat": crlf})
+    )
     bunch = load_airfoil(data_home=tmp_path, download_if_missing=True)
-    assert fake.calls == [
-        "https://archive.ics.uci.edu/static/public/291/airfoil+self+noise.zip"
-    ]
+    assert server.requests == [meta.url[len(server.base) :]]
     written = tmp_path / AIRFOIL
     assert written.read_bytes() == original
     np.testing.assert_array_equal(bunch.data, loaded("airfoil").data)
     assert _leftovers(written.parent) == []
+    assert sorted(p.name for p in written.parent.iterdir()) == [written.name]
     # a second load uses the file on disk and does not fetch again
     load_airfoil(data_home=tmp_path, download_if_missing=True)
-    assert len(fake.calls) == 1
+    assert len(server.requests) == 1
 
 
-def test_download_nested_bank_archive(monkeypatch, tmp_path):
+def test_download_with_bad_checksum_writes_nothing(monkeypatch, server, tmp_path):
+    require(AIRFOIL)
+    tampered = (DATA_DIR / AIRFOIL).read_bytes().replace(b"126.201", b"126.202", 1)
+    meta = _serve(
+        monkeypatch, server, "_AIRFOIL", _zip_bytes({"airfoil_self_noise.dat": tampered})
+    )
+    with pytest.raises(ChecksumError) as excinfo:
+        load_airfoil(data_home=tmp_path, download_if_missing=True)
+    msg = str(excinfo.value)
+    assert meta.sha256 in msg and meta.url in msg
+    assert hashlib.sha256(tampered).hexdigest() in msg
+    assert len(server.requests) == 1
+    # no partial file: neither the data file nor the archive nor a temporary folder
+    assert list((tmp_path / "airfoil").iterdir()) == []
+
+
+def test_download_nested_bank_archive(monkeypatch, server, tmp_path):
     require("bank/bank-full.csv")
     original = (DATA_DIR / "bank/bank-full.csv").read_bytes()
     inner = _zip_bytes(
@@ -481,63 +511,41 @@ def test_download_nested_bank_archive(monkeypatch, tmp_path):
     outer = _zip_bytes(
         {"bank.zip": inner, "bank-additional.zip": _zip_bytes({"a": b""})}
     )
-    fake = FakeFetcher({_uci._BANK_FULL.url: outer})
-    monkeypatch.setattr(_base, "_fetch_url", fake)
-    (path,) = _base._fetch_files(
-        [_uci._BANK_FULL], data_home=tmp_path, download_if_missing=True
-    )
+    meta = _serve(monkeypatch, server, "_BANK_FULL", outer)
+    (path,) = _base._fetch_files([meta], data_home=tmp_path, download_if_missing=True)
     assert path == tmp_path / "bank" / "bank-full.csv"
     assert path.read_bytes() == original
-    assert fake.calls == [
-        "https://archive.ics.uci.edu/static/public/222/bank+marketing.zip"
-    ]
+    assert server.requests == ["/static/public/bank+marketing.zip"]
+    assert list(path.parent.iterdir()) == [path]
 
 
-def test_download_fetches_each_archive_once(monkeypatch, tmp_path):
+def test_download_fetches_each_archive_once(monkeypatch, server, tmp_path):
     require("adult/adult.data", "adult/adult.test")
     members = {
         f"adult/{name}": (DATA_DIR / "adult" / name).read_bytes()
         for name in ["adult.data", "adult.test"]
     }  # members in a sub-folder are found by base name
-    fake = FakeFetcher({_uci._ADULT_DATA.url: _zip_bytes(members)})
-    monkeypatch.setattr(_base, "_fetch_url", fake)
-    paths = _base._fetch_files(
-        [_uci._ADULT_DATA, _uci._ADULT_TEST],
-        data_home=tmp_path,
-        download_if_missing=True,
-    )
-    assert len(fake.calls) == 1
+    data = _serve(monkeypatch, server, "_ADULT_DATA", _zip_bytes(members))
+    test = dataclasses.replace(_uci._ADULT_TEST, url=data.url)
+    paths = _base._fetch_files([data, test], data_home=tmp_path, download_if_missing=True)
+    assert server.requests == ["/static/public/adult.zip"]
     assert [p.name for p in paths] == ["adult.data", "adult.test"]
     assert all(p.is_file() for p in paths)
+    assert _leftovers(tmp_path / "adult") == []
 
 
-def test_download_with_bad_checksum_writes_nothing(monkeypatch, tmp_path):
-    require(AIRFOIL)
-    tampered = (DATA_DIR / AIRFOIL).read_bytes().replace(b"126.201", b"126.202", 1)
-    archive = _zip_bytes({"airfoil_self_noise.dat": tampered})
-    fake = FakeFetcher({_uci._AIRFOIL.url: archive})
-    monkeypatch.setattr(_base, "_fetch_url", fake)
-    with pytest.raises(ChecksumError) as excinfo:
-        load_airfoil(data_home=tmp_path, download_if_missing=True)
-    msg = str(excinfo.value)
-    assert _uci._AIRFOIL.sha256 in msg
-    assert hashlib.sha256(tampered).hexdigest() in msg
-    assert _uci._AIRFOIL.url in msg
-    folder = tmp_path / "airfoil"
-    assert not (folder / "airfoil_self_noise.dat").exists()
-    assert _leftovers(folder) == []
-
-
-def test_download_missing_member(monkeypatch, tmp_path):
-    fake = FakeFetcher({_uci._AIRFOIL.url: _zip_bytes({"other.dat": b"1 2 3\n"})})
-    monkeypatch.setattr(_base, "_fetch_url", fake)
+def test_download_missing_member(monkeypatch, server, tmp_path):
+    _serve(monkeypatch, server, "_AIRFOIL", _zip_bytes({"other.dat": b"1 2 3\n"}))
     with pytest.raises(OSError, match="airfoil_self_noise.dat"):
         load_airfoil(data_home=tmp_path, download_if_missing=True)
-    assert not (tmp_path / AIRFOIL).exists()
+    assert list((tmp_path / "airfoil").iterdir()) == []
 
 
-def test_real_fetcher_refuses_plain_http(tmp_path):
-    # urlopen stays patched by the autouse fixture; the check comes first
-    with pytest.raises(ValueError, match="https"):
-        _REAL_FETCH_URL("http://example.invalid/x.zip", tmp_path / "x")
-    assert not (tmp_path / "x").exists()
+def test_download_http_error_names_the_url(monkeypatch, server, tmp_path):
+    meta = _serve(monkeypatch, server, "_AIRFOIL", b"")
+    server.files.clear()  # the server answers 404
+    monkeypatch.setattr(_base, "_N_RETRIES", 0)
+    with pytest.raises(OSError, match="Could not download .*airfoil.*404"):
+        load_airfoil(data_home=tmp_path, download_if_missing=True)
+    assert server.requests == [meta.url[len(server.base) :]]
+    assert list((tmp_path / "airfoil").iterdir()) == []
