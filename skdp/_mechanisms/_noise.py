@@ -4,8 +4,8 @@
 in by the caller (seeded from the estimator's ``random_state``), serially, so the same seed
 gives the same noise bit for bit.  They are floating-point samplers, and a float sum
 ``v + noise`` is **not** private as computed (module docstring of
-:mod:`skdp._mechanisms._exact`): they serve ``secure_noise=False`` and the solvers whose
-per-step noise has no exact path yet.
+:mod:`skdp._mechanisms._exact`): they serve ``secure_noise=False`` (every solver has an
+exact path, the default).
 
 :func:`release_gaussian` and :func:`release_laplace` are the release sites: with a ChaCha20
 ``source`` (``secure_noise=True``) they return ``gamma (rint(v/gamma) + Z)`` with ``Z`` an exact

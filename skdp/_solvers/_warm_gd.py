@@ -83,8 +83,8 @@ Floating-point-safe noise (``noise_source``, the default through ``secure_noise=
 the warm start's output step and every refinement step's noisy mean gradient are exact
 grid releases (discrete Gaussian on a grid of ``sigma``, :mod:`skdp._mechanisms._exact`)
 whose dominating continuous Gaussian has at least the noise multiplier recorded, so the
-event is unchanged; the warm start's objective noise ``b`` stays float, as in
-``objective_perturbation``.
+event is unchanged; the warm start's objective noise ``b`` is an exact lattice draw coupled
+with the continuous law of its proof, as in ``objective_perturbation``.
 """
 
 import math

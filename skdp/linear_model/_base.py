@@ -105,8 +105,8 @@ _PRIVACY_DOC = """\
     public parameters, ``n`` and ``d``, except the unprotected diagnostics ``n_iter_`` and
     ``n_gradient_evals_`` (they may depend on the data; the private searches remove them).
     Not protected: fit time and those diagnostics.  The released bits are protected when
-    ``secure_noise_`` is True (exact noise on a public grid, the default of the one-shot
-    solvers); the per-step solvers' float noise is not hardened against precision attacks
+    ``secure_noise_`` is True (exact noise on a public grid; the default of every solver);
+    ``secure_noise=False`` brings back float noise, which is open to precision attacks
     (``doc/floating_point.rst``).  A fixed ``random_state`` reuses the same noise: two fits on different data with the same seed reveal the
     difference of their noise-free models -- use it for tests only.
 """
