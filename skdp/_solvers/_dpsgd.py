@@ -157,7 +157,9 @@ sum of the realised batch sizes, about ``T m``; data-independent since the sampl
 ``delta = 0`` is refused (the Gaussian mechanism has no pure-DP guarantee), as is
 ``n < 2``.  The random numbers (batch sizes, indices, noise) come serially from ``rng``
 inside one numba kernel: the same seed gives bitwise identical coefficients.  The
-floating-point Gaussian sampler is not hardened against Mironov-style attacks.
+estimators pass a ``noise_source`` by default (``secure_noise``): every step's sum is then
+an exact discrete-Gaussian grid release; only without it (``secure_noise=False``) does the
+floating-point Gaussian sampler run, which is not hardened against Mironov-style attacks.
 """
 
 import math
