@@ -194,7 +194,7 @@ class _Encoder:
 
     def categorical(self, name, values, levels, *, drop_first=False):
         """One-hot encode ``values`` over the fixed ``levels`` (in that order)."""
-        levels = list(levels)
+        levels, values = list(levels), np.asarray(values).tolist()
         index = {level: i for i, level in enumerate(levels)}
         try:
             codes = np.fromiter(
@@ -307,9 +307,12 @@ def _check_option(name, value, allowed):
         raise ValueError(f"{name} must be one of {sorted(allowed)}; got {value!r}.")
 
 
-def _read_header(path, delimiter):
-    with open(path, newline="") as f:
-        return next(csv.reader(f, delimiter=delimiter))
+def _read_table(path, delimiter, header, dtype=np.float64, usecols=None):
+    """The rows after the header row of a delimited file, whose header is checked."""
+    kwargs = dict(delimiter=delimiter, quotechar='"', ndmin=2)
+    found = np.loadtxt(path, dtype=str, max_rows=1, **kwargs)[0].tolist()
+    _check_header(path, found, header)
+    return np.loadtxt(path, dtype=dtype, skiprows=1, usecols=usecols, **kwargs)
 
 
 def _check_header(path, header, expected):
@@ -576,12 +579,8 @@ def load_bank(
     (path,) = _fetch_files(
         [_BANK_FULL], data_home=data_home, download_if_missing=download_if_missing
     )
-    with open(path, newline="") as f:
-        reader = csv.reader(f, delimiter=";")
-        header = next(reader)
-        rows = [row for row in reader if row]
-    _check_header(path, header, _BANK_COLUMNS)
-    columns = dict(zip(header, zip(*rows)))
+    rows = _read_table(path, ";", _BANK_COLUMNS, dtype=str)
+    columns = dict(zip(_BANK_COLUMNS, rows.T))
     n = len(rows)
     enc = _Encoder(n)
     for name in _BANK_COLUMNS[:-1]:
@@ -714,18 +713,12 @@ _ADULT_LEVELS = {
 
 
 def _read_adult(path):
-    """Rows of adult.data / adult.test (skips blank and '|' comment lines)."""
-    rows = []
+    """Columns of adult.data / adult.test (blank and '|' comment lines skipped)."""
     with open(path, newline="") as f:
-        for row in csv.reader(f, skipinitialspace=True):
-            if not row or (len(row) == 1 and not row[0].strip()):
-                continue
-            if row[0].startswith("|"):
-                continue
-            if len(row) != len(_ADULT_COLUMNS):
-                raise ValueError(f"Malformed row in {path}: {row}")
-            rows.append(row)
-    return dict(zip(_ADULT_COLUMNS, zip(*rows))), len(rows)
+        rows = [r for r in csv.reader(f, skipinitialspace=True) if r and r[0][:1] != "|"]
+    if {len(row) for row in rows} != {len(_ADULT_COLUMNS)}:
+        raise ValueError(f"Expected {len(_ADULT_COLUMNS)} columns in every row of {path}.")
+    return dict(zip(_ADULT_COLUMNS, np.array(rows).T)), len(rows)
 
 
 def load_adult(
@@ -876,7 +869,7 @@ def load_adult(
         if name in _ADULT_LEVELS:
             enc.categorical(name, columns[name], _ADULT_LEVELS[name])
         else:
-            ref = np.fromiter(map(float, train[name]), dtype=np.float64)
+            ref = train[name].astype(np.float64)
             enc.numeric(name, columns[name], lo=ref.min(), hi=ref.max())
     X, names, prep = enc.finish(
         encoding=(
@@ -905,7 +898,7 @@ def load_adult(
 
 def _adult_target(labels):
     """0/1 income labels; adult.test's labels end in '.' (``<=50K.``)."""
-    labels = np.array([str(label).rstrip(".") for label in labels])
+    labels = np.char.rstrip(np.asarray(labels, dtype=str), ".")
     return _binary_target(labels, positive=">50K", negative="<=50K", name="income")
 
 
@@ -1098,8 +1091,7 @@ def load_credit_card(
     (path,) = _fetch_files(
         [_CREDIT_CSV], data_home=data_home, download_if_missing=download_if_missing
     )
-    _check_header(path, _read_header(path, ","), _CREDIT_HEADER)
-    raw = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
+    raw = _read_table(path, ",", _CREDIT_HEADER)
     n = raw.shape[0]
     enc = _Encoder(n)
     for j, name in enumerate(_CREDIT_NAMES, start=1):
@@ -1182,11 +1174,6 @@ _WINE_INPUTS = [
     "chlorides", "free sulfur dioxide", "total sulfur dioxide", "density",
     "pH", "sulphates", "alcohol",
 ]  # fmt: skip
-
-
-def _read_wine(path):
-    _check_header(path, _read_header(path, ";"), _WINE_INPUTS + ["quality"])
-    return np.loadtxt(path, delimiter=";", skiprows=1, dtype=np.float64, ndmin=2)
 
 
 def load_wine_quality(
@@ -1296,7 +1283,7 @@ def load_wine_quality(
     paths = _fetch_files(
         metas[color], data_home=data_home, download_if_missing=download_if_missing
     )
-    parts = [_read_wine(p) for p in paths]
+    parts = [_read_table(p, ";", _WINE_INPUTS + ["quality"]) for p in paths]
     raw = np.vstack(parts)
     n = raw.shape[0]
     enc = _Encoder(n)
@@ -1450,11 +1437,8 @@ def load_bike_sharing(
     (path,) = _fetch_files(
         [_BIKE_HOUR], data_home=data_home, download_if_missing=download_if_missing
     )
-    _check_header(path, _read_header(path, ","), _BIKE_HEADER)
     usecols = [j for j, name in enumerate(_BIKE_HEADER) if name != "dteday"]
-    raw = np.loadtxt(
-        path, delimiter=",", skiprows=1, usecols=usecols, dtype=np.float64, ndmin=2
-    )
+    raw = _read_table(path, ",", _BIKE_HEADER, usecols=usecols)
     col = {name: raw[:, k] for k, name in enumerate(_BIKE_HEADER[j] for j in usecols)}
     n = raw.shape[0]
     enc = _Encoder(n)
