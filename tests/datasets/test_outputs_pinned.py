@@ -46,21 +46,21 @@ CASES = {
     "demo_bike": ("load_demo_bike", None, []),
 }  # fmt: skip
 SHA256 = {
-    "bank": "d6f6c5541d578aa86ad50f66a615b1dc8efdc0435629ae939108ab1cabca45a0",
+    "bank": "2cf53c897351db39a244b2d7871dc5a15ca493e138201e903e9c6dccbf7fe29a",
     "bank_frame": "f387dcac18c9f8503e6ae542788bbaae7136344ec46ae42fa2999aa6c0d114b2",
-    "adult": "9b50173265e58c242f460fd1171e549c84114a43d385bc4db23e58f0a6b08d96",
-    "adult_test": "77d5d688656f7a822a1ba958fb5e6c6142dc0a9ba5e0dc1fe3197604748266b0",
+    "adult": "b345c0e2748af95349972a5a8fe47f19cef6f98c9870627e4d4f149aaa7a5054",
+    "adult_test": "ee3bad3ecd18e0ef3a23ec2bc5bd5303c1077f079e2065f34c6424f93e8a0caa",
     "adult_frame": "95c8f14ee0fa763c89de11621ebaa3b05692da143dbeb4cfb1aa3f31cca8b6d0",
     "adult_test_frame": "57d8322e2c3a6d2df695871a08177c70f3239587449461e3ed78a97b28ebff30",
-    "credit": "9a02e925dfe1f70574bb419e9c39b9db07cf7e88b2df44056bb8b655008d44f6",
+    "credit": "4f6ba0c14703aee259c7fa523a39b7df41269a7ea18690aecc79c75cc89d65b1",
     "credit_frame": "ca2291d5b3468dc2e43e293ddb31067e1c7a1f5d6d9be20d6307a7712ae186b3",
-    "wine": "60bb19d65ddd9e3778ee1a3fe2050eef91f27942814df33b0e776ce007265ce7",
-    "wine_red_minmax": "934c67e41dcefa6f3bc06d47f130b03be46eb7205a0161e1cdb55ae954c2dfd6",
-    "wine_white_10": "448d15e8ebf9d8abe47b5fe3c2dca20e97e950df94b58a32ace19544366dc2e4",
-    "bike": "5eb9c9fc099940a27793013e5ecec8a5332f9da0bfd100038cc6c7d969b2a33f",
-    "airfoil": "ca2f6a6fe3fcf41e31163ed7eacba6e616648d3d13bcbe3386e76ab3c9131994",
-    "airfoil_minmax": "0f494baef30f58502595ffd96f5bea1f7858de5cf1bb0b482bb06cfad46d7bcd",
-    "concrete": "b40badbffdb6bd68ea0f64f9142c8091e1242ac7a6b132431493abeeb5d78517",
+    "wine": "7402b34092a705e33b860757cd1a31580106124150e9ddf6a109bbc3566b091c",
+    "wine_red_minmax": "347784d27a33fa233c8ac1ce4f604b4d218029151cdced9675837a90d860e785",
+    "wine_white_10": "182419c54d5c2a37116dd4315d2a62f5f70a97adfa95e56fabbf070101fdd3ca",
+    "bike": "5b66290b4610ffdc9facb9afbbf9a92141166a06a06a77cf285c391de1abf31c",
+    "airfoil": "9c8fc63a3d5643ca138354a62d93d05b041da646aafb8a2974b3a2da85155ac2",
+    "airfoil_minmax": "2e440a3a2117c950f30a2305f94183fc7e3003ef937377e7e8d93b69b18afbb2",
+    "concrete": "72e5fced1146892e21d2f2c3a270fc475956650c98821fa6be9536a1428b5dbe",
     "demo_adult": "de511afc49740a5f7e2114df1ec53713f0590df864642ad40079db1b4ff88d75",
     "demo_bike": "9f27e95f563cefe0dbe7bdf3d1f6e832f4ef7721ece9585973e164b82462231a",
 }
@@ -86,6 +86,8 @@ def _update(h, obj):
         h.update(f"{type(obj).__name__} {len(obj)}".encode())
         for item in obj:
             _update(h, item)
+    elif isinstance(obj, np.generic):  # its bytes: numpy 2 changed the repr of scalars
+        h.update(f"scalar {obj.dtype.str} ".encode() + obj.tobytes())
     else:
         h.update(f"{type(obj).__name__} {obj!r}".encode())
 
