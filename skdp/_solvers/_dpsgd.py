@@ -52,23 +52,23 @@ never sees the user's ``X``.  From ``W_0 = 0``, for ``t = 1..T``:
    gradient is a function of the previous (already private) iterate only, so it costs no
    privacy and is not clipped.  ``W_t = Pi(W_{t-1} - eta_t g_t)``, ``Pi`` the projection
    onto the public ball ``||W||_F <= R``.
-5. **Output** the suffix average ``W_bar = mean(W_t0, ..., W_T)`` of the last
-   ``ceil(tail_average T)`` iterates, ``tail_average = TAIL_AVERAGE = 0.5`` by default
-   (``tail_average=0``: the last iterate ``W_T``, as BST14's Algorithm 1, which outputs
-   ``theta_{n^2}``).  The iterates are all post-processings of the noisy sums, so any
-   function of them costs no privacy (see Privacy below).  Why: at a step size capped at
-   ``c/beta`` the last iterate carries the noise of its last ~``1/(eta lambda)`` steps in
-   every direction of curvature ``lambda``; averaging ``k`` correlated iterates divides that
-   variance by up to ``k eta lambda`` while the bias of the suffix (the iterates are near
-   the minimiser by then) stays small -- the alpha-suffix averaging of Rakhlin, Shamir &
-   Sridharan (ICML 2012), which attains the optimal ``O(1/(alpha T))`` rate of SGD on
-   strongly convex objectives where the last iterate carries an extra ``log T``.
-   Measured with ``make_private_pipeline`` on raw Adult (cubic splines and one-hot
-   categories, 96-117 columns, 755 steps, 10 seeds, the same noise with and without):
-   accuracy / AUC 0.829 / 0.879 -> 0.836 / 0.886 at total epsilon 0.5, 0.845 / 0.899 ->
-   0.847 / 0.901 at 1; Bank at 1: AUC 0.899 -> 0.901 (accuracy 0.898 both).  Averaging
-   the last quarter gained about half as much at epsilon 0.5, the last three quarters
-   about the same as the last half.
+5. **Output** the last iterate ``W_T`` (BST14's Algorithm 1 outputs ``theta_{n^2}``) by
+   default, or with ``tail_average > 0`` the suffix average ``W_bar = mean(W_t0, ...,
+   W_T)`` of the last ``ceil(tail_average T)`` iterates.  The iterates are all
+   post-processings of the noisy sums, so any function of them costs no privacy (see
+   Privacy below).  Averaging trades noise for lag: a direction of curvature ``lambda``
+   carries the noise of its last ~``1/(eta lambda)`` steps, which averaging ``k`` iterates
+   divides by up to ``k eta lambda`` (the alpha-suffix averaging of Rakhlin, Shamir &
+   Sridharan, ICML 2012), but a flat direction still drifting at step ``T`` is released
+   where it was ~``k/2`` steps earlier.  Measured (paired seeds): alone, averaging the
+   last half lifted private pipelines on raw Adult (cubic splines, 755 steps, 10 seeds)
+   from 0.829 / 0.879 to 0.836 / 0.886 (accuracy / AUC) at total epsilon 0.5; with the
+   half-bound clip of ``skdp.linear_model._auto.DPSGD_CLIP_FRACTION`` in place its gain
+   fell to +0.002 there and to nothing at epsilon 1 and on Bank, while it cost the
+   multinomial stall cells of ``benchmarks/bench_dpsgd_stall.py`` up to 0.03-0.035
+   (imbalanced min-max columns at epsilon 0.5-2, nearly constant columns at 5-10;
+   averaging the last quarter: up to 0.025).  The default is therefore the last
+   iterate.
    ``coef``/``intercept`` are split as in output perturbation (the intercept is the last
    row times ``intercept_scaling``).
 
@@ -188,8 +188,9 @@ SECURE_CHUNK_DRAWS = 1 << 21
 SECURE_PIPELINE_CHUNKS = 8
 #: expected batch size when ``batch_size=None``
 DEFAULT_BATCH_SIZE = 50
-#: fraction of the last iterates whose mean is released (module docstring, step 5)
-TAIL_AVERAGE = 0.5
+#: fraction of the last iterates whose mean is released by default (module docstring,
+#: step 5): 0, the last iterate
+TAIL_AVERAGE = 0.0
 #: eta_t <= STEP_CAP_FACTOR / (beta + alpha): below the gradient-descent stability limit
 #: 2/beta (module docstring).
 STEP_CAP_FACTOR = 1.9
@@ -410,7 +411,7 @@ def solve_dpsgd(X, y, loss, **kwargs):
         Per-example gradients are clipped at ``clip_fraction * L`` (module docstring,
         step 2); the noise and the sensitivity scale with the clip.
     tail_average : float in [0, 1] or None, default=None
-        None: ``TAIL_AVERAGE`` (0.5).
+        None: ``TAIL_AVERAGE`` (0, the last iterate).
         The released coefficients are the mean of the last ``ceil(tail_average T)``
         iterates (at least the last one; 0: BST14's last iterate).  Post-processing: the
         event does not change.
@@ -561,7 +562,7 @@ def _solve(
     del dropped
     details["full_gradient_equivalents"] = total / n
 
-    # 4. Release the mean of the last iterates (the last one alone for tail_average=0).
+    # 4. Release the last iterate (or the mean of the last ones, tail_average > 0).
     coef, intercept = split_intercept(W, fit_intercept, intercept_scaling)
     return SolverResult(
         coef=np.ascontiguousarray(coef),

@@ -117,9 +117,8 @@ DPSGD_CHECKED_MARGIN = 65536``, ``gamma = 0``.  The calibration cells are bimoda
 shrink to the class priors (weak signal, imbalanced classes) or barely regularise (strong
 signal, balanced classes -- digits: the rule above gave ``alpha`` 0.15 / 0.041 at
 ``epsilon`` 0.5 / 1 and accuracy 0.113 / 0.165 where the best ``alpha`` of skdp's grid
-reaches 0.162 / 0.291 (before dpsgd's suffix average and half-bound clip; with them
-the default gives 0.133 / 0.473 against the grid's 0.264 / 0.490,
-``benchmarks/results/multiclass.md``).  The check takes the first mode (it falls back to the priors when the majority class
+reaches 0.162 / 0.291 (before dpsgd's half-bound clip; with it the default gives 0.136 /
+0.453 against the grid's 0.247 / 0.481, ``benchmarks/results/multiclass.md``).  The check takes the first mode (it falls back to the priors when the majority class
 does better), so the rule only has to serve the second: on the saved multinomial cells,
 scoring each at ``max(score(M), score(M=16))`` (M = 16: shrinkage to the priors), the flat
 comparator's mean / worst shortfall is 0.0005 / 0.048 against 0.0050 / 0.087 for
@@ -183,12 +182,9 @@ cell -0.9 (within its noise); ``Z = 7`` gains as much but costs well-conditioned
 up to 2.2 points at epsilon = 2 to 5 (6 classes, 3 weak classes), ``Z = 10`` up to 4.7;
 ``M = 16`` (at ``Z = 7``) adds +0.6 at epsilon = 10 but costs up to 3.7 points.  Checked on
 real-derived cells (``results/dpsgd_stall.md``).
-**Output: the mean of the last half of the iterates** (``TAIL_AVERAGE = 0.5`` of
-:mod:`skdp._solvers._dpsgd`, suffix averaging; post-processing, so the plan and the event
-are those of the steps): a stiff direction then averages the noise of the last ``T/2``
-steps instead of its last ``1/(eta lambda)``.  Measured on private pipelines (Adult and
-Bank from raw columns, 10 seeds, paired noise) it adds 0.002 to 0.007 accuracy and
-0.002 to 0.007 AUC at total epsilon 0.5 and 1 (solver docstring).
+dpsgd releases its last iterate: averaging the last iterates (the solver's
+``tail_average``) lagged behind the stalled directions above by up to 0.035 accuracy
+and gained at most 0.002 once the clip below is in place (solver docstring, step 5).
 """
 
 import math
@@ -373,7 +369,8 @@ def dpsgd_schedule(n, p, batch_size=None, n_steps=None, *, epsilon=None, delta=N
 #: row at ``W = 0``), so the clip ``R/2`` leaves all those rows' gradients unchanged and
 #: only down-weights misclassified rows, while it halves the noise (``sigma = z L/2``).
 #: Measured with ``make_private_pipeline`` (10 seeds, same splits, piecewise-linear basis,
-#: suffix average): at total epsilon 0.5 / 1 / 2, Adult accuracy 0.840 -> 0.844 / 0.850 ->
+#: dpsgd averaging its last iterates at the time): at total epsilon 0.5 / 1 / 2, Adult
+#: accuracy 0.840 -> 0.844 / 0.850 ->
 #: 0.851 / 0.853 -> 0.852 (AUC 0.892 -> 0.897 / 0.905 -> 0.906 / 0.908 -> 0.908), Bank
 #: AUC 0.887 -> 0.896 / 0.903 -> 0.904 / 0.906 -> 0.903 (accuracy within 0.002), Credit
 #: card AUC 0.738 -> 0.753 / 0.757 -> 0.767 / 0.769 -> 0.773.  A clip at ``R/4`` lost on
@@ -382,10 +379,12 @@ def dpsgd_schedule(n, p, batch_size=None, n_steps=None, *, epsilon=None, delta=N
 #: <= 2 (1 - p_y)^2``, so every row given at least 1/2 on its own class has a gradient of
 #: norm at most ``L/2`` and is not clipped; at ``W = 0`` (``p = 1/K``) the gradients are
 #: shortened by at most ``1/sqrt(2 (K - 1)/K)``.  ``bench_multiclass.py`` (20 seeds; the
-#: oracle grid re-run with the clip): digits at epsilon 0.5 / 1 / 10 0.102 / 0.281 / 0.846
-#: -> 0.133 / 0.473 / 0.903, three weak classes at 0.5 / 1 0.436 / 0.461 -> 0.462 / 0.489,
-#: six classes at 0.5 0.383 -> 0.391, wine 3 and 5 classes equal or up to +0.010: no cell
-#: lower.
+#: oracle grid re-run with the clip), the default without -> with the clip: digits at
+#: epsilon 0.5 / 1 / 10 0.113 / 0.267 / 0.836 -> 0.136 / 0.453 / 0.904, three weak classes
+#: at 0.5 / 1 0.433 / 0.447 -> 0.449 / 0.478, six classes at 0.5 0.367 -> 0.388, wine 3 and
+#: 5 classes +0.002 to +0.023: all 15 cells up.  ``bench_dpsgd_stall.py`` (50 synthetic
+#: and 40 real-derived cells, 5 paired seeds): mean +0.014, worst -0.010 (nearly constant
+#: columns at epsilon 5), digits +0.25 at epsilon 2.
 DPSGD_CLIP_FRACTION = {LOGISTIC: 0.5, MULTINOMIAL: 0.5}
 
 
@@ -542,7 +541,8 @@ def spline_knots(n_samples, noise_std):
 #: lies in ``[1/sqrt(k + 1), 1]``; the public bound is 1 whatever ``k``, so the lower the
 #: degree, the more of the bound (which scales the model's noise) the rows actually use.
 #: One-hot bins (``k = 0``) use all of it but fit steps, not shapes.  Measured with
-#: ``make_private_pipeline`` (the same 10 seeds and splits, dpsgd's suffix average):
+#: ``make_private_pipeline`` (the same 10 seeds and splits; dpsgd averaging its last
+#: iterates at the time, which the ranking of the degrees does not depend on):
 #: degree 1 against 3 on Adult at total epsilon 0.5 / 1 / 2 / 10: accuracy 0.840 / 0.850 /
 #: 0.853 / 0.859 against 0.836 / 0.847 / 0.850 / 0.857, AUC 0.892 / 0.905 / 0.908 / 0.914
 #: against 0.886 / 0.901 / 0.905 / 0.913; on Bank and Credit card at 0.5 to 10 degree 1 is at

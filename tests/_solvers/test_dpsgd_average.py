@@ -1,7 +1,7 @@
-"""dpsgd's released coefficients are the suffix average of its iterates (post-processing):
-the kernel's running sum equals a step-by-step replay of the same run, on the float and
-the exact-noise paths and on the Dask path; ``tail_average=0`` is the last iterate; the
-event does not depend on the averaging."""
+"""dpsgd's optional suffix average of its iterates (``tail_average``, post-processing): the
+kernel's running sum equals a step-by-step replay of the same run, on the float and the
+exact-noise paths; the default (``tail_average=0``) is the last iterate; the event does not
+depend on the averaging."""
 
 import numpy as np
 import pytest
@@ -88,12 +88,13 @@ def test_kernel_sum_equals_a_step_by_step_replay(K, secure):
     assert not np.allclose(W_a, W_b)
 
 
-def test_tail_zero_is_the_last_iterate_and_the_event_is_unchanged():
+def test_default_is_the_last_iterate_and_averaging_keeps_the_event():
     X, y = _problem()
     kw = dict(epsilon=1.0, delta=1e-5, alpha=0.05, data_norm=2.0, batch_size=30, n_steps=50)
-    last = solve_dpsgd(X, y, LogisticLoss(), rng=np.random.default_rng(4), tail_average=0.0,
+    last = solve_dpsgd(X, y, LogisticLoss(), rng=np.random.default_rng(4), **kw)
+    mean = solve_dpsgd(X, y, LogisticLoss(), rng=np.random.default_rng(4), tail_average=0.5,
                        **kw)
-    mean = solve_dpsgd(X, y, LogisticLoss(), rng=np.random.default_rng(4), **kw)
+    assert dpsgd.TAIL_AVERAGE == 0.0
     assert mean.details["averaged_steps"] == (26, 50)
     assert last.details["averaged_steps"] == (50, 50)
     assert mean.dp_event == last.dp_event and mean.noise_scale == last.noise_scale
