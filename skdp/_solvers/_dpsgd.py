@@ -543,10 +543,12 @@ def _solve(
     # 3. The run, on clipped rows only.
     W = np.zeros((p_in, K))
     hyper = (q, float(batch_size), sigma, mu, step_coef, step_power_half, step_cap, R, rng)
+    # the last iterate alone (the default) needs no running sum
+    average_from = t_average if t_average < T else None
     if isinstance(X, DaskDesign):
         design = clipped_design(X, data_norm, fit_intercept, intercept_scaling)
         total, dropped = run_dask_steps(design, loss, clip, W, T, hyper, noise_source, L,
-                                        t_average)
+                                        average_from)
     else:
         Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
         yc = np.ascontiguousarray(y, dtype=np.float64)
@@ -554,7 +556,7 @@ def _solve(
         row_norms(Xc, xnorm)
         args = (Xc, yc, int(loss.loss_id), float(loss.param), clip, xnorm, W)
         total, dropped = run_steps(args, T, hyper, noise_source, sigma, L, p, bound=n * L,
-                                   average_from=t_average)
+                                   average_from=average_from)
     if noise_source is not None:
         details["secure_noise"] = True
     # ``dropped`` counts non-finite per-example gradients: a private quantity, so it is
