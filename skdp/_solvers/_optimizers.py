@@ -119,12 +119,15 @@ def _armijo_newton_step(objective, W, grad, direction, max_halvings=40):
     return None, None, 0.0
 
 
-def _newton_polish(objective, W, stop, margin, max_steps):
+def _newton_polish(objective, W, stop, margin, max_steps, grad=None):
     """Newton steps from ``W`` (single-output objectives with a ``hessian``), each step
     halved until the gradient norm decreases: near the optimum L-BFGS's line search works
     on function values whose changes fall below their rounding (``~||g||^2``), so it
-    crawls; Newton only needs gradients.  Returns ``(W, certified)``."""
-    _, grad = objective.value_grad(W)
+    crawls; Newton only needs gradients.  ``grad``: the gradient at ``W`` if the caller
+    has it (the evaluation is deterministic, so reusing it changes nothing but the pass
+    count).  Returns ``(W, certified)``."""
+    if grad is None:
+        _, grad = objective.value_grad(W)
     H = None
     for _ in range(max_steps):
         if margin(W, grad) <= stop:
@@ -298,7 +301,7 @@ def certified_minimize(objective, mu, tau, smoothness, coef_bound, max_iter, tau
             raise _Certified(W.copy())
         if best["watch"]:
             if m < best["margin"]:
-                best.update(margin=m, W=W.copy(), since=0)
+                best.update(margin=m, W=W.copy(), grad=grad.copy(), since=0)
             else:
                 best["since"] += 1
                 if best["since"] >= STALL_EVALS:
@@ -344,7 +347,15 @@ def certified_minimize(objective, mu, tau, smoothness, coef_bound, max_iter, tau
         res = OptimizeResult(x=W.ravel(), nit=objective.n_evals)   # checked below
     if newton:
         W0 = stalled if stalled is not None else res.x.reshape(objective.shape)
-        W, ok = _newton_polish(objective, W0, stop, margin, NEWTON_STEPS)
+        # the gradient at W0 when it was evaluated last (L-BFGS's final point usually is,
+        # a stalled run's best point always): one pass fewer
+        if stalled is not None:
+            grad0 = best["grad"].reshape(objective.shape)
+        elif "w" in cache and np.array_equal(cache["w"], res.x):
+            grad0 = cache["grad"].reshape(objective.shape)
+        else:
+            grad0 = None
+        W, ok = _newton_polish(objective, W0, stop, margin, NEWTON_STEPS, grad=grad0)
         if ok:
             return W, {"inner_solver": "lbfgs+newton", "n_iter": objective.n_evals}
         try:

@@ -234,7 +234,7 @@ def test_stalled_lbfgs_hands_over_to_newton_and_stays_certified(monkeypatch):
     calls = []
     polish = optimizers._newton_polish
     monkeypatch.setattr(optimizers, "_newton_polish",
-                        lambda o, W, *a: calls.append(W.copy()) or polish(o, W, *a))
+                        lambda o, W, *a, **k: calls.append(W.copy()) or polish(o, W, *a, **k))
     tau = 1e-6
     W, info = certified_minimize(Objective(X, y, LogisticLoss(), 1e-4, 1, 2.0), 1e-4, tau,
                                  1.0, 2.0 / 1e-4, max_iter=1000)
@@ -284,7 +284,7 @@ def test_early_newton_by_public_shape_and_lagged_hessian(monkeypatch):
     calls = []
     polish = optimizers._newton_polish
     monkeypatch.setattr(optimizers, "_newton_polish",
-                        lambda o, W, *a: calls.append(o.n_evals) or polish(o, W, *a))
+                        lambda o, W, *a, **k: calls.append(o.n_evals) or polish(o, W, *a, **k))
     W, info = certified_minimize(obj, 1e-4, tau, 1.0, 2.0 / 1e-4, max_iter=1000)
     assert np.linalg.norm(W - W_star) <= tau + 1e-8
     assert not calls or calls[0] > optimizers.NEWTON_EARLY + 5
@@ -474,3 +474,27 @@ def test_newton_polish_falls_back_to_armijo_when_the_gradient_norm_rises():
 
     W_out, ok = optimizers._newton_polish(obj, W, 1e-12, margin, 10)
     assert ok and np.linalg.norm(W_out) < 1e-10
+
+
+def test_newton_reuses_the_last_lbfgs_gradient(monkeypatch):
+    """Newton polishing starts from L-BFGS's final point with the gradient L-BFGS computed
+    there: the same certified point bit for bit as re-evaluating it, one pass fewer."""
+    import skdp._solvers._optimizers as optimizers
+
+    rng = np.random.default_rng(9)
+    X = clip_and_augment(rng.normal(size=(4000, 8)), 2.0, True, 1.0)
+    y = np.sign(X[:, 0] - X[:, 1] + 0.5 * rng.normal(size=4000))
+
+    def fit():
+        obj = Objective(X, y, LogisticLoss(), 1e-4, 1, 2.0)
+        W, info = certified_minimize(obj, 1e-4, 1e-6, 1.0, 2.0 / 1e-4, max_iter=1000)
+        return W, info, obj.n_evals
+
+    W_reuse, info, evals_reuse = fit()
+    assert info["inner_solver"] == "lbfgs+newton"
+    polish = optimizers._newton_polish
+    monkeypatch.setattr(optimizers, "_newton_polish",
+                        lambda o, W, *a, grad=None: polish(o, W, *a))   # re-evaluates
+    W_again, _, evals_again = fit()
+    assert np.array_equal(W_reuse, W_again)
+    assert evals_again == evals_reuse + 1
