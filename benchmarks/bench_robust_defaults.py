@@ -24,9 +24,14 @@ tabular design, unit-scale noise, 10 % gross outliers 15-30; never the bike data
 each cell the refined plan (refinement forced on) and the warm start alone at the whole
 budget (what a skipped refinement returns), paired over seeds, per loss.
 
+``--paired`` adds the skip rule's evidence on real data: bike sharing and wine quality
+(``load_wine_quality()``, raw targets) with the same gross outliers and split, per loss,
+loss scale (1 and 0.3) and epsilon, the refinement forced on minus forced off, float noise
+so that the pairs share their draws, with the plan's public ratio ``nu``.
+
 Writes ``benchmarks/results/robust_defaults.md`` and ``.json``.
 Run: ``SKDP_DATA=/path/to/data python benchmarks/bench_robust_defaults.py --seeds 10
-[--synthetic]`` (bike part: ~1 min on 2 cores).
+[--paired] [--synthetic]`` (bike part: ~1 min on 2 cores; each option a few minutes).
 """
 
 import argparse
@@ -105,15 +110,67 @@ def run_bike(seeds, issue_seeds):
 SYNTH_GRID = ((0.95, 3),)
 
 
-def _drift(n, p, loss, eps, share, steps):
-    """The refined plan's noise drift over the refinement radius (the skip rule's ratio)."""
+def _drift(n, p, loss, eps, share, steps, scale=1.0):
+    """The refined plan's public noise ratio ``nu`` (the skip rule's ratio,
+    ``_warm_gd.refinement_noise_ratio``: noise drift in units of ``eta G``); ``p``
+    features, plus the intercept."""
     from skdp._losses import ROBUST_LOSSES
     from skdp._solvers import _warm_gd
 
-    plan = _warm_gd.warm_gd_plan(n, p + 1, ROBUST_LOSSES[loss](1.0), epsilon=eps, delta=DELTA,
-                                 alpha=0.0, row_bound=2.0 ** 0.5, loss_scale=1.0,
-                                 n_steps=steps, warm_share=share)
-    return plan["step"] * plan["sigma"] * ((p + 1) * plan["T"]) ** 0.5 / plan["radius"]
+    plan = _warm_gd.warm_gd_plan(n, p + 1, ROBUST_LOSSES[loss](scale), epsilon=eps,
+                                 delta=DELTA, alpha=0.0, row_bound=2.0 ** 0.5,
+                                 loss_scale=scale, n_steps=steps, warm_share=share)
+    return _warm_gd.refinement_noise_ratio(plan, p + 1)
+
+
+#: the paired table: data sets, epsilons and loss scales (refinement forced on against off)
+PAIRED_CELLS = {"bike": ((0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 10.0), (1.0, ISSUE_SCALE)),
+                "wine": ((0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 10.0), (1.0, ISSUE_SCALE))}
+
+
+def wine():
+    from bench_defaults import gross_outliers, split
+
+    b = datasets.load_wine_quality(data_home=data_home())
+    return split("robust", b.data, b.target, gross_outliers)
+
+
+def run_paired(seeds):
+    """The skip rule's evidence on real data: per data set, loss, scale and epsilon, the
+    refined fit (``NOISE_DRIFT_LIMIT = inf``) minus the skipped one (``0``: the warm start
+    at the whole budget), float noise so that the pairs share their draws and differ by the
+    rule only, with the plan's public ratio ``nu``."""
+    from skdp._solvers import _warm_gd
+
+    saved = _warm_gd.NOISE_DRIFT_LIMIT
+    rows = []
+    try:
+        for name, (epsilons, scales) in PAIRED_CELLS.items():
+            Xtr, Xte, ytr, yte = bike() if name == "bike" else wine()
+            for scale in scales:
+                for eps in epsilons:
+                    for loss in LOSSES:
+                        res = {"skipped": [], "refined": []}
+                        for s in seeds:
+                            for key, lim in (("skipped", 0.0), ("refined", float("inf"))):
+                                _warm_gd.NOISE_DRIFT_LIMIT = lim
+                                est = DPNonconvexRegressor(
+                                    loss=loss, loss_scale=scale, epsilon=eps, delta=DELTA,
+                                    data_norm=1.0, random_state=s, secure_noise=False)
+                                res[key].append(fit_r2(est, Xtr, ytr, Xte, yte)[0])
+                        _warm_gd.NOISE_DRIFT_LIMIT = saved
+                        nu = _drift(len(ytr), Xtr.shape[1], loss, eps, _warm_gd.WARM_SHARE,
+                                    _warm_gd.REFINE_STEPS, scale)
+                        rows.append({"data": name, "n": int(len(ytr)),
+                                     "p": int(Xtr.shape[1]), "loss": loss, "scale": scale,
+                                     "epsilon": eps, "nu": nu, "r2": res,
+                                     "rule": "ran" if nu <= saved else "skipped"})
+                    log(f"  paired {name} c={scale:g} eps={eps:g} nu={nu:.3f}: " + ", ".join(
+                        f"{r['loss']} {np.mean(r['r2']['refined']) - np.mean(r['r2']['skipped']):+.4f}"
+                        for r in rows[-len(LOSSES):]))
+    finally:
+        _warm_gd.NOISE_DRIFT_LIMIT = saved
+    return rows
 
 
 def run_synthetic(seeds):
@@ -206,17 +263,41 @@ def render(raw):
                     + [_pm(r2[f"huber {h:g}"]) for h in ISSUE_HUBER]
                     + [_diff(r2[name], r2[f"huber {h:g}"]) for h in ISSUE_HUBER])
     lines.append(md_table(head, rows))
+    if raw.get("paired"):
+        lines += ["", "## The skip rule's evidence on real data (float noise, paired)", "",
+                  f"{raw['paired_seeds']} paired seeds per cell; gross outliers as above "
+                  "(wine quality: ``load_wine_quality()``, raw targets, same corruption and "
+                  "split); refined: the refinement forced on, skipped: forced off (the warm "
+                  "start at the whole budget, = DPHuberRegressor(huber_threshold=loss_scale)); "
+                  "float noise (``secure_noise=False``), so that the pair shares its draws and "
+                  "differs by the rule only (the exact noise redraws at a new scale, which "
+                  "scatters the secure pairs above by +-0.01); nu: the plan's public ratio "
+                  "(``_warm_gd.refinement_noise_ratio``), rule: what the default does "
+                  f"(refines iff nu <= NOISE_DRIFT_LIMIT = {raw['noise_drift_limit']:g}).", ""]
+        head = ["data", "loss_scale", "eps", "nu", "rule", "skipped"] + \
+            [f"{loss}: refined - skipped" for loss in LOSSES]
+        rows, by = [], {}
+        for r in raw["paired"]:
+            by.setdefault((r["data"], r["scale"], r["epsilon"]), {})[r["loss"]] = r
+        for (name, scale, eps), cell in by.items():
+            first = cell[LOSSES[0]]
+            rows.append([f"{name} (n={first['n']}, p={first['p']})", f"{scale:g}", f"{eps:g}",
+                         f"{first['nu']:.3f}", first["rule"],
+                         _pm(first["r2"]["skipped"])]
+                        + [_diff(cell[loss]["r2"]["refined"], cell[loss]["r2"]["skipped"])
+                           for loss in LOSSES])
+        lines.append(md_table(head, rows))
     if raw.get("synthetic"):
         lines += ["", "## Synthetic calibration (`calibrate_auto.robust_problem`)", "",
                   f"{raw['synthetic_seeds']} paired seeds per cell; refined: warm_gd with the "
                   "refinement forced on, with each (WARM_SHARE f, REFINE_STEPS T) candidate; "
-                  "drift: that plan's noise drift over the refinement radius (what the skip "
-                  "rule thresholds); skipped: the warm start alone at the whole budget "
+                  "nu: that plan's public noise ratio (what the skip rule thresholds, "
+                  "``_warm_gd.refinement_noise_ratio``); skipped: the warm start alone at the whole budget "
                   "(= DPHuberRegressor(huber_threshold=loss_scale)); differences paired, "
                   "mean ± standard error.", ""]
         keys = [f"{f:g}/{T}" for f, T in SYNTH_GRID]
         head = ["n", "p", "eps", "loss", "Huber default", "skipped"] + \
-            [f"f={k.split('/')[0]}, T={k.split('/')[1]}: drift, refined - skipped"
+            [f"f={k.split('/')[0]}, T={k.split('/')[1]}: nu, refined - skipped"
              for k in keys]
         rows = []
         for r in raw["synthetic"]:
@@ -241,6 +322,10 @@ def main():
     ap.add_argument("--synthetic", action="store_true",
                     help="add the synthetic calibration table")
     ap.add_argument("--synthetic-seeds", type=int, default=10)
+    ap.add_argument("--paired", action="store_true",
+                    help="add the paired float-noise table on bike and wine (the skip "
+                         "rule's evidence)")
+    ap.add_argument("--paired-seeds", type=int, default=20)
     ap.add_argument("--out", default="robust_defaults")
     args = ap.parse_args()
     t0 = time.perf_counter()
@@ -251,6 +336,12 @@ def main():
     raw = {"seeds": args.seeds, "epsilons": EPSILONS, "delta": DELTA,
            "issue_seeds": min(args.issue_seeds, args.seeds),
            "bike": run_bike(range(args.seeds), args.issue_seeds), "git": git_state()}
+    from skdp._solvers import _warm_gd
+
+    raw["noise_drift_limit"] = _warm_gd.NOISE_DRIFT_LIMIT
+    if args.paired:
+        raw["paired_seeds"] = args.paired_seeds
+        raw["paired"] = run_paired(range(args.paired_seeds))
     if args.synthetic:
         raw["synthetic_seeds"] = args.synthetic_seeds
         raw["synthetic"] = run_synthetic(range(args.synthetic_seeds))

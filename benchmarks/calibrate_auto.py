@@ -115,7 +115,9 @@ WARM_GRID = ((0.7, 10), (0.85, 5), (0.95, 3), (0.95, 1))
 def run_warm(quick):
     """Choose warm_gd's budget share and refinement steps on synthetic robust problems;
     the last candidate column refines whatever the drift (``NOISE_DRIFT_LIMIT = inf``), and
-    the drift ratio of the default plan is reported, to place the skip rule's limit."""
+    the default plan's noise ratio ``nu`` (``_warm_gd.refinement_noise_ratio``; until issue
+    35's second round the drift over the refinement radius) is reported, to place the skip
+    rule's limit."""
     from skdp import DPNonconvexRegressor
     from skdp._losses import WelschLoss
     from skdp._solvers import _warm_gd
@@ -146,7 +148,7 @@ def run_warm(quick):
             plan = _warm_gd.warm_gd_plan(n, 21, WelschLoss(1.0), epsilon=eps, delta=1e-6,
                                          alpha=0.0, row_bound=2.0 ** 0.5, loss_scale=1.0,
                                          warm_share=_warm_gd.WARM_SHARE)
-            drift = plan["step"] * plan["sigma"] * (21 * plan["T"]) ** 0.5 / plan["radius"]
+            drift = _warm_gd.refinement_noise_ratio(plan, 21)   # the skip rule's nu
             rows.append((n, eps, drift, res.mean(axis=0)))
             print("warm", n, eps, round(drift, 4), np.round(res.mean(axis=0), 3), flush=True)
     finally:
@@ -160,8 +162,9 @@ def report_warm(rows):
              "## warm_gd: budget share, refinement steps, skip rule", "",
              "Synthetic robust regression (p = 20, 10 % gross outliers in the training "
              "targets, clean test); test R^2, mean over seeds; `always`: the default share "
-             "and steps with the skip rule off; `drift`: the default plan's noise drift "
-             "over the refinement radius (the skip rule refines below NOISE_DRIFT_LIMIT); "
+             "and steps with the skip rule off; `drift`: the default plan's noise ratio nu "
+             "(``_warm_gd.refinement_noise_ratio``; the skip rule refines at nu <= "
+             "NOISE_DRIFT_LIMIT); "
              "last column: DPHuberRegressor's default on the same data.", "",
              f"| n | eps | drift | {head} | always | DPHuberRegressor |",
              "|---|---|---|" + "---|" * (len(WARM_GRID) + 2)]
@@ -176,7 +179,8 @@ def report_warm(rows):
     return "\n".join(lines) + "\n"
 
 
-#: (n, p, epsilon) cells of the skip-rule experiment: noise drift ratios 0.02-0.2
+#: (n, p, epsilon) cells of the skip-rule experiment: noise drift over the refinement radius
+#: 0.02-0.2 (the rule's ratio until issue 35's second round; nu = 0.09-0.9)
 WARM_LIMIT_CELLS = tuple((5000, 20, e) for e in (0.6, 0.8, 1.0, 1.25, 1.5, 2.0)) + \
     tuple((20000, 20, e) for e in (0.2, 0.3, 0.4, 0.5)) + \
     tuple((12000, 60, e) for e in (0.5, 0.75, 1.0, 1.5, 2.0))
@@ -187,7 +191,7 @@ def run_warm_limit():
     """Where refining stops paying: per cell, warm_gd with the refinement forced on
     (``NOISE_DRIFT_LIMIT = inf``) against the warm start alone at the whole budget
     (``NOISE_DRIFT_LIMIT = 0``), paired over ``WARM_LIMIT_SEEDS`` seeds (same data and
-    seed for both), with the drift ratio of the refined plan."""
+    seed for both), with the refined plan's noise ratio ``nu`` (the skip rule's)."""
     from skdp import DPNonconvexRegressor
     from skdp._losses import WelschLoss
     from skdp._solvers import _warm_gd
@@ -210,7 +214,7 @@ def run_warm_limit():
             plan = _warm_gd.warm_gd_plan(n, p + 1, WelschLoss(1.0), epsilon=eps, delta=1e-6,
                                          alpha=0.0, row_bound=2.0 ** 0.5, loss_scale=1.0,
                                          warm_share=_warm_gd.WARM_SHARE)
-            drift = plan["step"] * plan["sigma"] * ((p + 1) * plan["T"]) ** 0.5 / plan["radius"]
+            drift = _warm_gd.refinement_noise_ratio(plan, p + 1)   # the skip rule's nu
             d = np.array(diffs)
             rows.append((n, p, eps, drift, float(np.mean(refined)), float(np.mean(skipped)),
                          float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))))
@@ -226,8 +230,8 @@ def report_warm_limit(rows):
              "training targets, clean test), Welsch loss, delta = 1e-6, rows of norm <= 1.  "
              f"Per cell, {WARM_LIMIT_SEEDS} paired seeds: warm_gd with the refinement forced "
              "on, and the warm start alone at the whole budget (what the skip rule "
-             "releases).  Sorted by the refined plan's noise drift over the refinement "
-             "radius, the quantity the rule thresholds.", "",
+             "releases).  Sorted by the refined plan's noise ratio nu "
+             "(``_warm_gd.refinement_noise_ratio``), the quantity the rule thresholds.", "",
              "| n | p | eps | drift | refined R^2 | skipped R^2 | refined - skipped | "
              "standard error |", "|---|---|---|---|---|---|---|---|"]
     for n, p, eps, drift, r, k, d, se in rows:

@@ -182,7 +182,7 @@ def _outputs(sign, seed0, exact=False):
 def test_privacy_audit_honest_and_under_noised(exact, monkeypatch):
     import skdp._solvers._warm_gd as wg
 
-    monkeypatch.setattr(wg, "NOISE_DRIFT_LIMIT", 1.0)   # keep the refinement in the audit
+    monkeypatch.setattr(wg, "NOISE_DRIFT_LIMIT", math.inf)   # keep the refinement in the audit
     plan = warm_gd_plan(AUDIT_N, AUDIT_P, WelschLoss(1.0), epsilon=AUDIT_EPS,
                         delta=AUDIT_DELTA, alpha=0.0, row_bound=1.0, loss_scale=1.0)
     assert plan["T"] > 0   # the audit covers the refinement too
@@ -238,29 +238,56 @@ def test_exact_noise_path_releases_every_gradient_on_its_grid(monkeypatch):
     assert a.score(X, y) > 0.9
 
 
-def test_skip_rule_thresholds_the_public_noise_drift():
-    """The refinement runs iff its planned noise drift eta sigma sqrt(p T) is at most
-    NOISE_DRIFT_LIMIT times the refinement radius, at every loss and scale; the calibrated
-    break holds (synthetic robust problems, results/robust_defaults.md):
-    Tukey skipped at n = 2000, p = 21, eps = 1 (drift 0.053, where refining no longer paid),
-    Welsch refined at n = 5000, eps = 1 (0.035)."""
+def test_skip_rule_thresholds_the_public_noise_ratio():
+    """The refinement runs iff its planned noise drift eta sigma sqrt(p T), in units of
+    eta G (the step when every row pulls at its bound), nu = sigma sqrt(p T)/G =
+    2 sqrt(p T)/(n mu_s), is at most NOISE_DRIFT_LIMIT -- at every loss and scale, and the
+    ratio does not depend on the loss (the noise is calibrated to G), so the three losses
+    refine or skip together.  The calibrated break holds (results/robust_defaults.md): the
+    bike benchmark's shape (n = 12165, p = 62) skips at eps = 0.5 (nu = 0.193, where
+    refining no longer paid on bike, and Tukey's break on all three sources) and refines at
+    eps = 1 (0.102); synthetic n = 2000, p = 21 skips at eps = 2 (0.198) and refines at
+    eps = 10; wine's shape (n = 4547, p = 13) refines at eps = 1 (0.149)."""
     from skdp._solvers import _warm_gd
+    from skdp._solvers._warm_gd import refinement_noise_ratio
 
-    def drift(plan, p):
-        return plan["step"] * plan["sigma"] * math.sqrt(p * plan["T"]) / plan["radius"]
-
+    assert _warm_gd.NOISE_DRIFT_LIMIT == 0.15
     R, seen = math.sqrt(2.0), set()
-    for loss_cls in (TukeyLoss, WelschLoss, CauchyLoss):
-        for n in (500, 2000, 5000, 20_000, 100_000):
-            for eps in (0.25, 0.5, 1.0, 2.0, 10.0):
-                for c in (0.3, 1.0):
-                    kw = dict(epsilon=eps, delta=1e-6, alpha=0.0, row_bound=R, loss_scale=c)
+    for n in (500, 2000, 5000, 20_000, 100_000):
+        for eps in (0.25, 0.5, 1.0, 2.0, 10.0):
+            for c in (0.3, 1.0):
+                kw = dict(epsilon=eps, delta=1e-6, alpha=0.0, row_bound=R, loss_scale=c)
+                ratios, skips = [], []
+                for loss_cls in (TukeyLoss, WelschLoss, CauchyLoss):
                     ref = warm_gd_plan(n, 21, loss_cls(c), warm_share=_warm_gd.WARM_SHARE,
                                        **kw)
+                    nu = refinement_noise_ratio(ref, 21)
+                    # drift / (eta G), and its closed form
+                    assert nu == pytest.approx(ref["step"] * ref["sigma"] * math.sqrt(
+                        21 * ref["T"]) / (ref["step"] * ref["G"]), rel=1e-12)
+                    assert nu == pytest.approx(2.0 * math.sqrt(21 * ref["T"])
+                                               / (n * ref["mu_step"]), rel=1e-12)
                     default = warm_gd_plan(n, 21, loss_cls(c), **kw)
-                    assert (default["T"] == 0) == (drift(ref, 21) > _warm_gd.NOISE_DRIFT_LIMIT)
+                    assert (default["T"] == 0) == (nu > _warm_gd.NOISE_DRIFT_LIMIT)
+                    ratios.append(nu)
+                    skips.append(default["T"] == 0)
                     seen.add(default["T"] == 0)
+                assert ratios == pytest.approx([ratios[0]] * 3, rel=1e-12)
+                assert len(set(skips)) == 1
     assert seen == {True, False}
-    kw = dict(epsilon=1.0, delta=1e-6, alpha=0.0, row_bound=R, loss_scale=1.0)
-    assert warm_gd_plan(2000, 21, TukeyLoss(1.0), **kw)["T"] == 0
-    assert warm_gd_plan(5000, 21, WelschLoss(1.0), **kw)["T"] == _warm_gd.REFINE_STEPS
+
+    def refines(n, p, loss, eps):
+        plan = warm_gd_plan(n, p, loss, epsilon=eps, delta=1e-6, alpha=0.0, row_bound=R,
+                            loss_scale=1.0)
+        return plan["T"] == _warm_gd.REFINE_STEPS
+
+    for loss in (TukeyLoss(1.0), WelschLoss(1.0), CauchyLoss(1.0)):
+        assert not refines(12_165, 62, loss, 0.5) and refines(12_165, 62, loss, 1.0)
+        assert not refines(2000, 21, loss, 2.0) and refines(2000, 21, loss, 10.0)
+        assert refines(4547, 13, loss, 1.0)
+    # the old rule (drift <= 0.04 of the ball radius 2 loss_scale/R) let Tukey refine at the
+    # bike benchmark's eps = 0.5: its drift over the radius is nu L1/(2 c), smallest for Tukey
+    ref = warm_gd_plan(12_165, 62, TukeyLoss(1.0), epsilon=0.5, delta=1e-6, alpha=0.0,
+                       row_bound=R, loss_scale=1.0, warm_share=_warm_gd.WARM_SHARE)
+    old = ref["step"] * ref["sigma"] * math.sqrt(62 * ref["T"]) / ref["radius"]
+    assert old < 0.04 and refinement_noise_ratio(ref, 62) > _warm_gd.NOISE_DRIFT_LIMIT
