@@ -51,7 +51,7 @@ import numpy as np
 from .._parallel import chunk_pool as _pool
 from ._ids import CAUCHY, HUBER, LOGISTIC, N_CHUNKS, TUKEY, WELSCH
 
-__all__ = ["NUMPY_MAX_WORK", "DERIVATIVE_ULPS", "uses_numpy", "chunk_layout",
+__all__ = ["NUMPY_MAX_WORK", "DERIVATIVE_ULPS", "uses_numpy", "chunk_layout", "map_chunks",
            "chunked_sum_depth", "binary_value_grad", "sparse_value_grad", "prepare_clipped_rows",
            "sum_clipped_gradients", "logistic_curvature", "curvature_weights",
            "robust_derivative"]
@@ -98,7 +98,7 @@ def chunked_sum_depth(n):
     return rows + n_chunks - 1
 
 
-def _map_chunks(fn, n, threads, work):
+def map_chunks(fn, n, threads, work):
     """``[fn(start, stop) for each chunk]`` in chunk order, on ``threads`` threads when
     the pass touches at least ``MIN_THREADED_WORK`` entries (``work``), else on this one."""
     chunks = _chunks(n)
@@ -176,7 +176,7 @@ def binary_value_grad(X, y, W, loss_id, param, alpha, grad, threads=1):
     total = np.zeros(d)
     value = 0.0
     if n:
-        for v, s in _map_chunks(chunk, n, threads, n * d):
+        for v, s in map_chunks(chunk, n, threads, n * d):
             total += s
             value += v
     grad[:, 0] = total / n + alpha * w
@@ -204,7 +204,7 @@ def _scaled_value_grad(design, y, w, loss_id, param, alpha, grad, threads):
     def margins(a, b):
         np.matmul(np.asarray(X[a:b], dtype=np.float64), wf, out=z[a:b])
 
-    _map_chunks(margins, n, threads, n * d)
+    map_chunks(margins, n, threads, n * d)
     z *= s
     if design.augmented:
         z += design.intercept * w[d]
@@ -217,7 +217,7 @@ def _scaled_value_grad(design, y, w, loss_id, param, alpha, grad, threads):
     total = np.zeros(design.shape[1])
     gsum = 0.0
     if n:
-        for part, gs in _map_chunks(gradient, n, threads, n * d):
+        for part, gs in map_chunks(gradient, n, threads, n * d):
             total[:d] += part
             gsum += gs
     if design.augmented:
@@ -280,7 +280,7 @@ def sparse_value_grad(design, y, W, loss_id, param, alpha, grad, threads=1):
     total = np.zeros(W.shape)
     value = 0.0
     if n:
-        for v, part in _map_chunks(
+        for v, part in map_chunks(
                 lambda a, b: _sparse_chunk(design, y, W, a, b, loss_id, param), n, threads,
                 design.X.nnz * W.shape[1]):
             total += part
@@ -341,7 +341,7 @@ def sum_clipped_gradients(X, y, w, loss_id, c, bound, threads=1):
 
     total = np.zeros(p)
     if n:
-        for s in _map_chunks(chunk, n, threads, n * p):
+        for s in map_chunks(chunk, n, threads, n * p):
             total += s
     return total
 

@@ -164,12 +164,18 @@ class ClippedRows:
         """``X' w`` for a vector ``w`` of length ``p`` (margins; Newton steps only)."""
         d = self.n_features_in
         if self.sparse:
+            from .._losses._vectorised import map_chunks
+            from .._parallel import current_threads
             from ._sparse_kernels import csr_margins
 
             z = np.empty((self.shape[0], 1))
             X = self.X
-            csr_margins(X.data, X.indices, X.indptr, 0, self.shape[0],
-                        np.ascontiguousarray(w[:d, None]), self.scale, z)
+            W = np.ascontiguousarray(w[:d, None])
+
+            def chunk(a, b):      # each row's margin on its own: the bits of one call
+                csr_margins(X.data, X.indices, X.indptr, a, b, W, self.scale, z[a:b])
+
+            map_chunks(chunk, self.shape[0], current_threads(), X.nnz)
             z = z[:, 0]
         else:
             z = np.asarray(self.X @ w[:d], dtype=np.float64).ravel()
@@ -184,12 +190,21 @@ class ClippedRows:
         n, p = self.shape
         d = self.n_features_in
         if self.sparse:
+            from .._losses._vectorised import map_chunks
+            from .._parallel import current_threads
             from ._sparse_kernels import csr_accumulate
 
             X = self.X
+            G = (self.scale * g)[:, None]
+
+            def chunk(a, b):      # the fixed chunks' sums, added in order: thread-free bits
+                part = np.zeros((p, 1))
+                csr_accumulate(X.data, X.indices, X.indptr, a, b, G[a:b], part)
+                return part
+
             out = np.zeros(p)
-            csr_accumulate(X.data, X.indices, X.indptr, 0, n, (self.scale * g)[:, None],
-                           out[:, None])
+            for part in map_chunks(chunk, n, current_threads(), X.nnz):
+                out += part[:, 0]
             if self.augmented:
                 out[d] = self.intercept * float(np.sum(g))
             return out

@@ -192,9 +192,14 @@ def _preconditioned_cg(hessp, rhs, diag, rtol, max_iter):
     return x
 
 
-#: relative residual of Newton-CG's inner solves (each step divides the gradient by
-#: about this much) and its cap on Hessian-vector products per step
+#: relative residual of Newton-CG's inner solves: ``min(MAX, max(RTOL, sqrt(||g||)))``,
+#: the forcing term ``eta_k = min(0.5, sqrt(||g_k||))`` of Nocedal & Wright (*Numerical
+#: Optimization*, 2006, §7.1: superlinear convergence), floored at ``RTOL`` (each late step
+#: divides the gradient by about that much).  Far from the minimiser a rough direction is
+#: enough: on the 10^6 x 10^4 one-hot fit the first step took 3 products instead of 7-8,
+#: 39 -> 25 passes in all.  Then the cap on Hessian-vector products per step.
 NEWTON_CG_RTOL = 1e-3
+NEWTON_CG_RTOL_MAX = 0.5
 NEWTON_CG_MAX_PRODUCTS = 100
 
 
@@ -213,7 +218,9 @@ def _newton_cg_polish(objective, W, stop, margin, max_steps):
         curv = objective.curvature(W)
         g = grad[:, 0]
         direction = _preconditioned_cg(lambda v: objective.hessp(curv, v), g,
-                                       objective.hessian_diagonal(curv), NEWTON_CG_RTOL,
+                                       objective.hessian_diagonal(curv),
+                                       min(NEWTON_CG_RTOL_MAX, max(NEWTON_CG_RTOL, math.sqrt(
+                                           float(np.linalg.norm(grad))))),
                                        NEWTON_CG_MAX_PRODUCTS)[:, None]
         g_norm = float(np.linalg.norm(grad))
         step = 1.0
@@ -324,6 +331,18 @@ def certified_minimize(objective, mu, tau, smoothness, coef_bound, max_iter, tau
                            "n_iter": objective.n_evals}
             start = W.ravel()
         del sub        # a sparse subsample is a copy of its rows: not kept through L-BFGS
+        if newton_cg:
+            # wide designs (one-hot, text): Newton-CG from the warm start at once.  L-BFGS
+            # spent ~9 full passes there without lowering the gradient (its first steps
+            # overshoot; the stall switch then handed over to Newton-CG anyway): 10^6 x
+            # 10^4 one-hot logistic (bench_scale), 48 -> 39 passes, 25 with the forcing
+            # term of _newton_cg_polish
+            W, ok = _newton_cg_polish(objective, start.reshape(objective.shape), stop,
+                                      margin, NEWTON_STEPS)
+            if ok:
+                return W, {"inner_solver": "warm_start+newton_cg",
+                           "n_iter": objective.n_evals}
+            start = W.ravel()
     lbfgs_iter = min(int(max_iter), newton_after) if newton else int(max_iter)
     stalled = None
     try:

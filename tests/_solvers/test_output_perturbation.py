@@ -498,3 +498,64 @@ def test_newton_reuses_the_last_lbfgs_gradient(monkeypatch):
     W_again, _, evals_again = fit()
     assert np.array_equal(W_reuse, W_again)
     assert evals_again == evals_reuse + 1
+
+
+def test_wide_sparse_designs_go_from_the_warm_start_to_newton_cg(monkeypatch):
+    """A wide design with enough rows for a warm start goes straight to Hessian-free Newton
+    steps (no L-BFGS in between), certifies, and lands within tau of the minimiser, the
+    minimiser the L-BFGS route finds on the same design below the warm-start size."""
+    import scipy.sparse as sp
+
+    import skdp._solvers._optimizers as optimizers
+    from skdp._mechanisms._clipped_rows import ClippedRows
+
+    rng = np.random.default_rng(11)
+    n, d, nnz = 6000, 2500, 5
+    cols = np.concatenate([np.sort(rng.choice(d, nnz, replace=False)) for _ in range(n)])
+    S = sp.csr_matrix((np.full(n * nnz, 0.4), cols, np.arange(0, n * nnz + 1, nnz)),
+                      shape=(n, d))
+    y = np.sign(S @ rng.normal(size=d) + rng.logistic(size=n))
+    mu, tau = 1e-3, 1e-6
+
+    def fit():
+        objective = Objective(ClippedRows(S, 1.5, True, 1.0), y, LogisticLoss(), mu, 1, 1.5)
+        W, info = certified_minimize(objective, mu, tau, 0.25 * 1.5**2, 1.5 / mu, 1000)
+        _, grad = objective.value_grad(W)
+        assert np.linalg.norm(grad) + objective.rounding_allowance(W) <= mu * tau
+        return W, info, objective.n_example_gradients / n
+
+    W_lbfgs, info, passes_lbfgs = fit()
+    assert info["inner_solver"] in ("lbfgs", "lbfgs+newton_cg")
+    monkeypatch.setattr(optimizers, "WARM_START_MIN_ROWS", 5000)
+    monkeypatch.setattr(optimizers, "WARM_START_ROWS", 300)
+    W, info, passes = fit()
+    assert info["inner_solver"] == "warm_start+newton_cg"
+    assert np.linalg.norm(W - W_lbfgs) <= 2 * tau
+
+
+def test_sparse_products_do_not_depend_on_the_threads():
+    """The CSR margins and transposed products (Newton-CG's Hessian-vector products) run
+    in the fixed chunks on the thread pool: bitwise the same on 1 and 2 threads, and
+    scipy's products to rounding."""
+    import scipy.sparse as sp
+
+    from skdp._mechanisms._clipped_rows import ClippedRows
+    from skdp._parallel import current_threads, set_current_threads
+
+    rng = np.random.default_rng(12)
+    S = sp.random(70000, 300, density=0.05, format="csr", random_state=12) * 3.0
+    design = ClippedRows(S, 1.5, True, 1.0)
+    w, g = rng.normal(size=301), rng.normal(size=70000)
+    previous = current_threads()
+    try:
+        out = []
+        for threads in (1, 2):
+            set_current_threads(threads)
+            out.append((design.matvec(w), design.rmatvec(g)))
+    finally:
+        set_current_threads(previous)
+    assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
+    scaled = sp.diags(design.scale) @ S
+    np.testing.assert_allclose(out[0][0], scaled @ w[:300] + w[300], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out[0][1][:300], scaled.T @ g, rtol=1e-11, atol=1e-11)
+    assert out[0][1][300] == pytest.approx(g.sum(), rel=1e-12)
