@@ -62,6 +62,9 @@ NUMPY_MAX_WORK = 1 << 22
 #: submit/collect cost (~50 us) exceeds the work, and the chunks run on the calling
 #: thread (the result is the same: the chunks do not depend on the threads)
 MIN_THREADED_WORK = 1 << 18
+#: rows from which a pass over a dense design runs chunk by chunk from margin to gradient
+#: (:func:`_scaled_value_grad_fused`; the same bits as the whole-array form below it)
+FUSED_MIN_ROWS = 1 << 15
 #: ulps of ``sup |l'|`` allowed for the vectorised evaluation of one row's derivative
 DERIVATIVE_ULPS = 64
 #: the losses whose first derivative :func:`robust_derivative` evaluates
@@ -199,6 +202,9 @@ def _scaled_value_grad(design, y, w, loss_id, param, alpha, grad, threads):
     n = X.shape[0]
     d = design.n_features_in
     wf = np.ascontiguousarray(w[:d])
+    if n >= FUSED_MIN_ROWS:
+        return _scaled_value_grad_fused(design, y, w, wf, loss_id, param, alpha, grad,
+                                        threads)
     z = np.empty(n)
 
     def margins(a, b):
@@ -226,6 +232,42 @@ def _scaled_value_grad(design, y, w, loss_id, param, alpha, grad, threads):
     value = 0.0
     for a, b in _chunks(n) if n else ():
         value += float(np.sum(values[a:b]))
+    sq = 0.0
+    for wj in w.tolist():
+        sq += wj * wj
+    return value / n + 0.5 * alpha * sq
+
+
+def _scaled_value_grad_fused(design, y, w, wf, loss_id, param, alpha, grad, threads):
+    """:func:`_scaled_value_grad` with every step of a chunk done before the next chunk
+    (its rows converted to float64 once, margins, losses, gradient part and the sums of
+    ``l`` and ``l'``): the same operations on the same chunks, so the same bits, but the
+    temporaries are a chunk's (``~n/16`` numbers), not six vectors of ``n`` (on a 10^5 x 20
+    float32 design those were 0.6x the size of ``X``), and the losses run on the threads
+    too.  About 15 numpy calls a chunk: used from ``FUSED_MIN_ROWS`` rows."""
+    X, s = design.X, design.scale
+    n = X.shape[0]
+    d = design.n_features_in
+    shift = design.intercept * w[d] if design.augmented else None
+
+    def chunk(a, b):
+        Xc = np.asarray(X[a:b], dtype=np.float64)
+        z = Xc @ wf
+        z *= s[a:b]
+        if shift is not None:
+            z += shift
+        values, g = binary_losses(z, y[a:b], loss_id, param)
+        return Xc.T @ (g * s[a:b]), float(np.sum(g)), float(np.sum(values))
+
+    total = np.zeros(design.shape[1])
+    gsum = value = 0.0
+    for part, gs, vs in map_chunks(chunk, n, threads, n * d):
+        total[:d] += part
+        gsum += gs
+        value += vs
+    if design.augmented:
+        total[d] = design.intercept * gsum
+    grad[:, 0] = total / n + alpha * w
     sq = 0.0
     for wj in w.tolist():
         sq += wj * wj

@@ -177,8 +177,19 @@ class ClippedRows:
 
             map_chunks(chunk, self.shape[0], current_threads(), X.nnz)
             z = z[:, 0]
+        elif self.X.dtype == np.float64:
+            z = np.asarray(self.X @ w[:d]).ravel()
+            z *= self.scale
         else:
-            z = np.asarray(self.X @ w[:d], dtype=np.float64).ravel()
+            # float32 (or integer) rows converted a block at a time: ``X @ w`` would cast
+            # all of X to float64 first (a copy of 2x its size: +2.3x X.nbytes on a 10^5 x
+            # 20 float32 fit)
+            n = self.shape[0]
+            z = np.empty(n)
+            wf = np.ascontiguousarray(w[:d], dtype=np.float64)
+            for a in range(0, n, GRAM_BLOCK_ROWS):
+                b = min(a + GRAM_BLOCK_ROWS, n)
+                np.matmul(np.asarray(self.X[a:b], dtype=np.float64), wf, out=z[a:b])
             z *= self.scale
         if self.augmented:
             z += self.intercept * w[d]

@@ -58,6 +58,7 @@ where the model and the majority are close, and there either choice costs little
 import math
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.utils.extmath import safe_sparse_dot
 
 __all__ = ["release_base_rate_counts", "base_rate_fallback", "counts_sensitivity"]
@@ -72,8 +73,23 @@ def counts_sensitivity(n_classes):
     return math.sqrt(2.0) if int(n_classes) == 2 else math.sqrt(3.0)
 
 
+#: rows of a non-float64 dense design converted to float64 at a time by :func:`_scores`
+SCORE_BLOCK_ROWS = 4096
+
+
 def _scores(X, coef, intercept):
-    return np.asarray(safe_sparse_dot(X, coef.T, dense_output=True)) + intercept
+    """``X coef^T + intercept``; a float32 (or integer) dense ``X`` a block of rows at a
+    time, since ``X @ coef.T`` would first cast all of ``X`` to float64 (the fit's peak
+    memory: +2x the size of a float32 ``X``)."""
+    if issparse(X) or X.dtype == np.float64:
+        return np.asarray(safe_sparse_dot(X, coef.T, dense_output=True)) + intercept
+    n = X.shape[0]
+    out = np.empty((n, coef.shape[0]))
+    M = np.ascontiguousarray(coef.T)
+    for a in range(0, n, SCORE_BLOCK_ROWS):
+        b = min(a + SCORE_BLOCK_ROWS, n)
+        np.matmul(np.asarray(X[a:b], dtype=np.float64), M, out=out[a:b])
+    return out + intercept
 
 
 def _training_counts(X, y_enc, coef, intercept):

@@ -230,3 +230,33 @@ def test_kernel_path_still_compiles_when_numpy_is_off(monkeypatch):
     value, grad = obj.value_grad(np.zeros((2, 1)))
     assert value == pytest.approx(math.log(2.0))
     assert np.all(np.isfinite(grad))
+
+
+def test_fused_chunk_pass_has_the_bits_of_the_whole_array_pass(monkeypatch):
+    """From FUSED_MIN_ROWS rows a pass over rows clipped on the fly runs chunk by chunk
+    (margins, losses and gradient part per chunk): the same value and gradient, bit for
+    bit, as the whole-array form, on 1 and 2 threads, for float64 C and F order and
+    float32 rows, logistic and Huber, with and without the intercept column."""
+    from skdp._mechanisms._clipped_rows import ClippedRows
+
+    rng = np.random.default_rng(21)
+    fused_min = vec.FUSED_MIN_ROWS
+    for trial in range(6):
+        n, d = int(rng.integers(40000, 70000)), int(rng.integers(1, 25))
+        X = rng.normal(size=(n, d)) * rng.uniform(0.1, 3.0)
+        X = (X.astype(np.float32), np.asfortranarray(X), X)[trial % 3]
+        loss = (LOGISTIC, HUBER)[trial % 2]
+        y = (np.where(rng.random(n) < 0.5, -1.0, 1.0) if loss == LOGISTIC
+             else 2.0 * rng.normal(size=n))
+        design = ClippedRows(X, 1.5, trial % 4 != 3, 1.0)
+        w = 3.0 * rng.normal(size=design.shape[1])
+        assert n >= fused_min
+        results = []
+        for fused_from in (fused_min, 10**12):
+            monkeypatch.setattr(vec, "FUSED_MIN_ROWS", fused_from)
+            for threads in (1, 2):
+                g = np.empty((design.shape[1], 1))
+                results.append((vec._scaled_value_grad(design, y, w, loss, 0.7, 1e-3, g,
+                                                       threads), g))
+        for value, g in results[1:]:
+            assert value == results[0][0] and np.array_equal(g, results[0][1])
