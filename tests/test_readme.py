@@ -120,6 +120,22 @@ def test_readme_results_are_those_of_the_benchmark_file():
         assert measured.startswith(f"{accuracy} ±") and f"/ {auc} ±" in measured, (model, measured)
 
 
+def test_readme_multiclass_count_is_that_of_the_benchmark_file():
+    """'within 0.02 of its best alpha in k of m cells' counts the cells of
+    benchmarks/results/multiclass.json whose default - oracle is >= -0.02."""
+    import json
+
+    found = re.search(r"multinomial default is within 0\.02 of its best α in (\d+) of (\d+) "
+                      r"cells\s+\(`multiclass\.md`\)", re.sub(r"\s+", " ", _readme()))
+    assert found, "the README must state the multiclass count and name multiclass.md"
+    raw = json.loads((ROOT / "benchmarks" / "results" / "multiclass.json").read_text())
+    gaps = [row["default"]["accuracy"] - row["oracle"]["accuracy"]
+            for cell in raw["cells"].values() for key, row in cell.items()
+            if isinstance(row, dict) and "oracle" in row]
+    assert (int(found.group(1)), int(found.group(2))) == \
+        (sum(g >= -0.02 for g in gaps), len(gaps))
+
+
 @pytest.fixture
 def adult_data(monkeypatch):
     if not (DATA_DIR / "adult" / "adult.data").is_file():

@@ -171,7 +171,8 @@ def test_multinomial_default_and_planner():
     clf = DPLogisticRegression(classes=[0, 1, 2],
                                epsilon=1.0, data_norm=1.0, random_state=0).fit(X, y)
     assert clf.solver_ == "dpsgd"
-    # n mu = 800 x 0.24 < CHECK_MIN_SIZE: no base-rate check on so little data
+    # n mu = 800 x 0.24 < CHECK_MIN_SIZE: no base-rate check on so little data (but the
+    # checked fit's flat comparator: n mu >= DPSGD_FLAT_MIN_SIZE)
     assert clf.solver_params_ == dict(zip(("batch_size", "n_steps"),
                                           _auto.dpsgd_schedule(800, 18)),
                                       clip_fraction=_auto.DPSGD_CLIP_FRACTION[MULTINOMIAL])
@@ -214,6 +215,40 @@ def test_multinomial_dpsgd_alpha_rule():
                                    random_state=0, **kwargs).fit(X, y)
         assert clf.solver_ == "dpsgd" and clf.alpha_ == pytest.approx(alpha)
         assert planned_dp_event(clf, n) == clf.dp_event_
+
+
+def test_multinomial_flat_comparator_below_the_checks_size():
+    """With the check on (the default), the multinomial dpsgd rule takes the checked fit's
+    flat comparator from n mu >= DPSGD_FLAT_MIN_SIZE, also below CHECK_MIN_SIZE where the
+    check itself does not run; below DPSGD_FLAT_MIN_SIZE, and with base_rate_fallback=False,
+    the shrinking comparator (M_0 = 1024, gamma = 1) stays."""
+    from skdp.accounting import gaussian_mu_for
+
+    K, d, eps = 4, 5, 1.0
+    mu = gaussian_mu_for(eps, 1e-6)
+    assert _auto.DPSGD_FLAT_MIN_SIZE < _auto.CHECK_MIN_SIZE
+    rule = dict(p=(d + 1) * K, epsilon=eps, delta=1e-6, row_bound=math.sqrt(2.0))
+    loss = MultinomialLoss(K)
+    between = math.ceil((_auto.DPSGD_FLAT_MIN_SIZE + _auto.CHECK_MIN_SIZE) / 2 / mu)
+    below = math.floor(0.9 * _auto.DPSGD_FLAT_MIN_SIZE / mu)
+    assert _auto.DPSGD_FLAT_MIN_SIZE <= between * mu < _auto.CHECK_MIN_SIZE
+    for n, flat in ((between, True), (below, False)):
+        X, y = _data(n=n, d=d, classes=K)
+        clf = DPLogisticRegression(classes=list(range(K)), epsilon=eps, data_norm=1.0,
+                                   random_state=0).fit(X, y)
+        # the check does not run at either size...
+        assert "follow_up_ratio" not in clf.solver_params_ and not clf.base_rate_fallback_
+        # ...but the comparator is the flat one from DPSGD_FLAT_MIN_SIZE on
+        assert clf.alpha_ == pytest.approx(
+            _auto.auto_alpha("dpsgd", loss, n=n, checked=flat, **rule)), n
+        assert planned_dp_event(clf, n) == clf.dp_event_
+        off = DPLogisticRegression(classes=list(range(K)), epsilon=eps, data_norm=1.0,
+                                   base_rate_fallback=False, random_state=0).fit(X, y)
+        assert off.alpha_ == pytest.approx(
+            _auto.auto_alpha("dpsgd", loss, n=n, checked=False, **rule))
+    # the flat comparator regularises far less than the shrinking one at this size
+    assert (_auto.auto_alpha("dpsgd", loss, n=between, checked=True, **rule)
+            < _auto.auto_alpha("dpsgd", loss, n=between, checked=False, **rule) / 100)
 
 
 def test_multinomial_plan_ignores_a_replaced_row():
