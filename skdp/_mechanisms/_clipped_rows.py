@@ -155,6 +155,25 @@ class ClippedRows:
             out[:, d] = self.intercept
         return out
 
+    def clipped_row_norms(self):
+        """``||x_i'||_2`` of every clipped, augmented row: bitwise the norms
+        (:func:`~skdp._mechanisms._clipping.row_norms`) of the clipped copy's rows, without
+        the copy (dense: ``GRAM_BLOCK_ROWS`` rows at a time; CSR: over the non-zeros,
+        :func:`~skdp._mechanisms._sparse_kernels.csr_clipped_row_norms`)."""
+        n, p = self.shape
+        out = np.empty(n)
+        if self.sparse:
+            from ._sparse_kernels import csr_clipped_row_norms
+
+            csr_clipped_row_norms(self.X.data, self.X.indptr, self.scale, self.intercept,
+                                  self.augmented, out)
+            return out
+        buf = np.empty((min(GRAM_BLOCK_ROWS, n), p))
+        for a in range(0, n, GRAM_BLOCK_ROWS):
+            b = min(a + GRAM_BLOCK_ROWS, n)
+            row_norms(self.rows(a, b, buf[:b - a]), out[a:b])
+        return out
+
     def dense(self):
         """The whole clipped, augmented copy (for the solvers that need one; see their
         docs)."""

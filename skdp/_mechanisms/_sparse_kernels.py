@@ -11,7 +11,8 @@ import numpy as np
 
 from .._numba_cache import ensure_cache_locator, kernel
 
-__all__ = ["csr_margins", "csr_accumulate", "csr_squared_accumulate", "csr_row_norms"]
+__all__ = ["csr_margins", "csr_accumulate", "csr_squared_accumulate", "csr_row_norms",
+           "csr_clipped_row_norms"]
 
 
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
@@ -77,5 +78,43 @@ def csr_row_norms(data, indices, indptr, out):
         s = 0.0
         for t in range(indptr[i], indptr[i + 1]):
             v = np.float64(data[t]) * inv
+            s += v * v
+        out[i] = m * np.sqrt(s)
+
+
+@kernel(nogil=True)
+def csr_clipped_row_norms(data, indptr, scale, intercept, augmented, out):
+    """``out[i] = ||x_i'||_2`` of the clipped, augmented rows ``x_i' = [s_i x_i,
+    intercept]`` without forming them: bitwise what
+    :func:`skdp._mechanisms._clipping_kernels._row_norm` gives on the densified row (its
+    zeros add ``+0`` to the sums and never win the maximum), the same two-pass rule."""
+    for i in range(indptr.shape[0] - 1):
+        si = scale[i]
+        s = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            v = np.float64(data[t]) * si
+            s += v * v
+        if augmented:
+            s += intercept * intercept
+        if s < np.inf and (s > 1e-280 or s == 0.0):
+            out[i] = np.sqrt(s)
+            continue
+        m = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            a = abs(np.float64(data[t]) * si)
+            if a > m:
+                m = a
+        if augmented and abs(intercept) > m:
+            m = abs(intercept)
+        if m == 0.0:
+            out[i] = 0.0
+            continue
+        inv = 1.0 / m
+        s = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            v = (np.float64(data[t]) * si) * inv
+            s += v * v
+        if augmented:
+            v = intercept * inv
             s += v * v
         out[i] = m * np.sqrt(s)

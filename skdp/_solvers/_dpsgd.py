@@ -13,9 +13,14 @@ Notation: ``n`` rows (public), ``m = batch_size`` (expected batch size), ``q = m
 
 Algorithm
 ---------
-Rows are clipped (and augmented with the intercept column) by
-:func:`~skdp._mechanisms.clip_and_augment`, exactly as in output perturbation; the kernel
-never sees the user's ``X``.  From ``W_0 = 0``, for ``t = 1..T``:
+Rows are clipped (and augmented with the intercept column) exactly as by
+:func:`~skdp._mechanisms.clip_and_augment` in output perturbation, but one at a time as
+they are sampled: the factors ``s_i = min(1, r/||x_i||)`` are computed once
+(:class:`~skdp._mechanisms._clipped_rows.ClippedRows`), and the kernel forms
+``[s_i x_i, intercept]`` from the user's dense rows or CSR arrays, bit for bit the copy's
+rows (``tests/_solvers/test_dpsgd_rows.py``), so no clipped copy of ``X`` is made and a
+sparse step costs the non-zeros of its batch.  The clipped rows are all the kernel's
+arithmetic ever reads.  From ``W_0 = 0``, for ``t = 1..T``:
 
 1. **Poisson sampling.**  Every row is included independently with probability ``q``.
    Implemented in ``O(B)`` expected time per step: draw ``B ~ Binomial(n, q)``, then
@@ -169,10 +174,11 @@ import numpy as np
 
 from ..accounting import (calibrate_poisson_gaussian, compose, gaussian_event,
                           gaussian_mu_for, poisson_gaussian_event)
-from .._mechanisms import clip_and_augment, release_gaussian
+from .._mechanisms import release_gaussian
+from .._mechanisms._clipped_rows import ClippedRows
 from .._mechanisms._exact import exact_gaussian_noise
 from .._mechanisms._summation import UNIT_ROUNDOFF, summation_clip
-from .._mechanisms._clipping import row_norms, row_norms_at
+from .._mechanisms._clipping import row_norms_at
 from ._dask_objective import DaskDesign, clipped_design, partition_sum
 from ._dpsgd_kernel import _clipped_batch_gradient, dpsgd_loop
 from ._result import SolverResult, split_intercept
@@ -250,7 +256,8 @@ def averaging_start(n_steps, tail_average):
     return int(n_steps) - min(tail, int(n_steps)) + 1
 
 
-def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_from=None):
+def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_from=None,
+              rows=()):
     """Run ``n_steps`` steps of :func:`dpsgd_loop` (``args``: its arguments before
     ``n_steps``; ``hyper``: the ones after) with float noise, or, with a ``noise_source``,
     exact grid noise pre-drawn per chunk of steps: each step's clipped sum (replace-one
@@ -258,7 +265,8 @@ def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_fr
     as ``gamma (rint(s/gamma) + Z)`` on the grid of ``sigma``.  Returns ``(total,
     dropped)``.  ``average_from = t0``: ``W`` (``args[6]``) ends as the mean of the iterates
     ``W_t0 .. W_T`` instead of ``W_T`` (post-processing; the noise and the batches are
-    unchanged).
+    unchanged).  ``rows``: :func:`dpsgd_loop`'s trailing row arguments (``scale``,
+    ``intercept``, CSR arrays; :func:`design_rows`), empty for a clipped copy.
 
     The chunks (at most ``SECURE_CHUNK_DRAWS`` integers, at least
     ``SECURE_PIPELINE_CHUNKS`` of them) are drawn in order from ``noise_source``; chunk
@@ -279,7 +287,7 @@ def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_fr
     if noise_source is None:
         total, dropped, _ = dpsgd_loop(*args, n_steps, *hyper, 1,
                                        np.zeros((0, 0), dtype=np.int64), 0.0, w_sum,
-                                       average_from)
+                                       average_from, *rows)
         return finish(total, dropped)
     chunk = max(1, min(SECURE_CHUNK_DRAWS // p, -(-n_steps // SECURE_PIPELINE_CHUNKS)))
     starts = list(range(1, n_steps + 1, chunk))
@@ -297,11 +305,22 @@ def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_fr
             steps, gamma, Z = pending
             ahead = pool.submit(draw, starts[k + 1]) if k + 1 < len(starts) else None
             tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z, gamma, w_sum,
-                                     average_from)
+                                     average_from, *rows)
             total += tot
             dropped += drp
             pending = ahead.result() if ahead is not None else None
     return finish(total, dropped)
+
+
+def design_rows(design):
+    """``(X, rows)``: :func:`dpsgd_loop`'s first argument and trailing row arguments for a
+    :class:`~skdp._mechanisms._clipped_rows.ClippedRows` design: the user's dense rows
+    with their factors, or an empty ``(0, d)`` array and the CSR arrays."""
+    if design.sparse:
+        X = design.X
+        return (np.empty((0, design.n_features_in)),
+                (design.scale, design.intercept, X.data, X.indices, X.indptr))
+    return design.X, (design.scale, design.intercept)
 
 
 def _partition_batch_sum(X, y, W, seed, t, q, loss_id, param, clip):
@@ -550,13 +569,14 @@ def _solve(
         total, dropped = run_dask_steps(design, loss, clip, W, T, hyper, noise_source, L,
                                         average_from)
     else:
-        Xc = clip_and_augment(X, data_norm, fit_intercept, intercept_scaling)
+        # the rows clipped as they are sampled: no copy of X, dense or CSR
+        design = ClippedRows(X, data_norm, fit_intercept, intercept_scaling)
+        Xk, rows = design_rows(design)
         yc = np.ascontiguousarray(y, dtype=np.float64)
-        xnorm = np.empty(n)
-        row_norms(Xc, xnorm)
-        args = (Xc, yc, int(loss.loss_id), float(loss.param), clip, xnorm, W)
+        args = (Xk, yc, int(loss.loss_id), float(loss.param), clip,
+                design.clipped_row_norms(), W)
         total, dropped = run_steps(args, T, hyper, noise_source, sigma, L, p, bound=n * L,
-                                   average_from=average_from)
+                                   average_from=average_from, rows=rows)
     if noise_source is not None:
         details["secure_noise"] = True
     # ``dropped`` counts non-finite per-example gradients: a private quantity, so it is

@@ -20,6 +20,7 @@ from .._losses._kernels import (
     HUBER,
     LOGISTIC,
     TUKEY,
+    _clipped_row,
     _dot_row,
     _huber_row,
     _logistic_row,
@@ -76,8 +77,43 @@ def _sample_batch(rng, n, q, idx, perm, stamp, t):
 
 
 @kernel
+def _example_derivative(z, yi, loss_id, param, g):
+    """``g = dl/dz`` of one example at its margins ``z`` (length K); False (the example is
+    dropped) when a multinomial label is not a valid class index."""
+    K = g.shape[0]
+    if loss_id == LOGISTIC:
+        g[0] = _logistic_row(z[0], yi)[1]
+    elif loss_id == HUBER:
+        g[0] = _huber_row(z[0], yi, param)[1]
+    elif loss_id >= TUKEY:  # nonconvex robust losses (TUKEY, WELSCH, CAUCHY)
+        g[0] = _robust_row(z[0] - yi, loss_id, param)[1]
+    else:
+        # guard the write g[label] -= 1: only a valid class index is used
+        if not (yi >= 0.0 and yi < K and yi == np.floor(yi)):
+            return False
+        _multinomial_row(z, int(yi), g)
+    return True
+
+
+@kernel
+def _clip_factor(g, xnorm_i, clip):
+    """``min(1, clip/||x_i|| ||g||)``, or ``-1`` when that norm is not finite (the example
+    is dropped)."""
+    gsq = 0.0
+    for k in range(g.shape[0]):
+        gsq += g[k] * g[k]
+    nrm = xnorm_i * np.sqrt(gsq)
+    if not nrm < np.inf:  # inf or NaN anywhere: drop the example
+        return -1.0
+    if nrm > clip:
+        return clip / nrm
+    return 1.0
+
+
+@kernel
 def _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z, g):
-    """out = sum_{b < B} clip(grad_W l(x_i W, y_i)), i = idx[b].
+    """out = sum_{b < B} clip(grad_W l(x_i W, y_i)), i = idx[b], over the rows of a clipped,
+    augmented copy ``X``.
 
     The per-example gradient is ``x_i (dl/dz)^T`` (shape (d, K)), with Frobenius norm
     ``||x_i|| * ||dl/dz||``.  It is scaled by ``min(1, clip / norm)``; if the norm (or the
@@ -108,29 +144,13 @@ def _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z
         i = idx[b]
         for k in range(K):
             z[k] = _dot_row(X, i, W, k)
-        yi = y[i]
-        if loss_id == LOGISTIC:
-            g[0] = _logistic_row(z[0], yi)[1]
-        elif loss_id == HUBER:
-            g[0] = _huber_row(z[0], yi, param)[1]
-        elif loss_id >= TUKEY:  # nonconvex robust losses (TUKEY, WELSCH, CAUCHY)
-            g[0] = _robust_row(z[0] - yi, loss_id, param)[1]
-        else:
-            # guard the write g[label] -= 1: only a valid class index is used
-            if not (yi >= 0.0 and yi < K and yi == np.floor(yi)):
-                dropped += 1
-                continue
-            _multinomial_row(z, int(yi), g)
-        gsq = 0.0
-        for k in range(K):
-            gsq += g[k] * g[k]
-        nrm = xnorm[i] * np.sqrt(gsq)
-        if not nrm < np.inf:  # inf or NaN anywhere: drop the example
+        if not _example_derivative(z, y[i], loss_id, param, g):
             dropped += 1
             continue
-        scale = 1.0
-        if nrm > clip:
-            scale = clip / nrm
+        scale = _clip_factor(g, xnorm[i], clip)
+        if scale < 0.0:
+            dropped += 1
+            continue
         if K == 1:
             c = g[0] * scale
             for j in range(d):
@@ -145,11 +165,134 @@ def _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z
     return dropped, touched
 
 
+@kernel
+def _scaled_batch_gradient(X, scale, intercept, y, W, idx, B, loss_id, param, clip, xnorm,
+                           out, z, g, row):
+    """:func:`_clipped_batch_gradient` on the rows ``x_i' = [s_i x_i, intercept]`` of the
+    user's ``X`` (any float dtype and memory order), each formed in the scratch ``row``
+    (shape ``(1, p)``) by :func:`_clipped_row` when it is sampled: the entries of the
+    clipped copy bit for bit, hence the copy's sums, without the copy."""
+    d = X.shape[1]
+    p, K = W.shape
+    for j in range(p):
+        for k in range(K):
+            out[j, k] = 0.0
+    touched = 0.0
+    if d > 0:
+        for b in range(B):
+            i = idx[b]
+            for j in range(0, d, 8):
+                touched += X[i, j]
+            touched += X[i, d - 1]
+    dropped = 0
+    for b in range(B):
+        i = idx[b]
+        _clipped_row(X, scale, intercept, i, row)
+        for k in range(K):
+            z[k] = _dot_row(row, 0, W, k)
+        if not _example_derivative(z, y[i], loss_id, param, g):
+            dropped += 1
+            continue
+        f = _clip_factor(g, xnorm[i], clip)
+        if f < 0.0:
+            dropped += 1
+            continue
+        if K == 1:
+            c = g[0] * f
+            for j in range(p):
+                out[j, 0] += row[0, j] * c
+        else:
+            for k in range(K):
+                g[k] *= f
+            for j in range(p):
+                xij = row[0, j]
+                for k in range(K):
+                    out[j, k] += xij * g[k]
+    return dropped, touched
+
+
+@kernel
+def _csr_dot_row(data, indices, indptr, si, intercept, augmented, i, W, k):
+    """:func:`_dot_row` of the clipped, augmented row ``[s_i x_i, intercept]`` of a CSR
+    matrix (sorted column indices), over its non-zeros: entry ``j`` goes to accumulator
+    ``j % 4`` below ``4 floor(p/4)`` and to the first one after, in increasing ``j``, as
+    there; the zeros' products (``+-0``) change no sum, so the bits are the dense row's."""
+    p = W.shape[0]
+    full = 4 * (p // 4)
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
+    for t in range(indptr[i], indptr[i + 1]):
+        j = indices[t]
+        v = (np.float64(data[t]) * si) * W[j, k]
+        r = j % 4 if j < full else 0
+        if r == 0:
+            a0 += v
+        elif r == 1:
+            a1 += v
+        elif r == 2:
+            a2 += v
+        else:
+            a3 += v
+    if augmented:
+        j = p - 1
+        v = intercept * W[j, k]
+        r = j % 4 if j < full else 0
+        if r == 0:
+            a0 += v
+        elif r == 1:
+            a1 += v
+        elif r == 2:
+            a2 += v
+        else:
+            a3 += v
+    return (a0 + a1) + (a2 + a3)
+
+
+@kernel
+def _csr_batch_gradient(data, indices, indptr, scale, intercept, augmented, y, W, idx, B,
+                        loss_id, param, clip, xnorm, out, z, g):
+    """:func:`_clipped_batch_gradient` on the clipped, augmented rows of a CSR matrix,
+    over their non-zeros only: the densified copy's sums bit for bit (a zero entry adds
+    ``+-0`` to a sum that is never ``-0``), in ``O(non-zeros)`` per example."""
+    p, K = W.shape
+    for j in range(p):
+        for k in range(K):
+            out[j, k] = 0.0
+    dropped = 0
+    for b in range(B):
+        i = idx[b]
+        si = scale[i]
+        for k in range(K):
+            z[k] = _csr_dot_row(data, indices, indptr, si, intercept, augmented, i, W, k)
+        if not _example_derivative(z, y[i], loss_id, param, g):
+            dropped += 1
+            continue
+        f = _clip_factor(g, xnorm[i], clip)
+        if f < 0.0:
+            dropped += 1
+            continue
+        for k in range(K):
+            g[k] *= f
+        for t in range(indptr[i], indptr[i + 1]):
+            xij = np.float64(data[t]) * si
+            j = indices[t]
+            for k in range(K):
+                out[j, k] += xij * g[k]
+        if augmented:
+            for k in range(K):
+                out[p - 1, k] += intercept * g[k]
+    return dropped, 0.0
+
+
 @kernel(nogil=True)
 def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sigma, alpha,
                step_coef, step_power_half, step_cap, radius, rng, t_start=1,
                noise_int=np.zeros((0, 0), dtype=np.int64), gamma=0.0,
-               w_sum=np.zeros((0, 0)), average_from=0):
+               w_sum=np.zeros((0, 0)), average_from=0, scale=np.zeros(0), intercept=0.0,
+               csr_data=np.zeros(0), csr_indices=np.zeros(0, dtype=np.int32),
+               csr_indptr=np.zeros(0, dtype=np.int64)):
     """Run ``n_steps`` steps of projected noisy SGD in place on ``W``.
 
     Steps are numbered ``t = t_start .. t_start + n_steps - 1`` (the step size depends on
@@ -171,17 +314,28 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
        ``w_sum += W`` (the caller divides by the number of steps summed: suffix
        averaging, post-processing of the iterates).
 
+    The rows: ``X`` itself, a clipped and augmented copy (``scale`` empty); or, with the
+    clipping factors ``scale`` (``s_i``) and the ``intercept`` column value, the rows
+    ``[s_i x_i, intercept]`` of the user's ``X`` (:func:`_scaled_batch_gradient`: no copy)
+    or, with ``csr_indptr`` non-empty, of the CSR arrays ``csr_*`` (``X`` then an empty
+    ``(0, d)`` array giving ``d``; :func:`_csr_batch_gradient`).  The design is augmented
+    when ``W`` has one row more than ``X`` has columns.  All three give the copy's bits.
+
     Returns ``(total number of per-example gradients, number dropped as non-finite,
     prefetch checksum)``; only the first is public (it does not depend on the data).
     """
-    n, d = X.shape
-    K = W.shape[1]
+    csr = csr_indptr.shape[0] > 0
+    scaled = scale.shape[0] > 0
+    n = csr_indptr.shape[0] - 1 if csr else X.shape[0]
+    d, K = W.shape                        # d: coefficients (augmented), as in the copy
+    augmented = d > X.shape[1]
     idx = np.empty(n, dtype=np.int64)
     perm = np.arange(n)
     stamp = np.zeros(n, dtype=np.int64)   # values < t_start <= t: valid for any chunk
     s = np.empty((d, K))
     z = np.empty(K)
     g = np.empty(K)
+    row = np.empty((1, d))
     inv_m = 1.0 / batch_size
     total = 0
     dropped = 0
@@ -191,8 +345,16 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
     for t in range(t_start, t_start + n_steps):
         B = _sample_batch(rng, n, q, idx, perm, stamp, t)
         total += B
-        nd, touched = _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm,
-                                              s, z, g)
+        if csr:
+            nd, touched = _csr_batch_gradient(csr_data, csr_indices, csr_indptr, scale,
+                                              intercept, augmented, y, W, idx, B, loss_id,
+                                              param, clip, xnorm, s, z, g)
+        elif scaled:
+            nd, touched = _scaled_batch_gradient(X, scale, intercept, y, W, idx, B, loss_id,
+                                                 param, clip, xnorm, s, z, g, row)
+        else:
+            nd, touched = _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip,
+                                                  xnorm, s, z, g)
         dropped += nd
         checksum += touched
         if step_power_half:
