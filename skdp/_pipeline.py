@@ -290,7 +290,8 @@ def _gaussian_budget(mu, delta):
 
 
 def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
-                          degree="auto", categories="auto", random_state=None):
+                          degree="auto", categories="auto", sparse_design="auto",
+                          random_state=None):
     """A :class:`PrivatePipeline` from a raw table to ``estimator``, with one budget.
 
     The table is a pandas or polars DataFrame.  Numeric columns (the numeric dtypes of the
@@ -319,6 +320,13 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
         :data:`skdp.linear_model._auto.PIPELINE_SPLINE_DEGREE`, 1, piecewise linear).
     categories : "auto" or list of lists
         Public category lists of the non-numeric columns (in their order), or ``"auto"``.
+    sparse_design : bool or "auto", default="auto"
+        Hand the model a CSR design (the spline basis built sparse, the one-hot block
+        stacked onto it) instead of a dense array.  ``"auto"``: when the model's solvers
+        all fit CSR without a copy (:func:`skdp.linear_model._auto.pipeline_sparse_design`:
+        ``DPLogisticRegression``, ``DPHuberRegressor``).  The fitted model is the same bit
+        for bit; the sparse design takes a fraction of the memory and time.  ``pipe[:-1].
+        transform`` then returns a CSR matrix.
     random_state : int or None
         Seeds every step's noise (None: keys from the OS).
 
@@ -345,8 +353,13 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
 
     from .preprocessing import DPOneHotEncoder, DPSplineTransformer
 
-    from .linear_model._auto import PIPELINE_SPLINE_DEGREE
+    from .linear_model._auto import PIPELINE_SPLINE_DEGREE, pipeline_sparse_design
 
+    if isinstance(sparse_design, str):
+        if sparse_design != "auto":
+            raise ValueError(f"sparse_design must be True, False or 'auto', got "
+                             f"{sparse_design!r}")
+        sparse_design = pipeline_sparse_design(estimator)
     if isinstance(degree, str):
         if degree != "auto":
             raise ValueError(f"degree must be an int >= 0 or 'auto', got {degree!r}")
@@ -355,11 +368,12 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
         int(s) for s in np.random.SeedSequence(random_state).generate_state(3)]
     columns = ColumnTransformer([
         ("numeric", DPSplineTransformer(n_knots=n_knots, degree=degree,
-                                        random_state=seeds[0]),
+                                        random_state=seeds[0],
+                                        sparse_output=bool(sparse_design)),
          make_column_selector(dtype_include="number")),
         ("categorical", DPOneHotEncoder(categories=categories, random_state=seeds[1]),
          make_column_selector(dtype_exclude="number")),
-    ], sparse_threshold=0.0)
+    ], sparse_threshold=1.0 if sparse_design else 0.0)
     from .linear_model._auto import pipeline_model_solver
 
     model = clone(estimator).set_params(data_norm="auto")

@@ -196,3 +196,43 @@ def test_a_final_search_that_spends_its_own_budget_is_reported():
     with pytest.warns(UserWarning, match="spent epsilon_"):
         pipe = PrivatePipeline([("pre", pre), ("search", search)], epsilon=1.0).fit(df, y)
     assert pipe.epsilon_ > 1.0 and pipe.privacy_guaranteed_
+
+
+@pytest.mark.parametrize("make, epsilon", [
+    (lambda: DPLogisticRegression(classes=[0, 1]), 1.0),      # dpsgd in a pipeline below 5
+    (lambda: DPLogisticRegression(classes=[0, 1]), 8.0),      # objective perturbation
+    (lambda: DPHuberRegressor(y_bound=3.0), 2.0),
+])
+def test_sparse_design_fits_the_dense_design_bit_for_bit(make, epsilon):
+    """The default pipeline hands these models a CSR design (spline basis built sparse,
+    one-hot block stacked on it): the same released model, bit for bit, as the dense
+    design, and the same public bound."""
+    import scipy.sparse as sp
+
+    df, y = _table(3000)
+    target = y if isinstance(make(), DPLogisticRegression) else \
+        np.log(df["income"].to_numpy()) - 10.0 + y
+    fits = {}
+    for sparse in ("auto", False):
+        pipe = make_private_pipeline(make(), epsilon=epsilon, sparse_design=sparse,
+                                     random_state=4).fit(df, target)
+        fits[sparse] = pipe
+    assert sp.issparse(fits["auto"][:-1].transform(df.iloc[:10]))
+    assert not sp.issparse(fits[False][:-1].transform(df.iloc[:10]))
+    a, b = fits["auto"][-1], fits[False][-1]
+    assert a.solver_ == b.solver_
+    assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
+    assert a.data_norm_ == b.data_norm_ and fits["auto"].epsilon_ == fits[False].epsilon_
+
+
+def test_sparse_design_rule_is_public():
+    from skdp.linear_model._auto import pipeline_sparse_design
+    from skdp import DPNonconvexRegressor
+
+    assert pipeline_sparse_design(DPLogisticRegression(classes=[0, 1]))
+    assert pipeline_sparse_design(DPHuberRegressor())
+    assert not pipeline_sparse_design(DPHuberRegressor(huber_threshold=0.0))   # phased
+    assert not pipeline_sparse_design(DPLogisticRegression(solver="phased"))
+    assert not pipeline_sparse_design(DPNonconvexRegressor())
+    with pytest.raises(ValueError, match="sparse_design"):
+        make_private_pipeline(DPHuberRegressor(), sparse_design="yes")

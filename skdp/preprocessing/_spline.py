@@ -148,6 +148,13 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         Its delta (Gaussian release: ``delta > 0``).
     random_state : int, Generator or None, default=None
         Seeds the exact noise (None: keys from the OS; use None in production).
+    sparse_output : bool, default=False
+        Return a CSR matrix (as scikit-learn's ``SplineTransformer(sparse_output=True)``):
+        ``degree + 2`` stored entries per column and row (the basis values, zeros
+        included, and the indicator), the dense output's values in the same places, in a
+        fraction of its memory (10^6 rows of 20 columns with 15 knots at degree 1: 0.5 GB
+        instead of 2.6 GB).  ``dpsgd``, objective and output perturbation fit it without
+        densifying.
 
     Attributes
     ----------
@@ -185,12 +192,13 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         "quantile_range": [tuple, list],
         "feature_bounds": [list, None],
         "handle_missing": [StrOptions({"indicator"})],
+        "sparse_output": ["boolean"],
         **DP_TRANSFORMER_CONSTRAINTS,
     }
 
     def __init__(self, n_knots="auto", degree=3, *, quantile_range=(0.01, 0.99),
                  feature_bounds=None, handle_missing="indicator", epsilon=1.0, delta=1e-6,
-                 random_state=None):
+                 random_state=None, sparse_output=False):
         self.n_knots = n_knots
         self.degree = degree
         self.quantile_range = quantile_range
@@ -199,6 +207,7 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
+        self.sparse_output = sparse_output
 
     def _levels(self, n_samples, noise_std):
         from ..linear_model._auto import spline_knots
@@ -260,11 +269,13 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        XB : ndarray of shape (n_samples, n_features_out_)
+        XB : ndarray or CSR matrix (``sparse_output``) of shape (n_samples, n_features_out_)
             Every row has L2 norm at most ``output_norm_bound_``.
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
+        if self.sparse_output:
+            return self._transform_csr(X)
         out = np.zeros((X.shape[0], self.n_features_out_))
         start = 0
         for j, knots in enumerate(self.knots_):
@@ -276,6 +287,44 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
             out[missing, start:start + width] = 0.0
             out[:, start + width] = missing
             start += width + 1
+        return out
+
+    def _transform_csr(self, X):
+        """:meth:`transform` as CSR: per column ``degree + 1`` basis entries (the stencil of
+        :func:`bspline_stencil`, zeros kept for missing values; one bin entry at degree 0)
+        and the indicator, so every row stores the same number of entries and its column
+        indices increase (canonical CSR, no sort needed)."""
+        import scipy.sparse as sp
+
+        n = X.shape[0]
+        per_col = (1 if self.degree == 0 else self.degree + 1) + 1
+        k = per_col * len(self.knots_)
+        data = np.empty((n, k))
+        indices = np.empty((n, k), dtype=np.int64 if self.n_features_out_ > 2**31 - 1
+                           else np.int32)
+        start = 0
+        for j, knots in enumerate(self.knots_):
+            col = X[:, j]
+            missing = np.isnan(col)
+            x = np.clip(np.where(missing, knots[0], col), knots[0], knots[-1])
+            width = self._width(knots)
+            base = j * per_col
+            if self.degree == 0:
+                data[:, base] = 1.0
+                indices[:, base] = start + np.searchsorted(knots, x, side="right")
+            else:
+                first, values = bspline_stencil(x, knots, self.degree)
+                for r in range(self.degree + 1):
+                    data[:, base + r] = values[r]
+                    indices[:, base + r] = start + first + r
+            data[missing, base:base + per_col - 1] = 0.0
+            data[:, base + per_col - 1] = missing
+            indices[:, base + per_col - 1] = start + width
+            start += width + 1
+        indptr = np.arange(0, n * k + 1, k, dtype=indices.dtype if n * k < 2**31 else np.int64)
+        out = sp.csr_matrix((data.ravel(), indices.ravel(), indptr),
+                            shape=(n, self.n_features_out_))
+        out.has_sorted_indices = True
         return out
 
     def get_feature_names_out(self, input_features=None):
