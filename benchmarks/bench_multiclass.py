@@ -7,8 +7,13 @@ every multiclass cell, and (as for the binary default) not below the majority ra
 dpsgd with the flat comparator of a checked fit and the base-rate check
 (``skdp/linear_model/_base_rate.py``); "no check" is ``base_rate_fallback=False``, which
 also restores the previous comparator (``M_0 = 1024``, ``gamma = 1``); the oracle is the
-best mean over ``ALPHAS`` (no check), chosen on the test split (an upper bound no private
-workflow has).  Cells: scikit-learn's digits (pixels / 128: rows of norm <= 1, 10
+alpha of ``ALPHAS`` (no check) with the best mean test accuracy over the grid seeds (an
+upper bound no private workflow has), then fitted again on the default's seeds: the
+"oracle" column is that second, paired measurement.  The maximum over six noisy grid means
+is biased upwards (on digits at epsilon = 1 every alpha <= 1e-4 fits nearly the same model,
+and the grid's best mean moved between 0.454 and 0.499 with the seeds); re-measuring the
+chosen alpha on other seeds removes that bias, and pairing it with the default's seeds
+gives the difference its own standard error.  Cells: scikit-learn's digits (pixels / 128: rows of norm <= 1, 10
 balanced classes), wine quality as 3 and 5 classes, and synthetic sets (3 weak imbalanced
 classes; 6 classes on 5 features, ~21,700 training rows).  70/30 stratified split
 (``random_state=0``), ``delta = 1e-6``, ``data_norm = 1``.
@@ -60,6 +65,7 @@ def cells(home):
 
 def mean_accuracy(make, seeds, Xtr, ytr, Xte, yte):
     acc, extra = [], {}
+    seeds = list(seeds)
     for s in seeds:
         est = make(s)
         with warnings.catch_warnings():
@@ -69,7 +75,13 @@ def mean_accuracy(make, seeds, Xtr, ytr, Xte, yte):
         extra = {"alpha_": float(est.alpha_),
                  "fell_back": extra.get("fell_back", 0) + int(est.base_rate_fallback_)}
     return {"accuracy": float(np.mean(acc)), "se": float(np.std(acc) / np.sqrt(len(acc))),
-            **extra}
+            "per_seed": [float(a) for a in acc], **extra}
+
+
+def paired(a, b):
+    """Mean and standard error of the seed-by-seed difference ``a - b``."""
+    diff = np.asarray(a["per_seed"]) - np.asarray(b["per_seed"])
+    return {"mean": float(diff.mean()), "se": float(diff.std() / np.sqrt(len(diff)))}
 
 
 def run_cell(X, y, seeds, grid_seeds):
@@ -88,7 +100,12 @@ def run_cell(X, y, seeds, grid_seeds):
         grid = {a: mean_accuracy(make(alpha=a, base_rate_fallback=False), grid_seeds,
                                  Xtr, ytr, Xte, yte) for a in ALPHAS}
         best = max(grid, key=lambda a: grid[a]["accuracy"])
-        row["oracle"] = {"alpha": best, **grid[best]}
+        row["grid"] = {str(a): {"accuracy": grid[a]["accuracy"], "se": grid[a]["se"]}
+                       for a in ALPHAS}
+        row["oracle"] = {"alpha": best, "grid_accuracy": grid[best]["accuracy"],
+                         **mean_accuracy(make(alpha=best, base_rate_fallback=False), seeds,
+                                         Xtr, ytr, Xte, yte)}
+        row["default - oracle"] = paired(row["default"], row["oracle"])
         out[str(eps)] = row
     return out
 
@@ -99,11 +116,14 @@ def render(raw):
              f"grid over {raw['grid_seeds']}; delta = 1e-6, data_norm = 1; "
              f"{raw['elapsed_s']:.0f} s on {raw['machine'].get('cpu', '?')}.  Accuracy +- its "
              "standard error; `- oracle` and `- majority` for the default (targets: >= "
-             "-0.02 and >= -0.005); `fell` = fits that fell back to the class priors.", "",
+             "-0.02 and >= -0.005); `fell` = fits that fell back to the class priors.  "
+             "oracle: the alpha with the best mean over the grid seeds (`grid best`, that "
+             "biased maximum), refitted on the default's seeds; `default - oracle` is the "
+             "paired difference +- its standard error.", "",
              "| cell | n | p | K | majority | sklearn | eps | default | fell | alpha_ | "
-             "no check (previous rule) | oracle (alpha) | default - oracle | "
+             "no check (previous rule) | grid best (alpha) | oracle | default - oracle | "
              "default - majority |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, c in raw["cells"].items():
         for eps in EPSILONS:
             r = c[str(eps)]
@@ -113,8 +133,14 @@ def render(raw):
                 f"{c['majority']:.3f} | {c['sklearn']:.3f} | {eps:g} | "
                 f"{d['accuracy']:.3f} +- {d['se']:.3f} | {d['fell_back']} | "
                 f"{d['alpha_']:.2g} | {o['accuracy']:.3f} +- {o['se']:.3f} | "
-                f"{g['accuracy']:.3f} ({g['alpha']:g}) | {d['accuracy'] - g['accuracy']:+.3f} | "
+                f"{g['grid_accuracy']:.3f} ({g['alpha']:g}) | "
+                f"{g['accuracy']:.3f} +- {g['se']:.3f} | "
+                f"{r['default - oracle']['mean']:+.3f} +- {r['default - oracle']['se']:.3f} | "
                 f"{d['accuracy'] - c['majority']:+.3f} |")
+    gaps = [c[str(eps)]["default - oracle"]["mean"] for c in raw["cells"].values()
+            for eps in EPSILONS]
+    lines += ["", f"Default within 0.02 of the oracle: {sum(g >= -0.02 for g in gaps)} of "
+              f"{len(gaps)} cells; worst {min(gaps):+.3f}."]
     return "\n".join(lines)
 
 

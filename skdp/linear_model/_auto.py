@@ -118,8 +118,8 @@ shrink to the class priors (weak signal, imbalanced classes) or barely regularis
 signal, balanced classes -- digits: the rule above gave ``alpha`` 0.15 / 0.041 at
 ``epsilon`` 0.5 / 1 and accuracy 0.113 / 0.165 where the best ``alpha`` of skdp's grid
 reaches 0.162 / 0.291 (before dpsgd's half-bound clip; with it and the flat comparator
-below, the default gives 0.240 / 0.453 against the grid's 0.247 / 0.481,
-``benchmarks/results/multiclass.md``).  The check takes the first mode (it falls back to
+below, the default gives 0.240 / 0.453 against 0.240 / 0.428 for the grid's best ``alpha``
+refitted on the default's seeds, ``benchmarks/results/multiclass.md``).  The check takes the first mode (it falls back to
 the priors when the majority class does better), so the rule only has to serve the second:
 on the saved multinomial cells, scoring each at ``max(score(M), score(M=16))`` (M = 16:
 shrinkage to the priors), the flat comparator's mean / worst shortfall is 0.0005 / 0.048
