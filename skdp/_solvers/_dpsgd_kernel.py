@@ -166,12 +166,63 @@ def _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z
 
 
 @kernel
+def _dot_scaled_row(X, i, si, intercept, W, k):
+    """:func:`_dot_row` of the clipped, augmented row ``[fl(x_ij s_i), intercept]`` (the
+    copy's entries), formed entry by entry: the same four accumulators in the same order,
+    the intercept column (if ``W`` has one row more than ``X`` has columns) at index
+    ``d``."""
+    d = X.shape[1]
+    p = W.shape[0]
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
+    j = 0
+    while j + 4 <= d:
+        a0 += (np.float64(X[i, j]) * si) * W[j, k]
+        a1 += (np.float64(X[i, j + 1]) * si) * W[j + 1, k]
+        a2 += (np.float64(X[i, j + 2]) * si) * W[j + 2, k]
+        a3 += (np.float64(X[i, j + 3]) * si) * W[j + 3, k]
+        j += 4
+    if p > d:
+        # the copy's row has p = d + 1 entries: entries j .. d - 1 and the intercept at d
+        # complete a block of four (to a0..a3 by position) or fall in the tail (to a0)
+        full = 4 * (p // 4)
+        while j < d:
+            v = (np.float64(X[i, j]) * si) * W[j, k]
+            if j < full:
+                r = j % 4
+                if r == 0:
+                    a0 += v
+                elif r == 1:
+                    a1 += v
+                elif r == 2:
+                    a2 += v
+                else:
+                    a3 += v
+            else:
+                a0 += v
+            j += 1
+        v = intercept * W[d, k]
+        if d < full:
+            a3 += v                      # d = full - 1 when p = full: the block's last
+        else:
+            a0 += v
+    else:
+        while j < d:
+            a0 += (np.float64(X[i, j]) * si) * W[j, k]
+            j += 1
+    return (a0 + a1) + (a2 + a3)
+
+
+@kernel
 def _scaled_batch_gradient(X, scale, intercept, y, W, idx, B, loss_id, param, clip, xnorm,
                            out, z, g, row):
     """:func:`_clipped_batch_gradient` on the rows ``x_i' = [s_i x_i, intercept]`` of the
-    user's ``X`` (any float dtype and memory order), each formed in the scratch ``row``
-    (shape ``(1, p)``) by :func:`_clipped_row` when it is sampled: the entries of the
-    clipped copy bit for bit, hence the copy's sums, without the copy."""
+    user's ``X`` (any float dtype and memory order), each entry ``fl(x_ij s_i)`` formed
+    when it is read (:func:`_dot_scaled_row`, then the accumulation): the entries of the
+    clipped copy bit for bit, hence the copy's sums, without the copy.  ``row`` is
+    unused (kept for the signature)."""
     d = X.shape[1]
     p, K = W.shape
     for j in range(p):
@@ -187,9 +238,9 @@ def _scaled_batch_gradient(X, scale, intercept, y, W, idx, B, loss_id, param, cl
     dropped = 0
     for b in range(B):
         i = idx[b]
-        _clipped_row(X, scale, intercept, i, row)
+        si = scale[i]
         for k in range(K):
-            z[k] = _dot_row(row, 0, W, k)
+            z[k] = _dot_scaled_row(X, i, si, intercept, W, k)
         if not _example_derivative(z, y[i], loss_id, param, g):
             dropped += 1
             continue
@@ -199,15 +250,20 @@ def _scaled_batch_gradient(X, scale, intercept, y, W, idx, B, loss_id, param, cl
             continue
         if K == 1:
             c = g[0] * f
-            for j in range(p):
-                out[j, 0] += row[0, j] * c
+            for j in range(d):
+                out[j, 0] += (np.float64(X[i, j]) * si) * c
+            if p > d:
+                out[d, 0] += intercept * c
         else:
             for k in range(K):
                 g[k] *= f
-            for j in range(p):
-                xij = row[0, j]
+            for j in range(d):
+                xij = np.float64(X[i, j]) * si
                 for k in range(K):
                     out[j, k] += xij * g[k]
+            if p > d:
+                for k in range(K):
+                    out[d, k] += intercept * g[k]
     return dropped, touched
 
 

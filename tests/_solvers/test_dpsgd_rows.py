@@ -39,9 +39,10 @@ def _run(X, y, loss_id, K, fit_intercept, rows=None):
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("loss_id, K", [(LOGISTIC, 1), (HUBER, 1), (MULTINOMIAL, 3)])
 @pytest.mark.parametrize("kind", ["float64", "float32-F", "csr"])
-def test_rows_clipped_on_the_fly_give_the_copy_bits(kind, loss_id, K, fit_intercept):
+@pytest.mark.parametrize("d", [9, 11])       # with the intercept: p = 10 and p = 12 (4 | p)
+def test_rows_clipped_on_the_fly_give_the_copy_bits(kind, loss_id, K, fit_intercept, d):
     rng = np.random.default_rng(1)
-    n, d = 700, 9
+    n = 700
     X = rng.normal(size=(n, d)) * rng.uniform(0.1, 3.0, size=(n, 1))   # half the rows clipped
     X[rng.random((n, d)) < 0.6] = 0.0
     if kind == "float32-F":
