@@ -20,7 +20,6 @@ from .._losses._kernels import (
     HUBER,
     LOGISTIC,
     TUKEY,
-    _clipped_row,
     _dot_row,
     _huber_row,
     _logistic_row,
@@ -217,12 +216,11 @@ def _dot_scaled_row(X, i, si, intercept, W, k):
 
 @kernel
 def _scaled_batch_gradient(X, scale, intercept, y, W, idx, B, loss_id, param, clip, xnorm,
-                           out, z, g, row):
+                           out, z, g):
     """:func:`_clipped_batch_gradient` on the rows ``x_i' = [s_i x_i, intercept]`` of the
     user's ``X`` (any float dtype and memory order), each entry ``fl(x_ij s_i)`` formed
     when it is read (:func:`_dot_scaled_row`, then the accumulation): the entries of the
-    clipped copy bit for bit, hence the copy's sums, without the copy.  ``row`` is
-    unused (kept for the signature)."""
+    clipped copy bit for bit, hence the copy's sums, without the copy."""
     d = X.shape[1]
     p, K = W.shape
     for j in range(p):
@@ -391,7 +389,6 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
     s = np.empty((d, K))
     z = np.empty(K)
     g = np.empty(K)
-    row = np.empty((1, d))
     inv_m = 1.0 / batch_size
     total = 0
     dropped = 0
@@ -407,7 +404,7 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
                                               param, clip, xnorm, s, z, g)
         elif scaled:
             nd, touched = _scaled_batch_gradient(X, scale, intercept, y, W, idx, B, loss_id,
-                                                 param, clip, xnorm, s, z, g, row)
+                                                 param, clip, xnorm, s, z, g)
         else:
             nd, touched = _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip,
                                                   xnorm, s, z, g)
