@@ -371,7 +371,8 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
                                         random_state=seeds[0],
                                         sparse_output=bool(sparse_design)),
          make_column_selector(dtype_include="number")),
-        ("categorical", DPOneHotEncoder(categories=categories, random_state=seeds[1]),
+        ("categorical", DPOneHotEncoder(categories=categories, random_state=seeds[1],
+                                        sparse_output=bool(sparse_design)),
          make_column_selector(dtype_exclude="number")),
     ], sparse_threshold=1.0 if sparse_design else 0.0)
     from .linear_model._auto import pipeline_model_solver

@@ -236,3 +236,16 @@ def test_sparse_design_rule_is_public():
     assert not pipeline_sparse_design(DPNonconvexRegressor())
     with pytest.raises(ValueError, match="sparse_design"):
         make_private_pipeline(DPHuberRegressor(), sparse_design="yes")
+
+
+def test_one_hot_encoder_sparse_output_is_the_dense_output():
+    import scipy.sparse as sp
+
+    df, _ = _table(500)
+    df = df[["job"]].copy()
+    df.loc[::7, "job"] = None
+    dense = DPOneHotEncoder(categories=[["clerk", "nurse"]]).fit(df)
+    sparse = DPOneHotEncoder(categories=[["clerk", "nurse"]], sparse_output=True).fit(df)
+    S = sparse.transform(df)
+    assert sp.isspmatrix_csr(S) and S.has_canonical_format and S.nnz == len(df)
+    assert np.array_equal(S.toarray(), dense.transform(df))

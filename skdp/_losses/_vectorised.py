@@ -52,6 +52,7 @@ from .._parallel import chunk_pool as _pool
 from ._ids import CAUCHY, HUBER, LOGISTIC, N_CHUNKS, TUKEY, WELSCH
 
 __all__ = ["NUMPY_MAX_WORK", "DERIVATIVE_ULPS", "uses_numpy", "chunk_layout", "map_chunks",
+           "iter_chunks",
            "chunked_sum_depth", "binary_value_grad", "sparse_value_grad", "prepare_clipped_rows",
            "sum_clipped_gradients", "logistic_curvature", "curvature_weights",
            "robust_derivative"]
@@ -99,6 +100,38 @@ def chunked_sum_depth(n):
     plus the product (``n <= 16``: ``1 + n - 1``; ``n > 16``: ``ceil(n/16) + 15 <= n``)."""
     n_chunks, rows = chunk_layout(n)
     return rows + n_chunks - 1
+
+
+def iter_chunks(fn, n, threads, work):
+    """``fn(start, stop)`` of each chunk, yielded in chunk order (a reduction adds them as
+    they come, so the sum is the same whatever the threads).  Threaded as
+    :func:`map_chunks`, but with at most ``threads`` chunks in flight: the next chunk is
+    submitted when the oldest is taken, so only a few results are held at a time, not one
+    per chunk (on a 10^5-column sparse design each is a vector of 10^5 numbers)."""
+    chunks = _chunks(n)
+    threads = min(int(threads), len(chunks))
+    if threads <= 1 or work < MIN_THREADED_WORK:
+        for a, b in chunks:
+            yield fn(a, b)
+        return
+    from collections import deque
+
+    pool = _pool()
+    pending = deque(pool.submit(fn, a, b) for a, b in chunks[:threads])
+    upcoming = iter(chunks[threads:])
+    try:
+        while pending:
+            result = pending.popleft().result()
+            nxt = next(upcoming, None)
+            if nxt is not None:
+                pending.append(pool.submit(fn, *nxt))
+            yield result
+    finally:
+        for f in pending:          # an error (or an abandoned reduction): drain, not leak
+            f.cancel()
+        for f in pending:
+            if not f.cancelled():
+                f.exception()
 
 
 def map_chunks(fn, n, threads, work):
@@ -179,7 +212,7 @@ def binary_value_grad(X, y, W, loss_id, param, alpha, grad, threads=1):
     total = np.zeros(d)
     value = 0.0
     if n:
-        for v, s in map_chunks(chunk, n, threads, n * d):
+        for v, s in iter_chunks(chunk, n, threads, n * d):
             total += s
             value += v
     grad[:, 0] = total / n + alpha * w
@@ -223,7 +256,7 @@ def _scaled_value_grad(design, y, w, loss_id, param, alpha, grad, threads):
     total = np.zeros(design.shape[1])
     gsum = 0.0
     if n:
-        for part, gs in map_chunks(gradient, n, threads, n * d):
+        for part, gs in iter_chunks(gradient, n, threads, n * d):
             total[:d] += part
             gsum += gs
     if design.augmented:
@@ -261,7 +294,7 @@ def _scaled_value_grad_fused(design, y, w, wf, loss_id, param, alpha, grad, thre
 
     total = np.zeros(design.shape[1])
     gsum = value = 0.0
-    for part, gs, vs in map_chunks(chunk, n, threads, n * d):
+    for part, gs, vs in iter_chunks(chunk, n, threads, n * d):
         total[:d] += part
         gsum += gs
         value += vs
@@ -322,7 +355,7 @@ def sparse_value_grad(design, y, W, loss_id, param, alpha, grad, threads=1):
     total = np.zeros(W.shape)
     value = 0.0
     if n:
-        for v, part in map_chunks(
+        for v, part in iter_chunks(
                 lambda a, b: _sparse_chunk(design, y, W, a, b, loss_id, param), n, threads,
                 design.X.nnz * W.shape[1]):
             total += part
@@ -383,7 +416,7 @@ def sum_clipped_gradients(X, y, w, loss_id, c, bound, threads=1):
 
     total = np.zeros(p)
     if n:
-        for s in map_chunks(chunk, n, threads, n * p):
+        for s in iter_chunks(chunk, n, threads, n * p):
             total += s
     return total
 

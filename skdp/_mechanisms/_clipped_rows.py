@@ -220,7 +220,7 @@ class ClippedRows:
         n, p = self.shape
         d = self.n_features_in
         if self.sparse:
-            from .._losses._vectorised import map_chunks
+            from .._losses._vectorised import iter_chunks
             from .._parallel import current_threads
             from ._sparse_kernels import csr_accumulate
 
@@ -233,7 +233,7 @@ class ClippedRows:
                 return part
 
             out = np.zeros(p)
-            for part in map_chunks(chunk, n, current_threads(), X.nnz):
+            for part in iter_chunks(chunk, n, current_threads(), X.nnz):
                 out += part[:, 0]
             if self.augmented:
                 out[d] = self.intercept * float(np.sum(g))

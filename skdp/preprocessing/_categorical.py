@@ -123,6 +123,9 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         Its delta, half of it for the threshold.
     random_state : int, Generator or None, default=None
         Seeds the exact noise (None: keys from the OS).
+    sparse_output : bool, default=False
+        Return a CSR matrix with one stored entry per column and row (as scikit-learn's
+        ``OneHotEncoder(sparse_output=True)``), the dense output's values.
 
     Attributes
     ----------
@@ -154,14 +157,17 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "categories": [StrOptions({"auto"}), list],
+        "sparse_output": ["boolean"],
         **DP_TRANSFORMER_CONSTRAINTS,
     }
 
-    def __init__(self, categories="auto", *, epsilon=1.0, delta=1e-6, random_state=None):
+    def __init__(self, categories="auto", *, epsilon=1.0, delta=1e-6, random_state=None,
+                 sparse_output=False):
         self.categories = categories
         self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
+        self.sparse_output = sparse_output
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -281,18 +287,38 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        XT : ndarray of shape (n_samples, n_features_out_)
+        XT : ndarray or CSR matrix (``sparse_output``) of shape (n_samples, n_features_out_)
         """
         check_is_fitted(self)
         columns = _columns(self, X, reset=False)
         n = columns[0].shape[0]
         widths = [len(index) + 2 for index in self._index]
+        if self.sparse_output:
+            return self._transform_csr(columns, n, widths)
         out = np.zeros((n, sum(widths)))
         rows = np.arange(n)
         start = 0
         for col, index, width in zip(columns, self._index, widths):
             out[rows, start + self._codes(col, index)] = 1.0
             start += width
+        return out
+
+    def _transform_csr(self, columns, n, widths):
+        """:meth:`transform` as CSR: one entry (1.0) per column and row, in increasing
+        column order (canonical)."""
+        import scipy.sparse as sp
+
+        d = len(widths)
+        total = sum(widths)
+        dtype = np.int32 if max(total, n * d) < 2**31 - 1 else np.int64
+        indices = np.empty((n, d), dtype=dtype)
+        start = 0
+        for j, (col, index, width) in enumerate(zip(columns, self._index, widths)):
+            indices[:, j] = start + self._codes(col, index)
+            start += width
+        out = sp.csr_matrix((np.ones(n * d), indices.ravel(),
+                             np.arange(0, n * d + 1, d, dtype=dtype)), shape=(n, total))
+        out.has_sorted_indices = True
         return out
 
     @staticmethod
