@@ -253,6 +253,9 @@ NEWTON_EARLY_MAX_COEF = 200
 #: next step
 LAGGED_HESSIAN_GAIN = 8.0
 NEWTON_STEPS = 30
+#: wide sparse designs (Newton-CG's, more than 2000 coefficients) below the warm-start size
+#: start with Newton-CG instead of L-BFGS (:func:`certified_minimize`)
+NEWTON_CG_FIRST = True
 #: evaluations without a better certificate margin before Newton takes over
 STALL_EVALS = 6
 
@@ -343,6 +346,19 @@ def certified_minimize(objective, mu, tau, smoothness, coef_bound, max_iter, tau
                 return W, {"inner_solver": "warm_start+newton_cg",
                            "n_iter": objective.n_evals}
             start = W.ravel()
+    elif newton_cg and NEWTON_CG_FIRST and getattr(objective, "sparse", False):
+        # wide sparse designs below the warm-start size: Newton-CG from 0, whose memory is a
+        # few p-vectors where L-BFGS keeps 2 x 20 (32 MB at p = 10^5, half the TF-IDF
+        # design's CSR arrays).  TF-IDF-like 10^5 x 10^5 logistic, 3 seeds, quiet: 21
+        # passes and 0.59 / 0.38 s (1 / 2 threads) against 22-32 passes and 1.07 / 0.77 s
+        # for L-BFGS then Newton-CG, the same accuracy.  Not on dense wide designs, whose
+        # Hessian-vector products form the clipped rows block by block: 20,000 x 2,500
+        # logistic 0.69 -> 1.29 s, Huber 0.62 -> 1.87 s.  L-BFGS runs on if it fails
+        W, ok = _newton_cg_polish(objective, start.reshape(objective.shape), stop, margin,
+                                  NEWTON_STEPS)
+        if ok:
+            return W, {"inner_solver": "newton_cg", "n_iter": objective.n_evals}
+        start = W.ravel()
     lbfgs_iter = min(int(max_iter), newton_after) if newton else int(max_iter)
     stalled = None
     try:

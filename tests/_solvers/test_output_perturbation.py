@@ -387,10 +387,15 @@ def test_warm_start_path_is_certified(monkeypatch):
     assert np.linalg.norm(W - W_star) <= tau * 1.01
 
 
-def test_wide_sparse_designs_certify_by_newton_cg():
-    """More than 2000 coefficients (no dense Hessian): when L-BFGS stops short, the
-    Hessian-free Newton steps certify the point, and it is within tau of the minimiser
-    (the contraction fallback would need ~10^5 passes here)."""
+@pytest.mark.parametrize("newton_cg_first", [True, False])
+def test_wide_sparse_designs_certify_by_newton_cg(newton_cg_first, monkeypatch):
+    """More than 2000 coefficients (no dense Hessian): Hessian-free Newton steps certify
+    the point -- from 0 (NEWTON_CG_FIRST, the default) or when L-BFGS stops short -- and it
+    is within tau of the minimiser (the contraction fallback would need ~10^5 passes
+    here)."""
+    import skdp._solvers._optimizers as optimizers
+
+    monkeypatch.setattr(optimizers, "NEWTON_CG_FIRST", newton_cg_first)
     import scipy.sparse as sp
 
     from skdp._mechanisms._clipped_rows import ClippedRows
@@ -404,7 +409,7 @@ def test_wide_sparse_designs_certify_by_newton_cg():
     mu, tau = 1e-4, 1e-6
     objective = Objective(ClippedRows(S, 1.5, True, 1.0), y, LogisticLoss(), mu, 1, 1.5)
     W, info = certified_minimize(objective, mu, tau, 0.25 * 1.5**2, 1.5 / mu, max_iter=30)
-    assert info["inner_solver"] == "lbfgs+newton_cg"
+    assert info["inner_solver"] == ("newton_cg" if newton_cg_first else "lbfgs+newton_cg")
     # the certificate, recomputed: ||grad|| + rounding allowance <= mu tau, hence
     # ||W - W_hat|| <= tau by mu-strong convexity
     _, grad = objective.value_grad(W)
@@ -503,7 +508,7 @@ def test_newton_reuses_the_last_lbfgs_gradient(monkeypatch):
 def test_wide_sparse_designs_go_from_the_warm_start_to_newton_cg(monkeypatch):
     """A wide design with enough rows for a warm start goes straight to Hessian-free Newton
     steps (no L-BFGS in between), certifies, and lands within tau of the minimiser, the
-    minimiser the L-BFGS route finds on the same design below the warm-start size."""
+    minimiser Newton-CG from 0 finds on the same design below the warm-start size."""
     import scipy.sparse as sp
 
     import skdp._solvers._optimizers as optimizers
@@ -524,13 +529,13 @@ def test_wide_sparse_designs_go_from_the_warm_start_to_newton_cg(monkeypatch):
         assert np.linalg.norm(grad) + objective.rounding_allowance(W) <= mu * tau
         return W, info, objective.n_example_gradients / n
 
-    W_lbfgs, info, passes_lbfgs = fit()
-    assert info["inner_solver"] in ("lbfgs", "lbfgs+newton_cg")
+    W_cold, info, _ = fit()
+    assert info["inner_solver"] == "newton_cg"        # below the warm-start size
     monkeypatch.setattr(optimizers, "WARM_START_MIN_ROWS", 5000)
     monkeypatch.setattr(optimizers, "WARM_START_ROWS", 300)
-    W, info, passes = fit()
+    W, info, _ = fit()
     assert info["inner_solver"] == "warm_start+newton_cg"
-    assert np.linalg.norm(W - W_lbfgs) <= 2 * tau
+    assert np.linalg.norm(W - W_cold) <= 2 * tau
 
 
 def test_sparse_products_do_not_depend_on_the_threads():
