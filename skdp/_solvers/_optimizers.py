@@ -316,7 +316,9 @@ def certified_minimize(objective, mu, tau, smoothness, coef_bound, max_iter, tau
                 best["since"] += 1
                 if best["since"] >= STALL_EVALS:
                     raise _Stalled(best["W"])
-        cache["w"], cache["grad"] = w.copy(), grad
+        # copies: the certificate is later checked on this gradient (Newton's start, the
+        # final margin), so nothing scipy does with the arrays it is handed may change it
+        cache["w"], cache["grad"] = w.copy(), grad.copy()
         return value, grad
 
     start = np.zeros(p)
