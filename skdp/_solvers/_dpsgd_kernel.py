@@ -95,6 +95,23 @@ def _example_derivative(z, yi, loss_id, param, g):
 
 
 @kernel
+def _prefetch_rows(X, idx, B):
+    """One load per cache line of every row ``idx[:B]`` of ``X``, in a short loop of
+    independent loads so that the cache misses overlap (halves the time of a step on
+    bank-sized data).  The sum is returned only so that the loads are not eliminated; it
+    is private and never released."""
+    d = X.shape[1]
+    touched = 0.0
+    if d > 0:
+        for b in range(B):
+            i = idx[b]
+            for j in range(0, d, 8):
+                touched += X[i, j]
+            touched += X[i, d - 1]
+    return touched
+
+
+@kernel
 def _clip_factor(g, xnorm_i, clip):
     """``min(1, clip/||x_i|| ||g||)``, or ``-1`` when that norm is not finite (the example
     is dropped)."""
@@ -125,19 +142,8 @@ def _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z
     """
     d = X.shape[1]
     K = W.shape[1]
-    for j in range(d):
-        for k in range(K):
-            out[j, k] = 0.0
-    # Prefetch: one load per cache line of every row of the batch, in a short loop of
-    # independent loads so that the cache misses overlap (halves the time of a step on
-    # bank-sized data).  The sum is returned only so that the loads are not eliminated.
-    touched = 0.0
-    if d > 0:
-        for b in range(B):
-            i = idx[b]
-            for j in range(0, d, 8):
-                touched += X[i, j]
-            touched += X[i, d - 1]
+    out[:, :] = 0.0
+    touched = _prefetch_rows(X, idx, B)
     dropped = 0
     for b in range(B):
         i = idx[b]
@@ -223,16 +229,8 @@ def _scaled_batch_gradient(X, scale, intercept, y, W, idx, B, loss_id, param, cl
     clipped copy bit for bit, hence the copy's sums, without the copy."""
     d = X.shape[1]
     p, K = W.shape
-    for j in range(p):
-        for k in range(K):
-            out[j, k] = 0.0
-    touched = 0.0
-    if d > 0:
-        for b in range(B):
-            i = idx[b]
-            for j in range(0, d, 8):
-                touched += X[i, j]
-            touched += X[i, d - 1]
+    out[:, :] = 0.0
+    touched = _prefetch_rows(X, idx, B)
     dropped = 0
     for b in range(B):
         i = idx[b]
@@ -311,9 +309,7 @@ def _csr_batch_gradient(data, indices, indptr, scale, intercept, augmented, y, W
     over their non-zeros only: the densified copy's sums bit for bit (a zero entry adds
     ``+-0`` to a sum that is never ``-0``), in ``O(non-zeros)`` per example."""
     p, K = W.shape
-    for j in range(p):
-        for k in range(K):
-            out[j, k] = 0.0
+    out[:, :] = 0.0
     dropped = 0
     for b in range(B):
         i = idx[b]

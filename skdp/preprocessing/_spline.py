@@ -93,6 +93,13 @@ def bspline_stencil(x, knots, degree):
     return span - degree, values
 
 
+def _clamped(col, knots):
+    """``(missing, x)``: the NaN mask of a column and its values clamped to the boundary
+    knots (NaN at the first knot; the basis of a missing value is zeroed afterwards)."""
+    missing = np.isnan(col)
+    return missing, np.clip(np.where(missing, knots[0], col), knots[0], knots[-1])
+
+
 def _merge_knots(values):
     """Sorted knots, those within ``1e-6`` of the span of their predecessor merged (a point
     mass read through the interpolation inside its bin); a single value ``k`` becomes
@@ -279,9 +286,7 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         out = np.zeros((X.shape[0], self.n_features_out_))
         start = 0
         for j, knots in enumerate(self.knots_):
-            col = X[:, j]
-            missing = np.isnan(col)
-            x = np.clip(np.where(missing, knots[0], col), knots[0], knots[-1])
+            missing, x = _clamped(X[:, j], knots)
             width = self._width(knots)
             bspline_basis(x, knots, self.degree, out=out[:, start:start + width])
             out[missing, start:start + width] = 0.0
@@ -304,9 +309,7 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
                            else np.int32)
         start = 0
         for j, knots in enumerate(self.knots_):
-            col = X[:, j]
-            missing = np.isnan(col)
-            x = np.clip(np.where(missing, knots[0], col), knots[0], knots[-1])
+            missing, x = _clamped(X[:, j], knots)
             width = self._width(knots)
             base = j * per_col
             if self.degree == 0:
