@@ -112,18 +112,23 @@ def _prefetch_rows(X, idx, B):
 
 
 @kernel
-def _clip_factor(g, xnorm_i, clip):
-    """``min(1, clip/||x_i|| ||g||)``, or ``-1`` when that norm is not finite (the example
-    is dropped)."""
+def _clipped_derivative(z, yi, loss_id, param, g, xnorm_i, clip):
+    """``g = min(1, clip/(||x_i|| ||dl/dz||)) dl/dz`` of one example
+    (:func:`_example_derivative`, then the clip; ``g * 1.0`` is ``g``), so that its
+    gradient ``x_i g^T`` has norm at most ``clip``.  False (the example is dropped, contributing zero) for an
+    invalid multinomial label or a norm that is not finite (inf or NaN anywhere)."""
+    if not _example_derivative(z, yi, loss_id, param, g):
+        return False
     gsq = 0.0
     for k in range(g.shape[0]):
         gsq += g[k] * g[k]
     nrm = xnorm_i * np.sqrt(gsq)
-    if not nrm < np.inf:  # inf or NaN anywhere: drop the example
-        return -1.0
-    if nrm > clip:
-        return clip / nrm
-    return 1.0
+    if not nrm < np.inf:
+        return False
+    f = clip / nrm if nrm > clip else 1.0
+    for k in range(g.shape[0]):
+        g[k] *= f
+    return True
 
 
 @kernel
@@ -149,20 +154,14 @@ def _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z
         i = idx[b]
         for k in range(K):
             z[k] = _dot_row(X, i, W, k)
-        if not _example_derivative(z, y[i], loss_id, param, g):
-            dropped += 1
-            continue
-        scale = _clip_factor(g, xnorm[i], clip)
-        if scale < 0.0:
+        if not _clipped_derivative(z, y[i], loss_id, param, g, xnorm[i], clip):
             dropped += 1
             continue
         if K == 1:
-            c = g[0] * scale
+            c = g[0]
             for j in range(d):
                 out[j, 0] += X[i, j] * c
         else:
-            for k in range(K):
-                g[k] *= scale
             for j in range(d):
                 xij = X[i, j]
                 for k in range(K):
@@ -237,22 +236,16 @@ def _scaled_batch_gradient(X, scale, intercept, y, W, idx, B, loss_id, param, cl
         si = scale[i]
         for k in range(K):
             z[k] = _dot_scaled_row(X, i, si, intercept, W, k)
-        if not _example_derivative(z, y[i], loss_id, param, g):
-            dropped += 1
-            continue
-        f = _clip_factor(g, xnorm[i], clip)
-        if f < 0.0:
+        if not _clipped_derivative(z, y[i], loss_id, param, g, xnorm[i], clip):
             dropped += 1
             continue
         if K == 1:
-            c = g[0] * f
+            c = g[0]
             for j in range(d):
                 out[j, 0] += (np.float64(X[i, j]) * si) * c
             if p > d:
                 out[d, 0] += intercept * c
         else:
-            for k in range(K):
-                g[k] *= f
             for j in range(d):
                 xij = np.float64(X[i, j]) * si
                 for k in range(K):
@@ -316,15 +309,9 @@ def _csr_batch_gradient(data, indices, indptr, scale, intercept, augmented, y, W
         si = scale[i]
         for k in range(K):
             z[k] = _csr_dot_row(data, indices, indptr, si, intercept, augmented, i, W, k)
-        if not _example_derivative(z, y[i], loss_id, param, g):
+        if not _clipped_derivative(z, y[i], loss_id, param, g, xnorm[i], clip):
             dropped += 1
             continue
-        f = _clip_factor(g, xnorm[i], clip)
-        if f < 0.0:
-            dropped += 1
-            continue
-        for k in range(K):
-            g[k] *= f
         for t in range(indptr[i], indptr[i + 1]):
             xij = np.float64(data[t]) * si
             j = indices[t]
