@@ -273,14 +273,21 @@ class ClippedRows:
         sparse product with the factors folded into the weights."""
         n, p = self.shape
         if not self.sparse:
+            # row i of a block is x_i (s_i sqrt(w_i)) and, augmented, b sqrt(w_i): one
+            # product per entry, the clip factor folded into the weight's root
             root = np.sqrt(weights, out=weights)      # the weights are not needed again
+            factor = root * self.scale
+            d = self.n_features_in
             buf = np.empty((min(GRAM_BLOCK_ROWS, n), p))
 
             def blocks():
                 for a in range(0, n, GRAM_BLOCK_ROWS):
                     b = min(a + GRAM_BLOCK_ROWS, n)
-                    yield np.multiply(self.rows(a, b, buf[:b - a]), root[a:b, None],
-                                      out=buf[:b - a])
+                    Y = buf[:b - a]
+                    np.multiply(self.X[a:b], factor[a:b, None], out=Y[:, :d])
+                    if self.augmented:
+                        np.multiply(root[a:b], self.intercept, out=Y[:, d])
+                    yield Y
 
             return gram_of_blocks(blocks(), p)
         d = self.n_features_in
@@ -312,10 +319,16 @@ SPARSE_GRAM_BLOCK_ROWS = 65536
 
 def gram_of_blocks(blocks, p):
     """``sum_k Y_k^T Y_k`` over row blocks ``Y_k`` of ``p`` columns: BLAS ``syrk`` (half a
-    product's flops) accumulated in one upper triangle, then mirrored."""
+    product's flops) accumulated in one upper triangle, then mirrored.  A C-ordered block
+    is handed over as ``Y_k^T`` (a Fortran-ordered view) with ``trans=0``: passed as
+    ``Y_k`` with ``trans=1``, f2py first copies it to Fortran order (10^5 x 21: 7.8 ->
+    4.8 ms, 10^5 x 51: 19.7 -> 14.1 ms, one thread; Newton's path only)."""
     from scipy.linalg.blas import dsyrk
 
     upper = np.zeros((p, p), order="F")
     for Yb in blocks:
-        upper = dsyrk(1.0, Yb, beta=1.0, c=upper, trans=1, lower=0, overwrite_c=1)
+        if Yb.flags.c_contiguous:
+            upper = dsyrk(1.0, Yb.T, beta=1.0, c=upper, trans=0, lower=0, overwrite_c=1)
+        else:
+            upper = dsyrk(1.0, Yb, beta=1.0, c=upper, trans=1, lower=0, overwrite_c=1)
     return np.triu(upper) + np.triu(upper, 1).T

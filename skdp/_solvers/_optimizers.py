@@ -11,7 +11,8 @@
   (``||grad F(w)|| >= mu ||w - w_hat||``).
   On designs of ``WARM_START_MIN_ROWS`` rows or more it first solves a subsample (every
   k-th row) and takes Newton steps from there with the subsample's Hessian and the full
-  gradient (:class:`_SubsampledHessian`: 7-9 passes instead of 14-22 on 10^6 x 21);
+  gradient, the exact Hessian once that pays (:class:`_SubsampledHessian`: 7-9 passes
+  instead of 14-22 on 10^6 x 21, 6-10 instead of 13-17 on 10^5 rows);
   designs wider than 2000 coefficients get Hessian-free Newton-CG steps when L-BFGS
   stalls (:func:`_newton_cg_polish`).
   If the certificate cannot be reached it falls back to enough gradient-descent steps from
@@ -38,17 +39,30 @@ def gradient_descent(objective, step, n_steps, radius=0.0, W0=None):
     return W
 
 
-WARM_START_MIN_ROWS = 200_000
+#: designs of at least this many rows start from a subsample's minimiser
+WARM_START_MIN_ROWS = 50_000
+#: rows of that subsample (every ``k``-th row, ``k = n // WARM_START_ROWS``) ...
 WARM_START_ROWS = 50_000
+#: ... and at most ``1/WARM_START_MIN_STEP`` of the rows.  Measured (one thread, quiet,
+#: logistic / Huber, 3 seeds, then Newton with the exact-Hessian switch of
+#: :class:`_SubsampledHessian`): 10^5 x 20 56 -> 46 / 49 -> 32 ms, 10^5 x 50 158 -> 110 /
+#: 98 -> 80 ms, 5 * 10^4 x 20 27 -> 24 / 24 -> 18 ms, 2 * 10^5 x 20 127 -> 109 / 68 -> 56 ms
+#: (the subsample was 50,000 rows there, ``k = 4``; with ``k = 8`` its L-BFGS run costs
+#: about two full passes); the passes fall from 13-17 to 6-10.
+WARM_START_MIN_STEP = 8
+#: designs wider than 2000 coefficients (Newton-CG's, no dense Hessian) start from a
+#: subsample from this many rows: below, a sparse one starts with Newton-CG from 0
+#: (``NEWTON_CG_FIRST``, measured on the 10^5 x 10^5 TF-IDF-like design)
+WIDE_WARM_START_MIN_ROWS = 200_000
 
 
 def _warm_start(objective, max_iter):
     """Start point for large designs: the minimiser of the same objective on every k-th
-    row (about ``WARM_START_ROWS`` rows, at most a sixteenth of a sparse design's: a
-    data-independent choice).  Measured on
+    row (about ``WARM_START_ROWS`` rows, at most an eighth of a design's and a sixteenth
+    of a sparse design's: a data-independent choice).  Measured on
     10^6 x 50 logistic problems it cuts the full passes from 12-18 to about 11.  Only the
     path changes: the certificate is checked on the full objective."""
-    k = objective.n // WARM_START_ROWS
+    k = max(WARM_START_MIN_STEP, objective.n // WARM_START_ROWS)
     if getattr(objective, "sparse", False):
         # a sparse subsample is a copy of its rows (a dense one is a strided view):
         # at most a sixteenth of them
@@ -61,25 +75,66 @@ def _warm_start(objective, max_iter):
     return res.x, sub
 
 
+#: Newton steps a fresh exact Hessian is expected to need (quadratic convergence from
+#: where the subsample's Hessian has brought the gradient)
+EXACT_NEWTON_STEPS = 2
+
+
 class _SubsampledHessian:
     """``objective`` with its Hessian taken on the warm start's subsample ``sub`` (the
     same regularised mean risk on every k-th row): a ``p x p`` Hessian costs ``k`` times
     less than on all rows, and Newton steps with it still divide the full gradient by
     about ``1/(relative error of the Hessian)`` each.  Values and gradients are the full
-    objective's, so the certificate is unchanged (only the path differs)."""
+    objective's, so the certificate is unchanged (only the path differs).
+
+    That linear rate does not improve with a new subsample Hessian: when a step divides
+    the gradient by ``r`` (less than ``LAGGED_HESSIAN_GAIN``) and about
+    ``log(||g||/stop)/log r`` such steps remain, while the full design's Hessian costs
+    :func:`exact_hessian_passes` passes and ``EXACT_NEWTON_STEPS`` steps more,
+    :meth:`consider_exact_hessian` switches to the exact Hessian.  Measured (one thread):
+    10^5 x 51 logistic, gradient 1.7e-6 after three steps of rate ~1/8 against a stop of
+    1e-11: 6 more steps, or one Hessian (~3 passes) and 2 steps."""
 
     def __init__(self, objective, sub):
         self.objective = objective
         self.sub = sub
+        self.exact = False
 
     def value_grad(self, W):
         return self.objective.value_grad(W)
 
     def hessian(self, W):
+        if self.exact:
+            return self.objective.hessian(W)
         before = self.sub.n_example_gradients
         H = self.sub.hessian(W)
         self.objective.extra_example_gradients += self.sub.n_example_gradients - before
         return H
+
+    def consider_exact_hessian(self, g_old, g_new, stop):
+        """After a Newton step from gradient norm ``g_old`` to ``g_new`` (target
+        ``stop``): use the exact Hessian from now on if it costs fewer passes than the
+        subsample's remaining steps (public sizes and gradient norms: the path only)."""
+        if self.exact or not 0.0 < stop < g_new < g_old:
+            return
+        steps_left = math.log(g_new / stop) / math.log(g_old / g_new)
+        if steps_left > exact_hessian_passes(self.objective) + EXACT_NEWTON_STEPS:
+            self.exact = True
+
+
+#: columns of a dense design whose Hessian (``n p^2 / 2`` flops in BLAS ``syrk``) costs
+#: about one pass (``2 n p`` flops, memory-bound) beyond its curvature pass; measured on
+#: one thread: 10^5 x 21 a Hessian 2.4 passes' time, 10^5 x 51 2.0, 10^6 x 21 1.1
+HESSIAN_COLUMNS_PER_PASS = 25
+
+
+def exact_hessian_passes(objective):
+    """The passes' worth of time of one exact Hessian: ``1 + p/HESSIAN_COLUMNS_PER_PASS``
+    on a dense design; unbounded on a sparse one, whose Hessian is a sparse product of
+    unknown cost (the subsample's is kept there)."""
+    if getattr(objective, "sparse", False):
+        return math.inf
+    return 1.0 + objective.shape[0] / HESSIAN_COLUMNS_PER_PASS
 
 
 class _Certified(Exception):
@@ -162,6 +217,9 @@ def _newton_polish(objective, W, stop, margin, max_steps, grad=None):
         # per step (a Hessian costs several gradients); recompute it otherwise
         if step < 1.0 or g_new_norm > g_norm / LAGGED_HESSIAN_GAIN:
             H = None
+            upgrade = getattr(objective, "consider_exact_hessian", None)
+            if upgrade is not None:
+                upgrade(g_norm, g_new_norm, stop)
         W, grad = W_new, g_new
     return W, margin(W, grad) <= stop
 
@@ -243,11 +301,14 @@ NEWTON_AFTER = 100
 #: iterations.  Measured (certificate and result unchanged, warm fits): adult 22,792 x 105
 #: logistic 81 -> 16 evaluations, 0.31 -> 0.19 s; bike 12,165 x 62 Huber 113 -> 14, 0.22 ->
 #: 0.03 s; 2e5 x 50 logistic 0.27 -> 0.24 s; 2e4 x 300 0.17 -> 0.19 s and 2e4 x 1000
-#: 0.31 -> 1.0 s, hence the cap.  Not on designs of ``WARM_START_MIN_ROWS`` rows or more:
-#: their warm start leaves L-BFGS about 15 passes, and a Hessian costs many of them (10^6 x
-#: 51 Huber: one Hessian 0.31 s, the fit 0.59 -> 0.86 s).  Public sizes, so only the path
-#: depends on them.
-NEWTON_EARLY = 10
+#: 0.31 -> 1.0 s, hence the cap.  Not on designs of ``WARM_START_MIN_ROWS`` rows or more
+#: (they start from a subsample's minimiser, then Newton).  Public sizes, so only the path
+#: depends on them.  Then ``NEWTON_EARLY`` 10 -> 0 (Newton from 0; the gradient-norm
+#: halving and the Armijo fallback of :func:`_newton_polish` keep its steps safe), default
+#: estimators, 5 seeds, median fit, one run: adult logistic 22 -> 15 passes (ε = 0.5), 26
+#: -> 17 (ε = 2); bank 25 -> 12-14; wine Huber 19-21 -> 10-11 (7.3 -> 3.9 ms); bike 17-20
+#: -> 10 (31 -> 20 ms); 10^4 x 20 synthetic logistic 15 -> 13, Huber 16 -> 8.
+NEWTON_EARLY = 0
 NEWTON_EARLY_MAX_COEF = 200
 #: a Newton step that divides the gradient norm by at least this keeps its Hessian for the
 #: next step
@@ -322,7 +383,8 @@ def certified_minimize(objective, mu, tau, smoothness, coef_bound, max_iter, tau
         return value, grad
 
     start = np.zeros(p)
-    if objective.n >= WARM_START_MIN_ROWS:
+    if objective.n >= (WARM_START_MIN_ROWS if objective.shape[0] <= 2000
+                       else WIDE_WARM_START_MIN_ROWS):
         start, sub = _warm_start(objective, max_iter)
         if objective.shape[1] == 1 and objective.shape[0] <= 2000 \
                 and hasattr(sub, "hessian"):
@@ -363,18 +425,23 @@ def certified_minimize(objective, mu, tau, smoothness, coef_bound, max_iter, tau
         start = W.ravel()
     lbfgs_iter = min(int(max_iter), newton_after) if newton else int(max_iter)
     stalled = None
-    try:
-        res = minimize(
-            fun,
-            start,
-            jac=True,
-            method="L-BFGS-B",
-            options={"maxiter": lbfgs_iter, "ftol": 0.0, "gtol": 0.0, "maxcor": 20},
-        )
-    except _Certified as done:
-        return done.W, {"inner_solver": "lbfgs", "n_iter": objective.n_evals}
-    except _Stalled as stop_early:
-        stalled = stop_early.W
+    if lbfgs_iter == 0:
+        # Newton from the start (small designs, NEWTON_EARLY = 0): L-BFGS only continues
+        # if Newton's steps stop short of the certificate
+        res = OptimizeResult(x=start, nit=0)
+    else:
+        try:
+            res = minimize(
+                fun,
+                start,
+                jac=True,
+                method="L-BFGS-B",
+                options={"maxiter": lbfgs_iter, "ftol": 0.0, "gtol": 0.0, "maxcor": 20},
+            )
+        except _Certified as done:
+            return done.W, {"inner_solver": "lbfgs", "n_iter": objective.n_evals}
+        except _Stalled as stop_early:
+            stalled = stop_early.W
     best["watch"] = False          # the continuation below runs L-BFGS to its end
     if newton_cg:
         W0 = stalled if stalled is not None else res.x.reshape(objective.shape)
@@ -394,7 +461,8 @@ def certified_minimize(objective, mu, tau, smoothness, coef_bound, max_iter, tau
             grad0 = None
         W, ok = _newton_polish(objective, W0, stop, margin, NEWTON_STEPS, grad=grad0)
         if ok:
-            return W, {"inner_solver": "lbfgs+newton", "n_iter": objective.n_evals}
+            return W, {"inner_solver": "lbfgs+newton" if lbfgs_iter else "newton",
+                       "n_iter": objective.n_evals}
         try:
             res = minimize(fun, W.ravel(), jac=True, method="L-BFGS-B",
                            options={"maxiter": max(1, int(max_iter) - lbfgs_iter),

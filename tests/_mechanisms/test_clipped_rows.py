@@ -144,3 +144,41 @@ def test_sparse_pass_is_within_its_rounding_allowance(loss, K):
     # the warm start's subsample keeps the format and the factors
     sub = sparse.subsample(7)
     assert sub.sparse and sub.n == len(range(0, 3000, 7))
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("layout", ["C", "F", "float32", "strided"])
+def test_weighted_gram_is_the_copys(fit_intercept, layout):
+    """Newton's Hessian on the design clipped on the fly (the clip factor folded into the
+    weights' roots, syrk on each block's transpose) is ``X'^T diag(w) X'`` of the clipped
+    copy, across block boundaries, symmetric."""
+    from skdp._mechanisms._clipped_rows import GRAM_BLOCK_ROWS
+
+    rng = np.random.default_rng(3)
+    n = 2 * GRAM_BLOCK_ROWS + 11
+    X = rng.normal(size=(n, 6)) * rng.choice([0.1, 1.0, 30.0], size=(n, 1))
+    if layout == "float32":
+        X = X.astype(np.float32)
+    reference = clip_and_augment(np.ascontiguousarray(X, dtype=np.float64), 2.0,
+                                 fit_intercept, 0.5)
+    if layout == "F":
+        X = np.asfortranarray(X)
+    elif layout == "strided":
+        X = np.repeat(X, 2, axis=1)[:, ::2]
+    w = rng.random(n)
+    w[::7] = 0.0
+    H = ClippedRows(X, 2.0, fit_intercept, 0.5).weighted_gram(w.copy())
+    np.testing.assert_allclose(H, (reference.T * w) @ reference, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(H, H.T)
+
+
+def test_gram_of_blocks_takes_any_block_layout():
+    """C-ordered blocks go to syrk transposed, others as they are: the same Gram."""
+    from skdp._mechanisms._clipped_rows import gram_of_blocks
+
+    rng = np.random.default_rng(4)
+    blocks = [rng.normal(size=(50, 5)), np.asfortranarray(rng.normal(size=(30, 5))),
+              rng.normal(size=(40, 10))[:, ::2]]
+    G = gram_of_blocks(iter(blocks), 5)
+    np.testing.assert_allclose(G, sum(B.T @ B for B in blocks), rtol=1e-13)
+    assert np.array_equal(G, G.T)

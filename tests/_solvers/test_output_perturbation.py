@@ -203,9 +203,12 @@ def test_noiseless_huber_equals_scipy(noiseless):
     np.testing.assert_allclose(W[:, 0], ref, atol=1e-6)
 
 
-def test_gd_fallback_still_within_tau():
-    """If L-BFGS cannot certify (here: 1 iteration allowed), the contraction fallback must
-    still land within tau of the minimiser."""
+def test_gd_fallback_still_within_tau(monkeypatch):
+    """If L-BFGS cannot certify (here: 1 iteration allowed, Newton after 10), the
+    contraction fallback must still land within tau of the minimiser."""
+    import skdp._solvers._optimizers as optimizers
+
+    monkeypatch.setattr(optimizers, "NEWTON_EARLY", 10)
     rng = np.random.default_rng(5)
     X = clip_and_augment(rng.normal(size=(200, 3)), 2.0, True, 1.0)
     y = np.sign(rng.normal(size=200))
@@ -221,8 +224,11 @@ def test_gd_fallback_still_within_tau():
 def test_stalled_lbfgs_hands_over_to_newton_and_stays_certified(monkeypatch):
     """With the stall switch at its most eager (one evaluation without a better margin),
     L-BFGS hands over to Newton from the best point seen, and the result is still within
-    tau of the minimiser (the path changes, never the certificate)."""
+    tau of the minimiser (the path changes, never the certificate).  L-BFGS runs first
+    with ``NEWTON_EARLY = 10``."""
     import skdp._solvers._optimizers as optimizers
+
+    monkeypatch.setattr(optimizers, "NEWTON_EARLY", 10)
 
     rng = np.random.default_rng(8)
     X = clip_and_augment(rng.normal(size=(3000, 5)), 2.0, True, 1.0)
@@ -244,7 +250,8 @@ def test_stalled_lbfgs_hands_over_to_newton_and_stays_certified(monkeypatch):
 
 def test_early_newton_by_public_shape_and_lagged_hessian(monkeypatch):
     """Small designs (p <= NEWTON_EARLY_MAX_COEF, n < WARM_START_MIN_ROWS) switch to Newton
-    after NEWTON_EARLY L-BFGS iterations, and Newton reuses a Hessian while it still gains
+    after NEWTON_EARLY L-BFGS iterations (none: Newton from 0), and Newton reuses a Hessian
+    while it still gains
     LAGGED_HESSIAN_GAIN per step: fewer Hessians than steps, the same certified precision.
     A design past the coefficient cap keeps L-BFGS for NEWTON_AFTER iterations."""
     import skdp._solvers._optimizers as optimizers
@@ -263,7 +270,8 @@ def test_early_newton_by_public_shape_and_lagged_hessian(monkeypatch):
         hessian = obj.hessian
         obj.hessian = lambda W: hessians.append(1) or hessian(W)
         W, info = certified_minimize(obj, alpha, tau, 1.0, 2.0 / alpha, max_iter=1000)
-        assert info["inner_solver"] == "lbfgs+newton"
+        assert info["inner_solver"] == ("newton" if optimizers.NEWTON_EARLY == 0
+                                        else "lbfgs+newton")
         return W, len(hessians), obj.n_evals
 
     W, _, evals = run(X, y, 1e-4, tau)
@@ -387,6 +395,57 @@ def test_warm_start_path_is_certified(monkeypatch):
     assert np.linalg.norm(W - W_star) <= tau * 1.01
 
 
+def test_subsampled_newton_switches_to_the_exact_hessian_when_it_pays(monkeypatch):
+    """From the warm start, Newton steps with the subsample's Hessian divide the gradient
+    by a fixed rate; when the steps left at that rate cost more passes than one exact
+    Hessian and two steps, the exact Hessian takes over: fewer passes, the same certified
+    precision.  Priced out (a huge Hessian cost), the subsample's Hessian serves to the
+    end."""
+    import skdp._solvers._optimizers as opt
+
+    monkeypatch.setattr(opt, "WARM_START_MIN_ROWS", 20_000)
+    monkeypatch.setattr(opt, "WARM_START_ROWS", 2_500)
+    rng = np.random.default_rng(12)
+    n, d = 40_000, 20
+    X = clip_and_augment(rng.normal(size=(n, d)) / np.sqrt(d), 2.0, True, 1.0)
+    y = np.sign(X @ rng.normal(size=d + 1) * 3 + rng.logistic(size=n))
+    mu, tau = 1e-5, 1e-6
+
+    def fit():
+        obj = Objective(X, y, LogisticLoss(), mu, 1, 2.0)
+        exact = []
+        hessian = obj.hessian
+        obj.hessian = lambda W: exact.append(1) or hessian(W)
+        W, info = certified_minimize(obj, mu, tau, 1.0, 2.0 / mu, 1000)
+        assert info["inner_solver"] == "subsampled_newton"
+        _, grad = obj.value_grad(W)
+        assert np.linalg.norm(grad) + obj.rounding_allowance(W) <= mu * tau
+        return W, len(exact), obj.n_example_gradients
+
+    W_switch, exact_switch, passes_switch = fit()
+    monkeypatch.setattr(opt, "HESSIAN_COLUMNS_PER_PASS", 1e-9)     # priced out
+    W_sub, exact_sub, passes_sub = fit()
+    assert exact_switch == 1 and exact_sub == 0
+    assert passes_switch < passes_sub
+    assert np.linalg.norm(W_switch - W_sub) <= 2 * tau
+
+
+def test_exact_hessian_is_never_chosen_on_sparse_designs():
+    """A sparse design's Hessian has no cost model: the subsample's is kept."""
+    import skdp._solvers._optimizers as opt
+
+    class Sparse:
+        sparse = True
+        shape = (10, 1)
+
+    sub = opt._SubsampledHessian(Sparse(), None)
+    sub.consider_exact_hessian(1e-3, 5e-4, 1e-15)
+    assert opt.exact_hessian_passes(Sparse()) == np.inf and not sub.exact
+    Sparse.sparse = False
+    sub.consider_exact_hessian(1e-3, 5e-4, 1e-15)     # 34 steps left at rate 2
+    assert sub.exact
+
+
 @pytest.mark.parametrize("newton_cg_first", [True, False])
 def test_wide_sparse_designs_certify_by_newton_cg(newton_cg_first, monkeypatch):
     """More than 2000 coefficients (no dense Hessian): Hessian-free Newton steps certify
@@ -483,8 +542,11 @@ def test_newton_polish_falls_back_to_armijo_when_the_gradient_norm_rises():
 
 def test_newton_reuses_the_last_lbfgs_gradient(monkeypatch):
     """Newton polishing starts from L-BFGS's final point with the gradient L-BFGS computed
-    there: the same certified point bit for bit as re-evaluating it, one pass fewer."""
+    there: the same certified point bit for bit as re-evaluating it, one pass fewer
+    (L-BFGS first: ``NEWTON_EARLY = 10``)."""
     import skdp._solvers._optimizers as optimizers
+
+    monkeypatch.setattr(optimizers, "NEWTON_EARLY", 10)
 
     rng = np.random.default_rng(9)
     X = clip_and_augment(rng.normal(size=(4000, 8)), 2.0, True, 1.0)
@@ -531,7 +593,7 @@ def test_wide_sparse_designs_go_from_the_warm_start_to_newton_cg(monkeypatch):
 
     W_cold, info, _ = fit()
     assert info["inner_solver"] == "newton_cg"        # below the warm-start size
-    monkeypatch.setattr(optimizers, "WARM_START_MIN_ROWS", 5000)
+    monkeypatch.setattr(optimizers, "WIDE_WARM_START_MIN_ROWS", 5000)
     monkeypatch.setattr(optimizers, "WARM_START_ROWS", 300)
     W, info, _ = fit()
     assert info["inner_solver"] == "warm_start+newton_cg"

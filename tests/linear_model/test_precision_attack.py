@@ -1,14 +1,15 @@
 """The floating-point precision attack on a released coefficient, end to end.
 
 D0: 200 rows ``[0.6, 0]`` with alternating labels: the noise-free coefficient 1 is exactly 0.
-D1: one row replaced by ``[0, 0.8]``: it is ``W1 = -0.01976``.  Event E: ``|coef[1]| < |W1|/2``
-and ``coef[1]`` is not a multiple of ``ulp(W1)/2``.  With float noise, a release under D1 is
-the float sum ``W1 + noise``, exact in that range (Sterbenz), so E is impossible under D1,
-while under D0 the release is the raw noise whose low bits are free: E happens in ~1 % of
-the D0 fits, which a Clopper-Pearson audit turns into epsilon >= 1.99 at a claimed 1 with
-these 8,000 fits per side (the bound grows with the number of fits).  With the
-default exact grid noise (secure_noise="auto") every release is a multiple of the public
-grid, and the audit finds nothing beyond the claim.  8,000 fits per side (~25 s each).
+D1: one row replaced by ``[0, 0.8]``: it is ``W1 = -0.019841`` (the exact minimiser to
+six digits).  Event E: ``|coef[1]| < |W1|/2`` and ``coef[1]`` is not a multiple of
+``ulp(W1)/2``.  With float noise, a release under D1 is the float sum ``W1 + noise``,
+exact in that range (Sterbenz), so E is impossible under D1, while under D0 the release is
+the raw noise whose low bits are free: E happens in ~1 % of the D0 fits, which a
+Clopper-Pearson audit turns into epsilon >= 1.99 at a claimed 1 with these 8,000 fits per
+side (the bound grows with the number of fits).  With the default exact grid noise
+(secure_noise="auto") every release is a multiple of the public grid, and the audit finds
+nothing beyond the claim.  8,000 fits per side (~25 s each).
 """
 
 import numpy as np
@@ -34,7 +35,7 @@ def _event_indicators(secure_noise):
                                data_norm=1.0, alpha=0.1, fit_intercept=False, classes=[0, 1],
                                secure_noise=secure_noise)
     d0, d1 = _datasets()
-    w1 = -0.019760030   # the noise-free coefficient on D1 (checked below)
+    w1 = -0.019841270   # the noise-free coefficient on D1 (checked below)
     half_ulp = np.spacing(abs(w1)) / 2
 
     def event(c):
@@ -55,7 +56,7 @@ def test_noise_free_gap_is_the_attacks_premise(monkeypatch):
     est = DPLogisticRegression(solver="output_perturbation", data_norm=1.0, alpha=0.1,
                                fit_intercept=False, classes=[0, 1], delta=DELTA)
     assert est.fit(*d0).coef_[0, 1] == 0.0
-    assert est.fit(*d1).coef_[0, 1] == pytest.approx(-0.019760030, rel=1e-6)
+    assert est.fit(*d1).coef_[0, 1] == pytest.approx(-0.019841270, rel=1e-6)
 
 
 @pytest.mark.slow
