@@ -2,11 +2,12 @@
 
 * :func:`gradient_descent` — exactly ``n_steps`` full-batch steps from a data-independent
   start, optional projection onto a public ball.  Its sensitivity has closed forms.
-* :func:`certified_minimize` — L-BFGS (then Newton polishing for single-output losses
-  with at most 2000 coefficients, after ``NEWTON_EARLY`` iterations (at most
-  ``NEWTON_EARLY_MAX_COEF`` coefficients) or ``NEWTON_AFTER``, or as soon as
-  ``STALL_EVALS`` evaluations in a row fail to improve the certificate) run until a
-  *rigorous* certificate ``||grad F(w)|| + rounding allowance <= mu * tau`` holds, which
+* :func:`certified_minimize` — Newton steps from 0 on small single-output designs (at
+  most ``NEWTON_EARLY_MAX_COEF`` coefficients, fewer than ``WARM_START_MIN_ROWS`` rows;
+  ``NEWTON_EARLY = 0`` L-BFGS iterations first), otherwise L-BFGS, then Newton polishing
+  for single-output losses with at most 2000 coefficients after ``NEWTON_AFTER``
+  iterations or as soon as ``STALL_EVALS`` evaluations in a row fail to improve the
+  certificate; run until a *rigorous* certificate ``||grad F(w)|| + rounding allowance <= mu * tau`` holds, which
   implies ``||w - w_hat|| <= tau`` by mu-strong convexity
   (``||grad F(w)|| >= mu ||w - w_hat||``).
   On designs of ``WARM_START_MIN_ROWS`` rows or more it first solves a subsample (every
