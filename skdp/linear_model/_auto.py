@@ -16,7 +16,14 @@ Solver (convex models)
   (``w - w* ~ -(n H)^{-1} b``, ``H`` the Hessian): directions the data determine well get
   little noise whatever ``alpha``.  Output perturbation adds ``2L/(n alpha mu)`` to *every*
   coordinate, which forces a large ``alpha`` at small ``n``; gradient methods pay for
-  their many noisy steps.  (Measured in ``benchmarks/bench_defaults.py``.)
+  their many noisy steps.  (Measured in ``benchmarks/bench_defaults.py``.)  Two cells
+  of that benchmark favour dpsgd (wine at epsilon = 0.5, bike at 0.1, by 0.02-0.04 R^2);
+  no public quantity separates them from the many where objective perturbation wins
+  (``benchmarks/results/calibrate_switch.md``), and a private choice between the two
+  cannot pay: a two-candidate selection at the same total budget fits its models at
+  under half of it (0.224 at epsilon = 0.5), and even a perfect selector at that budget
+  scores 0.045-0.19 R^2 below this rule in every wine and bike cell from epsilon = 0.1 to
+  2 (``benchmarks/results/solver_selection.md``).
 * Multinomial (three or more classes): ``dpsgd`` with the practical schedule below
   (objective perturbation's multinomial analysis is not done; output perturbation's
   noise scales as ``1/(n alpha)``).
