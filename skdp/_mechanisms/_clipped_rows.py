@@ -33,7 +33,7 @@ computed once, from each row alone, so a changed row changes its own factor only
 
 import numpy as np
 
-from ._clipping import clip_safety, row_norms
+from ._clipping import block_rows, clip_safety, row_norms
 
 
 __all__ = ["ClippedRows", "sparse_row_norms", "gram_of_blocks"]
@@ -158,7 +158,7 @@ class ClippedRows:
     def clipped_row_norms(self):
         """``||x_i'||_2`` of every clipped, augmented row: bitwise the norms
         (:func:`~skdp._mechanisms._clipping.row_norms`) of the clipped copy's rows, without
-        the copy (dense: ``GRAM_BLOCK_ROWS`` rows at a time; CSR: over the non-zeros,
+        the copy (dense: :func:`~skdp._mechanisms._clipping.block_rows` rows at a time; CSR: over the non-zeros,
         :func:`~skdp._mechanisms._sparse_kernels.csr_clipped_row_norms`)."""
         n, p = self.shape
         out = np.empty(n)
@@ -168,9 +168,10 @@ class ClippedRows:
             csr_clipped_row_norms(self.X.data, self.X.indptr, self.scale, self.intercept,
                                   self.augmented, out)
             return out
-        buf = np.empty((min(GRAM_BLOCK_ROWS, n), p))
-        for a in range(0, n, GRAM_BLOCK_ROWS):
-            b = min(a + GRAM_BLOCK_ROWS, n)
+        step = block_rows(n, GRAM_BLOCK_ROWS)
+        buf = np.empty((min(step, n), p))
+        for a in range(0, n, step):
+            b = min(a + step, n)
             row_norms(self.rows(a, b, buf[:b - a]), out[a:b])
         return out
 
@@ -206,8 +207,9 @@ class ClippedRows:
             n = self.shape[0]
             z = np.empty(n)
             wf = np.ascontiguousarray(w[:d], dtype=np.float64)
-            for a in range(0, n, GRAM_BLOCK_ROWS):
-                b = min(a + GRAM_BLOCK_ROWS, n)
+            step = block_rows(n, GRAM_BLOCK_ROWS)
+            for a in range(0, n, step):
+                b = min(a + step, n)
                 np.matmul(np.asarray(self.X[a:b], dtype=np.float64), wf, out=z[a:b])
             z *= self.scale
         if self.augmented:
@@ -239,9 +241,10 @@ class ClippedRows:
                 out[d] = self.intercept * float(np.sum(g))
             return out
         out = np.zeros(p)
-        buf = np.empty((min(GRAM_BLOCK_ROWS, n), p))
-        for a in range(0, n, GRAM_BLOCK_ROWS):
-            b = min(a + GRAM_BLOCK_ROWS, n)
+        step = block_rows(n, GRAM_BLOCK_ROWS)
+        buf = np.empty((min(step, n), p))
+        for a in range(0, n, step):
+            b = min(a + step, n)
             out += self.rows(a, b, buf[:b - a]).T @ g[a:b]
         return out
 
@@ -260,9 +263,10 @@ class ClippedRows:
             if self.augmented:
                 out[d] = self.intercept ** 2 * float(np.sum(c))
             return out
-        buf = np.empty((min(GRAM_BLOCK_ROWS, n), p))
-        for a in range(0, n, GRAM_BLOCK_ROWS):
-            b = min(a + GRAM_BLOCK_ROWS, n)
+        step = block_rows(n, GRAM_BLOCK_ROWS)
+        buf = np.empty((min(step, n), p))
+        for a in range(0, n, step):
+            b = min(a + step, n)
             block = self.rows(a, b, buf[:b - a])
             out += np.square(block, out=block).T @ c[a:b]
         return out
@@ -276,15 +280,17 @@ class ClippedRows:
             # row i of a block is x_i (s_i sqrt(w_i)) and, augmented, b sqrt(w_i): one
             # product per entry, the clip factor folded into the weight's root
             root = np.sqrt(weights, out=weights)      # the weights are not needed again
-            factor = root * self.scale
             d = self.n_features_in
-            buf = np.empty((min(GRAM_BLOCK_ROWS, n), p))
+            step = block_rows(n, GRAM_BLOCK_ROWS)
+            buf = np.empty((min(step, n), p))
+            factor = np.empty(min(step, n))
 
             def blocks():
-                for a in range(0, n, GRAM_BLOCK_ROWS):
-                    b = min(a + GRAM_BLOCK_ROWS, n)
+                for a in range(0, n, step):
+                    b = min(a + step, n)
                     Y = buf[:b - a]
-                    np.multiply(self.X[a:b], factor[a:b, None], out=Y[:, :d])
+                    f = np.multiply(root[a:b], self.scale[a:b], out=factor[:b - a])
+                    np.multiply(self.X[a:b], f[:, None], out=Y[:, :d])
                     if self.augmented:
                         np.multiply(root[a:b], self.intercept, out=Y[:, d])
                     yield Y

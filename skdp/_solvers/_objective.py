@@ -16,6 +16,7 @@ import numpy as np
 from .._losses import _vectorised
 from .._losses._ids import BLOCK, HUBER, LOGISTIC
 from .._mechanisms._clipped_rows import ClippedRows, gram_of_blocks
+from .._mechanisms._clipping import block_rows
 from .._mechanisms._summation import UNIT_ROUNDOFF
 from .._parallel import current_threads
 
@@ -179,8 +180,8 @@ def weighted_gram(X, weights):
     ``HESSIAN_BLOCK_ROWS`` rows of ``sqrt(weights) X`` (no ``n x d`` temporary) through
     :func:`skdp._mechanisms._clipped_rows.gram_of_blocks`."""
     root = np.sqrt(weights)
-    blocks = (X[a:a + HESSIAN_BLOCK_ROWS] * root[a:a + HESSIAN_BLOCK_ROWS, None]
-              for a in range(0, X.shape[0], HESSIAN_BLOCK_ROWS))
+    step = block_rows(X.shape[0], HESSIAN_BLOCK_ROWS)
+    blocks = (X[a:a + step] * root[a:a + step, None] for a in range(0, X.shape[0], step))
     return gram_of_blocks(blocks, X.shape[1])
 
 

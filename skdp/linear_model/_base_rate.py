@@ -61,6 +61,8 @@ import numpy as np
 from scipy.sparse import issparse
 from sklearn.utils.extmath import safe_sparse_dot
 
+from .._mechanisms._clipping import block_rows
+
 __all__ = ["release_base_rate_counts", "base_rate_fallback", "counts_sensitivity"]
 
 #: largest score change of the fallback on rows within the public bound (logits)
@@ -74,6 +76,7 @@ def counts_sensitivity(n_classes):
 
 
 #: rows of a non-float64 dense design converted to float64 at a time by :func:`_scores`
+#: (at most, :func:`~skdp._mechanisms._clipping.block_rows`)
 SCORE_BLOCK_ROWS = 4096
 
 
@@ -86,8 +89,9 @@ def _scores(X, coef, intercept):
     n = X.shape[0]
     out = np.empty((n, coef.shape[0]))
     M = np.ascontiguousarray(coef.T)
-    for a in range(0, n, SCORE_BLOCK_ROWS):
-        b = min(a + SCORE_BLOCK_ROWS, n)
+    step = block_rows(n, SCORE_BLOCK_ROWS)
+    for a in range(0, n, step):
+        b = min(a + step, n)
         np.matmul(np.asarray(X[a:b], dtype=np.float64), M, out=out[a:b])
     return out + intercept
 
