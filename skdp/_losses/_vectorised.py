@@ -22,8 +22,9 @@ the public sizes only.
 Determinism.  The rows are cut into the same ``N_CHUNKS`` fixed chunks as the kernels'
 (fewer chunks would save a few BLAS calls, ~4 us each, but lengthen the summation depth
 below, which the certificate's rounding allowance pays); each chunk's sums are computed
-independently (the chunks run on the kernels' thread pool,
-BLAS limited to one thread by :func:`skdp._solvers._threads.solver_threads`), and the chunk
+independently (a sparse design's chunks run on the kernels' thread pool, a dense one's on
+the calling thread, ``DENSE_NUMPY_THREADS``; BLAS is limited to one thread by
+:func:`skdp._solvers._threads.solver_threads`), and the chunk
 totals are added in chunk order from ``0.0``.  So the result does not depend on the number
 of threads.  It is *not* the kernels' bits (BLAS's summation order and numpy's vectorised
 ``exp`` differ from the kernel's loops and libm), and it can differ between machines whose
@@ -59,10 +60,20 @@ __all__ = ["NUMPY_MAX_WORK", "DERIVATIVE_ULPS", "uses_numpy", "chunk_layout", "m
 
 #: designs of at most this many entries (``n x p``, intercept column included) use numpy
 NUMPY_MAX_WORK = 1 << 22
-#: fewest entries (``n x p``) of a pass that is spread over the thread pool; below it the
-#: submit/collect cost (~50 us) exceeds the work, and the chunks run on the calling
-#: thread (the result is the same: the chunks do not depend on the threads)
+#: fewest entries (``n x p``; non-zeros on a sparse design) of a pass that is spread over
+#: the thread pool; below it the submit/collect cost (~50 us) exceeds the work, and the
+#: chunks run on the calling thread (the result is the same: the chunks do not depend on
+#: the threads)
 MIN_THREADED_WORK = 1 << 18
+#: threads of a *dense* numpy pass: one.  Its chunks are a dozen small numpy calls each,
+#: which hold the GIL between their BLAS calls; on 2 cores whole default fits measured
+#: slower threaded at every size this path takes (at most ``NUMPY_MAX_WORK`` entries; the
+#: numba kernels above it run in parallel without the GIL), median of 5, one run,
+#: logistic / Huber, ms: 10^4 x 50 24.8 -> 18.0 / 20.5 -> 12.5; 10^5 x 20 53.4 -> 42.8 /
+#: 32.2 -> 32.5; 5 * 10^4 x 50 86.4 -> 59.1 / 72.0 -> 44.0; 2 * 10^5 x 20 100.0 -> 73.8 /
+#: 73.2 -> 51.0; 3 * 10^4 x 100 110.6 -> 95.7 / 74.9 -> 69.0.  Sparse passes (CSR
+#: kernels, which release the GIL) keep the pool.
+DENSE_NUMPY_THREADS = 1
 #: rows from which a pass over a dense design runs chunk by chunk from margin to gradient
 #: (:func:`_scaled_value_grad_fused`; the same bits as the whole-array form below it)
 FUSED_MIN_ROWS = 1 << 15
@@ -212,7 +223,7 @@ def binary_value_grad(X, y, W, loss_id, param, alpha, grad, threads=1):
     total = np.zeros(d)
     value = 0.0
     if n:
-        for v, s in iter_chunks(chunk, n, threads, n * d):
+        for v, s in iter_chunks(chunk, n, min(threads, DENSE_NUMPY_THREADS), n * d):
             total += s
             value += v
     grad[:, 0] = total / n + alpha * w
@@ -243,6 +254,7 @@ def _scaled_value_grad(design, y, w, loss_id, param, alpha, grad, threads):
     def margins(a, b):
         np.matmul(np.asarray(X[a:b], dtype=np.float64), wf, out=z[a:b])
 
+    threads = min(threads, DENSE_NUMPY_THREADS)
     map_chunks(margins, n, threads, n * d)
     z *= s
     if design.augmented:
@@ -276,8 +288,8 @@ def _scaled_value_grad_fused(design, y, w, wf, loss_id, param, alpha, grad, thre
     (its rows converted to float64 once, margins, losses, gradient part and the sums of
     ``l`` and ``l'``): the same operations on the same chunks, so the same bits, but the
     temporaries are a chunk's (``~n/16`` numbers), not six vectors of ``n`` (on a 10^5 x 20
-    float32 design those were 0.6x the size of ``X``), and the losses run on the threads
-    too.  About 15 numpy calls a chunk: used from ``FUSED_MIN_ROWS`` rows."""
+    float32 design those were 0.6x the size of ``X``).  About 15 numpy calls a chunk: used
+    from ``FUSED_MIN_ROWS`` rows."""
     X, s = design.X, design.scale
     n = X.shape[0]
     d = design.n_features_in
@@ -294,7 +306,7 @@ def _scaled_value_grad_fused(design, y, w, wf, loss_id, param, alpha, grad, thre
 
     total = np.zeros(design.shape[1])
     gsum = value = 0.0
-    for part, gs, vs in iter_chunks(chunk, n, threads, n * d):
+    for part, gs, vs in iter_chunks(chunk, n, min(threads, DENSE_NUMPY_THREADS), n * d):
         total[:d] += part
         gsum += gs
         value += vs
@@ -416,7 +428,7 @@ def sum_clipped_gradients(X, y, w, loss_id, c, bound, threads=1):
 
     total = np.zeros(p)
     if n:
-        for s in iter_chunks(chunk, n, threads, n * p):
+        for s in iter_chunks(chunk, n, min(threads, DENSE_NUMPY_THREADS), n * p):
             total += s
     return total
 

@@ -25,10 +25,12 @@ def _problem(rng, n, d, loss):
     return X, y
 
 
-def test_binary_value_grad_matches_the_kernel_and_not_the_thread_count():
+def test_binary_value_grad_matches_the_kernel_and_not_the_thread_count(monkeypatch):
     """Value and gradient agree with the fused kernel to rounding, for n below and above
     N_CHUNKS, W = 0 included; the numpy result is bitwise the same on 1 and 2 threads (70,000
-    rows: spread over the threads when ``n d >= MIN_THREADED_WORK``)."""
+    rows: spread over the threads when ``n d >= MIN_THREADED_WORK``, with dense passes
+    allowed two threads here -- by default they run on one, ``DENSE_NUMPY_THREADS``)."""
+    monkeypatch.setattr(vec, "DENSE_NUMPY_THREADS", 2)
     rng = np.random.default_rng(0)
     for trial in range(30):
         n = int(rng.choice([1, 2, 15, 16, 17, 300, 9000, 70000]))
