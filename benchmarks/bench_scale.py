@@ -678,6 +678,38 @@ def dense_specs(max_n):
             for n in DENSE_NS if n <= max_n for d in DENSE_DS for dt in DTYPES]
 
 
+def parse_cells(text):
+    """Dense specs from ``"1e7x20:float64,1e7x50:float32"``."""
+    specs = []
+    for item in text.split(","):
+        shape, _, dtype = item.strip().partition(":")
+        n, _, d = shape.lower().partition("x")
+        dtype = dtype or "float64"
+        if dtype not in DTYPES:
+            raise SystemExit(f"--cells: dtype {dtype!r} is not one of {DTYPES}")
+        specs.append({"kind": "dense", "n": int(float(n)), "d": int(d), "dtype": dtype})
+    return specs
+
+
+def merge_cells(path, res, load):
+    """Add ``res``'s dense cells to the results JSON at ``path`` (a cell of the same shape
+    and dtype is replaced), record where they came from, and re-render the markdown."""
+    old = json.loads(path.read_text())
+    key = lambda c: (c["spec"]["n"], c["spec"]["d"], c["spec"]["dtype"])  # noqa: E731
+    new_keys = {key(c) for c in res["dense"]}
+    old["dense"] = sorted([c for c in old["dense"] if key(c) not in new_keys] + res["dense"],
+                          key=lambda c: (c["spec"]["n"], c["spec"]["d"],
+                                         DTYPES.index(c["spec"]["dtype"])))
+    old["config"]["max_n"] = max(old["config"]["max_n"], res["config"]["max_n"])
+    old.setdefault("merged", []).append({
+        "argv": res["argv"], "cells": [list(k) for k in sorted(new_keys)],
+        "date_utc": res["machine"]["date_utc"], "git": C.git_state(),
+        "source": source_fingerprint(), "load": load})
+    path.write_text(json.dumps(C._jsonable(old), indent=1) + "\n", encoding="utf-8")
+    path.with_suffix(".md").write_text(render(old).rstrip() + "\n", encoding="utf-8")
+    return path
+
+
 def libs_for(spec, dpl_py):
     """Libraries fitted on a data spec."""
     if spec["kind"] != "dense":
@@ -755,6 +787,12 @@ def main(argv=None):
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--no-sparse", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out-dir", default=str(C.RESULTS_DIR))
+    ap.add_argument("--cells", metavar="NxD:DTYPE,...",
+                    help="only these dense cells, e.g. 1e7x20:float64 (with --merge-into: "
+                         "added to an earlier run's results)")
+    ap.add_argument("--merge-into", metavar="JSON",
+                    help="add the dense cells measured now to an earlier run's results JSON "
+                         "(replacing cells of the same shape) and re-render its markdown")
     ap.add_argument("--rerender", metavar="JSON",
                     help="rewrite the markdown next to a results JSON from its numbers")
     ap.add_argument("--child", choices=sorted(CHILD_MODES), help=argparse.SUPPRESS)
@@ -794,8 +832,20 @@ def main(argv=None):
         res["git_now"] = C.git_state()
         return C.write_results(stem, render(res), res, args.out_dir)
 
+    specs = dense_specs(max_n)
+    if args.cells:
+        specs = parse_cells(args.cells)
+        res["config"]["max_n"] = max(sp["n"] for sp in specs)
     spent = 0.0
-    for spec in dense_specs(max_n):
+    if args.merge_into:
+        for spec in specs:
+            res["dense"].append(run_cell(spec, libs_for(spec, dpl_py), dpl_py, args.repeats,
+                                         max(0.0, budget - spent)))
+            spent += res["dense"][-1]["timing"].get("gate_spent_s", 0.0)
+        path = merge_cells(Path(args.merge_into), res, total.stop())
+        C.log(f"merged {len(specs)} cell(s) into {path} and re-rendered its markdown")
+        return
+    for spec in specs:
         cell = run_cell(spec, libs_for(spec, dpl_py), dpl_py, args.repeats,
                         max(0.0, budget - spent))
         spent += cell["timing"].get("gate_spent_s", 0.0)
@@ -1084,6 +1134,13 @@ def render(res):
     else:
         L.append(f"- skdp sources unchanged during the run (fingerprint "
                  f"{res['source_at_start']})")
+    for m in res.get("merged", ()):
+        cells = ", ".join(f"{C.fmt_n(n)} × {d} {dt}" for n, d, dt in m["cells"])
+        L.append(f"- cells {cells} come from a later run, `python benchmarks/bench_scale.py "
+                 f"{' '.join(m['argv'])}`, on {m['date_utc']} at git commit "
+                 f"{m['git']['commit']} (skdp fingerprint {m['source']}; other processes "
+                 f"used {m['load']['external_cores']:.2f} cores on average over its "
+                 f"{m['load']['wall_s']:.0f} s)")
     v = dpl_versions(res)
     if v:
         L.append(f"- diffprivlib {v['diffprivlib']} in its own environment "
