@@ -52,6 +52,12 @@ STALE = [
      "the bare constructor has no data_norm, hence no guarantee"),
     (r"#\s*or\s+python -m skdp demo\s*$",
      "after `skdp demo --quick`, the alternative must be the quick demo too"),
+    (r"with the default\s+``solver=\"output_perturbation\"``",
+     "solver='auto' takes objective perturbation (binary) or dpsgd (multinomial)"),
+    (r"which labels occur is treated as public",
+     "without classes= the fit warns and reports epsilon_ = inf"),
+    (r"memory: one clipped copy of\s+``X`` \(about",
+     "output perturbation clips rows as it reads them (ClippedRows), no copy"),
 ]
 
 
