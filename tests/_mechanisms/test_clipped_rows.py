@@ -21,6 +21,16 @@ def _adversarial_rows(rng, n, d):
     return X
 
 
+def _in_layout(X, layout):
+    """``X`` in the memory layout of a test case: Fortran order, a strided view, or as it
+    is ("C"; "float32" is a dtype, applied by the caller)."""
+    if layout == "F":
+        return np.asfortranarray(X)
+    if layout == "strided":
+        return np.repeat(X, 2, axis=1)[:, ::2]
+    return X
+
+
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("layout", ["C", "F", "float32", "strided"])
 def test_dense_rows_are_the_copy_bit_for_bit(fit_intercept, layout):
@@ -30,10 +40,7 @@ def test_dense_rows_are_the_copy_bit_for_bit(fit_intercept, layout):
         X = np.clip(X, -1e30, 1e30).astype(np.float32)   # finite in float32
     reference = clip_and_augment(np.ascontiguousarray(X, dtype=np.float64), 2.0,
                                  fit_intercept, 0.5)
-    if layout == "F":
-        X = np.asfortranarray(X)
-    elif layout == "strided":
-        X = np.repeat(X, 2, axis=1)[:, ::2]
+    X = _in_layout(X, layout)
     design = ClippedRows(X, 2.0, fit_intercept, 0.5)
     assert design.X is X                                  # not copied
     assert design.shape == reference.shape
@@ -161,10 +168,7 @@ def test_weighted_gram_is_the_copys(fit_intercept, layout):
         X = X.astype(np.float32)
     reference = clip_and_augment(np.ascontiguousarray(X, dtype=np.float64), 2.0,
                                  fit_intercept, 0.5)
-    if layout == "F":
-        X = np.asfortranarray(X)
-    elif layout == "strided":
-        X = np.repeat(X, 2, axis=1)[:, ::2]
+    X = _in_layout(X, layout)
     w = rng.random(n)
     w[::7] = 0.0
     H = ClippedRows(X, 2.0, fit_intercept, 0.5).weighted_gram(w.copy())
