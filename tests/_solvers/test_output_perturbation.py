@@ -446,6 +446,18 @@ def test_exact_hessian_is_never_chosen_on_sparse_designs():
     assert sub.exact
 
 
+def _wide_sparse_design(seed, n, d=2500, nnz=5):
+    """``(S, y)``: ``n`` CSR rows of ``nnz`` entries 0.4 among ``d`` columns (wider than
+    the dense-Hessian cap of 2000 coefficients) and logistic labels in +-1."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    cols = np.concatenate([np.sort(rng.choice(d, nnz, replace=False)) for _ in range(n)])
+    S = sp.csr_matrix((np.full(n * nnz, 0.4), cols, np.arange(0, n * nnz + 1, nnz)),
+                      shape=(n, d))
+    return S, np.sign(S @ rng.normal(size=d) + rng.logistic(size=n))
+
+
 @pytest.mark.parametrize("newton_cg_first", [True, False])
 def test_wide_sparse_designs_certify_by_newton_cg(newton_cg_first, monkeypatch):
     """More than 2000 coefficients (no dense Hessian): Hessian-free Newton steps certify
@@ -455,16 +467,9 @@ def test_wide_sparse_designs_certify_by_newton_cg(newton_cg_first, monkeypatch):
     import skdp._solvers._optimizers as optimizers
 
     monkeypatch.setattr(optimizers, "NEWTON_CG_FIRST", newton_cg_first)
-    import scipy.sparse as sp
-
     from skdp._mechanisms._clipped_rows import ClippedRows
 
-    rng = np.random.default_rng(7)
-    n, d, nnz = 4000, 2500, 5
-    cols = np.concatenate([np.sort(rng.choice(d, nnz, replace=False)) for _ in range(n)])
-    S = sp.csr_matrix((np.full(n * nnz, 0.4), cols, np.arange(0, n * nnz + 1, nnz)),
-                      shape=(n, d))
-    y = np.sign(S @ rng.normal(size=d) + rng.logistic(size=n))
+    S, y = _wide_sparse_design(7, 4000)
     mu, tau = 1e-4, 1e-6
     objective = Objective(ClippedRows(S, 1.5, True, 1.0), y, LogisticLoss(), mu, 1, 1.5)
     W, info = certified_minimize(objective, mu, tau, 0.25 * 1.5**2, 1.5 / mu, max_iter=30)
@@ -571,17 +576,11 @@ def test_wide_sparse_designs_go_from_the_warm_start_to_newton_cg(monkeypatch):
     """A wide design with enough rows for a warm start goes straight to Hessian-free Newton
     steps (no L-BFGS in between), certifies, and lands within tau of the minimiser, the
     minimiser Newton-CG from 0 finds on the same design below the warm-start size."""
-    import scipy.sparse as sp
-
     import skdp._solvers._optimizers as optimizers
     from skdp._mechanisms._clipped_rows import ClippedRows
 
-    rng = np.random.default_rng(11)
-    n, d, nnz = 6000, 2500, 5
-    cols = np.concatenate([np.sort(rng.choice(d, nnz, replace=False)) for _ in range(n)])
-    S = sp.csr_matrix((np.full(n * nnz, 0.4), cols, np.arange(0, n * nnz + 1, nnz)),
-                      shape=(n, d))
-    y = np.sign(S @ rng.normal(size=d) + rng.logistic(size=n))
+    S, y = _wide_sparse_design(11, 6000)
+    n = S.shape[0]
     mu, tau = 1e-3, 1e-6
 
     def fit():

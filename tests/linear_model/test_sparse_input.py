@@ -24,6 +24,16 @@ def _one_hot_design(n, d, nnz, seed=0):
     return S, (margin + rng.logistic(size=n) > 0).astype(int), margin + rng.normal(size=n)
 
 
+def _traced_peak(fit):
+    """The peak of the Python (numpy) allocations traced while ``fit()`` runs, in bytes."""
+    tracemalloc.start()
+    try:
+        fit()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 ESTIMATORS = [
     lambda: DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
                                  random_state=0),
@@ -86,12 +96,7 @@ def test_the_default_fits_do_not_copy_x(make, sparse):
     est = make()
     labels = y if isinstance(est, DPLogisticRegression) else target
     make().fit(X, labels)          # imports and compiled kernels loaded (traced, once)
-    tracemalloc.start()
-    try:
-        est.fit(X, labels)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = _traced_peak(lambda: est.fit(X, labels))
     assert peak <= 0.25 * size, f"peak {peak / size:.2f} x the data"
 
 
@@ -106,12 +111,7 @@ def test_small_dense_fits_hold_blocks_of_a_sixteenth(dtype, bound):
     y = (X @ rng.normal(size=20) * 10 + rng.logistic(size=10_000) > 0).astype(int)
     make = ESTIMATORS[0]
     make().fit(X, y)
-    tracemalloc.start()
-    try:
-        make().fit(X, y)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = _traced_peak(lambda: make().fit(X, y))
     assert peak <= bound * X.nbytes, f"peak {peak / X.nbytes:.2f} x the data"
 
 
@@ -138,8 +138,6 @@ def test_dpsgd_fits_a_huge_sparse_design_on_its_non_zeros():
     """dpsgd reads the CSR rows in its compiled loop (clipped as they are sampled): a
     100,000 x 100,000 design, whose dense copy would take 75 GiB, fits with a peak Python
     allocation of a few vectors of length p."""
-    import tracemalloc
-
     rng = np.random.default_rng(0)
     n = d = 100_000
     S = sp.csr_matrix((rng.uniform(0.5, 2.0, n), (np.arange(n), rng.integers(0, d, n))),
@@ -148,12 +146,7 @@ def test_dpsgd_fits_a_huge_sparse_design_on_its_non_zeros():
     est = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], solver="dpsgd",
                                n_steps=20, batch_size=500, secure_noise=False,
                                random_state=0)
-    tracemalloc.start()
-    try:
-        est.fit(S, y)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = _traced_peak(lambda: est.fit(S, y))
     assert est.coef_.shape == (1, d) and np.all(np.isfinite(est.coef_))
     assert peak < 64 * (n + d) * 8, f"peak {peak / 2**20:.0f} MiB"
 
