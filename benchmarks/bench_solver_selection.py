@@ -36,7 +36,8 @@ from sklearn.metrics import r2_score
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
-from _common import log, machine_info, machine_info_markdown, md_table, write_results  # noqa: E402,E501
+from _common import (log, machine_info, machine_info_markdown, md_table,  # noqa: E402
+                     write_results)
 from bench_defaults import load_cases, split  # noqa: E402
 
 from skdp import DPHuberRegressor  # noqa: E402

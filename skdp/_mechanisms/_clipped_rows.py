@@ -158,7 +158,8 @@ class ClippedRows:
     def clipped_row_norms(self):
         """``||x_i'||_2`` of every clipped, augmented row: bitwise the norms
         (:func:`~skdp._mechanisms._clipping.row_norms`) of the clipped copy's rows, without
-        the copy (dense: :func:`~skdp._mechanisms._clipping.block_rows` rows at a time; CSR: over the non-zeros,
+        the copy (dense: :func:`~skdp._mechanisms._clipping.block_rows` rows at a time;
+        CSR: over the non-zeros,
         :func:`~skdp._mechanisms._sparse_kernels.csr_clipped_row_norms`)."""
         n, p = self.shape
         out = np.empty(n)

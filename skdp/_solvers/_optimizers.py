@@ -7,7 +7,8 @@
   ``NEWTON_EARLY = 0`` L-BFGS iterations first), otherwise L-BFGS, then Newton polishing
   for single-output losses with at most 2000 coefficients after ``NEWTON_AFTER``
   iterations or as soon as ``STALL_EVALS`` evaluations in a row fail to improve the
-  certificate; run until a *rigorous* certificate ``||grad F(w)|| + rounding allowance <= mu * tau`` holds, which
+  certificate; run until a *rigorous* certificate
+  ``||grad F(w)|| + rounding allowance <= mu * tau`` holds, which
   implies ``||w - w_hat|| <= tau`` by mu-strong convexity
   (``||grad F(w)|| >= mu ||w - w_hat||``).
   On designs of ``WARM_START_MIN_ROWS`` rows or more it first solves a subsample (every
