@@ -41,6 +41,9 @@ def gradient_descent(objective, step, n_steps, radius=0.0, W0=None):
     return W
 
 
+#: most coefficients of a dense ``p x p`` Hessian (Newton); wider single-output designs get
+#: Hessian-free Newton-CG steps
+DENSE_HESSIAN_MAX_COEF = 2000
 #: designs of at least this many rows start from a subsample's minimiser
 WARM_START_MIN_ROWS = 50_000
 #: rows of that subsample (every ``k``-th row, ``k = n // WARM_START_ROWS``) ...
@@ -116,7 +119,9 @@ class _SubsampledHessian:
     def consider_exact_hessian(self, g_old, g_new, stop):
         """After a Newton step from gradient norm ``g_old`` to ``g_new`` (target
         ``stop``): use the exact Hessian from now on if it costs fewer passes than the
-        subsample's remaining steps (public sizes and gradient norms: the path only)."""
+        subsample's remaining steps.  The gradient norms are the data's, so this choice,
+        like every step's, shapes only the path: what is released is decided by the
+        certificate, checked on the full objective."""
         if self.exact or not 0.0 < stop < g_new < g_old:
             return
         steps_left = math.log(g_new / stop) / math.log(g_old / g_new)
@@ -360,9 +365,9 @@ def certified_minimize(objective, mu, tau, smoothness, coef_bound, max_iter, tau
     newton_after = NEWTON_EARLY if (objective.shape[0] <= NEWTON_EARLY_MAX_COEF
                                     and objective.n < WARM_START_MIN_ROWS) else NEWTON_AFTER
     newton = objective.shape[1] == 1 and hasattr(objective, "hessian") \
-        and objective.shape[0] <= 2000 and int(max_iter) > newton_after
+        and objective.shape[0] <= DENSE_HESSIAN_MAX_COEF and int(max_iter) > newton_after
     # wider single-output designs: Hessian-free Newton once L-BFGS stalls
-    newton_cg = objective.shape[1] == 1 and objective.shape[0] > 2000 \
+    newton_cg = objective.shape[1] == 1 and objective.shape[0] > DENSE_HESSIAN_MAX_COEF \
         and hasattr(objective, "hessp")
     best = {"margin": math.inf, "W": None, "since": 0, "watch": newton or newton_cg}
 
@@ -385,10 +390,10 @@ def certified_minimize(objective, mu, tau, smoothness, coef_bound, max_iter, tau
         return value, grad
 
     start = np.zeros(p)
-    if objective.n >= (WARM_START_MIN_ROWS if objective.shape[0] <= 2000
+    if objective.n >= (WARM_START_MIN_ROWS if objective.shape[0] <= DENSE_HESSIAN_MAX_COEF
                        else WIDE_WARM_START_MIN_ROWS):
         start, sub = _warm_start(objective, max_iter)
-        if objective.shape[1] == 1 and objective.shape[0] <= 2000 \
+        if objective.shape[1] == 1 and objective.shape[0] <= DENSE_HESSIAN_MAX_COEF \
                 and hasattr(sub, "hessian"):
             # Newton steps from the warm start with the subsample's Hessian: on 10^6 x 21
             # logistic data 2-4 full passes after the warm start, where L-BFGS took ~25
