@@ -50,7 +50,7 @@ def alpha_without_knee(n, p, eps, row_bound):
         float(loss.lipschitz(R)), float(loss.smoothness(R)),
         op.minimum_alpha(loss, R, n, eps, DELTA), op.OP_MARGIN["regression"], int(n),
         int(p), float(eps), DELTA, R, max(1.0, float(loss.lipschitz(1.0))),
-        float(loss.sup_loss_at_zero()), 0.0)
+        float(loss.sup_loss_at_zero()), 0.0, op.uses_vectorised(n, p, 1, loss.loss_id))
 
 
 def run(name, n_total, seeds):

@@ -1,23 +1,24 @@
-r"""NumPy/BLAS evaluation of the full-batch sums on small designs: nothing to compile.
+r"""NumPy/BLAS evaluation of the full-batch sums: nothing to compile.
 
-On a design of the demo's size (``n p <= NUMPY_MAX_WORK`` entries, e.g. Adult: 32,561 x
-105) the full-batch sums of the default solvers are evaluated here instead of by the numba
-kernels of :mod:`skdp._losses._kernels`:
+Evaluated here instead of by the numba kernels of :mod:`skdp._losses._kernels`:
 
-* the value and gradient of the binary logistic and Huber risks
+* the value and gradient of the binary logistic risk at every size, and of the Huber risk
+  on designs of at most ``NUMPY_MAX_WORK`` entries (``n p``, e.g. Adult: 32,561 x 105)
   (:func:`binary_value_grad`, used by :class:`skdp._solvers._objective.Objective`, hence by
-  objective and output perturbation and ``warm_gd``'s warm start);
-* the clipped mean gradient of the smooth robust losses (:func:`sum_clipped_gradients`,
-  ``warm_gd``'s refinement);
+  objective and output perturbation and ``warm_gd``'s warm start; the rule is
+  :func:`skdp._solvers._objective.uses_vectorised`);
+* the clipped mean gradient of the smooth robust losses on designs of at most
+  ``NUMPY_MAX_WORK`` entries (:func:`sum_clipped_gradients`, ``warm_gd``'s refinement);
 * the logistic curvature of Newton's steps (:func:`logistic_curvature`).
 
 Why: compiling the fused kernel costs 0.8-1.3 s in a fresh environment (numba's first
 compile also initialises LLVM), more than the whole fit on such data, and a user's first
-fit pays it.  BLAS's two passes over ``X`` cost about 2.4x the fused kernel's one pass per
-evaluation (single-threaded BLAS, as in every solver run: 4.5 ms against 1.9 ms on Adult),
-well under a second over a fit; above ``NUMPY_MAX_WORK`` the kernels run (their
-compilation is then small next to the fit, and once per environment).  The choice reads
-the public sizes only.
+fit pays it.  For the logistic loss the numpy pass is also the faster one at every size:
+the kernel calls ``exp`` and ``log1p`` row by row, numpy vectorised (one thread: 4.4
+against 7.1 ms per evaluation at 10^5 x 51, 18-21 against 47 ms at 10^6 x 21).  Huber's
+kernel, without transcendental functions and on all threads, is as fast or faster above
+``NUMPY_MAX_WORK``, where its compilation is small next to the fit and once per
+environment.  The choice reads the public sizes and loss only.
 
 Determinism.  The rows are cut into the same ``N_CHUNKS`` fixed chunks as the kernels'
 (fewer chunks would save a few BLAS calls, ~4 us each, but lengthen the summation depth
@@ -32,15 +33,18 @@ BLAS or numpy dispatch different SIMD code; on one machine a ``random_state`` gi
 same fit every time.
 
 Rounding (what the certified solvers and the sensitivity bounds use).  In each gradient
-entry ``sum_i x_ij g_i`` a term goes through one product (fused or rounded), at most
-``n_c - 1`` additions inside its chunk (BLAS's order, any binary tree over the chunk's
-``n_c <= ceil(n/N)`` rows) and at most ``N - 1`` additions of chunk totals:
-:func:`chunked_sum_depth` ``= ceil(n/N) + N - 1`` counts the roundings on its path, so the
-computed entry is within ``gamma_depth sum_i |x_ij g_i|`` of the exact one (Higham,
-*Accuracy and Stability of Numerical Algorithms*, 2002, §3.1 and §4.2).  That is at most
-the depth ``n - 1`` (plus the product) of recursive summation, for every ``n >= 1``, so a
-clip computed for recursive summation (:func:`skdp._mechanisms._summation.summation_clip`)
-covers these sums too.  The margins ``z_i = x_i . w`` are BLAS dot products of ``d`` terms:
+entry ``sum_i x_ij g_i`` of a dense pass a term goes through one product (fused or
+rounded), at most ``B - 1`` additions inside its BLAS product (BLAS's order, any binary
+tree over a sub-block of ``B <= SUM_BLOCK_ROWS`` rows of its chunk), at most ``m - 1``
+additions of its chunk's ``m`` sub-block totals, and at most ``N - 1`` additions of chunk
+totals: :func:`blocked_sum_depth` counts the roundings on its path (``ceil(n/N) + N - 1``,
+:func:`chunked_sum_depth`, while a chunk of ``ceil(n/N)`` rows is one sub-block; a CSR
+pass adds a chunk's rows in order and keeps that depth), so the computed entry is within
+``gamma_depth sum_i |x_ij g_i|`` of the exact one (Higham, *Accuracy and Stability of
+Numerical Algorithms*, 2002, §3.1 and §4.2).  Either is at most the depth ``n - 1`` (plus
+the product) of recursive summation, for every ``n >= 1``, so a clip computed for
+recursive summation (:func:`skdp._mechanisms._summation.summation_clip`) covers these sums
+too.  The margins ``z_i = x_i . w`` are BLAS dot products of ``d`` terms:
 ``|z^ - z| <= gamma_d ||x_i|| ||w||``, as in the kernels.  numpy's ``exp`` is not correctly
 rounded; the derivative of a row is allowed ``DERIVATIVE_ULPS`` ulps of its bound
 (``tests/_losses/test_vectorised.py`` measures numpy's ``exp`` against mpmath on this
@@ -50,15 +54,15 @@ machine: a few ulps at most).
 import numpy as np
 
 from .._parallel import chunk_pool as _pool
-from ._ids import CAUCHY, HUBER, LOGISTIC, N_CHUNKS, TUKEY, WELSCH
+from ._ids import BLOCK, CAUCHY, HUBER, LOGISTIC, N_CHUNKS, TUKEY, WELSCH
 
 __all__ = ["NUMPY_MAX_WORK", "DERIVATIVE_ULPS", "uses_numpy", "chunk_layout", "map_chunks",
-           "iter_chunks",
-           "chunked_sum_depth", "binary_value_grad", "sparse_value_grad", "prepare_clipped_rows",
-           "sum_clipped_gradients", "logistic_curvature", "curvature_weights",
-           "robust_derivative"]
+           "iter_chunks", "chunked_sum_depth", "blocked_sum_depth", "binary_value_grad",
+           "sparse_value_grad", "prepare_clipped_rows", "sum_clipped_gradients",
+           "logistic_curvature", "curvature_weights", "robust_derivative"]
 
-#: designs of at most this many entries (``n x p``, intercept column included) use numpy
+#: Huber objectives and robust sums on designs of at most this many entries (``n x p``,
+#: intercept column included) use numpy (logistic objectives at every size)
 NUMPY_MAX_WORK = 1 << 22
 #: fewest entries (``n x p``; non-zeros on a sparse design) of a pass that is spread over
 #: the thread pool; below it the submit/collect cost (~50 us) exceeds the work, and the
@@ -71,12 +75,20 @@ MIN_THREADED_WORK = 1 << 18
 #: numba kernels above it run in parallel without the GIL), median of 5, one run,
 #: logistic / Huber, ms: 10^4 x 50 24.8 -> 18.0 / 20.5 -> 12.5; 10^5 x 20 53.4 -> 42.8 /
 #: 32.2 -> 32.5; 5 * 10^4 x 50 86.4 -> 59.1 / 72.0 -> 44.0; 2 * 10^5 x 20 100.0 -> 73.8 /
-#: 73.2 -> 51.0; 3 * 10^4 x 100 110.6 -> 95.7 / 74.9 -> 69.0.  Sparse passes (CSR
-#: kernels, which release the GIL) keep the pool.
+#: 73.2 -> 51.0; 3 * 10^4 x 100 110.6 -> 95.7 / 74.9 -> 69.0.  On the larger logistic
+#: designs it now takes, one evaluation on two threads against one (one run): 10^5 x 51
+#: 6.6 against 4.6 ms, 10^6 x 21 21.5 against 20.9, float32 37 against 19, 10^6 x 51 50
+#: against 57 (memory-bound passes on a 2-core machine).  Sparse passes (CSR kernels, which
+#: release the GIL) keep the pool.
 DENSE_NUMPY_THREADS = 1
 #: rows from which a pass over a dense design runs chunk by chunk from margin to gradient
 #: (:func:`_scaled_value_grad_fused`; the same bits as the whole-array form below it)
 FUSED_MIN_ROWS = 1 << 15
+#: rows of one BLAS product in a dense pass's gradient sum (the kernels' ``BLOCK``): a
+#: chunk of more rows is summed in sub-blocks of this many, their totals added in order
+#: (:func:`_gradient_part`), so a term's summation depth is about the kernels' at every
+#: size (:func:`blocked_sum_depth`: 4,269 at 10^7 rows, where a chunk is 625,000 rows)
+SUM_BLOCK_ROWS = BLOCK
 #: ulps of ``sup |l'|`` allowed for the vectorised evaluation of one row's derivative
 DERIVATIVE_ULPS = 64
 #: the losses whose first derivative :func:`robust_derivative` evaluates
@@ -111,6 +123,18 @@ def chunked_sum_depth(n):
     plus the product (``n <= 16``: ``1 + n - 1``; ``n > 16``: ``ceil(n/16) + 15 <= n``)."""
     n_chunks, rows = chunk_layout(n)
     return rows + n_chunks - 1
+
+
+def blocked_sum_depth(n):
+    """Roundings on a term's path through a dense pass's gradient sum over ``n`` rows
+    (:func:`_gradient_part`): one product and at most ``B - 1`` additions in its BLAS
+    product (``B = min(n_c, SUM_BLOCK_ROWS)`` rows, any order), ``m - 1`` additions of its
+    chunk's ``m = ceil(n_c/SUM_BLOCK_ROWS)`` sub-block totals and ``N - 1`` of the chunk
+    totals: ``B + m + N - 2``, with ``(N, n_c)`` = :func:`chunk_layout`.  It is
+    :func:`chunked_sum_depth` while a chunk is one sub-block (``n <= N SUM_BLOCK_ROWS``), and
+    at most ``n`` always."""
+    n_chunks, rows = chunk_layout(n)
+    return min(rows, SUM_BLOCK_ROWS) + -(-rows // SUM_BLOCK_ROWS) + n_chunks - 2
 
 
 def iter_chunks(fn, n, threads, work):
@@ -216,9 +240,10 @@ def binary_value_grad(X, y, W, loss_id, param, alpha, grad, threads=1):
         return _scaled_value_grad(X, y, w, loss_id, param, alpha, grad, threads)
 
     def chunk(a, b):
-        Xc = X[a:b]
-        value, g = binary_losses(Xc @ w, y[a:b], loss_id, param)
-        return float(np.sum(value)), Xc.T @ g
+        z = np.empty(b - a)
+        _margins_into(X, w, a, b, z)
+        value, g = binary_losses(z, y[a:b], loss_id, param)
+        return float(np.sum(value)), _gradient_part(X, a, b, g, g)[0]
 
     total = np.zeros(d)
     value = 0.0
@@ -250,12 +275,8 @@ def _scaled_value_grad(design, y, w, loss_id, param, alpha, grad, threads):
         return _scaled_value_grad_fused(design, y, w, wf, loss_id, param, alpha, grad,
                                         threads)
     z = np.empty(n)
-
-    def margins(a, b):
-        np.matmul(np.asarray(X[a:b], dtype=np.float64), wf, out=z[a:b])
-
     threads = min(threads, DENSE_NUMPY_THREADS)
-    map_chunks(margins, n, threads, n * d)
+    map_chunks(lambda a, b: _margins_into(X, wf, a, b, z[a:b]), n, threads, n * d)
     z *= s
     if design.augmented:
         z += design.intercept * w[d]
@@ -263,7 +284,7 @@ def _scaled_value_grad(design, y, w, loss_id, param, alpha, grad, threads):
     g_scaled = g * s
 
     def gradient(a, b):
-        return np.asarray(X[a:b], dtype=np.float64).T @ g_scaled[a:b], float(np.sum(g[a:b]))
+        return _gradient_part(X, a, b, g_scaled[a:b], g[a:b])
 
     total = np.zeros(design.shape[1])
     gsum = 0.0
@@ -296,13 +317,14 @@ def _scaled_value_grad_fused(design, y, w, wf, loss_id, param, alpha, grad, thre
     shift = design.intercept * w[d] if design.augmented else None
 
     def chunk(a, b):
-        Xc = np.asarray(X[a:b], dtype=np.float64)
-        z = Xc @ wf
+        z = np.empty(b - a)
+        _margins_into(X, wf, a, b, z)
         z *= s[a:b]
         if shift is not None:
             z += shift
         values, g = binary_losses(z, y[a:b], loss_id, param)
-        return Xc.T @ (g * s[a:b]), float(np.sum(g)), float(np.sum(values))
+        part, gsum = _gradient_part(X, a, b, g * s[a:b], g)
+        return part, gsum, float(np.sum(values))
 
     total = np.zeros(design.shape[1])
     gsum = value = 0.0
@@ -317,6 +339,40 @@ def _scaled_value_grad_fused(design, y, w, wf, loss_id, param, alpha, grad, thre
     for wj in w.tolist():
         sq += wj * wj
     return value / n + 0.5 * alpha * sq
+
+
+def _margins_into(X, w, a, b, out):
+    """``out = X[a:b] @ w`` in float64 (BLAS, one dot product per row); rows of another
+    dtype (float32) are converted a sub-block of ``SUM_BLOCK_ROWS`` at a time, so no
+    chunk-sized float64 copy is made (the conversion is exact)."""
+    if X.dtype == np.float64:
+        np.matmul(X[a:b], w, out=out)
+        return
+    for s0 in range(a, b, SUM_BLOCK_ROWS):
+        s1 = min(s0 + SUM_BLOCK_ROWS, b)
+        np.matmul(np.asarray(X[s0:s1], dtype=np.float64), w, out=out[s0 - a:s1 - a])
+
+
+def _gradient_part(X, a, b, weights, counted):
+    """``(sum_i x_i weights_i, sum_i counted_i)`` over the rows ``a:b`` of a dense ``X``
+    (``weights`` and ``counted``: the chunk's ``b - a`` values), summed in sub-blocks of
+    ``SUM_BLOCK_ROWS`` rows: one BLAS product (and one ``np.sum``) per sub-block, its rows
+    converted to float64 there, and the sub-block totals added in order, the first to
+    nothing.  A term thus meets at most ``min(b - a, SUM_BLOCK_ROWS)`` roundings in its
+    sub-block and ``m - 1`` additions of the ``m`` sub-block totals
+    (:func:`blocked_sum_depth`).  A chunk of at most ``SUM_BLOCK_ROWS`` rows is one
+    product: the bits of ``X[a:b].T @ weights``."""
+    part = None
+    total = 0.0
+    for s0 in range(a, b, SUM_BLOCK_ROWS):
+        s1 = min(s0 + SUM_BLOCK_ROWS, b)
+        block = np.asarray(X[s0:s1], dtype=np.float64).T @ weights[s0 - a:s1 - a]
+        if part is None:
+            part = block
+        else:
+            part += block
+        total += float(np.sum(counted[s0 - a:s1 - a]))
+    return part, total
 
 
 def _sparse_chunk(design, y, W, a, b, loss_id, param):

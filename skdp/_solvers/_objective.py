@@ -1,14 +1,16 @@
 """The regularised empirical risk and its gradient on clipped rows.
 
-``F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2) ||W||_F^2``, computed in one fused numba
-pass (:func:`skdp._losses._kernels.objective_value_grad`; binary logistic and Huber use
-:func:`~skdp._losses._kernels.binary_value_grad`, the same pass specialised, bit for
-bit), or, for binary logistic and Huber on designs of at most
-:data:`~skdp._losses._vectorised.NUMPY_MAX_WORK` entries, in numpy/BLAS
-(:func:`skdp._losses._vectorised.binary_value_grad`: no compilation on a first fit).  The
-gradient is summed in fixed chunks (and blocks, in the kernels) so that its rounding error
-has a bound (see :meth:`Objective.rounding_allowance`), which the certified solver relies
-on, and so that the result is bitwise identical whatever the number of threads.
+``F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2) ||W||_F^2``.  Binary logistic and Huber
+(one output, the default estimators' objectives) are evaluated in numpy/BLAS at every size
+(:func:`skdp._losses._vectorised.binary_value_grad`: nothing to compile, and faster than the
+fused kernel: one thread, per evaluation, 10^5 x 51 4.4 against 7.1 ms, 10^6 x 21 18-21
+against 47 ms, 3 * 10^5 x 21 7.4 against 14.3 ms; the kernel on two threads 3.7-5.7, 24-26
+and 10 ms, the numpy pass 4.4-6.6, 21-22 and 7 ms).  The other losses and the
+multinomial objective run one fused numba pass
+(:func:`skdp._losses._kernels.design_value_grad`).  The gradient is summed in fixed chunks
+and blocks so that its rounding error has a bound (see :meth:`Objective.rounding_allowance`),
+which the certified solver relies on, and so that the result is bitwise identical whatever
+the number of threads.
 """
 
 import numpy as np
@@ -56,7 +58,7 @@ class Objective:
         #: an already clipped array (ClippedRows.of_clipped): the numpy pass reads its rows
         #: as they are; else the rows are scaled on the fly (the allowance's ``scaled``)
         self.plain = not isinstance(X, ClippedRows)
-        #: numpy/BLAS evaluation (public sizes, format and loss only;
+        #: numpy/BLAS evaluation (public format and loss only;
         #: :mod:`skdp._losses._vectorised`); a sparse design always runs there
         self.vectorised = self.sparse or uses_vectorised(self.n, self.d, self.n_outputs,
                                                          loss.loss_id)
@@ -121,8 +123,11 @@ class Objective:
           (recursive summation, Higham, *Accuracy and Stability*, §4.2), ``m =
           ceil(ceil(n/N_CHUNKS)/B)`` the blocks of one chunk (a term meets the additions
           of its own chunk's blocks only); on the numpy path
-          ``B + m + N_CHUNKS`` becomes :func:`~skdp._losses._vectorised.chunked_sum_depth`
-          (BLAS's order within each of the ``N_CHUNKS`` chunks);
+          ``B + m + N_CHUNKS`` becomes :func:`~skdp._losses._vectorised.blocked_sum_depth`
+          (BLAS's order within sub-blocks of ``BLOCK`` rows, their totals added in order
+          within each of the ``N_CHUNKS`` chunks) on a dense design, and
+          :func:`~skdp._losses._vectorised.chunked_sum_depth` on a sparse one (a chunk's
+          rows added in order);
         * dividing by ``n`` and adding ``alpha W`` adds ``<= 2u (|grad| + alpha |W|)``.
 
         Summing and doubling for second-order terms gives the bound returned, times
@@ -141,7 +146,8 @@ class Objective:
                                            self.alpha, float(np.linalg.norm(W)),
                                            vectorised=self.vectorised,
                                            curvature=margin_curvature(self.loss, K),
-                                           scaled=self.vectorised and not self.plain)
+                                           scaled=self.vectorised and not self.plain,
+                                           sparse=self.sparse)
 
     def hessian(self, W):
         """``X^T diag(l''(X W)) X / n + alpha I`` for a single-output loss (``K = 1``):
@@ -186,10 +192,25 @@ def weighted_gram(X, weights):
 
 
 def uses_vectorised(n, d, K, loss_id):
-    """Whether :class:`Objective` evaluates in numpy (:mod:`skdp._losses._vectorised`): one
-    output, binary logistic or Huber, at most ``NUMPY_MAX_WORK`` entries.  Public sizes and
-    loss only, so the certificate planned before the data is read uses the same path."""
-    return int(K) == 1 and loss_id in BINARY_CONVEX and _vectorised.uses_numpy(n, d)
+    """Whether :class:`Objective` evaluates a dense design in numpy
+    (:mod:`skdp._losses._vectorised`): one output and the logistic loss at every size, or
+    Huber on at most ``NUMPY_MAX_WORK`` entries.  Public sizes and loss only, so the
+    certificate planned before the data is read uses the same path.
+
+    Why the losses differ (warm default fits, median of 5, one run, numpy pass against the
+    kernel, 1 / 2 threads): the kernel evaluates the logistic loss's ``exp`` and ``log1p``
+    row by row, numpy vectorised, and the numpy pass wins on one thread and ties on two
+    (``DPLogisticRegression`` 10^6 x 20: 463 -> 265 / 340 -> 249 ms; 10^6 x 50: 775 -> 636
+    / 615 -> 623 ms; 10^5 x 50: 99 -> 82 / 123 -> 96 ms).  Huber's kernel has no
+    transcendental function and runs on both threads, where the single-threaded numpy
+    pass lost (``DPHuberRegressor`` 10^6 x 50: 246 -> 416 ms; 10^6 x 20 float32: 135 ->
+    208 ms), and numpy's larger margin rounding (``d`` against ``d//4 + 5`` roundings,
+    :func:`gradient_rounding_allowance`) doubled its output noise at 10^6 rows."""
+    if int(K) != 1:
+        return False
+    if loss_id == LOGISTIC:
+        return True
+    return loss_id == HUBER and _vectorised.uses_numpy(n, d)
 
 
 def margin_curvature(loss, K):
@@ -210,26 +231,31 @@ def kernel_sum_depth(n):
 
 
 def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partitions=1,
-                                vectorised=False, curvature=1.0, scaled=False):
+                                vectorised=False, curvature=1.0, scaled=False, sparse=False):
     """The bound of :meth:`Objective.rounding_allowance` from public sizes and ``||W||``
     (also used to plan a certificate before any data is read).  ``partitions > 1``: the sums
     of that many partitions (each at most the in-memory depth) added in order, which adds
     ``(partitions - 1) u C g_max`` per output (:mod:`skdp._solvers._dask_objective`).
-    ``vectorised``: the numpy path's depths and derivative error.  ``curvature``: ``sup
-    |l''|`` (:func:`margin_curvature`; 1 is always safe for the losses here)."""
+    ``vectorised``: the numpy path's depths and derivative error; ``sparse``: a CSR
+    design's (its chunks' rows added in order).  ``curvature``: ``sup |l''|``
+    (:func:`margin_curvature`; 1 is always safe for the losses here)."""
     u = UNIT_ROUNDOFF
     C = float(row_bound)
-    if scaled:
+    # the numpy path's summation depth: sub-blocks in each chunk (dense), or a chunk's rows
+    # in order (CSR; skdp._losses._vectorised._sparse_chunk)
+    numpy_depth = (_vectorised.chunked_sum_depth(n) if sparse
+                   else _vectorised.blocked_sum_depth(n))
+    if scaled or sparse:
         # numpy passes on the rows scaled on the fly, dense or CSR
         # (skdp._losses._vectorised._scaled_value_grad, _sparse_chunk): the scaled margin
         # and the scaled derivative add two roundings to a margin and one to a gradient
         # term; derivatives from numpy or the kernels' expressions
         margin_depth = int(d) + 2
-        depth = _vectorised.chunked_sum_depth(n) + 1
+        depth = numpy_depth + 1
         derivative = max(_vectorised.DERIVATIVE_ULPS, 8 + 2 * K)
     elif vectorised:
         margin_depth = int(d)
-        depth = _vectorised.chunked_sum_depth(n)
+        depth = numpy_depth
         derivative = _vectorised.DERIVATIVE_ULPS
     else:
         margin_depth = int(d) // 4 + 5

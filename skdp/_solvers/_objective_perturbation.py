@@ -67,7 +67,6 @@ import math
 import numpy as np
 
 from .._losses import HUBER, LOGISTIC
-from .._losses._vectorised import uses_numpy
 from .._mechanisms._clipped_rows import ClippedRows
 from .._mechanisms import (
     gaussian_noise,
@@ -91,6 +90,7 @@ from ._objective import (
     UNIT_ROUNDOFF,
     gradient_rounding_allowance,
     linear_term_allowance,
+    uses_vectorised,
 )
 from ._dask_objective import DaskDesign, DaskObjective
 from ._optimizers import certified_minimize
@@ -244,7 +244,7 @@ def objective_perturbation_alpha(loss, *, n, p, epsilon, delta, row_bound, margi
     return _objective_perturbation_alpha(
         float(loss.lipschitz(R)), float(loss.smoothness(R)), floor, float(margin),
         int(n), int(p), float(epsilon), float(delta), R, g_max,
-        float(loss.sup_loss_at_zero()), knee)
+        float(loss.sup_loss_at_zero()), knee, uses_vectorised(n, p, 1, loss.loss_id))
 
 
 def small_size_factor(t, knee):
@@ -257,7 +257,7 @@ def small_size_factor(t, knee):
 
 @functools.lru_cache(maxsize=256)
 def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, R, g_max,
-                                  f0=math.inf, knee=0.0):
+                                  f0, knee, numpy_path):
     t = n * budget_mu(epsilon, delta, p) / math.sqrt(p)
     W = comparator_norm(margin, R, t) * small_size_factor(t, knee)
     pure = delta == 0.0
@@ -279,7 +279,8 @@ def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, 
         else:
             s = 2.0 * L / mu
             share, b_bound = OUT_RATIO * mu, s * (math.sqrt(p) + 10.0)
-        sigma_out = output_step(n, p, L, beta, alpha, s, share, b_bound, R, g_max, f0)[2]
+        sigma_out = output_step(n, p, L, beta, alpha, s, share, b_bound, R, g_max, f0,
+                                numpy_path=numpy_path)[2]
         per_coordinate = sigma_out * math.sqrt(p + 1.0) if pure else sigma_out
         return 2.0 * L / mu, per_coordinate
 
@@ -406,7 +407,8 @@ def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
     share = PURE_OUT_FRACTION * epsilon if pure else OUT_RATIO * mu
     g_max = max(1.0, float(loss.lipschitz(1.0)))
     gamma, kappa, sigma_out = output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max,
-                                          float(loss.sup_loss_at_zero()))
+                                          float(loss.sup_loss_at_zero()),
+                                          numpy_path=uses_vectorised(n, p, 1, loss.loss_id))
     out_sens = 2.0 * gamma / lam
     if pure:
         dp_event = compose([pure_dp_event(eps_obj), pure_dp_event(eps_out)])
@@ -433,7 +435,8 @@ def objective_perturbation_plan(n, p, loss, *, epsilon, delta, alpha, row_bound,
     }
 
 
-def output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max, f0=math.inf):
+def output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max, f0=math.inf, *,
+                numpy_path):
     r"""``(gamma, kappa, sigma_out)`` of the AMP output step, from public quantities.
 
     ``gamma = lam share sigma_out/2`` with ``sigma_out = kappa s/(n beta + n lam)``
@@ -462,10 +465,10 @@ def output_step(n, p, L, beta, lam, s, share, b_bound, R, g_max, f0=math.inf):
     w_ref = min((L + beta_b) / lam, COEF_MARGIN_CAP / R)
     if math.isfinite(f0):
         w_ref = min(w_ref, (beta_b + math.sqrt(beta_b * beta_b + 2.0 * lam * f0)) / lam)
-    # binary logistic / Huber: the in-memory objective's path is the public size rule
+    # binary logistic / Huber: the in-memory objective's path (``numpy_path``, the public
+    # rule uses_vectorised) sets the allowance's depths
     allowance = (gradient_rounding_allowance(n, p, 1, R, g_max, lam, w_ref,
-                                             vectorised=uses_numpy(n, p),
-                                             scaled=uses_numpy(n, p),
+                                             vectorised=numpy_path, scaled=numpy_path,
                                              curvature=beta / (R * R))
                  + 2.0 * UNIT_ROUNDOFF * (L + lam * w_ref + 2.0 * b_bound / n))
     kappa = KAPPA

@@ -15,7 +15,7 @@ from skdp._losses import HUBER, LOGISTIC, HuberLoss, LogisticLoss, WelschLoss
 from skdp._losses import _vectorised as vec
 from skdp._losses._kernels import WELSCH, binary_value_grad
 from skdp._mechanisms._summation import UNIT_ROUNDOFF
-from skdp._solvers._objective import Objective, gradient_rounding_allowance
+from skdp._solvers._objective import Objective, gradient_rounding_allowance, uses_vectorised
 
 
 def _problem(rng, n, d, loss):
@@ -49,13 +49,17 @@ def test_binary_value_grad_matches_the_kernel_and_not_the_thread_count(monkeypat
 
 
 def test_the_path_is_a_public_size_rule():
-    """Objective takes the numpy path for one-output logistic/Huber designs of at most
-    NUMPY_MAX_WORK entries, the kernels otherwise; the allowance follows the path."""
+    """Objective takes the numpy path for one-output logistic designs of every size and
+    Huber designs of at most NUMPY_MAX_WORK entries, the kernels otherwise; the allowance
+    follows the path."""
     X = np.zeros((10, 3))
     y = np.ones(10)
     assert Objective(X, y, LogisticLoss(), 0.1, 1, 1.0).vectorised
     assert Objective(X, y, HuberLoss(1.0), 0.1, 1, 1.0).vectorised
     assert not Objective(X, y, WelschLoss(1.0), 0.1, 1, 1.0).vectorised
+    assert uses_vectorised(10**8, 100, 1, LOGISTIC) and not uses_vectorised(10, 3, 2, LOGISTIC)
+    assert uses_vectorised(vec.NUMPY_MAX_WORK, 1, 1, HUBER)
+    assert not uses_vectorised(vec.NUMPY_MAX_WORK, 2, 1, HUBER)
     assert vec.uses_numpy(vec.NUMPY_MAX_WORK, 1) and not vec.uses_numpy(vec.NUMPY_MAX_WORK, 2)
     for n in (1, 2, 16, 17, 1000, 10**6):
         assert vec.chunked_sum_depth(n) <= n
@@ -64,13 +68,79 @@ def test_the_path_is_a_public_size_rule():
     assert 0 < a_np < a_k     # depth 1875 + 15 (+64 ulps) against 4096 + 8 + 16 (+10)
 
 
+def test_blocked_sum_depth():
+    """A dense pass's depth is the chunked one while a chunk is one sub-block, at most
+    ``n``, and at 10^7 rows near the kernels' (4,096-row blocks) instead of a chunk's
+    625,000 rows; a sparse design keeps the chunked depth in its allowance."""
+    B, N = vec.SUM_BLOCK_ROWS, vec.N_CHUNKS
+    for n in (1, 2, 16, 17, 1000, N * B - 1, N * B):
+        assert vec.blocked_sum_depth(n) == vec.chunked_sum_depth(n)
+    assert vec.blocked_sum_depth(N * B + 1) == vec.chunked_sum_depth(N * B + 1)  # B + 2
+    for n in (N * B + N + 1, 10**6, 10**7, 10**9):
+        assert vec.blocked_sum_depth(n) < vec.chunked_sum_depth(n) <= n
+    assert vec.blocked_sum_depth(10**7) == 4096 + 153 + 14
+    dense = gradient_rounding_allowance(10**7, 21, 1, 1.0, 1.0, 1e-3, 5.0, vectorised=True,
+                                        scaled=True)
+    sparse = gradient_rounding_allowance(10**7, 21, 1, 1.0, 1.0, 1e-3, 5.0, vectorised=True,
+                                         scaled=True, sparse=True)
+    assert 50 * dense < sparse
+
+
+@pytest.mark.parametrize("loss", [LOGISTIC, HUBER])
+def test_dense_pass_sums_in_sub_blocks(loss, monkeypatch):
+    """The structure blocked_sum_depth counts: per chunk, one BLAS product per sub-block
+    of at most SUM_BLOCK_ROWS rows, added in order (the first to nothing), the chunk
+    totals added in order from 0 -- the bits of that sum written out, on a raw array, on
+    the rows clipped on the fly (float64 and float32, whose rows are converted a sub-block
+    at a time) and on the fused chunk form; a whole-chunk product gives other bits."""
+    from skdp._mechanisms._clipped_rows import ClippedRows
+
+    monkeypatch.setattr(vec, "SUM_BLOCK_ROWS", 37)
+    rng = np.random.default_rng(5)
+    n, d = 5000, 7                                   # chunks of 312-313 rows: 9 sub-blocks
+    X, y = _problem(rng, n, d, loss)
+    w = rng.standard_normal(d)
+    alpha = 0.01
+
+    def reference(X64, z):
+        _, g = vec.binary_losses(z, y, loss, 1.0)
+        total = np.zeros(d)
+        for a, b in vec._chunks(n):
+            part = None
+            for s0 in range(a, b, 37):
+                blk = X64[s0:min(s0 + 37, b)].T @ g[s0:min(s0 + 37, b)]
+                part = blk if part is None else part + blk
+            total += part
+        return total / n + alpha * w
+
+    z = np.concatenate([X[a:b] @ w for a, b in vec._chunks(n)])
+    g_raw = np.empty((d, 1))
+    vec.binary_value_grad(X, y, w[:, None], loss, 1.0, alpha, g_raw)
+    assert np.array_equal(g_raw[:, 0], reference(X, z))
+    whole = np.zeros(d)
+    _, g = vec.binary_losses(z, y, loss, 1.0)
+    for a, b in vec._chunks(n):
+        whole += X[a:b].T @ g[a:b]
+    assert not np.array_equal(whole / n + alpha * w, g_raw[:, 0])
+    for fused_min in (10**9, 0):
+        monkeypatch.setattr(vec, "FUSED_MIN_ROWS", fused_min)
+        for dtype in (np.float64, np.float32):
+            Xd = X.astype(dtype)
+            design = ClippedRows(Xd, 100.0, False, 0.0)      # no row clipped: factors 1
+            assert np.all(design.scale == 1.0)
+            g_lazy = np.empty((d, 1))
+            vec.binary_value_grad(design, y, w[:, None], loss, 1.0, alpha, g_lazy)
+            X64 = Xd.astype(np.float64)
+            z64 = np.concatenate([X64[a:b] @ w for a, b in vec._chunks(n)])
+            assert np.array_equal(g_lazy[:, 0], reference(X64, z64))
+
+
 @pytest.mark.skipif(np.finfo(np.longdouble).eps > 1e-18,
                     reason="needs an extended-precision long double for the reference")
 @pytest.mark.parametrize("numpy_path", [True, False])
 @pytest.mark.parametrize("case", ["logistic", "huber-saturated", "huber-large-W"])
 @pytest.mark.parametrize("scaled", [False, True])
-def test_rounding_allowance_covers_the_computed_gradient(case, numpy_path, scaled,
-                                                         monkeypatch):
+def test_rounding_allowance_covers_the_computed_gradient(case, numpy_path, scaled):
     """Rows at the bound, all terms of one sign (no cancellation to hide the summation
     error), and, for Huber, a large ``W`` with every residual inside the threshold (the
     margins' rounding goes straight into the derivative): the computed gradient is within
@@ -80,8 +150,6 @@ def test_rounding_allowance_covers_the_computed_gradient(case, numpy_path, scale
     (the test can fail)."""
     from skdp._mechanisms._clipped_rows import ClippedRows
 
-    if not numpy_path:
-        monkeypatch.setattr(vec, "NUMPY_MAX_WORK", 0)
     rng = np.random.default_rng(3)
     n, d, R = 40000, 24, 1.0
     X = rng.random((n, d)) + 0.1
@@ -102,7 +170,9 @@ def test_rounding_allowance_covers_the_computed_gradient(case, numpy_path, scale
     else:
         obj = Objective(X, y, loss, 1e-3, 1, R)
         Xl = X.astype(np.longdouble)
-    assert obj.vectorised == numpy_path
+    assert obj.vectorised
+    if not numpy_path:
+        obj.vectorised = False  # the kernel: Huber's above NUMPY_MAX_WORK, Dask workers'
     _, grad = obj.value_grad(W)
     yl, wl = y.astype(np.longdouble), W[:, 0].astype(np.longdouble)
     z = Xl @ wl
@@ -223,14 +293,14 @@ def test_default_fits_of_the_demo_data_compile_nothing(tmp_path):
 
 
 def test_kernel_path_still_compiles_when_numpy_is_off(monkeypatch):
-    """Guard for the test above: with the numpy path switched off the same objective runs
-    the kernel (so an empty compile list means the numpy path ran)."""
+    """Guard for the test above: with the numpy path switched off a default objective
+    (Huber) runs the kernel (so an empty compile list means the numpy path ran)."""
     monkeypatch.setattr(vec, "NUMPY_MAX_WORK", 0)
     X = np.ones((5, 2)) * 0.5
-    obj = Objective(X, np.ones(5), LogisticLoss(), 0.1, 1, 1.0)
+    obj = Objective(X, np.ones(5), HuberLoss(1.0), 0.1, 1, 1.0)
     assert not obj.vectorised
     value, grad = obj.value_grad(np.zeros((2, 1)))
-    assert value == pytest.approx(math.log(2.0))
+    assert value == pytest.approx(0.5)       # residual -1 at the threshold 1: 1/2
     assert np.all(np.isfinite(grad))
 
 

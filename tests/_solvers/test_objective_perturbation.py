@@ -364,7 +364,7 @@ def test_coefficient_scale_of_the_certificate_bounds_the_perturbed_minimiser():
         worst = max(worst, np.linalg.norm(w) / bound)
     assert 0.1 < worst <= 1.0                                 # valid, and not loose by 10x
     L, beta, R, p = 1.0, 0.25, 1.0, 21
-    args = dict(p=p, L=L, beta=beta, s=2.0, share=0.2, R=R, g_max=1.0)
+    args = dict(p=p, L=L, beta=beta, s=2.0, share=0.2, R=R, g_max=1.0, numpy_path=True)
     big = dict(n=10 ** 8, lam=1e-6, b_bound=2.0 * (math.sqrt(p) + 10.0), **args)
     assert op.output_step(**big, f0=math.log(2.0))[2] < 0.3 * op.output_step(**big)[2]
     small = dict(n=10 ** 4, lam=1e-3, b_bound=2.0 * (math.sqrt(p) + 10.0), **args)

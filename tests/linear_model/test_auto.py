@@ -292,7 +292,8 @@ def test_small_sample_knee_of_the_regressors():
                 1e-6, R, max(1.0, float(loss.lipschitz(1.0))), float(loss.sup_loss_at_zero()))
         return (_auto.auto_alpha("objective_perturbation", loss, n=n, p=p, epsilon=eps,
                                  delta=1e-6, row_bound=R),
-                op._objective_perturbation_alpha(*args, 0.0))
+                op._objective_perturbation_alpha(*args, 0.0,
+                                                 op.uses_vectorised(n, p, 1, loss.loss_id)))
 
     with_knee, without = both(HuberLoss(1.0), 309, 9, 0.5)
     assert with_knee > 3 * without
