@@ -114,6 +114,26 @@ def test_numpy_norms_across_row_blocks_are_bitwise_the_kernel():
     assert np.all(np.linalg.norm(b[finite, :9], axis=1) <= 1.3)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_numpy_norms_one_row_blocks_and_fortran_input(order):
+    """A block of one row (numpy would add its squares pairwise) and Fortran-ordered or
+    float32 input (whose transposed block may be the user's memory): the kernel's bits,
+    and the input left as it was."""
+    from skdp._mechanisms import _clipping
+    from skdp._mechanisms._clipping_kernels import _row_norms_kernel
+
+    rng = np.random.default_rng(4)
+    for n in (1, 2, _clipping.MIN_BLOCK_ROWS + 1, 16 * _clipping.NORM_BLOCK_ROWS + 1):
+        for dtype in (np.float64, np.float32):
+            X = np.asarray(rng.standard_normal((n, 37)) * rng.uniform(0, 3, (n, 1)),
+                           dtype=dtype, order=order)
+            before = X.copy()
+            kernel = np.empty(n)
+            _row_norms_kernel(X, kernel)
+            assert np.array_equal(_clipping._row_norms_numpy(X), kernel)
+            assert np.array_equal(X, before)
+
+
 def test_max_row_norm_overflow_fallback():
     """Rows whose squared norm overflows take the rescaled norms (the kernel's, bit for
     bit): the largest is found, finite."""
