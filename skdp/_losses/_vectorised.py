@@ -2,8 +2,9 @@ r"""NumPy/BLAS evaluation of the full-batch sums: nothing to compile.
 
 Evaluated here instead of by the numba kernels of :mod:`skdp._losses._kernels`:
 
-* the value and gradient of the binary logistic risk at every size, and of the Huber risk
-  on designs of at most ``NUMPY_MAX_WORK`` entries (``n p``, e.g. Adult: 32,561 x 105)
+* the value and gradient of the binary logistic risk on designs of at most
+  ``LOGISTIC_NUMPY_MAX_WORK`` entries, and of the Huber risk on at most
+  ``NUMPY_MAX_WORK`` (``n p``, e.g. Adult: 32,561 x 105)
   (:func:`binary_value_grad`, used by :class:`skdp._solvers._objective.Objective`, hence by
   objective and output perturbation and ``warm_gd``'s warm start; the rule is
   :func:`skdp._solvers._objective.uses_vectorised`);
@@ -13,12 +14,13 @@ Evaluated here instead of by the numba kernels of :mod:`skdp._losses._kernels`:
 
 Why: compiling the fused kernel costs 0.8-1.3 s in a fresh environment (numba's first
 compile also initialises LLVM), more than the whole fit on such data, and a user's first
-fit pays it.  For the logistic loss the numpy pass is also the faster one at every size:
-the kernel calls ``exp`` and ``log1p`` row by row, numpy vectorised (one thread: 4.4
-against 7.1 ms per evaluation at 10^5 x 51, 18-21 against 47 ms at 10^6 x 21).  Huber's
-kernel, without transcendental functions and on all threads, is as fast or faster above
-``NUMPY_MAX_WORK``, where its compilation is small next to the fit and once per
-environment.  The choice reads the public sizes and loss only.
+fit pays it.  On one thread the numpy pass is also the faster one for the logistic loss
+(the kernel calls ``exp`` and ``log1p`` row by row, numpy vectorised: 4.4 against 7.1 ms
+per evaluation at 10^5 x 51, 18-21 against 47 ms at 10^6 x 21), but a dense numpy pass
+runs on one thread and the kernels on all of them: above these sizes the kernels, whose
+compilation is then small next to the fit and once per environment, take over
+(:func:`skdp._solvers._objective.uses_vectorised`).  The choice reads the public sizes and
+loss only.
 
 Determinism.  The rows are cut into the same ``N_CHUNKS`` fixed chunks as the kernels'
 (fewer chunks would save a few BLAS calls, ~4 us each, but lengthen the summation depth
@@ -56,14 +58,18 @@ import numpy as np
 from .._parallel import chunk_pool as _pool
 from ._ids import BLOCK, CAUCHY, HUBER, LOGISTIC, N_CHUNKS, TUKEY, WELSCH
 
-__all__ = ["NUMPY_MAX_WORK", "DERIVATIVE_ULPS", "uses_numpy", "chunk_layout", "map_chunks",
-           "iter_chunks", "chunked_sum_depth", "blocked_sum_depth", "binary_value_grad",
+__all__ = ["NUMPY_MAX_WORK", "LOGISTIC_NUMPY_MAX_WORK", "DERIVATIVE_ULPS", "uses_numpy",
+           "chunk_layout", "map_chunks", "iter_chunks", "chunked_sum_depth", "blocked_sum_depth",
+           "binary_value_grad",
            "sparse_value_grad", "prepare_clipped_rows", "sum_clipped_gradients",
            "logistic_curvature", "curvature_weights", "robust_derivative"]
 
 #: Huber objectives and robust sums on designs of at most this many entries (``n x p``,
-#: intercept column included) use numpy (logistic objectives at every size)
+#: intercept column included) use numpy
 NUMPY_MAX_WORK = 1 << 22
+#: ... and logistic objectives on at most this many
+#: (:func:`skdp._solvers._objective.uses_vectorised`: why)
+LOGISTIC_NUMPY_MAX_WORK = 1 << 23
 #: fewest entries (``n x p``; non-zeros on a sparse design) of a pass that is spread over
 #: the thread pool; below it the submit/collect cost (~50 us) exceeds the work, and the
 #: chunks run on the calling thread (the result is the same: the chunks do not depend on
@@ -95,10 +101,11 @@ DERIVATIVE_ULPS = 64
 SMOOTH_ROBUST = (TUKEY, WELSCH, CAUCHY)
 
 
-def uses_numpy(n_rows, n_cols):
-    """Whether a full-batch pass over an ``n_rows x n_cols`` design runs here (public
-    sizes only)."""
-    return int(n_rows) * int(n_cols) <= NUMPY_MAX_WORK
+def uses_numpy(n_rows, n_cols, max_work=None):
+    """Whether a full-batch pass over an ``n_rows x n_cols`` design runs here: at most
+    ``max_work`` entries (default ``NUMPY_MAX_WORK``; public sizes only)."""
+    limit = NUMPY_MAX_WORK if max_work is None else max_work
+    return int(n_rows) * int(n_cols) <= limit
 
 
 def _chunks(n):

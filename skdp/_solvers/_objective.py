@@ -1,13 +1,12 @@
 """The regularised empirical risk and its gradient on clipped rows.
 
 ``F(W) = (1/n) sum_i l(x_i W, y_i) + (alpha/2) ||W||_F^2``.  Binary logistic and Huber
-(one output, the default estimators' objectives) are evaluated in numpy/BLAS at every size
-(:func:`skdp._losses._vectorised.binary_value_grad`: nothing to compile, and faster than the
-fused kernel: one thread, per evaluation, 10^5 x 51 4.4 against 7.1 ms, 10^6 x 21 18-21
-against 47 ms, 3 * 10^5 x 21 7.4 against 14.3 ms; the kernel on two threads 3.7-5.7, 24-26
-and 10 ms, the numpy pass 4.4-6.6, 21-22 and 7 ms).  The other losses and the
-multinomial objective run one fused numba pass
-(:func:`skdp._losses._kernels.design_value_grad`).  The gradient is summed in fixed chunks
+(one output, the default estimators' objectives) are evaluated in numpy/BLAS up to a size
+(:func:`uses_vectorised`; :func:`skdp._losses._vectorised.binary_value_grad`: nothing to
+compile on a first fit), above it, and for the other losses and the multinomial
+objective, in one fused numba pass
+(:func:`skdp._losses._kernels.binary_value_grad`,
+:func:`~skdp._losses._kernels.design_value_grad`).  The gradient is summed in fixed chunks
 and blocks so that its rounding error has a bound (see :meth:`Objective.rounding_allowance`),
 which the certified solver relies on, and so that the result is bitwise identical whatever
 the number of threads.
@@ -193,23 +192,28 @@ def weighted_gram(X, weights):
 
 def uses_vectorised(n, d, K, loss_id):
     """Whether :class:`Objective` evaluates a dense design in numpy
-    (:mod:`skdp._losses._vectorised`): one output and the logistic loss at every size, or
-    Huber on at most ``NUMPY_MAX_WORK`` entries.  Public sizes and loss only, so the
-    certificate planned before the data is read uses the same path.
+    (:mod:`skdp._losses._vectorised`): one output, and the logistic loss on at most
+    ``LOGISTIC_NUMPY_MAX_WORK`` entries (``2^23``) or Huber on at most ``NUMPY_MAX_WORK``
+    (``2^22``).  Public sizes and loss only, so the certificate planned before the data is
+    read uses the same path.
 
-    Why the losses differ (warm default fits, median of 5, one run, numpy pass against the
-    kernel, 1 / 2 threads): the kernel evaluates the logistic loss's ``exp`` and ``log1p``
-    row by row, numpy vectorised, and the numpy pass wins on one thread and ties on two
-    (``DPLogisticRegression`` 10^6 x 20: 463 -> 265 / 340 -> 249 ms; 10^6 x 50: 775 -> 636
-    / 615 -> 623 ms; 10^5 x 50: 99 -> 82 / 123 -> 96 ms).  Huber's kernel has no
-    transcendental function and runs on both threads, where the single-threaded numpy
-    pass lost (``DPHuberRegressor`` 10^6 x 50: 246 -> 416 ms; 10^6 x 20 float32: 135 ->
-    208 ms), and numpy's larger margin rounding (``d`` against ``d//4 + 5`` roundings,
+    Measured on 2 vCPUs (warm default fits, median of 5, one run, numpy pass against the
+    kernel, 1 / 2 threads).  The kernel evaluates the logistic loss's ``exp`` and ``log1p``
+    row by row, numpy vectorised: the numpy pass is faster on one thread and as fast on
+    two up to about 10^6 x 20 (``DPLogisticRegression`` 10^5 x 50: 99 -> 82 / 123 -> 96
+    ms; 10^6 x 20: 463 -> 265 / 340 -> 249 ms), but it runs on one thread (threading it
+    gained nothing here), while the kernel's passes use every core: from 10^6 x 50 the
+    kernel won on two threads (615 -> 623 ms; 10^7 x 20 2.55 -> 3.1 s), and a machine with
+    more cores moves that crossing lower.  Hence ``2^23`` entries (10^5 x 50 and 4 * 10^5 x
+    20 take numpy), where a fit takes about 0.1 s either way.  Huber's kernel has no
+    transcendental function: above ``2^22`` the numpy pass lost on two threads
+    (``DPHuberRegressor`` 10^6 x 50: 246 -> 416 ms; 10^6 x 20 float32: 135 -> 208 ms), and
+    numpy's larger margin rounding (``d`` against ``d//4 + 5`` roundings,
     :func:`gradient_rounding_allowance`) doubled its output noise at 10^6 rows."""
     if int(K) != 1:
         return False
     if loss_id == LOGISTIC:
-        return True
+        return _vectorised.uses_numpy(n, d, _vectorised.LOGISTIC_NUMPY_MAX_WORK)
     return loss_id == HUBER and _vectorised.uses_numpy(n, d)
 
 

@@ -49,15 +49,17 @@ def test_binary_value_grad_matches_the_kernel_and_not_the_thread_count(monkeypat
 
 
 def test_the_path_is_a_public_size_rule():
-    """Objective takes the numpy path for one-output logistic designs of every size and
-    Huber designs of at most NUMPY_MAX_WORK entries, the kernels otherwise; the allowance
-    follows the path."""
+    """Objective takes the numpy path for one-output logistic designs of at most
+    LOGISTIC_NUMPY_MAX_WORK entries and Huber designs of at most NUMPY_MAX_WORK, the
+    kernels otherwise; the allowance follows the path."""
     X = np.zeros((10, 3))
     y = np.ones(10)
     assert Objective(X, y, LogisticLoss(), 0.1, 1, 1.0).vectorised
     assert Objective(X, y, HuberLoss(1.0), 0.1, 1, 1.0).vectorised
     assert not Objective(X, y, WelschLoss(1.0), 0.1, 1, 1.0).vectorised
-    assert uses_vectorised(10**8, 100, 1, LOGISTIC) and not uses_vectorised(10, 3, 2, LOGISTIC)
+    assert uses_vectorised(vec.LOGISTIC_NUMPY_MAX_WORK, 1, 1, LOGISTIC)
+    assert not uses_vectorised(vec.LOGISTIC_NUMPY_MAX_WORK, 2, 1, LOGISTIC)
+    assert not uses_vectorised(10, 3, 2, LOGISTIC)
     assert uses_vectorised(vec.NUMPY_MAX_WORK, 1, 1, HUBER)
     assert not uses_vectorised(vec.NUMPY_MAX_WORK, 2, 1, HUBER)
     assert vec.uses_numpy(vec.NUMPY_MAX_WORK, 1) and not vec.uses_numpy(vec.NUMPY_MAX_WORK, 2)
