@@ -60,9 +60,9 @@ from ._ids import BLOCK, CAUCHY, HUBER, LOGISTIC, N_CHUNKS, TUKEY, WELSCH
 
 __all__ = ["NUMPY_MAX_WORK", "LOGISTIC_NUMPY_MAX_WORK", "DERIVATIVE_ULPS", "uses_numpy",
            "chunk_layout", "map_chunks", "iter_chunks", "chunked_sum_depth", "blocked_sum_depth",
-           "binary_value_grad",
-           "sparse_value_grad", "prepare_clipped_rows", "sum_clipped_gradients",
-           "logistic_curvature", "curvature_weights", "robust_derivative"]
+           "binary_value_grad", "sparse_value_grad", "prepare_clipped_rows",
+           "sum_clipped_gradients", "logistic_curvature", "curvature_weights",
+           "robust_derivative"]
 
 #: Huber objectives and robust sums on designs of at most this many entries (``n x p``,
 #: intercept column included) use numpy
@@ -81,11 +81,11 @@ MIN_THREADED_WORK = 1 << 18
 #: numba kernels above it run in parallel without the GIL), median of 5, one run,
 #: logistic / Huber, ms: 10^4 x 50 24.8 -> 18.0 / 20.5 -> 12.5; 10^5 x 20 53.4 -> 42.8 /
 #: 32.2 -> 32.5; 5 * 10^4 x 50 86.4 -> 59.1 / 72.0 -> 44.0; 2 * 10^5 x 20 100.0 -> 73.8 /
-#: 73.2 -> 51.0; 3 * 10^4 x 100 110.6 -> 95.7 / 74.9 -> 69.0.  On the larger logistic
-#: designs it now takes, one evaluation on two threads against one (one run): 10^5 x 51
-#: 6.6 against 4.6 ms, 10^6 x 21 21.5 against 20.9, float32 37 against 19, 10^6 x 51 50
-#: against 57 (memory-bound passes on a 2-core machine).  Sparse passes (CSR kernels, which
-#: release the GIL) keep the pool.
+#: 73.2 -> 51.0; 3 * 10^4 x 100 110.6 -> 95.7 / 74.9 -> 69.0.  Logistic designs above
+#: ``NUMPY_MAX_WORK``, one evaluation on two threads against one (one run): 10^5 x 51 6.6
+#: against 4.6 ms, 10^6 x 21 21.5 against 20.9, float32 37 against 19, 10^6 x 51 50
+#: against 57 (memory-bound passes on 2 vCPUs; above ``LOGISTIC_NUMPY_MAX_WORK`` the
+#: kernels run).  Sparse passes (CSR kernels, which release the GIL) keep the pool.
 DENSE_NUMPY_THREADS = 1
 #: rows from which a pass over a dense design runs chunk by chunk from margin to gradient
 #: (:func:`_scaled_value_grad_fused`; the same bits as the whole-array form below it)
@@ -93,7 +93,7 @@ FUSED_MIN_ROWS = 1 << 15
 #: rows of one BLAS product in a dense pass's gradient sum (the kernels' ``BLOCK``): a
 #: chunk of more rows is summed in sub-blocks of this many, their totals added in order
 #: (:func:`_gradient_part`), so a term's summation depth is about the kernels' at every
-#: size (:func:`blocked_sum_depth`: 4,269 at 10^7 rows, where a chunk is 625,000 rows)
+#: size (:func:`blocked_sum_depth`: 4,263 at 10^7 rows, where a chunk is 625,000 rows)
 SUM_BLOCK_ROWS = BLOCK
 #: ulps of ``sup |l'|`` allowed for the vectorised evaluation of one row's derivative
 DERIVATIVE_ULPS = 64
@@ -250,7 +250,7 @@ def binary_value_grad(X, y, W, loss_id, param, alpha, grad, threads=1):
         z = np.empty(b - a)
         _margins_into(X, w, a, b, z)
         value, g = binary_losses(z, y[a:b], loss_id, param)
-        return float(np.sum(value)), _gradient_part(X, a, b, g, g)[0]
+        return float(np.sum(value)), _gradient_part(X, a, b, g)[0]
 
     total = np.zeros(d)
     value = 0.0
@@ -360,9 +360,10 @@ def _margins_into(X, w, a, b, out):
         np.matmul(np.asarray(X[s0:s1], dtype=np.float64), w, out=out[s0 - a:s1 - a])
 
 
-def _gradient_part(X, a, b, weights, counted):
+def _gradient_part(X, a, b, weights, counted=None):
     """``(sum_i x_i weights_i, sum_i counted_i)`` over the rows ``a:b`` of a dense ``X``
-    (``weights`` and ``counted``: the chunk's ``b - a`` values), summed in sub-blocks of
+    (``weights`` and ``counted``: the chunk's ``b - a`` values; no ``counted``: the second
+    sum is 0), summed in sub-blocks of
     ``SUM_BLOCK_ROWS`` rows: one BLAS product (and one ``np.sum``) per sub-block, its rows
     converted to float64 there, and the sub-block totals added in order, the first to
     nothing.  A term thus meets at most ``min(b - a, SUM_BLOCK_ROWS)`` roundings in its
@@ -378,7 +379,8 @@ def _gradient_part(X, a, b, weights, counted):
             part = block
         else:
             part += block
-        total += float(np.sum(counted[s0 - a:s1 - a]))
+        if counted is not None:
+            total += float(np.sum(counted[s0 - a:s1 - a]))
     return part, total
 
 

@@ -57,7 +57,7 @@ class Objective:
         #: an already clipped array (ClippedRows.of_clipped): the numpy pass reads its rows
         #: as they are; else the rows are scaled on the fly (the allowance's ``scaled``)
         self.plain = not isinstance(X, ClippedRows)
-        #: numpy/BLAS evaluation (public format and loss only;
+        #: numpy/BLAS evaluation (public sizes, format and loss only;
         #: :mod:`skdp._losses._vectorised`); a sparse design always runs there
         self.vectorised = self.sparse or uses_vectorised(self.n, self.d, self.n_outputs,
                                                          loss.loss_id)
@@ -203,9 +203,9 @@ def uses_vectorised(n, d, K, loss_id):
     two up to about 10^6 x 20 (``DPLogisticRegression`` 10^5 x 50: 99 -> 82 / 123 -> 96
     ms; 10^6 x 20: 463 -> 265 / 340 -> 249 ms), but it runs on one thread (threading it
     gained nothing here), while the kernel's passes use every core: from 10^6 x 50 the
-    kernel won on two threads (615 -> 623 ms; 10^7 x 20 2.55 -> 3.1 s), and a machine with
-    more cores moves that crossing lower.  Hence ``2^23`` entries (10^5 x 50 and 4 * 10^5 x
-    20 take numpy), where a fit takes about 0.1 s either way.  Huber's kernel has no
+    kernel won on two threads (615 against 623 ms; 10^7 x 20 2.55 against 3.1 s), and a
+    machine with more cores moves that crossing lower.  Hence ``2^23`` entries (10^5 x 50
+    and 4 * 10^5 x 20 take numpy), where a fit takes about 0.1 s either way.  Huber's kernel has no
     transcendental function: above ``2^22`` the numpy pass lost on two threads
     (``DPHuberRegressor`` 10^6 x 50: 246 -> 416 ms; 10^6 x 20 float32: 135 -> 208 ms), and
     numpy's larger margin rounding (``d`` against ``d//4 + 5`` roundings,
