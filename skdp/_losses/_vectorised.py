@@ -55,6 +55,7 @@ machine: a few ulps at most).
 
 import numpy as np
 
+from .._mechanisms._clipping import matmul_in_blocks
 from .._parallel import chunk_pool as _pool
 from ._ids import BLOCK, CAUCHY, HUBER, LOGISTIC, N_CHUNKS, TUKEY, WELSCH
 
@@ -354,10 +355,8 @@ def _margins_into(X, w, a, b, out):
     chunk-sized float64 copy is made (the conversion is exact)."""
     if X.dtype == np.float64:
         np.matmul(X[a:b], w, out=out)
-        return
-    for s0 in range(a, b, SUM_BLOCK_ROWS):
-        s1 = min(s0 + SUM_BLOCK_ROWS, b)
-        np.matmul(np.asarray(X[s0:s1], dtype=np.float64), w, out=out[s0 - a:s1 - a])
+    else:
+        matmul_in_blocks(X[a:b], w, out, SUM_BLOCK_ROWS)
 
 
 def _gradient_part(X, a, b, weights, counted=None):

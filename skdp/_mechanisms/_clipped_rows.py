@@ -33,7 +33,7 @@ computed once, from each row alone, so a changed row changes its own factor only
 
 import numpy as np
 
-from ._clipping import block_rows, clip_safety, row_norms
+from ._clipping import block_rows, clip_safety, matmul_in_blocks, row_norms
 
 
 __all__ = ["ClippedRows", "sparse_row_norms", "gram_of_blocks"]
@@ -207,11 +207,8 @@ class ClippedRows:
             # 20 float32 fit)
             n = self.shape[0]
             z = np.empty(n)
-            wf = np.ascontiguousarray(w[:d], dtype=np.float64)
-            step = block_rows(n, GRAM_BLOCK_ROWS)
-            for a in range(0, n, step):
-                b = min(a + step, n)
-                np.matmul(np.asarray(self.X[a:b], dtype=np.float64), wf, out=z[a:b])
+            matmul_in_blocks(self.X, np.ascontiguousarray(w[:d], dtype=np.float64), z,
+                             block_rows(n, GRAM_BLOCK_ROWS))
             z *= self.scale
         if self.augmented:
             z += self.intercept * w[d]

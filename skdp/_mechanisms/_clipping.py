@@ -76,6 +76,16 @@ def block_rows(n, cap):
     return max(1, min(int(cap), max(MIN_BLOCK_ROWS, -(-int(n) // BLOCKS_PER_DESIGN))))
 
 
+def matmul_in_blocks(X, M, out, step):
+    """``out = X @ M`` in float64, ``step`` rows at a time: each block of rows is read as
+    float64 (in place for a float64 ``X``, else converted exactly), so a float32 design is
+    never copied whole (``X @ M`` would cast all of it first).  One BLAS product per block;
+    each row's result is its own dot products."""
+    for a in range(0, X.shape[0], step):
+        b = min(a + step, X.shape[0])
+        np.matmul(np.asarray(X[a:b], dtype=np.float64), M, out=out[a:b])
+
+
 @np.errstate(over="ignore", under="ignore", invalid="ignore")
 def _row_norms_numpy(X, out=None):
     """``[_row_norm(X, i) for i]`` in numpy, bitwise: the squares of a row are added one

@@ -61,7 +61,7 @@ import numpy as np
 from scipy.sparse import issparse
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .._mechanisms._clipping import block_rows
+from .._mechanisms._clipping import block_rows, matmul_in_blocks
 
 __all__ = ["release_base_rate_counts", "base_rate_fallback", "counts_sensitivity"]
 
@@ -89,10 +89,7 @@ def _scores(X, coef, intercept):
     n = X.shape[0]
     out = np.empty((n, coef.shape[0]))
     M = np.ascontiguousarray(coef.T)
-    step = block_rows(n, SCORE_BLOCK_ROWS)
-    for a in range(0, n, step):
-        b = min(a + step, n)
-        np.matmul(np.asarray(X[a:b], dtype=np.float64), M, out=out[a:b])
+    matmul_in_blocks(X, M, out, block_rows(n, SCORE_BLOCK_ROWS))
     return out + intercept
 
 
