@@ -179,6 +179,7 @@ from .._mechanisms._clipped_rows import ClippedRows
 from .._mechanisms._exact import exact_gaussian_noise
 from .._mechanisms._summation import UNIT_ROUNDOFF, summation_clip
 from .._mechanisms._clipping import row_norms_at
+from .._numba_cache import with_defaults
 from ._dask_objective import DaskDesign, clipped_design, partition_sum
 from ._dpsgd_kernel import _clipped_batch_gradient, dpsgd_loop
 from ._result import SolverResult, split_intercept
@@ -274,6 +275,9 @@ def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_fr
     release the GIL).  The noise does not depend on the data or on the timing: the same
     seed gives the same integers, and the sampling cost hides behind the training."""
     W = args[6]
+    # every row argument given: the loop's cached code is found again (with_defaults)
+    rows = with_defaults(rows, (np.zeros(0), 0.0, np.zeros(0), np.zeros(0, dtype=np.int32),
+                                np.zeros(0, dtype=np.int64)))
     if average_from is None:
         w_sum, average_from = np.zeros((0, 0)), 0
     else:

@@ -73,6 +73,7 @@ from .._mechanisms._exact import MAX_EXACT_DRAWS, exact_gaussian_noise
 from .._mechanisms._summation import summation_clip, summation_factor
 from ._dpsgd import _clip_bound
 from .._mechanisms._clipping import row_norms
+from .._numba_cache import with_defaults
 from ._phased import public_radius
 from ._resque_kernel import PARALLEL_ROUND_WORK, resque_loop
 from ._result import SolverResult, split_intercept
@@ -323,6 +324,7 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
     stats = np.zeros(3, dtype=np.int64)
     clip = _clip_bound(L, p)
     exact = () if noise_source is None else _exact_noise(plan, clip, p, n, noise_source)
+    exact = with_defaults(exact, (np.zeros((0, 0), dtype=np.int64), np.zeros(0)))
     # The kernel clips contributions to C and adds noise z C.  Its computed sums (at most n
     # terms, any order) have replace-one sensitivity 2 C F(n), F = summation_factor(n)
     # (skdp._mechanisms._summation): so it clips to clip/F and draws noise (z F)(clip/F) =

@@ -106,6 +106,7 @@ from ..accounting import compose, gaussian_delta, gaussian_event, gaussian_mu_fo
 from .._mechanisms import clip_and_augment, release_gaussian
 from .._mechanisms._exact import MAX_EXACT_DRAWS, exact_gaussian_noise
 from .._mechanisms._summation import summation_factor
+from .._numba_cache import with_defaults
 from .._mechanisms._tree import tree_height, tree_node_sensitivity
 from .._mechanisms._clipping import row_norms
 from ._result import SolverResult, split_intercept
@@ -473,6 +474,8 @@ def solve_spider(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1,
     log_ptr = np.zeros(P.T_max, dtype=np.int64)
     w = np.zeros(p)
     exact = () if noise_source is None else _exact_noise(P, p, n, escape, noise_source)
+    exact = with_defaults(exact, (np.zeros((0, 0), dtype=np.int64), 0.0,
+                                  np.zeros((0, 0), dtype=np.int64), 0.0))
     t, ptr, n_esc, n_ref, n_evals, n_stored = spider_loop(
         Xc, yc, stream, int(loss.loss_id), float(loss.param), norms, fpar, ipar, rng, traj,
         log_bt, log_D, log_flag, log_ptr, w, *exact)

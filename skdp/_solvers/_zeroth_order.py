@@ -85,6 +85,7 @@ from .._mechanisms._tree import (
 )
 from ..accounting import calibrate_gaussian_sigma, gaussian_event, get_delta
 from .._mechanisms._clipping import row_norms
+from .._numba_cache import with_defaults
 from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args
 from ._zeroth_order_kernel import (
@@ -364,6 +365,7 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs, fit_inter
     x_last = np.zeros(p)
     trace = np.zeros((0, p)) if trace is None else trace
     exact = () if noise_source is None else _exact_noise(P, data_norm, p, noise_source)
+    exact = with_defaults(exact, (np.zeros((0, 0), dtype=np.int64), 0.0))
     kernel(Xc, yc, order, int(loss.loss_id), float(loss.param), norms, fpar, ipar, rng,
            period_avgs, reads, stats, x_last, trace, *exact)
 
