@@ -7,14 +7,18 @@ non-finite checks of the clipping):
   uniform indices, ``O(B)`` expected time;
 * :func:`_clipped_batch_gradient` -- the sum over a batch of per-example gradients, each
   clipped to L2 norm ``clip`` (non-finite ones dropped);
+* :func:`_batch_gradient_in_parts` -- the same sum over a batch split into a fixed number
+  of parts, each summed on its own (in parallel) and the parts' sums added in order;
 * :func:`dpsgd_loop` -- the whole SGD loop (sample, clipped sum, Gaussian noise, step,
   projection), drawing every random number serially from the ``numpy.random.Generator``
-  passed in, so the same seed gives bitwise the same iterates.
+  passed in, so the same seed gives bitwise the same iterates (whatever the thread count:
+  the parts are fixed).
 
 The per-row losses are those of :mod:`skdp._losses._kernels` (imported, not copied).
 """
 
 import numpy as np
+from numba import prange
 
 from .._losses._kernels import (
     HUBER,
@@ -323,13 +327,72 @@ def _csr_batch_gradient(data, indices, indptr, scale, intercept, augmented, y, W
     return dropped, 0.0
 
 
+@kernel
+def _sub_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z, g, scale,
+                        intercept, csr_data, csr_indices, csr_indptr):
+    """The clipped sum over the rows ``idx[:B]`` by the kernel of the rows' form (as
+    :func:`dpsgd_loop` chooses it): CSR arrays, the user's rows with clip factors, or a
+    clipped copy."""
+    if csr_indptr.shape[0] > 0:
+        return _csr_batch_gradient(csr_data, csr_indices, csr_indptr, scale, intercept,
+                                   W.shape[0] > X.shape[1], y, W, idx, B, loss_id, param,
+                                   clip, xnorm, out, z, g)
+    if scale.shape[0] > 0:
+        return _scaled_batch_gradient(X, scale, intercept, y, W, idx, B, loss_id, param,
+                                      clip, xnorm, out, z, g)
+    return _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm, out, z, g)
+
+
+@kernel(parallel=True)
+def _batch_gradient_in_parts(X, y, W, idx, B, loss_id, param, clip, xnorm, out, parts,
+                             scale, intercept, csr_data, csr_indices, csr_indptr):
+    """``out`` = the clipped sum over the rows ``idx[:B]``, in ``P = parts.shape[0]`` parts:
+    part ``r`` sums the rows ``idx[r B // P : (r + 1) B // P]`` in order into ``parts[r]``
+    (:func:`_sub_batch_gradient`, the parts side by side on numba's threads), then
+    ``out = (...((parts[0] + parts[1]) + parts[2]) ...) + parts[P - 1]``.  ``P`` is fixed
+    by the caller, so the additions and their order do not depend on the thread count.
+    Each part has its own scratch margins and derivatives (shared ones, in one cache line,
+    took the threads' time in false sharing).
+
+    Privacy: the terms, their clip and their norm bound are those of the serial sum; only
+    the tree of additions differs.  The rounding analysis of
+    :mod:`skdp._mechanisms._summation` holds for any tree of depth at most ``n - 1``, and
+    this one's depth is at most ``ceil(B/P) - 1 + P - 1 <= B - 1 <= n - 1`` (``P <= B``
+    whenever a part is non-empty; empty parts add ``+0``), so the clip shrunk for depth
+    ``n`` still bounds the computed sum's replace-one sensitivity by ``2L``.  Returns
+    ``(rows dropped as non-finite, prefetch checksum)``, both private, as the serial
+    kernels."""
+    P = parts.shape[0]
+    dropped = np.zeros(P, dtype=np.int64)
+    touched = np.zeros(P)
+    for r in prange(P):
+        a = r * B // P
+        b = (r + 1) * B // P
+        nd, tc = _sub_batch_gradient(X, y, W, idx[a:b], b - a, loss_id, param, clip, xnorm,
+                                     parts[r], np.empty(W.shape[1]), np.empty(W.shape[1]),
+                                     scale, intercept, csr_data, csr_indices, csr_indptr)
+        dropped[r] = nd
+        touched[r] = tc
+    out[:, :] = parts[0]
+    for r in range(1, P):
+        for j in range(out.shape[0]):
+            for k in range(out.shape[1]):
+                out[j, k] += parts[r, j, k]
+    nd_total = 0
+    tc_total = 0.0
+    for r in range(P):
+        nd_total += dropped[r]
+        tc_total += touched[r]
+    return nd_total, tc_total
+
+
 @kernel(nogil=True)
 def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sigma, alpha,
                step_coef, step_power_half, step_cap, radius, rng, t_start=1,
                noise_int=np.zeros((0, 0), dtype=np.int64), gamma=0.0,
                w_sum=np.zeros((0, 0)), average_from=0, scale=np.zeros(0), intercept=0.0,
                csr_data=np.zeros(0), csr_indices=np.zeros(0, dtype=np.int32),
-               csr_indptr=np.zeros(0, dtype=np.int64)):
+               csr_indptr=np.zeros(0, dtype=np.int64), n_parts=1):
     """Run ``n_steps`` steps of projected noisy SGD in place on ``W``.
 
     Steps are numbered ``t = t_start .. t_start + n_steps - 1`` (the step size depends on
@@ -357,15 +420,14 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
     or, with ``csr_indptr`` non-empty, of the CSR arrays ``csr_*`` (``X`` then an empty
     ``(0, d)`` array giving ``d``; :func:`_csr_batch_gradient`).  The design is augmented
     when ``W`` has one row more than ``X`` has columns.  All three give the copy's bits.
+    ``n_parts > 1``: each step's batch is summed in that many parts
+    (:func:`_batch_gradient_in_parts`); the caller fixes it from public sizes.
 
     Returns ``(total number of per-example gradients, number dropped as non-finite,
     prefetch checksum)``; only the first is public (it does not depend on the data).
     """
-    csr = csr_indptr.shape[0] > 0
-    scaled = scale.shape[0] > 0
-    n = csr_indptr.shape[0] - 1 if csr else X.shape[0]
+    n = csr_indptr.shape[0] - 1 if csr_indptr.shape[0] > 0 else X.shape[0]
     d, K = W.shape                        # d: coefficients (augmented), as in the copy
-    augmented = d > X.shape[1]
     idx = np.empty(n, dtype=np.int64)
     perm = np.arange(n)
     stamp = np.zeros(n, dtype=np.int64)   # values < t_start <= t: valid for any chunk
@@ -378,19 +440,18 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
     checksum = 0.0
     secure = noise_int.shape[0] > 0
     averaging = w_sum.shape[0] > 0
+    parts = np.empty((n_parts if n_parts > 1 else 0, d, K))
     for t in range(t_start, t_start + n_steps):
         B = _sample_batch(rng, n, q, idx, perm, stamp, t)
         total += B
-        if csr:
-            nd, touched = _csr_batch_gradient(csr_data, csr_indices, csr_indptr, scale,
-                                              intercept, augmented, y, W, idx, B, loss_id,
-                                              param, clip, xnorm, s, z, g)
-        elif scaled:
-            nd, touched = _scaled_batch_gradient(X, scale, intercept, y, W, idx, B, loss_id,
-                                                 param, clip, xnorm, s, z, g)
+        if n_parts > 1:
+            nd, touched = _batch_gradient_in_parts(X, y, W, idx, B, loss_id, param, clip,
+                                                   xnorm, s, parts, scale, intercept,
+                                                   csr_data, csr_indices, csr_indptr)
         else:
-            nd, touched = _clipped_batch_gradient(X, y, W, idx, B, loss_id, param, clip,
-                                                  xnorm, s, z, g)
+            nd, touched = _sub_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm,
+                                              s, z, g, scale, intercept, csr_data,
+                                              csr_indices, csr_indptr)
         dropped += nd
         checksum += touched
         if step_power_half:

@@ -14,9 +14,10 @@ from skdp._solvers._dpsgd import design_rows
 from skdp._solvers._dpsgd_kernel import dpsgd_loop
 
 
-def _run(X, y, loss_id, K, fit_intercept, rows=None):
+def _run(X, y, loss_id, K, fit_intercept, rows=None, n_parts=1):
     """30 steps of dpsgd_loop from a fixed seed, on the clipped copy (``rows=None``) or on
-    the row source of a ClippedRows design; ``(W, total)``."""
+    the row source of a ClippedRows design, each batch summed in ``n_parts`` parts;
+    ``(W, total)``."""
     p = X.shape[1] + int(fit_intercept)
     W = np.zeros((p, K))
     yc = np.ascontiguousarray(y, dtype=np.float64)
@@ -32,7 +33,7 @@ def _run(X, y, loss_id, K, fit_intercept, rows=None):
     rng = np.random.default_rng(5)
     total, _, _ = dpsgd_loop(*args, 30, 0.05, 40.0, 1.3, 1e-3, 2.0, True, 1.0, 5.0, rng, 1,
                              np.zeros((0, 0), dtype=np.int64), 0.0, np.zeros((0, 0)), 0,
-                             *trailing)
+                             *trailing, n_parts=n_parts)
     return W, total
 
 
@@ -40,7 +41,9 @@ def _run(X, y, loss_id, K, fit_intercept, rows=None):
 @pytest.mark.parametrize("loss_id, K", [(LOGISTIC, 1), (HUBER, 1), (MULTINOMIAL, 3)])
 @pytest.mark.parametrize("kind", ["float64", "float32-F", "csr"])
 @pytest.mark.parametrize("d", [9, 11])       # with the intercept: p = 10 and p = 12 (4 | p)
-def test_rows_clipped_on_the_fly_give_the_copy_bits(kind, loss_id, K, fit_intercept, d):
+@pytest.mark.parametrize("n_parts", [1, 8])
+def test_rows_clipped_on_the_fly_give_the_copy_bits(kind, loss_id, K, fit_intercept, d,
+                                                    n_parts):
     rng = np.random.default_rng(1)
     n = 700
     X = rng.normal(size=(n, d)) * rng.uniform(0.1, 3.0, size=(n, 1))   # half the rows clipped
@@ -50,9 +53,10 @@ def test_rows_clipped_on_the_fly_give_the_copy_bits(kind, loss_id, K, fit_interc
     y = (rng.integers(0, 3, n) if loss_id == MULTINOMIAL
          else np.where(rng.random(n) < 0.5, -1.0, 1.0) if loss_id == LOGISTIC
          else 2.0 * rng.normal(size=n))
-    W_copy, total_copy = _run(X, y, loss_id, K, fit_intercept)
+    W_copy, total_copy = _run(X, y, loss_id, K, fit_intercept, n_parts=n_parts)
     source = sp.csr_matrix(X) if kind == "csr" else X
-    W_rows, total_rows = _run(source, y, loss_id, K, fit_intercept, rows=True)
+    W_rows, total_rows = _run(source, y, loss_id, K, fit_intercept, rows=True,
+                              n_parts=n_parts)
     assert total_rows == total_copy
     assert np.array_equal(W_rows, W_copy) and np.any(W_copy != 0.0)
 
