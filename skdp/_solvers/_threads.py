@@ -5,7 +5,11 @@ thread count).  Two measured effects are handled here:
 
 * OpenBLAS threads left spinning by scipy's L-BFGS-B (which calls BLAS on tiny vectors)
   compete with numba's OpenMP threads: a 30-row fit took 32 ms instead of 1 ms on a
-  2-core machine.  BLAS is therefore limited to one thread while a solver runs.
+  2-core machine.  BLAS is therefore limited to one thread while a solver runs, and in
+  the passes a fit makes around it (:func:`single_threaded_blas`): an idle OpenBLAS
+  worker spins for about 0.1 s after a threaded call, so one product at the end of a fit
+  (the base-rate check's scores) slowed the next fit's parallel DP-SGD steps from 72 to
+  115-150 ms (adult, 902 steps, 2 threads, fits back to back).
 * Launching a parallel region costs tens of microseconds, more than a whole pass over a
   small design; below ``SERIAL_WORK`` entries the kernels run on one thread.
 """
@@ -42,6 +46,13 @@ def resolve_n_jobs(n_jobs):
     return available if n_jobs == -1 else min(int(n_jobs), available)
 
 
+def single_threaded_blas():
+    """Context limiting BLAS to one thread (about 8 us to enter and leave): for the
+    products of a fit, whose threaded workers would go on spinning after it (module
+    docstring)."""
+    return _controller().limit(limits=1, user_api="blas")
+
+
 @contextmanager
 def solver_threads(n_rows, n_cols, threads=None):
     """Context for a solver on an ``n_rows x n_cols`` design.
@@ -50,7 +61,7 @@ def solver_threads(n_rows, n_cols, threads=None):
     the size rule; ``None`` keeps the default threads, or 1 below ``SERIAL_WORK`` entries.
     """
     previous = current_threads()
-    with _controller().limit(limits=1, user_api="blas"):
+    with single_threaded_blas():
         if threads is not None:
             set_current_threads(threads)
         elif n_rows * n_cols < SERIAL_WORK:

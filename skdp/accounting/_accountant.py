@@ -237,17 +237,41 @@ def _hashable(event):
     return True
 
 
+def _hashable_form(event):
+    """``event`` with every ``ComposedDpEvent``'s list of events made a tuple, at any
+    depth (dp_accounting's events are frozen attrs classes, hashed and compared by their
+    fields), or None when some part still cannot be hashed.  The same releases with the
+    same parameters, so the same PLD: a composed event (DP-SGD's steps and its base-rate
+    check) then hits the caches too, where each fit of the same schedule rebuilt its PLD
+    (24 ms of a 105 ms DP-SGD fit on adult)."""
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts = tuple(_hashable_form(e) for e in event.events)
+        return None if any(p is None for p in parts) else dp_accounting.ComposedDpEvent(parts)
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = _hashable_form(event.event)
+        return None if inner is None else dp_accounting.SelfComposedDpEvent(inner,
+                                                                            event.count)
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent):
+        inner = _hashable_form(event.event)
+        return None if inner is None else dp_accounting.PoissonSampledDpEvent(
+            event.sampling_probability, inner)
+    return event if _hashable(event) else None
+
+
 def _pld_epsilon(event, delta):
-    """PLD epsilon, cached when the event is hashable: a fit may report the same event many
-    times (refits in a search, audits) and building a PLD can take a second."""
-    if _hashable(event):
-        return _pld_epsilon_cached(event, delta)
+    """PLD epsilon, cached when the event has a hashable form: a fit may report the same
+    event many times (refits in a search, audits, repeated fits of one schedule) and
+    building a PLD can take a second."""
+    frozen = _hashable_form(event)
+    if frozen is not None:
+        return _pld_epsilon_cached(frozen, delta)
     return _pld_epsilon_adaptive(event, delta)
 
 
 def _pld_delta(event, epsilon):
-    if _hashable(event):
-        return _pld_delta_cached(event, epsilon)
+    frozen = _hashable_form(event)
+    if frozen is not None:
+        return _pld_delta_cached(frozen, epsilon)
     return _pld_delta_adaptive(event, epsilon)
 
 

@@ -62,6 +62,7 @@ from scipy.sparse import issparse
 from sklearn.utils.extmath import safe_sparse_dot
 
 from .._mechanisms._clipping import block_rows, matmul_in_blocks
+from .._solvers._threads import single_threaded_blas
 
 __all__ = ["release_base_rate_counts", "base_rate_fallback", "counts_sensitivity"]
 
@@ -155,7 +156,9 @@ def release_base_rate_counts(X, y_enc, coef, intercept, mu_f, source):
     # noise drawn before the counts are read
     gamma, z, _ = exact_gaussian_noise(source, sensitivity / float(mu_f), sensitivity, k,
                                        bound=float(X.shape[0]))
-    return release_on_grid(_training_counts(X, y_enc, coef, intercept), gamma, z)
+    with single_threaded_blas():     # no spinning BLAS worker left for the next fit
+        counts = _training_counts(X, y_enc, coef, intercept)
+    return release_on_grid(counts, gamma, z)
 
 
 def base_rate_fallback(coef, intercept, counts, n, data_norm):

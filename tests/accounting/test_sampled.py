@@ -190,3 +190,29 @@ def test_small_sampling_rate_large_epsilon_is_not_over_noised():
     z = calibrate_poisson_gaussian(10.0, 1e-6, q, steps)
     assert z < 0.5
     assert 0.99 * 10.0 <= get_epsilon(poisson_gaussian_event(q, z, steps), 1e-6) <= 10.0
+
+
+def test_composed_events_with_lists_are_cached(monkeypatch):
+    """A ComposedDpEvent holds a list (unhashable): its hashable form (tuples) is the cache
+    key, so the same composed event is accounted once, with the value of the uncached
+    path; a new parameter is a new key."""
+    calls = []
+    adaptive = _accountant._pld_epsilon_adaptive
+
+    def counting(event, delta):
+        calls.append(event)
+        return adaptive(event, delta)
+
+    monkeypatch.setattr(_accountant, "_pld_epsilon_adaptive", counting)
+    _accountant._pld_epsilon_cached.cache_clear()
+
+    def event(z):
+        return dp_accounting.ComposedDpEvent(
+            [poisson_gaussian_event(0.02, z, 300), dp_accounting.GaussianDpEvent(30.0)])
+
+    first = get_epsilon(event(1.5), 1e-6)
+    again = get_epsilon(event(1.5), 1e-6)
+    assert first == again == adaptive(event(1.5), 1e-6)
+    assert len(calls) == 1
+    assert isinstance(calls[0].events, tuple)
+    assert get_epsilon(event(1.6), 1e-6) < first and len(calls) == 2

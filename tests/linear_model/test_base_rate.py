@@ -303,3 +303,25 @@ def test_no_check_where_its_comparison_would_be_noisy():
     clf = DPLogisticRegression(epsilon=10.0, data_norm=3.0, classes=[0, 1],
                                random_state=0).fit(X, y)
     assert clf.solver_params_["follow_up_ratio"] == FALLBACK_RATIO
+
+
+def test_counts_are_computed_with_single_threaded_blas(monkeypatch):
+    """The scores' product runs on one BLAS thread: a threaded one leaves an OpenBLAS
+    worker spinning for about 0.1 s, on the cores of the next fit's parallel kernels."""
+    from threadpoolctl import threadpool_info
+
+    import skdp.linear_model._base_rate as base_rate
+
+    seen = []
+    counts = base_rate._training_counts
+
+    def recording(*args):
+        seen.append([p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"])
+        return counts(*args)
+
+    monkeypatch.setattr(base_rate, "_training_counts", recording)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    release_base_rate_counts(X, np.where(X[:, 0] > 0, 1.0, -1.0), np.ones((1, 3)),
+                             np.zeros(1), 1.0, new_word_source(0))
+    assert seen and seen[0] and all(t == 1 for t in seen[0])
