@@ -202,10 +202,10 @@ def test_dpsgd_secure_steps_are_grid_releases_and_chunking_runs(monkeypatch):
     seen = []
     original = dpsgd_mod.dpsgd_loop
 
-    def spy(*args):
+    def spy(*args, **kwargs):
         if len(args) > 17:
             seen.append((args[17], args[18].shape, args[19]))
-        return original(*args)
+        return original(*args, **kwargs)
 
     monkeypatch.setattr(dpsgd_mod, "dpsgd_loop", spy)
     a = DPLogisticRegression(**kw).fit(X, y)
@@ -230,9 +230,9 @@ def test_pipelined_noise_is_the_sequential_draw(monkeypatch):
     seen = []
     original = dpsgd_mod.dpsgd_loop
 
-    def spy(*args):
+    def spy(*args, **kwargs):
         seen.append((args[17], args[18].copy()))
-        return original(*args)
+        return original(*args, **kwargs)
 
     monkeypatch.setattr(dpsgd_mod, "dpsgd_loop", spy)
     rng = np.random.default_rng(0)
@@ -285,10 +285,10 @@ def test_rrpsgd_exact_rounds(monkeypatch):
     seen = []
     original = dpsgd_mod.dpsgd_loop
 
-    def spy(*args):
+    def spy(*args, **kwargs):
         if len(args) > 17:
             seen.append((args[18].dtype.kind, args[19]))
-        return original(*args)
+        return original(*args, **kwargs)
 
     monkeypatch.setattr(dpsgd_mod, "dpsgd_loop", spy)
     rng = np.random.default_rng(3)
@@ -334,7 +334,8 @@ def test_resque_exact_steps(block_size, monkeypatch):
     assert all(math.log2(g).is_integer() for g in gammas)
     b = DPLogisticRegression(**kw).fit(X, y)
     f = DPLogisticRegression(secure_noise=False, **kw).fit(X, y)
-    assert seen[-1] == ()                                        # the float path: no extras
+    # the float path: no noise integers, the empty defaults given (with_defaults)
+    assert [extra.shape for extra in seen[-1]] == [(0, 0), (0,)]
     assert np.array_equal(a.coef_, b.coef_) and not f.secure_noise_
     assert a.dp_event_ == f.dp_event_
     assert a.score(X, y) > 0.85
