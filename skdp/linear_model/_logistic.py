@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils._param_validation import Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -21,6 +20,7 @@ from ._base import (
     FIT_DTYPES,
     FIT_SPARSE_FORMATS,
     _refuse_sample_weight,
+    linear_scores,
 )
 from .._dask import dask_design, is_dask_collection
 from .._fitted_attributes import atomic_fit
@@ -439,7 +439,7 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=FIT_SPARSE_FORMATS, reset=False)
-        scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
+        scores = linear_scores(X, self.coef_.T, self.intercept_)
         return scores.reshape(-1) if scores.ndim > 1 and scores.shape[1] == 1 else scores
 
     def predict(self, X):
