@@ -348,6 +348,37 @@ def run_python(code=None, args=(), env=None, timeout=600, interpreter_args=(),
     return (proc.stdout, proc.stderr) if return_stderr else proc.stdout
 
 
+class CoProcess:
+    """A library in its own interpreter (another environment), answering one JSON line on
+    stdout for each JSON command line on its stdin; the first line it prints (``hello``)
+    says it is ready.  ``close`` sends ``{"cmd": "quit"}`` and waits for it to end."""
+
+    def __init__(self, cmd, name, cwd=None):
+        self.name = name
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, cwd=None if cwd is None else str(cwd))
+        self.hello = self._read()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            if line.startswith("{"):
+                return json.loads(line)
+        raise RuntimeError(f"{self.name} co-process ended (code {self.proc.wait()})")
+
+    def request(self, **cmd):
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def close(self):
+        try:
+            self.proc.stdin.write(json.dumps({"cmd": "quit"}) + "\n")
+            self.proc.stdin.flush()
+        except OSError:
+            pass
+        self.proc.wait(timeout=60)
+
+
 def import_times(statement, packages):
     """Cumulative import time (s) of ``packages`` (where each is first imported) while a
     fresh interpreter runs ``statement``, from ``python -X importtime``."""

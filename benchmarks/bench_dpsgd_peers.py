@@ -30,9 +30,7 @@ interpreter: ``$SKDP_OPACUS_PYTHON``, else ``/work/venvs/opacus/bin/python``
 """
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -81,33 +79,10 @@ def schedule(X, y):
             "batch_parts": batch_parts(batch, p)}
 
 
-class OpacusServer:
-    """Opacus in its own interpreter, fitting on request (``_opacus_worker.py``)."""
-
-    def __init__(self, python, data_path):
-        worker = Path(__file__).resolve().parent / "_opacus_worker.py"
-        self.proc = subprocess.Popen([python, str(worker), str(data_path)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.hello = self._read()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            if line.startswith("{"):
-                return json.loads(line)
-        raise RuntimeError(f"Opacus worker ended (code {self.proc.wait()})")
-
-    def request(self, **cmd):
-        self.proc.stdin.write(json.dumps(cmd) + "\n")
-        self.proc.stdin.flush()
-        return self._read()
-
-    def close(self):
-        try:
-            self.proc.stdin.write(json.dumps({"cmd": "quit"}) + "\n")
-            self.proc.stdin.flush()
-        except OSError:
-            pass
-        self.proc.wait(timeout=60)
+def opacus_server(python, data_path):
+    """Opacus in its own interpreter (:class:`_common.CoProcess`, ``_opacus_worker.py``)."""
+    worker = Path(__file__).resolve().parent / "_opacus_worker.py"
+    return C.CoProcess([python, str(worker), str(data_path)], "Opacus")
 
 
 def fit_skdp(X, y, secure, seed, setting, score=True):
@@ -271,7 +246,7 @@ def main(argv=None):
                                           "noise_multiplier", "max_grad_norm", "lr",
                                           "weight_decay")})
         if Path(python).exists():
-            server = OpacusServer(python, data_path)
+            server = opacus_server(python, data_path)
             v = server.hello["versions"]
             note = (f"opacus {v['opacus']}, torch {v['torch']}, numpy {v['numpy']}, Python "
                     f"{v['python']} (`{python}`); default torch threads "

@@ -391,32 +391,11 @@ def run_child(mode, spec, python=None):
         return {"error": str(exc)[:300]}
 
 
-class DiffprivlibServer:
-    """diffprivlib in its own interpreter, holding the same data as the timing child and
-    fitting on request (one JSON line per command on its stdin, one answer on stdout)."""
-
-    def __init__(self, python, spec):
-        self.proc = subprocess.Popen(
-            [python, str(Path(__file__).resolve()), "--child", "dpl-server",
-             "--spec", json.dumps(spec)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=str(C.REPO_ROOT))
-        self.hello = self._read()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            if line.startswith("{"):
-                return json.loads(line)
-        raise RuntimeError(f"diffprivlib co-process ended (code {self.proc.wait()})")
-
-    def request(self, **cmd):
-        self.proc.stdin.write(json.dumps(cmd) + "\n")
-        self.proc.stdin.flush()
-        return self._read()
-
-    def close(self):
-        with contextlib.suppress(OSError, RuntimeError, ValueError):
-            self.request(cmd="quit")
-        self.proc.wait(timeout=60)
+def diffprivlib_server(python, spec):
+    """diffprivlib in its own interpreter (:class:`_common.CoProcess`), holding the same
+    data as the timing child and fitting on request."""
+    return C.CoProcess([python, str(Path(__file__).resolve()), "--child", "dpl-server",
+                        "--spec", json.dumps(spec)], "diffprivlib", cwd=C.REPO_ROOT)
 
 
 # ---------------------------------------------------------------------- child modes
@@ -530,7 +509,7 @@ def time_child(spec):
     try:
         for lib in spec["libs"]:
             if lib == "diffprivlib_logistic":
-                server = DiffprivlibServer(spec["dpl_python"], spec)
+                server = diffprivlib_server(spec["dpl_python"], spec)
                 fitters.append(Fitter(lib, data, server))
             else:
                 fitters.append(Fitter(lib, data))
