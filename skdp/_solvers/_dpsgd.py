@@ -195,8 +195,9 @@ __all__ = ["solve_dpsgd"]
 
 #: integers of exact noise drawn ahead at a time (``secure_noise``): 16 MiB of int64
 SECURE_CHUNK_DRAWS = 1 << 21
-#: the exact noise of a run is drawn in at least this many chunks, each while the steps of
-#: the previous one run (:func:`run_steps`), so that sampling overlaps training
+#: the exact noise of a run is drawn in at least this many chunks; with one thread per
+#: step, each while the steps of the previous one run, so that sampling overlaps training
+#: (:func:`run_steps`)
 SECURE_PIPELINE_CHUNKS = 8
 #: a step's batch is summed in ``BATCH_PARTS`` fixed parts, side by side on numba's threads
 #: (:func:`batch_parts`), when its expected work -- batch size times coefficients -- is at
