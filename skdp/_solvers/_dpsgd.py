@@ -302,9 +302,11 @@ def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_fr
     on the data, the threads or the timing: the same seed gives the same integers."""
     W = args[6]
     n_parts = batch_parts(hyper[1], p)
-    # every row argument given: the loop's cached code is found again (with_defaults)
+    # every row argument given: the loop's cached code is found again (with_defaults);
+    # then the parts' scratch sums, or None for the serial sum
     rows = with_defaults(rows, (np.zeros(0), 0.0, np.zeros(0), np.zeros(0, dtype=np.int32),
                                 np.zeros(0, dtype=np.int64)))
+    rows += (None if n_parts == 1 else np.empty((n_parts,) + W.shape),)
     if average_from is None:
         w_sum, average_from = np.zeros((0, 0)), 0
     else:
@@ -318,7 +320,7 @@ def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_fr
     if noise_source is None:
         total, dropped, _ = dpsgd_loop(*args, n_steps, *hyper, 1,
                                        np.zeros((0, 0), dtype=np.int64), 0.0, w_sum,
-                                       average_from, *rows, n_parts=n_parts)
+                                       average_from, *rows)
         return finish(total, dropped)
     chunk = max(1, min(SECURE_CHUNK_DRAWS // p, -(-n_steps // SECURE_PIPELINE_CHUNKS)))
     starts = list(range(1, n_steps + 1, chunk))
@@ -332,7 +334,7 @@ def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_fr
     def run(t0, drawn):
         steps, gamma, Z = drawn
         tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z, gamma, w_sum, average_from,
-                                 *rows, n_parts=n_parts)
+                                 *rows)
         return tot, drp
 
     total = dropped = 0

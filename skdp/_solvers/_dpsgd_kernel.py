@@ -392,7 +392,7 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
                noise_int=np.zeros((0, 0), dtype=np.int64), gamma=0.0,
                w_sum=np.zeros((0, 0)), average_from=0, scale=np.zeros(0), intercept=0.0,
                csr_data=np.zeros(0), csr_indices=np.zeros(0, dtype=np.int32),
-               csr_indptr=np.zeros(0, dtype=np.int64), n_parts=1):
+               csr_indptr=np.zeros(0, dtype=np.int64), parts=None):
     """Run ``n_steps`` steps of projected noisy SGD in place on ``W``.
 
     Steps are numbered ``t = t_start .. t_start + n_steps - 1`` (the step size depends on
@@ -420,8 +420,11 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
     or, with ``csr_indptr`` non-empty, of the CSR arrays ``csr_*`` (``X`` then an empty
     ``(0, d)`` array giving ``d``; :func:`_csr_batch_gradient`).  The design is augmented
     when ``W`` has one row more than ``X`` has columns.  All three give the copy's bits.
-    ``n_parts > 1``: each step's batch is summed in that many parts
-    (:func:`_batch_gradient_in_parts`); the caller fixes it from public sizes.
+    ``parts``: None, each step's batch summed serially; or a ``(P, d, K)`` scratch array,
+    each batch summed in its ``P`` parts (:func:`_batch_gradient_in_parts`; the caller
+    fixes ``P`` from public sizes).  numba prunes the branch a ``None`` argument rules out
+    before compiling, so the serial loop never compiles the parallel kernel (3-4 s on an
+    empty cache).
 
     Returns ``(total number of per-example gradients, number dropped as non-finite,
     prefetch checksum)``; only the first is public (it does not depend on the data).
@@ -440,18 +443,17 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
     checksum = 0.0
     secure = noise_int.shape[0] > 0
     averaging = w_sum.shape[0] > 0
-    parts = np.empty((n_parts if n_parts > 1 else 0, d, K))
     for t in range(t_start, t_start + n_steps):
         B = _sample_batch(rng, n, q, idx, perm, stamp, t)
         total += B
-        if n_parts > 1:
-            nd, touched = _batch_gradient_in_parts(X, y, W, idx, B, loss_id, param, clip,
-                                                   xnorm, s, parts, scale, intercept,
-                                                   csr_data, csr_indices, csr_indptr)
-        else:
+        if parts is None:
             nd, touched = _sub_batch_gradient(X, y, W, idx, B, loss_id, param, clip, xnorm,
                                               s, z, g, scale, intercept, csr_data,
                                               csr_indices, csr_indptr)
+        else:
+            nd, touched = _batch_gradient_in_parts(X, y, W, idx, B, loss_id, param, clip,
+                                                   xnorm, s, parts, scale, intercept,
+                                                   csr_data, csr_indices, csr_indptr)
         dropped += nd
         checksum += touched
         if step_power_half:

@@ -31,9 +31,10 @@ def _run(X, y, loss_id, K, fit_intercept, rows=None, n_parts=1):
         Xk, trailing = design_rows(design)
         args = (Xk, yc, loss_id, 1.0, 0.7, design.clipped_row_norms(), W)
     rng = np.random.default_rng(5)
+    parts = None if n_parts == 1 else np.empty((n_parts, p, K))
     total, _, _ = dpsgd_loop(*args, 30, 0.05, 40.0, 1.3, 1e-3, 2.0, True, 1.0, 5.0, rng, 1,
                              np.zeros((0, 0), dtype=np.int64), 0.0, np.zeros((0, 0)), 0,
-                             *trailing, n_parts=n_parts)
+                             *trailing, parts=parts)
     return W, total
 
 
