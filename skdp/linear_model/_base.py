@@ -424,14 +424,14 @@ def _event_of_plan(estimator, plan, n_samples, n_features, loss):
 
 def linear_scores(X, coef_T, intercept):
     """``X @ coef_T + intercept`` (dense output) for the fitted models' ``predict`` and
-    ``decision_function``, the product on one BLAS thread (:func:`single_threaded_blas`):
-    a threaded product leaves an OpenBLAS worker spinning for about 0.1 s, on the cores of
-    the next fit's numba threads.  Five-fold cross-validation of ``solver="dpsgd"`` on
-    adult (fit, score, fit, ...; 2 threads) spent 722-783 ms in its fits after threaded
-    scores, 586-616 ms after single-threaded ones; a 10^6 x 20 product takes 7 ms instead
-    of 4."""
+    ``decision_function`` and for the base-rate check's scores, the product on one BLAS
+    thread (:func:`single_threaded_blas`): a threaded product leaves an OpenBLAS worker
+    spinning for about 0.1 s, on the cores of the next fit's numba threads.  Five-fold
+    cross-validation of ``solver="dpsgd"`` on adult (fit, score, fit, ...; 2 threads) spent
+    722-783 ms in its fits after threaded scores, 486-496 ms with these; a 10^6 x 20
+    product takes 7 ms instead of 4."""
     with single_threaded_blas():
-        return safe_sparse_dot(X, coef_T, dense_output=True) + intercept
+        return np.asarray(safe_sparse_dot(X, coef_T, dense_output=True)) + intercept
 
 
 class DPLinearRegressorMixin(RegressorMixin):

@@ -59,10 +59,10 @@ import math
 
 import numpy as np
 from scipy.sparse import issparse
-from sklearn.utils.extmath import safe_sparse_dot
 
 from .._mechanisms._clipping import block_rows, matmul_in_blocks
 from .._solvers._threads import single_threaded_blas
+from ._base import linear_scores
 
 __all__ = ["release_base_rate_counts", "base_rate_fallback", "counts_sensitivity"]
 
@@ -86,7 +86,7 @@ def _scores(X, coef, intercept):
     time, since ``X @ coef.T`` would first cast all of ``X`` to float64 (the fit's peak
     memory: +2x the size of a float32 ``X``)."""
     if issparse(X) or X.dtype == np.float64:
-        return np.asarray(safe_sparse_dot(X, coef.T, dense_output=True)) + intercept
+        return linear_scores(X, coef.T, intercept)
     n = X.shape[0]
     out = np.empty((n, coef.shape[0]))
     M = np.ascontiguousarray(coef.T)
