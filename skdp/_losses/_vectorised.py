@@ -383,7 +383,7 @@ def _gradient_part(X, a, b, weights, counted=None):
     return part, total
 
 
-def _sparse_chunk(design, y, W, a, b, loss_id, param):
+def _sparse_chunk(design, y, W, a, b, loss_id, param, margins=None):
     """``(sum l_i, sum_i x_i'^T l'_i)`` over rows ``a:b`` of a sparse
     :class:`~skdp._mechanisms._clipped_rows.ClippedRows`, on its CSR arrays (no row is
     densified); ``W`` of shape ``(p, K)``, the gradient sum returned as ``(p, K)``.
@@ -397,6 +397,8 @@ def _sparse_chunk(design, y, W, a, b, loss_id, param):
     (:func:`skdp._solvers._objective.gradient_rounding_allowance` with ``sparse=True``).
     The derivatives are :func:`binary_losses` (logistic, Huber) or the kernels' own
     (:func:`skdp._losses._kernels._row_derivatives`: multinomial, robust losses).
+    ``margins`` (one output): the chunk's ``n``-slice receives the margins ``z_i``, the
+    bits of :meth:`ClippedRows.matvec` (the same kernel, then the same addition).
     """
     from .._mechanisms._sparse_kernels import csr_accumulate, csr_margins
 
@@ -406,6 +408,8 @@ def _sparse_chunk(design, y, W, a, b, loss_id, param):
     csr_margins(X.data, X.indices, X.indptr, a, b, W, design.scale, Z)
     if design.augmented:
         Z += design.intercept * W[d][None, :]
+    if margins is not None:
+        margins[:] = Z[:, 0]
     if W.shape[1] == 1 and loss_id in (LOGISTIC, HUBER):
         values, g = binary_losses(Z[:, 0], y[a:b], loss_id, param)
         value, G = float(np.sum(values)), g[:, None]
@@ -422,18 +426,22 @@ def _sparse_chunk(design, y, W, a, b, loss_id, param):
     return value, out
 
 
-def sparse_value_grad(design, y, W, loss_id, param, alpha, grad, threads=1):
+def sparse_value_grad(design, y, W, loss_id, param, alpha, grad, threads=1, margins=None):
     """``F(W) = (1/n) sum_i l(x_i' W, y_i) + (alpha/2)||W||_F^2`` over a sparse
     :class:`~skdp._mechanisms._clipped_rows.ClippedRows` (any loss, any ``K``); writes
-    ``grad F`` into ``grad``.  Chunked as the module docstring says, each chunk by
-    :func:`_sparse_chunk`."""
+    ``grad F`` into ``grad``, and with one output the margins ``x_i' W`` into
+    ``margins`` if given (an array of ``n``).  Chunked as the module docstring says, each
+    chunk by :func:`_sparse_chunk`."""
     n = design.shape[0]
     total = np.zeros(W.shape)
     value = 0.0
+
+    def chunk(a, b):
+        return _sparse_chunk(design, y, W, a, b, loss_id, param,
+                             None if margins is None else margins[a:b])
+
     if n:
-        for v, part in iter_chunks(
-                lambda a, b: _sparse_chunk(design, y, W, a, b, loss_id, param), n, threads,
-                design.X.nnz * W.shape[1]):
+        for v, part in iter_chunks(chunk, n, threads, design.X.nnz * W.shape[1]):
             total += part
             value += v
     grad[:] = total / n + alpha * W

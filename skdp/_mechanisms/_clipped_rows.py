@@ -246,6 +246,37 @@ class ClippedRows:
             out += self.rows(a, b, buf[:b - a]).T @ g[a:b]
         return out
 
+    def gram_product(self, curv, v):
+        """``X'^T diag(curv) X' v`` (a Hessian-vector product of Newton-CG): bitwise
+        ``rmatvec(curv * matvec(v))``, but a sparse design's rows are read once, chunk by
+        chunk (:func:`~skdp._mechanisms._sparse_kernels.csr_gram_product`), where the two
+        products read all of them twice."""
+        if not self.sparse:
+            return self.rmatvec(curv * self.matvec(v))
+        from .._losses._vectorised import iter_chunks
+        from .._parallel import current_threads
+        from ._sparse_kernels import csr_gram_product
+
+        n, p = self.shape
+        d = self.n_features_in
+        X = self.X
+        vf = np.ascontiguousarray(v[:d], dtype=np.float64)
+        shift = self.intercept * v[d] if self.augmented else 0.0
+        g = np.empty(n)
+
+        def chunk(a, b):      # the fixed chunks' sums, added in order: thread-free bits
+            part = np.zeros(p)
+            csr_gram_product(X.data, X.indices, X.indptr, a, b, vf, self.scale, shift,
+                             self.augmented, curv, g[a:b], part)
+            return part
+
+        out = np.zeros(p)
+        for part in iter_chunks(chunk, n, current_threads(), X.nnz):
+            out += part
+        if self.augmented:
+            out[d] = self.intercept * float(np.sum(g))
+        return out
+
     def squared_rmatvec(self, c):
         """``sum_i c_i x_ij'^2`` for every column ``j`` (the diagonal of ``X'^T diag(c) X'``:
         Newton-CG's preconditioner), in blocks (no squared copy of ``X``)."""

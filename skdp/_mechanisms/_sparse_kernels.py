@@ -2,7 +2,7 @@
 on its ``data``, ``indices`` and ``indptr`` arrays: no scipy matrix is built per chunk
 (scipy copies the non-zeros of a row slice, a third of the data per pass on two threads).
 
-Both passes add in a fixed order, so their rounding is that of
+Every pass adds in a fixed order, so their rounding is that of
 :func:`skdp._losses._vectorised._sparse_chunk`'s analysis: a margin adds a row's
 non-zeros in order (at most ``d`` terms), a gradient entry adds the chunk's rows in order.
 Serial and ``nogil``: the chunks run on the solvers' thread pool."""
@@ -11,8 +11,8 @@ import numpy as np
 
 from .._numba_cache import ensure_cache_locator, kernel
 
-__all__ = ["csr_margins", "csr_accumulate", "csr_squared_accumulate", "csr_row_norms",
-           "csr_clipped_row_norms"]
+__all__ = ["csr_margins", "csr_accumulate", "csr_gram_product", "csr_squared_accumulate",
+           "csr_row_norms", "csr_clipped_row_norms"]
 
 
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
@@ -34,14 +34,48 @@ def csr_margins(data, indices, indptr, start, stop, W, scale, out):
 @kernel(nogil=True)
 def csr_accumulate(data, indices, indptr, start, stop, G, out):
     """``out[j, k] += sum_i x_ij G[i - start, k]`` over the rows ``start <= i < stop``, the
-    rows added in order (``out`` zero on entry for a chunk's own sum)."""
+    rows added in order (``out`` zero on entry for a chunk's own sum).  One output has a
+    loop of its own (the same additions): 45 -> 34 ms on a 10^6 x 10^4 one-hot design
+    (20 non-zeros a row, one thread)."""
     K = G.shape[1]
     for i in range(start, stop):
+        if K == 1:
+            gi = G[i - start, 0]
+            for t in range(indptr[i], indptr[i + 1]):
+                out[indices[t], 0] += np.float64(data[t]) * gi
+            continue
         for t in range(indptr[i], indptr[i + 1]):
             x = np.float64(data[t])
             j = indices[t]
             for k in range(K):
                 out[j, k] += x * G[i - start, k]
+
+
+@kernel(nogil=True)
+def csr_gram_product(data, indices, indptr, start, stop, v, scale, shift, augmented, curv,
+                     g, out):
+    """One read of the rows ``start <= i < stop`` for a Hessian-vector product
+    ``X'^T diag(curv) X' v``: each row's margin ``z_i = fl(s_i (sum_t data[t]
+    v[indices[t]])) (+ shift)`` (:func:`csr_margins`' order, then ``shift = fl(b v_d)``
+    when ``augmented``), ``g[i - start] = curv[i] z_i``, and ``out[j] += x_ij fl(s_i
+    g_i)`` with the rows added in order (:func:`csr_accumulate`'s).  The same operations
+    in the same order as those two kernels apart, so the same bits, but each row's
+    non-zeros are read once while they are in cache: on a 10^6 x 10^4 one-hot design
+    (20 non-zeros a row, one thread) 58 ms, against 33 + 48 ms for the two passes."""
+    for i in range(start, stop):
+        lo = indptr[i]
+        hi = indptr[i + 1]
+        acc = 0.0
+        for t in range(lo, hi):
+            acc += np.float64(data[t]) * v[indices[t]]
+        z = acc * scale[i]
+        if augmented:
+            z += shift
+        gi = curv[i] * z
+        g[i - start] = gi
+        weight = scale[i] * gi
+        for t in range(lo, hi):
+            out[indices[t]] += np.float64(data[t]) * weight
 
 
 @kernel(nogil=True)

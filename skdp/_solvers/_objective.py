@@ -63,6 +63,10 @@ class Objective:
                                                          loss.loss_id)
         self.n_evals = 0
         self.extra_example_gradients = 0  # e.g. spent on a warm start elsewhere
+        #: ``(W, x_i' W)`` of the last evaluation of a sparse single-output objective:
+        #: :meth:`curvature` at that point (Newton-CG's next step) reads them instead of
+        #: another pass over the rows
+        self._margins = None
 
     def value_grad(self, W):
         """Return ``(F(W), grad F(W))`` with ``W`` of shape ``(d, K)``."""
@@ -71,8 +75,11 @@ class Objective:
         grad = np.empty_like(W)
         design, loss = self.design, self.loss
         if self.sparse:
+            margins = np.empty(self.n) if W.shape[1] == 1 else None
             value = _vectorised.sparse_value_grad(design, self.y, W, loss.loss_id, loss.param,
-                                                  self.alpha, grad, current_threads())
+                                                  self.alpha, grad, current_threads(),
+                                                  margins)
+            self._margins = None if margins is None else (W.copy(), margins)
             return float(value), grad
         if self.vectorised:
             value = _vectorised.binary_value_grad(design, self.y, W, loss.loss_id, loss.param,
@@ -156,17 +163,22 @@ class Objective:
                 + self.alpha * np.eye(self.d))
 
     def curvature(self, W):
-        """``l''(x_i' W, y_i)`` of every row (single output; one pass over the data)."""
-        z = self.design.matvec(W[:, 0])
-        self.extra_example_gradients += self.n
+        """``l''(x_i' W, y_i)`` of every row (single output; one pass over the data, none
+        on a sparse design at the point evaluated last: its margins are kept)."""
+        if self._margins is not None and np.array_equal(self._margins[0], W):
+            z = self._margins[1]
+        else:
+            z = self.design.matvec(W[:, 0])
+            self.extra_example_gradients += self.n
         if self.vectorised and self.loss.loss_id == LOGISTIC:
             return _vectorised.logistic_curvature(z)
         return _vectorised.curvature_weights(z, self.y, self.loss.loss_id, self.loss.param)
 
     def hessp(self, curv, v):
-        """``(X'^T diag(curv) X'/n + alpha I) v`` (Newton-CG; two passes, no matrix)."""
+        """``(X'^T diag(curv) X'/n + alpha I) v`` (Newton-CG; no matrix: two passes over
+        a dense design, one over a sparse one, :meth:`ClippedRows.gram_product`)."""
         self.extra_example_gradients += self.n
-        return self.design.rmatvec(curv * self.design.matvec(v)) / self.n + self.alpha * v
+        return self.design.gram_product(curv, v) / self.n + self.alpha * v
 
     def hessian_diagonal(self, curv):
         """The diagonal of the Hessian at the curvatures ``curv`` (Newton-CG's

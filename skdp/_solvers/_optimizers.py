@@ -284,7 +284,9 @@ def _newton_cg_polish(objective, W, stop, margin, max_steps):
     """Hessian-free Newton steps from ``W`` for single-output objectives too wide for a
     dense Hessian (more than 2000 coefficients: one-hot and text designs): each direction
     solves ``H d = grad`` by Jacobi-preconditioned conjugate gradients on Hessian-vector
-    products (two passes each, :meth:`Objective.hessp`), each step halved until the
+    products (:meth:`Objective.hessp`: one read of a sparse design's rows, two of a dense
+    one's; the curvatures at the current point come from its evaluation's margins on a
+    sparse design), each step halved until the
     gradient norm decreases.  As :func:`_newton_polish`, it needs gradients only (L-BFGS's
     line search stalls on function values below their rounding); the certificate decides.
     Returns ``(W, certified)``."""

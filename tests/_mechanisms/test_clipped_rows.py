@@ -185,3 +185,72 @@ def test_gram_of_blocks_takes_any_block_layout():
     G = gram_of_blocks(iter(blocks), 5)
     np.testing.assert_allclose(G, sum(B.T @ B for B in blocks), rtol=1e-13)
     assert np.array_equal(G, G.T)
+
+
+def _sparse_adversarial(rng, n, d, dtype=np.float64, index_dtype=np.int32):
+    """A CSR design with rows of every magnitude (the clip factors differ), an empty row
+    and uneven non-zero counts."""
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.15)
+    X *= rng.choice([1e-3, 0.3, 1.0, 1e3], size=(n, 1))
+    X[5] = 0.0
+    S = sp.csr_matrix(X.astype(dtype))
+    S.indices = S.indices.astype(index_dtype)
+    S.indptr = S.indptr.astype(index_dtype)
+    return S
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("dtype, index_dtype", [(np.float64, np.int32),
+                                                (np.float32, np.int64)])
+def test_sparse_gram_product_is_the_two_products(fit_intercept, dtype, index_dtype):
+    """Newton-CG's Hessian-vector product reads a sparse row once: bitwise
+    ``rmatvec(curv * matvec(v))``, over several chunks, with zero curvatures and an
+    empty row; a dense design takes the two products."""
+    rng = np.random.default_rng(8)
+    S = _sparse_adversarial(rng, 5000, 60, dtype, index_dtype)
+    for X in (S, S.toarray()):
+        design = ClippedRows(X, 1.5, fit_intercept, 0.5)
+        v = rng.normal(size=design.shape[1])
+        curv = rng.random(design.shape[0])
+        curv[::9] = 0.0
+        expected = design.rmatvec(curv * design.matvec(v))
+        assert np.array_equal(design.gram_product(curv, v), expected)
+
+
+def test_sparse_accumulate_with_one_output_is_the_general_loop():
+    """The one-output loop of ``csr_accumulate`` adds the same products in the same order
+    as the loop over outputs: the first column of a two-output sum, bit for bit."""
+    from skdp._mechanisms._sparse_kernels import csr_accumulate
+
+    rng = np.random.default_rng(9)
+    S = _sparse_adversarial(rng, 3000, 50)
+    g = rng.normal(size=(3000, 1)) * rng.choice([1e-8, 1.0, 1e8], size=(3000, 1))
+    one = np.zeros((50, 1))
+    two = np.zeros((50, 2))
+    csr_accumulate(S.data, S.indices, S.indptr, 100, 2900, g[100:2900], one)
+    csr_accumulate(S.data, S.indices, S.indptr, 100, 2900,
+                   np.repeat(g[100:2900], 2, axis=1), two)
+    assert np.array_equal(one[:, 0], two[:, 0])
+    assert np.any(one != 0.0)
+
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.5)])
+def test_sparse_curvature_reuses_the_margins_of_the_last_evaluation(loss):
+    """At the point evaluated last, a sparse objective's curvatures come from the margins
+    that evaluation computed (no pass is counted) and equal those of a fresh pass bit for
+    bit; at any other point they are computed afresh."""
+    rng = np.random.default_rng(10)
+    S = _sparse_adversarial(rng, 4000, 30)
+    y = np.sign(rng.normal(size=4000)) if isinstance(loss, LogisticLoss) \
+        else rng.normal(size=4000)
+    objective = Objective(ClippedRows(S, 1.5, True, 0.5), y, loss, 0.01, 1, 1.5)
+    fresh = Objective(ClippedRows(S, 1.5, True, 0.5), y, loss, 0.01, 1, 1.5)
+    W1, W2 = rng.normal(size=(31, 1)), rng.normal(size=(31, 1))
+    objective.value_grad(W1)
+    passes = objective.n_example_gradients
+    assert np.array_equal(objective.curvature(W1), fresh.curvature(W1))
+    assert objective.n_example_gradients == passes
+    W1[3, 0] += 1e-9        # the caller's array changed after the evaluation
+    assert np.array_equal(objective.curvature(W1), fresh.curvature(W1))
+    assert np.array_equal(objective.curvature(W2), fresh.curvature(W2))
+    assert objective.n_example_gradients == passes + 2 * objective.n
