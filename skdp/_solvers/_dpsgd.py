@@ -197,7 +197,7 @@ __all__ = ["solve_dpsgd"]
 SECURE_CHUNK_DRAWS = 1 << 21
 #: the exact noise of a run is drawn in at least this many chunks; with one thread per
 #: step, each while the steps of the previous one run, so that sampling overlaps training
-#: (:func:`run_steps`)
+#: (:class:`ExactStepNoise`)
 SECURE_PIPELINE_CHUNKS = 8
 #: a step's batch is summed in ``BATCH_PARTS`` fixed parts, side by side on numba's threads
 #: (:func:`batch_parts`), when its expected work -- batch size times coefficients -- is at
@@ -281,25 +281,86 @@ def batch_parts(batch_size, p):
     return 1
 
 
-def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_from=None,
-              rows=()):
-    """Run ``n_steps`` steps of :func:`dpsgd_loop` (``args``: its arguments before
-    ``n_steps``; ``hyper``: the ones after) with float noise, or, with a ``noise_source``,
-    exact grid noise pre-drawn per chunk of steps: each step's clipped sum (replace-one
-    sensitivity ``2L``, the clip's rounding margin included; ``|s| <= bound``) is released
-    as ``gamma (rint(s/gamma) + Z)`` on the grid of ``sigma``.  Returns ``(total,
-    dropped)``.  ``average_from = t0``: ``W`` (``args[6]``) ends as the mean of the iterates
-    ``W_t0 .. W_T`` instead of ``W_T`` (post-processing; the noise and the batches are
-    unchanged).  ``rows``: :func:`dpsgd_loop`'s trailing row arguments (``scale``,
-    ``intercept``, CSR arrays; :func:`design_rows`), empty for a clipped copy.
+class ExactStepNoise:
+    """The exact noise of a run's ``n_steps`` steps (``p`` coordinates each, replace-one
+    sensitivity ``2L``, values bounded by ``bound``, on the grid of ``sigma``): drawn from
+    ``source`` in chunks of steps, always in step order, so the integers never depend on
+    when or on which thread a chunk is drawn.
 
     The chunks (at most ``SECURE_CHUNK_DRAWS`` integers, at least
-    ``SECURE_PIPELINE_CHUNKS`` of them) are drawn in order from ``noise_source``.  When a
-    step runs on one thread, chunk ``k + 1`` is drawn on a helper thread while the steps of
-    chunk ``k`` run (both kernels release the GIL), so the sampling cost hides behind the
-    training; when the steps' parts run on several threads, the chunks are drawn back to
-    back on all threads, then their steps run (comment below).  The noise does not depend
-    on the data, the threads or the timing: the same seed gives the same integers."""
+    ``SECURE_PIPELINE_CHUNKS`` of them) are drawn on a helper thread, starting at once:
+    the first while the caller prepares the rows (a design's row norms, 7-10 ms on adult),
+    which is why a solver builds this before it touches the data (adult, default DP-SGD,
+    2 threads, median of 9 fits in three alternating runs: 117-119 -> 113-116 ms, the
+    float-noise fit 96-102 ms).  Then, when a step runs on one
+    thread (``n_parts == 1`` or a single numba thread), chunk ``k + 1`` is drawn while the
+    steps of chunk ``k`` run (both kernels release the GIL), so the sampling hides behind
+    the training.  When the steps' parts run on several threads, the chunks are drawn in
+    groups of ``SECURE_CHUNK_DRAWS`` integers, a group only when the steps of the previous
+    one are done: the steps wait for their slowest part at every step, and a helper
+    drawing on the same cores preempted them (adult, 2 threads: 168 ms against 125 with
+    float noise); drawing between the chunks' steps was no better, each draw meeting the
+    OpenMP workers still spinning (33 ms of draws there, 16 ms back to back).
+
+    Iterate once for ``(t0, steps, gamma, Z)`` per chunk; :meth:`close` (also run when the
+    iteration ends or fails) waits for a draw in flight."""
+
+    def __init__(self, source, sigma, L, p, bound, n_steps, n_parts):
+        self.source, self.sigma, self.L, self.p, self.bound = source, sigma, L, p, bound
+        self.n_steps = int(n_steps)
+        self.chunk = max(1, min(SECURE_CHUNK_DRAWS // p,
+                                -(-self.n_steps // SECURE_PIPELINE_CHUNKS)))
+        starts = list(range(1, self.n_steps + 1, self.chunk))
+        self.pipelined = n_parts == 1 or current_threads() == 1
+        per_group = 1 if self.pipelined else max(1, SECURE_CHUNK_DRAWS // (self.chunk * p))
+        self.groups = [starts[g:g + per_group] for g in range(0, len(starts), per_group)]
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skdp-noise")
+        self._pending = self._pool.submit(self._draw_group, 0)
+
+    def _draw_group(self, k):
+        out = []
+        for t0 in self.groups[k]:
+            steps = min(self.chunk, self.n_steps + 1 - t0)
+            # ``steps`` independent releases of the p coordinates, on the same public grid
+            gamma, Z, _ = exact_gaussian_noise(self.source, self.sigma, 2.0 * self.L, self.p,
+                                               self.bound, steps * self.p)
+            out.append((t0, steps, gamma, Z.reshape(steps, self.p)))
+        return out
+
+    def __iter__(self):
+        try:
+            for k in range(len(self.groups)):
+                drawn = self._pending.result()
+                self._pending = None
+                more = k + 1 < len(self.groups)
+                if more and self.pipelined:
+                    self._pending = self._pool.submit(self._draw_group, k + 1)
+                yield from drawn
+                if more and not self.pipelined:
+                    self._pending = self._pool.submit(self._draw_group, k + 1)
+        finally:
+            self.close()
+
+    def close(self):
+        """Wait for a draw in flight and stop the helper thread (idempotent)."""
+        self._pending = None
+        self._pool.shutdown(wait=True)
+
+
+def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_from=None,
+              rows=(), noise=None):
+    """Run ``n_steps`` steps of :func:`dpsgd_loop` (``args``: its arguments before
+    ``n_steps``; ``hyper``: the ones after) with float noise, or, with a ``noise_source``,
+    exact grid noise pre-drawn per chunk of steps (:class:`ExactStepNoise`; ``noise``: one
+    the caller started before preparing ``args``, else one is started here): each step's
+    clipped sum (replace-one sensitivity ``2L``, the clip's rounding margin included;
+    ``|s| <= bound``) is released as ``gamma (rint(s/gamma) + Z)`` on the grid of
+    ``sigma``.  Returns ``(total, dropped)``.  ``average_from = t0``: ``W`` (``args[6]``)
+    ends as the mean of the iterates ``W_t0 .. W_T`` instead of ``W_T`` (post-processing;
+    the noise and the batches are unchanged).  ``rows``: :func:`dpsgd_loop`'s trailing row
+    arguments (``scale``, ``intercept``, CSR arrays; :func:`design_rows`), empty for a
+    clipped copy.  The noise does not depend on the data, the threads or the timing: the
+    same seed gives the same integers."""
     W = args[6]
     n_parts = batch_parts(hyper[1], p)
     # every row argument given: the loop's cached code is found again (with_defaults);
@@ -312,58 +373,22 @@ def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_fr
     else:
         w_sum, average_from = np.zeros_like(W), int(average_from)
 
-    def finish(total, dropped):
-        if w_sum.shape[0]:
-            W[...] = w_sum / (n_steps - average_from + 1)
-        return total, dropped
-
     if noise_source is None:
         total, dropped, _ = dpsgd_loop(*args, n_steps, *hyper, 1,
                                        np.zeros((0, 0), dtype=np.int64), 0.0, w_sum,
                                        average_from, *rows)
-        return finish(total, dropped)
-    chunk = max(1, min(SECURE_CHUNK_DRAWS // p, -(-n_steps // SECURE_PIPELINE_CHUNKS)))
-    starts = list(range(1, n_steps + 1, chunk))
-
-    def draw(t0):
-        steps = min(chunk, n_steps + 1 - t0)
-        # ``steps`` independent releases of the p coordinates, on the same public grid
-        gamma, Z, _ = exact_gaussian_noise(noise_source, sigma, 2.0 * L, p, bound, steps * p)
-        return steps, gamma, Z.reshape(steps, p)
-
-    def run(t0, drawn):
-        steps, gamma, Z = drawn
-        tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z, gamma, w_sum, average_from,
-                                 *rows)
-        return tot, drp
-
-    total = dropped = 0
-    if n_parts == 1 or current_threads() == 1:
-        # one thread per step: the next chunk is drawn on a helper thread meanwhile
-        pending = draw(starts[0])
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="skdp-noise") as pool:
-            for k, t0 in enumerate(starts):
-                ahead = pool.submit(draw, starts[k + 1]) if k + 1 < len(starts) else None
-                tot, drp = run(t0, pending)
-                total += tot
-                dropped += drp
-                pending = ahead.result() if ahead is not None else None
-        return finish(total, dropped)
-    # Steps summed in parts on several threads wait for their slowest part at every step,
-    # and a helper drawing on the same cores preempts them (adult, 2 threads: 168 ms
-    # against 125 with float noise); drawing between the chunks' steps is no better, each
-    # draw meeting the OpenMP workers still spinning (33 ms of draws there, 16 ms back to
-    # back).  So the chunks that SECURE_CHUNK_DRAWS integers hold are drawn back to back
-    # (each on all threads), then their steps run.  The same chunks in the same order as
-    # above: the same integers.
-    per_group = max(1, SECURE_CHUNK_DRAWS // (chunk * p))
-    for g in range(0, len(starts), per_group):
-        drawn = [(t0, draw(t0)) for t0 in starts[g:g + per_group]]
-        for t0, d in drawn:
-            tot, drp = run(t0, d)
+    else:
+        if noise is None:
+            noise = ExactStepNoise(noise_source, sigma, L, p, bound, n_steps, n_parts)
+        total = dropped = 0
+        for t0, steps, gamma, Z in noise:
+            tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z, gamma, w_sum, average_from,
+                                     *rows)
             total += tot
             dropped += drp
-    return finish(total, dropped)
+    if w_sum.shape[0]:
+        W[...] = w_sum / (n_steps - average_from + 1)
+    return total, dropped
 
 
 def design_rows(design):
@@ -623,14 +648,23 @@ def _solve(
         total, dropped = run_dask_steps(design, loss, clip, W, T, hyper, noise_source, L,
                                         average_from)
     else:
-        # the rows clipped as they are sampled: no copy of X, dense or CSR
-        design = ClippedRows(X, data_norm, fit_intercept, intercept_scaling)
-        Xk, rows = design_rows(design)
-        yc = np.ascontiguousarray(y, dtype=np.float64)
-        args = (Xk, yc, int(loss.loss_id), float(loss.param), clip,
-                design.clipped_row_norms(), W)
+        # the exact noise starts drawing (public quantities only) while the rows' norms
+        # are computed
+        noise = None if noise_source is None else ExactStepNoise(
+            noise_source, sigma, L, p, n * L, T, batch_parts(hyper[1], p))
+        try:
+            # the rows clipped as they are sampled: no copy of X, dense or CSR
+            design = ClippedRows(X, data_norm, fit_intercept, intercept_scaling)
+            Xk, rows = design_rows(design)
+            yc = np.ascontiguousarray(y, dtype=np.float64)
+            args = (Xk, yc, int(loss.loss_id), float(loss.param), clip,
+                    design.clipped_row_norms(), W)
+        except BaseException:
+            if noise is not None:
+                noise.close()
+            raise
         total, dropped = run_steps(args, T, hyper, noise_source, sigma, L, p, bound=n * L,
-                                   average_from=average_from, rows=rows)
+                                   average_from=average_from, rows=rows, noise=noise)
     if noise_source is not None:
         details["secure_noise"] = True
     # ``dropped`` counts non-finite per-example gradients: a private quantity, so it is

@@ -1,0 +1,89 @@
+"""DP-SGD's exact noise (``ExactStepNoise``): drawn in step order whatever the schedule,
+started before the rows are read, and stopped cleanly when preparing them fails."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import skdp._solvers._dpsgd as dpsgd_mod
+from skdp._losses import LogisticLoss
+from skdp._mechanisms import new_word_source
+from skdp._mechanisms._clipped_rows import ClippedRows
+from skdp._mechanisms._exact import exact_gaussian_noise
+from skdp._parallel import available_threads, current_threads, set_current_threads
+
+
+def _noise_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("skdp-noise")]
+
+
+@pytest.mark.parametrize("n_parts, threads", [(1, 1), (8, 1), (8, 2)])
+def test_chunks_are_the_sequential_draw_in_any_schedule(n_parts, threads):
+    """Pipelined (one thread a step) or in groups (steps in parts on several threads):
+    every chunk holds exactly the integers of drawing the chunks one after the other from
+    the same source, and the chunks cover the steps 1..T in order."""
+    if threads > available_threads():
+        pytest.skip("needs two threads")
+    p, T = 7, 53
+    previous = current_threads()
+    try:
+        set_current_threads(threads)
+        noise = dpsgd_mod.ExactStepNoise(new_word_source(9), 2.0, 1.0, p, 100.0, T, n_parts)
+        assert noise.pipelined == (n_parts == 1 or threads == 1)
+        chunks = list(noise)
+    finally:
+        set_current_threads(previous)
+    source = new_word_source(9)
+    step = 1
+    for t0, steps, gamma, Z in chunks:
+        assert t0 == step and Z.shape == (steps, p)
+        g, expected, _ = exact_gaussian_noise(source, 2.0, 2.0, p, 100.0, steps * p)
+        assert gamma == g
+        np.testing.assert_array_equal(Z.ravel(), expected)
+        step += steps
+    assert step == T + 1
+    assert not _noise_threads()
+
+
+def test_the_noise_starts_before_the_rows_are_read(monkeypatch):
+    """The fit builds its noise (public quantities only) before it reads the rows, so the
+    first draw overlaps the row norms."""
+    events = []
+    original_init = dpsgd_mod.ExactStepNoise.__init__
+    original_norms = ClippedRows.clipped_row_norms
+
+    def init(self, *args, **kwargs):
+        events.append("noise")
+        original_init(self, *args, **kwargs)
+
+    def norms(self):
+        events.append("rows")
+        return original_norms(self)
+
+    monkeypatch.setattr(dpsgd_mod.ExactStepNoise, "__init__", init)
+    monkeypatch.setattr(ClippedRows, "clipped_row_norms", norms)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (400, 3))
+    y = np.sign(rng.normal(size=400))
+    dpsgd_mod.solve_dpsgd(X, y, LogisticLoss(), epsilon=1.0, delta=1e-5, alpha=1e-2,
+                          data_norm=2.0, batch_size=40, n_steps=20,
+                          rng=np.random.default_rng(1), noise_source=new_word_source(2))
+    assert events == ["noise", "rows"]
+
+
+def test_a_failure_while_reading_the_rows_stops_the_noise(monkeypatch):
+    """If preparing the rows raises, the error reaches the caller and no noise thread is
+    left drawing."""
+    def broken(self):
+        raise RuntimeError("rows could not be read")
+
+    monkeypatch.setattr(ClippedRows, "clipped_row_norms", broken)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (400, 3))
+    y = np.sign(rng.normal(size=400))
+    with pytest.raises(RuntimeError, match="rows could not be read"):
+        dpsgd_mod.solve_dpsgd(X, y, LogisticLoss(), epsilon=1.0, delta=1e-5, alpha=1e-2,
+                              data_norm=2.0, batch_size=40, n_steps=20,
+                              rng=np.random.default_rng(1), noise_source=new_word_source(2))
+    assert not _noise_threads()
