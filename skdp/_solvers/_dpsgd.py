@@ -381,11 +381,14 @@ def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_fr
         if noise is None:
             noise = ExactStepNoise(noise_source, sigma, L, p, bound, n_steps, n_parts)
         total = dropped = 0
-        for t0, steps, gamma, Z in noise:
-            tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z, gamma, w_sum, average_from,
-                                     *rows)
-            total += tot
-            dropped += drp
+        try:
+            for t0, steps, gamma, Z in noise:
+                tot, drp, _ = dpsgd_loop(*args, steps, *hyper, t0, Z, gamma, w_sum,
+                                         average_from, *rows)
+                total += tot
+                dropped += drp
+        finally:
+            noise.close()      # a failed step leaves no draw running on the source
     if w_sum.shape[0]:
         W[...] = w_sum / (n_steps - average_from + 1)
     return total, dropped

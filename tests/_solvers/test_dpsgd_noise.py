@@ -87,3 +87,25 @@ def test_a_failure_while_reading_the_rows_stops_the_noise(monkeypatch):
                               data_norm=2.0, batch_size=40, n_steps=20,
                               rng=np.random.default_rng(1), noise_source=new_word_source(2))
     assert not _noise_threads()
+
+
+def test_a_failing_step_stops_the_noise(monkeypatch):
+    """If a chunk's steps raise, the error reaches the caller once the draw in flight has
+    finished: no noise thread is left using the source."""
+    calls = []
+
+    def failing_loop(*args, **kwargs):
+        calls.append(1)
+        raise FloatingPointError("step failed")
+
+    monkeypatch.setattr(dpsgd_mod, "dpsgd_loop", failing_loop)
+    rng = np.random.default_rng(0)
+    n, p, T = 300, 4, 37
+    X = rng.uniform(-0.5, 0.5, (n, p))
+    args = (X, np.sign(rng.normal(size=n)), 0, 0.0, 1.0, np.sqrt(np.sum(X * X, axis=1)),
+            np.zeros((p, 1)))
+    hyper = (0.1, 30.0, 2.0, 0.01, 100.0, False, 1.0, 10.0, np.random.default_rng(1))
+    with pytest.raises(FloatingPointError, match="step failed"):
+        dpsgd_mod.run_steps(args, T, hyper, new_word_source(5), 2.0, 1.0, p, bound=n)
+    assert calls == [1]
+    assert not _noise_threads()
