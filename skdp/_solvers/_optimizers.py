@@ -287,17 +287,24 @@ def _newton_cg_polish(objective, W, stop, margin, max_steps):
     products (:meth:`Objective.hessp`: one read of a sparse design's rows, two of a dense
     one's; the curvatures at the current point come from its evaluation's margins on a
     sparse design), each step halved until the
-    gradient norm decreases.  As :func:`_newton_polish`, it needs gradients only (L-BFGS's
+    gradient norm decreases.  The preconditioner is the Hessian's diagonal at the first
+    step's curvatures, kept for the later steps (any fixed positive diagonal is a valid
+    preconditioner for each solve): recomputed at every step it cost a pass a step and
+    changed no step's product count (one-hot 10^6 x 10^4 and 2 10^5 x 5000, TF-IDF 10^5 x
+    10^5, epsilon 0.3, 1 and 3, two seeds: 1.93 -> 1.87 s on the first at epsilon 1, one
+    thread).  As :func:`_newton_polish`, it needs gradients only (L-BFGS's
     line search stalls on function values below their rounding); the certificate decides.
     Returns ``(W, certified)``."""
     _, grad = objective.value_grad(W)
+    diagonal = None
     for _ in range(max_steps):
         if margin(W, grad) <= stop:
             return W, True
         curv = objective.curvature(W)
         g = grad[:, 0]
-        direction = _preconditioned_cg(lambda v: objective.hessp(curv, v), g,
-                                       objective.hessian_diagonal(curv),
+        if diagonal is None:
+            diagonal = objective.hessian_diagonal(curv)
+        direction = _preconditioned_cg(lambda v: objective.hessp(curv, v), g, diagonal,
                                        min(NEWTON_CG_RTOL_MAX, max(NEWTON_CG_RTOL, math.sqrt(
                                            float(np.linalg.norm(grad))))),
                                        NEWTON_CG_MAX_PRODUCTS)[:, None]
