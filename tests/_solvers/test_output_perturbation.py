@@ -572,6 +572,30 @@ def test_newton_reuses_the_last_lbfgs_gradient(monkeypatch):
     assert evals_again == evals_reuse + 1
 
 
+def test_newton_cg_computes_its_preconditioner_once(monkeypatch):
+    """The Jacobi preconditioner of the first Newton-CG step serves the later ones (a pass
+    a step less): one diagonal however many steps, and the point is still certified."""
+    from skdp._mechanisms._clipped_rows import ClippedRows
+
+    S, y = _wide_sparse_design(7, 4000)
+    mu, tau = 1e-4, 1e-6
+    objective = Objective(ClippedRows(S, 1.5, True, 1.0), y, LogisticLoss(), mu, 1, 1.5)
+    calls = {"diagonal": 0}
+    original = Objective.hessian_diagonal
+
+    def diagonal(self, curv):
+        calls["diagonal"] += 1
+        return original(self, curv)
+
+    monkeypatch.setattr(Objective, "hessian_diagonal", diagonal)
+    W, info = certified_minimize(objective, mu, tau, 0.25 * 1.5**2, 1.5 / mu, max_iter=30)
+    assert info["inner_solver"] == "newton_cg"
+    steps = objective.n_evals - 1          # one evaluation a step after the first
+    assert steps >= 3 and calls["diagonal"] == 1
+    _, grad = objective.value_grad(W)
+    assert np.linalg.norm(grad) + objective.rounding_allowance(W) <= mu * tau
+
+
 def test_wide_sparse_designs_go_from_the_warm_start_to_newton_cg(monkeypatch):
     """A wide design with enough rows for a warm start goes straight to Hessian-free Newton
     steps (no L-BFGS in between), certifies, and lands within tau of the minimiser, the
