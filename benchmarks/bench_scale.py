@@ -658,9 +658,14 @@ def dense_specs(max_n):
 
 
 def parse_cells(text):
-    """Dense specs from ``"1e7x20:float64,1e7x50:float32"``."""
+    """Specs from ``"1e7x20:float64,1e7x50:float32,onehot"``: dense ``NxD:DTYPE`` cells,
+    and the full run's sparse designs by name (``onehot``, ``tfidf``)."""
     specs = []
+    sparse = {spec["kind"]: spec for spec in SPARSE_CASES["full"]}
     for item in text.split(","):
+        if item.strip() in sparse:
+            specs.append(dict(sparse[item.strip()]))
+            continue
         shape, _, dtype = item.strip().partition(":")
         n, _, d = shape.lower().partition("x")
         dtype = dtype or "float64"
@@ -671,17 +676,23 @@ def parse_cells(text):
 
 
 def merge_cells(path, res, load):
-    """Add ``res``'s dense cells to the results JSON at ``path`` (a cell of the same shape
-    and dtype is replaced), record where they came from, and re-render the markdown."""
+    """Add ``res``'s dense and sparse cells to the results JSON at ``path`` (a cell of the
+    same shape and dtype, or the same sparse design, is replaced), record where they came
+    from, and re-render the markdown."""
     old = json.loads(path.read_text())
     key = lambda c: (c["spec"]["n"], c["spec"]["d"], c["spec"]["dtype"])  # noqa: E731
     new_keys = {key(c) for c in res["dense"]}
     old["dense"] = sorted([c for c in old["dense"] if key(c) not in new_keys] + res["dense"],
                           key=lambda c: (c["spec"]["n"], c["spec"]["d"],
                                          DTYPES.index(c["spec"]["dtype"])))
-    old["config"]["max_n"] = max(old["config"]["max_n"], res["config"]["max_n"])
+    kinds = [c["spec"]["kind"] for c in res["sparse"]]
+    order = [spec["kind"] for spec in SPARSE_CASES["full"]]
+    old["sparse"] = sorted([c for c in old["sparse"] if c["spec"]["kind"] not in kinds]
+                           + res["sparse"], key=lambda c: order.index(c["spec"]["kind"]))
+    if res["dense"]:
+        old["config"]["max_n"] = max(old["config"]["max_n"], res["config"]["max_n"])
     old.setdefault("merged", []).append({
-        "argv": res["argv"], "cells": [list(k) for k in sorted(new_keys)],
+        "argv": res["argv"], "cells": [list(k) for k in sorted(new_keys)] + kinds,
         "date_utc": res["machine"]["date_utc"], "git": C.git_state(),
         "source": source_fingerprint(), "load": load})
     path.write_text(json.dumps(C._jsonable(old), indent=1) + "\n", encoding="utf-8")
@@ -767,8 +778,8 @@ def main(argv=None):
     ap.add_argument("--no-sparse", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out-dir", default=str(C.RESULTS_DIR))
     ap.add_argument("--cells", metavar="NxD:DTYPE,...",
-                    help="only these dense cells, e.g. 1e7x20:float64 (with --merge-into: "
-                         "added to an earlier run's results)")
+                    help="only these cells, e.g. 1e7x20:float64 or onehot (with "
+                         "--merge-into: added to an earlier run's results)")
     ap.add_argument("--merge-into", metavar="JSON",
                     help="add the dense cells measured now to an earlier run's results JSON "
                          "(replacing cells of the same shape) and re-render its markdown")
@@ -814,13 +825,16 @@ def main(argv=None):
     specs = dense_specs(max_n)
     if args.cells:
         specs = parse_cells(args.cells)
-        res["config"]["max_n"] = max(sp["n"] for sp in specs)
+        res["config"]["max_n"] = max([sp["n"] for sp in specs if sp["kind"] == "dense"],
+                                     default=0)
     spent = 0.0
     if args.merge_into:
         for spec in specs:
-            res["dense"].append(run_cell(spec, libs_for(spec, dpl_py), dpl_py, args.repeats,
-                                         max(0.0, budget - spent)))
-            spent += res["dense"][-1]["timing"].get("gate_spent_s", 0.0)
+            dense = spec["kind"] == "dense"
+            py = dpl_py if dense else None
+            res["dense" if dense else "sparse"].append(
+                run_cell(spec, libs_for(spec, py), py, args.repeats, max(0.0, budget - spent)))
+            spent += res["dense" if dense else "sparse"][-1]["timing"].get("gate_spent_s", 0.0)
         path = merge_cells(Path(args.merge_into), res, total.stop())
         C.log(f"merged {len(specs)} cell(s) into {path} and re-rendered its markdown")
         return
@@ -1114,7 +1128,8 @@ def render(res):
         L.append(f"- skdp sources unchanged during the run (fingerprint "
                  f"{res['source_at_start']})")
     for m in res.get("merged", ()):
-        cells = ", ".join(f"{C.fmt_n(n)} × {d} {dt}" for n, d, dt in m["cells"])
+        cells = ", ".join(f"the {c} design" if isinstance(c, str)
+                          else f"{C.fmt_n(c[0])} × {c[1]} {c[2]}" for c in m["cells"])
         L.append(f"- cells {cells} come from a later run, `python benchmarks/bench_scale.py "
                  f"{' '.join(m['argv'])}`, on {m['date_utc']} at git commit "
                  f"{m['git']['commit']} (skdp fingerprint {m['source']}; other processes "
