@@ -1128,9 +1128,10 @@ def render(res):
         L.append(f"- skdp sources unchanged during the run (fingerprint "
                  f"{res['source_at_start']})")
     for m in res.get("merged", ()):
-        cells = ", ".join(f"the {c} design" if isinstance(c, str)
-                          else f"{C.fmt_n(c[0])} × {c[1]} {c[2]}" for c in m["cells"])
-        L.append(f"- cells {cells} come from a later run, `python benchmarks/bench_scale.py "
+        cells = ", ".join([f"{C.fmt_n(c[0])} × {c[1]} {c[2]}" for c in m["cells"]
+                           if not isinstance(c, str)]
+                          + [f"the {c} design" for c in m["cells"] if isinstance(c, str)])
+        L.append(f"- {cells} come from a later run, `python benchmarks/bench_scale.py "
                  f"{' '.join(m['argv'])}`, on {m['date_utc']} at git commit "
                  f"{m['git']['commit']} (skdp fingerprint {m['source']}; other processes "
                  f"used {m['load']['external_cores']:.2f} cores on average over its "
