@@ -662,12 +662,12 @@ def _solve(
             yc = np.ascontiguousarray(y, dtype=np.float64)
             args = (Xk, yc, int(loss.loss_id), float(loss.param), clip,
                     design.clipped_row_norms(), W)
-        except BaseException:
+            total, dropped = run_steps(args, T, hyper, noise_source, sigma, L, p,
+                                       bound=n * L, average_from=average_from, rows=rows,
+                                       noise=noise)
+        finally:
             if noise is not None:
-                noise.close()
-            raise
-        total, dropped = run_steps(args, T, hyper, noise_source, sigma, L, p, bound=n * L,
-                                   average_from=average_from, rows=rows, noise=noise)
+                noise.close()      # whatever failed, no draw is left running
     if noise_source is not None:
         details["secure_noise"] = True
     # ``dropped`` counts non-finite per-example gradients: a private quantity, so it is

@@ -75,7 +75,10 @@ class Objective:
         grad = np.empty_like(W)
         design, loss = self.design, self.loss
         if self.sparse:
-            margins = np.empty(self.n) if W.shape[1] == 1 else None
+            margins = None
+            if W.shape[1] == 1:     # the last point's margins are overwritten: one buffer
+                margins = np.empty(self.n) if self._margins is None else self._margins[1]
+                self._margins = None
             value = _vectorised.sparse_value_grad(design, self.y, W, loss.loss_id, loss.param,
                                                   self.alpha, grad, current_threads(),
                                                   margins)
