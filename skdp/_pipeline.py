@@ -1,55 +1,41 @@
 r"""One privacy budget for a whole pipeline, from a raw table (``make_private_pipeline``).
 
 A :class:`PrivatePipeline` is a scikit-learn ``Pipeline`` with a total budget
-``(epsilon, delta)``.  At every ``fit`` it
+``(epsilon, delta)``.  Every entry point that fits it (``fit``, ``fit_transform``,
+``fit_predict``, and so a parent ``Pipeline``, ``ColumnTransformer`` or search calling them)
 
-1. splits the budget between its DP steps by the public rule of
-   :func:`skdp.linear_model._auto.pipeline_budget_split` (a share of the Gaussian-DP budget
-   ``mu^2`` for every DP transformer, read from the public schema: which columns are
-   numeric and which categorical), setting each DP transformer's ``epsilon``/``delta``;
-2. fits the transformers -- every one of them reads the same rows, so their events compose
-   *sequentially*, including the blocks of a ``ColumnTransformer``/``FeatureUnion``;
-3. gives the final estimator the largest ``epsilon`` (at the pipeline's ``delta``) for which
-   the composition of the transformers' *released* events and the estimator's *planned*
-   event (:func:`skdp.linear_model._base.planned_dp_event`, public quantities only) is
-   ``(epsilon, delta)``-DP under the exact accountant, and fits it; a final estimator with
-   ``data_norm="auto"`` takes the transformers' public output bound
-   (``output_norm_bound_``) at no privacy cost;
-4. reports ``epsilon_``, ``delta_``, ``dp_event_`` (the composition of every step's event)
-   and ``privacy_guaranteed_`` (False if any step learned from the data without DP), and
-   ``budget_split_``.
+1. makes one :class:`skdp._plan.PrivacyPlan` from public information only, before any row
+   is read: which steps release, each one's share of ``epsilon`` and ``delta`` (thresholds
+   included) and noise key, and the refusal of any step that would learn without DP
+   (:mod:`skdp._plan`); a :class:`~skdp.accounting.PrivacyLedger` (the pipeline's
+   ``privacy_ledger`` or a step's) is charged the plan's event here, or refuses;
+2. hands every step its share and key as parameters, fits the transformers -- every one
+   of them reads the same rows, so their events compose *sequentially*, including the
+   blocks of a ``ColumnTransformer``/``FeatureUnion`` -- and checks that each released
+   the event it was planned with;
+3. fits the final estimator with the largest ``epsilon`` (at the pipeline's ``delta``) for
+   which the composition of the transformers' events and the estimator's planned event
+   (:func:`skdp.linear_model._base.planned_dp_event`, public quantities only) is
+   ``(epsilon, delta)``-DP under the exact accountant; a final estimator with
+   ``data_norm="auto"`` is handed the transformers' public output bound
+   (``output_norm_bound_``) as its ``data_norm``, at no privacy cost;
+4. reports ``epsilon_``, ``delta_``, ``dp_event_`` (the composition of every step's event),
+   ``privacy_guaranteed_`` (False if a step read a bound or labels from the data),
+   ``budget_split_`` and ``privacy_plan_``.
 
-The shares are a function of the public schema only, and the estimator's budget a function
-of released events and public quantities: replacing one row changes none of them except
-through the releases, which are accounted.
+The steps keep the parameters the user gave them: what the plan handed each step for the
+fit is in ``privacy_plan_``, what it spent in the step's ``epsilon_``.  A fit that fails
+at any point leaves every step as it was (nothing it released is kept), and a total over
+the budget -- impossible by construction -- raises instead of warning.
 """
 
-import contextvars
 import math
 
 import numpy as np
 
 from sklearn.pipeline import Pipeline
 
-__all__ = ["PrivatePipeline", "make_private_pipeline", "output_norm_bound",
-           "upstream_norm_bound"]
-
-#: the PrivatePipeline whose final step is being fitted (read by ``data_norm="auto"``)
-_UPSTREAM = contextvars.ContextVar("skdp_upstream_pipeline", default=None)
-#: what the steps before the final one released, and the pipeline's total budget, for a
-#: final estimator that releases bounds of its own (``y_bound="auto"``): it splits what is
-#: left itself (:meth:`skdp.linear_model._base.BaseDPLinear._run_solver_released_bounds`)
-_PRIOR = contextvars.ContextVar("skdp_prior_releases", default=None)
-
-
-def prior_releases(estimator):
-    """``(events, epsilon, delta)`` of the private pipeline whose final step is
-    ``estimator`` and is being fitted in this context, or None (for any other estimator,
-    e.g. the candidates of a search placed last, which spend their own budgets)."""
-    prior = _PRIOR.get()
-    if prior is None or prior[0] is not estimator:
-        return None
-    return prior[1:]
+__all__ = ["PrivatePipeline", "make_private_pipeline", "output_norm_bound"]
 
 
 def as_pandas(X):
@@ -86,53 +72,29 @@ def output_norm_bound(step):
     return None if bound is None else float(bound)
 
 
-def upstream_norm_bound():
-    """The output bound of the steps before the final one of the :class:`PrivatePipeline`
-    being fitted in this context, or None."""
-    pipe = _UPSTREAM.get()
-    if pipe is None or len(pipe.steps) < 2:
-        return None
-    return output_norm_bound(Pipeline(pipe.steps[:-1]))
-
-
-def _dp_transformers(step, prefix=""):
-    """``(param_prefix, transformer)`` of the DP transformers of skdp inside ``step``
-    (walking Pipeline, ColumnTransformer and FeatureUnion), in fit order."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import FeatureUnion
-
-    if isinstance(step, Pipeline):
-        for name, sub in step.steps:
-            yield from _dp_transformers(sub, f"{prefix}{name}__")
-    elif isinstance(step, ColumnTransformer):
-        for name, sub, _ in step.transformers:
-            yield from _dp_transformers(sub, f"{prefix}{name}__")
-    elif isinstance(step, FeatureUnion):
-        for name, sub in step.transformer_list:
-            yield from _dp_transformers(sub, f"{prefix}{name}__")
-    elif type(step).__module__.startswith("skdp.preprocessing"):
-        yield prefix, step
-
-
-def _costs_budget(transformer):
-    """Whether a DP transformer spends budget (public category lists do not)."""
-    categories = getattr(transformer, "categories", "auto")
-    return not (type(transformer).__name__ == "DPOneHotEncoder"
-                and not isinstance(categories, str))
-
-
 class PrivatePipeline(Pipeline):
-    """A ``Pipeline`` with one ``(epsilon, delta)`` budget for all its DP steps.
+    """A ``Pipeline`` with one ``(epsilon, delta)`` budget for all its steps, spent by one
+    public plan made before any row is read (module docstring, :mod:`skdp._plan`).
 
     Parameters
     ----------
     steps : list of (str, estimator)
-        As for ``Pipeline``; the DP steps' ``epsilon``/``delta`` are set from the budget at
-        every fit (module docstring).
+        As for ``Pipeline``.  Every step must be a DP transformer of
+        :mod:`skdp.preprocessing`, a verifiably data-free step (``"passthrough"``, a
+        stateless row-wise transformer, public category lists), a ``Pipeline``,
+        ``ColumnTransformer`` or ``FeatureUnion`` of those, or -- last -- an skdp estimator.
+        Anything else is refused before anything is fitted.
     epsilon : float, default=1.0
         Total budget of a fit.
     delta : float or None, default=None
         Total delta; None means ``min(1e-6, 1/(10 n))`` for ``n`` rows (public).
+    random_state : int or None, default=None
+        Seeds every step's noise: each step's key is derived from this seed, the step's own
+        ``random_state`` and its path (:func:`skdp._plan.derive_key`), so that no two steps
+        draw the same noise.  None, with no step seeded: keys from the OS.
+    privacy_ledger : PrivacyLedger or None, default=None
+        Charged the plan's whole event before the first release (or refusing there), then
+        the event released.  A ledger set on a step is used the same way.
     memory, verbose, transform_input
         As for ``Pipeline``.
 
@@ -144,7 +106,9 @@ class PrivatePipeline(Pipeline):
         Sequential composition of every step's event.
     privacy_guaranteed_ : bool
     budget_split_ : dict
-        ``{step: (epsilon, delta)}`` given to every DP step, and ``"mu_shares"``.
+        ``{step: (epsilon, delta)}`` given to every releasing step, and ``"mu_shares"``.
+    privacy_plan_ : skdp._plan.PrivacyPlan
+        The plan the fit executed (printable).
 
     Examples
     --------
@@ -159,12 +123,16 @@ class PrivatePipeline(Pipeline):
     ...                        epsilon=1.0, delta=1e-6).fit(X, y)
     >>> pipe.epsilon_ <= 1.0, pipe[-1].data_norm_ == pipe[0].output_norm_bound_
     (True, True)
+    >>> [s.role for s in pipe.privacy_plan_.steps]
+    ['release', 'model']
     """
 
-    def __init__(self, steps, *, epsilon=1.0, delta=None, transform_input=None,
-                 memory=None, verbose=False):
+    def __init__(self, steps, *, epsilon=1.0, delta=None, random_state=None,
+                 privacy_ledger=None, transform_input=None, memory=None, verbose=False):
         self.epsilon = epsilon
         self.delta = delta
+        self.random_state = random_state
+        self.privacy_ledger = privacy_ledger
         super().__init__(steps, transform_input=transform_input, memory=memory,
                          verbose=verbose)
 
@@ -173,9 +141,67 @@ class PrivatePipeline(Pipeline):
             return min(1e-6, 1.0 / (10.0 * n_samples))
         return float(self.delta)
 
+    # ------------------------------------------------------------------ the plan
+    def _check_budget_and_rows(self, X, y, params):
+        """Public checks, before the plan: ``(n, delta)``."""
+        from sklearn.utils.validation import _num_samples
+
+        if params:
+            raise TypeError(f"PrivatePipeline.fit takes no fit parameters; got {sorted(params)}"
+                            " (per-sample weights and the like change the sensitivity)")
+        if isinstance(self.epsilon, bool) or not (
+                isinstance(self.epsilon, (int, float, np.integer, np.floating))
+                and 0 < self.epsilon < math.inf):
+            raise ValueError(f"epsilon must be a positive finite number, got "
+                             f"{self.epsilon!r}")
+        if hasattr(X, "columns") and len(X.columns) == 0:
+            raise ValueError("X has no columns: a private pipeline needs at least one")
+        n = _num_samples(X)
+        if n < 2:
+            raise ValueError(f"a private pipeline needs at least 2 rows; got {n}")
+        if y is not None and _num_samples(y) != n:
+            raise ValueError(f"X has {n} rows and y has {_num_samples(y)}: they must match")
+        delta = self._total_delta(n)
+        if not 0.0 < delta < 1.0:
+            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
+        return n, delta
+
+    def plan(self, X, y=None):
+        """The :class:`skdp._plan.PrivacyPlan` a fit on ``X`` would execute.
+
+        Reads the public schema of ``X`` only (its width, column names and dtypes, its
+        number of rows): no value.  Raises ``TypeError`` for a step that would learn
+        without DP and :class:`~skdp.exceptions.BudgetExceededError` for a budget that
+        cannot cover the plan.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        plan : PrivacyPlan
+        """
+        from ._plan import make_plan
+
+        n, delta = self._check_budget_and_rows(X, y, {})
+        return make_plan(self, as_pandas(X), n, float(self.epsilon), delta)
+
+    def _ledger(self):
+        """The one ledger of this fit: the pipeline's or its steps' (all the same)."""
+        ledgers = {id(v): v for k, v in self.get_params(deep=True).items()
+                   if (k == "privacy_ledger" or k.endswith("__privacy_ledger"))
+                   and v is not None}
+        if len(ledgers) > 1:
+            raise ValueError("the pipeline and its steps name different privacy ledgers: "
+                             "one fit is charged to one ledger; set it on the pipeline")
+        return next(iter(ledgers.values()), None)
+
+    # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None, **params):
-        """Split the budget, fit the transformers, then the final estimator on what is
-        left (module docstring).
+        """Plan, then fit the transformers and the final estimator on their shares (module
+        docstring).
 
         Parameters
         ----------
@@ -189,137 +215,221 @@ class PrivatePipeline(Pipeline):
         -------
         self : PrivatePipeline
         """
-        from .accounting import fitted_dp_event, fitted_privacy_guaranteed, get_epsilon
-        from .accounting._fitted import _steps
-        from .linear_model._auto import pipeline_budget_split
-        from .linear_model._budget import largest_model_epsilon
-        from .preprocessing._common import gdp_mu
+        n, delta = self._check_budget_and_rows(X, y, params)
+        from ._plan import make_plan
 
-        if params:
-            raise TypeError(f"PrivatePipeline.fit takes no fit parameters; got {sorted(params)}"
-                            " (per-sample weights and the like change the sensitivity)")
-        if not (isinstance(self.epsilon, (int, float)) and 0 < self.epsilon < math.inf):
-            raise ValueError(f"epsilon must be a positive finite number, got "
-                             f"{self.epsilon!r}")
-        n = len(X)
-        if n < 2:
-            raise ValueError(f"a private pipeline needs at least 2 rows; got {n}")
-        if y is not None and len(y) != n:
-            raise ValueError(f"X has {n} rows and y has {len(y)}: they must match")
-        delta = self._total_delta(n)
-        if not 0.0 < delta < 1.0:
-            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
-        mu = gdp_mu(self.epsilon, delta)
-        spending = [(prefix, t) for prefix, t in _dp_transformers(Pipeline(self.steps[:-1]))
-                    if _costs_budget(t)]
-        shares = pipeline_budget_split([type(t).__name__ for _, t in spending])
-        split = {}
-        for (prefix, transformer), share in zip(spending, shares):
-            eps_i, delta_i = _gaussian_budget(math.sqrt(share) * mu, delta)
-            self.set_params(**{f"{prefix}epsilon": eps_i, f"{prefix}delta": delta_i})
-            split[prefix.rstrip("_")] = (eps_i, delta_i)
-        events, Xt = [], X
-        if len(self.steps) > 1:
-            pre = Pipeline(self.steps[:-1])
-            Xt = pre.fit_transform(X, y)
-            if not fitted_privacy_guaranteed(pre):
-                fitted_dp_event(pre)        # raises, naming the step that learned without DP
-            events = [step.dp_event_ for step in _steps(pre)
-                      if getattr(step, "dp_event_", None) is not None]
-        name, final = self.steps[-1]
-        token = _UPSTREAM.set(self)
-        prior = _PRIOR.set((final, events, float(self.epsilon), delta))
+        plan = make_plan(self, as_pandas(X), n, float(self.epsilon), delta)
+        objects = _tree_objects(self)
+        saved_state = [(obj, dict(vars(obj))) for obj in objects]
+        saved_params = self.get_params(deep=True)
         try:
-            if isinstance(getattr(final, "data_norm", None), str) and \
-                    upstream_norm_bound() is None:
-                raise ValueError(
-                    f"{type(final).__name__}(data_norm='auto') in a private pipeline takes "
-                    "the previous steps' public output bound, and they have none (a "
-                    "'passthrough' block or a transformer without output_norm_bound_): "
-                    "give the estimator a public data_norm, or use DP transformers only")
-            if hasattr(final, "_released_bounds") and final._released_bounds():
-                # it releases its own bounds first and gives its model what is left of the
-                # pipeline's budget after everything released before (prior_releases)
-                final.set_params(epsilon=float(self.epsilon), delta=delta)
-                final.fit(Xt, y)
-                split[name] = final.budget_split_["model"]
-                split[f"{name} bounds"] = final.budget_split_["bounds"]
-            else:
-                if hasattr(final, "epsilon") and hasattr(final, "_planning_loss"):
-                    eps_final = largest_model_epsilon(final, events, Xt.shape[0],
-                                                      Xt.shape[1], self.epsilon, delta)
-                    final.set_params(epsilon=eps_final, delta=delta)
-                    split[name] = (eps_final, delta)
-                final.fit(Xt, y)
+            self._execute(plan, X, y)
+        except BaseException:
+            for obj, state in saved_state:
+                vars(obj).clear()
+                vars(obj).update(state)
+            raise
         finally:
-            _PRIOR.reset(prior)
-            _UPSTREAM.reset(token)
-        split["mu_shares"] = tuple(shares)
-        self.dp_event_ = fitted_dp_event(self)
-        self.privacy_guaranteed_ = fitted_privacy_guaranteed(self)
-        self.delta_ = delta
-        releasing = [step for step in _steps(self)
-                     if getattr(step, "dp_event_", None) is not None]
-        if not self.privacy_guaranteed_:
-            self.epsilon_ = math.inf
-        elif len(releasing) == 1:
-            # one release: its own certificate (objective perturbation certifies epsilon_
-            # exactly; its composable record is looser)
-            self.epsilon_ = float(min(releasing[0].epsilon_,
-                                      get_epsilon(self.dp_event_, delta)))
-        else:
-            self.epsilon_ = float(get_epsilon(self.dp_event_, delta))
-        if self.epsilon_ > float(self.epsilon) * (1.0 + 1e-9):
-            import warnings
-
-            warnings.warn(
-                f"the pipeline's steps spent epsilon_ = {self.epsilon_:.4g} > epsilon = "
-                f"{self.epsilon!r}: its final step {type(final).__name__} sets its own budget "
-                "(the pipeline splits its epsilon between skdp transformers and a final skdp "
-                "estimator); give that step a smaller epsilon", UserWarning, stacklevel=2)
-        self.budget_split_ = split
+            _restore_params(self, saved_params)
         return self
 
+    def fit_transform(self, X, y=None, **params):
+        """:meth:`fit`, then :meth:`transform` of ``X`` (the same plan: a parent
+        ``Pipeline`` or ``ColumnTransformer`` calling this spends what ``fit`` spends).
 
-def _gaussian_budget(mu, delta):
-    """``(epsilon, delta)`` that a Gaussian DP transformer turns back into ``mu`` (its
-    ``gaussian_mu_for``); ``delta`` is passed unchanged."""
-    from .accounting import gaussian_epsilon
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), default=None
+        **params : dict
+            Not supported.
 
-    return float(gaussian_epsilon(delta, mu)), float(delta)
+        Returns
+        -------
+        Xt : ndarray or sparse matrix
+        """
+        return self.fit(X, y, **params).transform(X)
+
+    def fit_predict(self, X, y=None, **params):
+        """:meth:`fit`, then :meth:`predict` of ``X``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), default=None
+        **params : dict
+            Not supported.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self.fit(X, y, **params).predict(X)
+
+    def _execute(self, plan, X, y):
+        from .accounting import fitted_dp_event, fitted_privacy_guaranteed, get_epsilon
+        from .accounting._fitted import _steps
+        from .accounting._ledger import ledger_reservation
+        from .exceptions import BudgetExceededError
+        from .linear_model._budget import largest_model_epsilon
+        from ._plan import configured, fitted_leaf
+
+        epsilon, delta = float(self.epsilon), plan.delta
+        with ledger_reservation(self._ledger(), plan.ledger_event,
+                                type(self).__name__) as reservation:
+            self.set_params(**configured(self, plan))
+            has_model = any(s.role == "model" for s in plan.steps)
+            transformers = self.steps[:-1] if has_model else self.steps
+            Xt = X
+            if transformers:
+                Xt = Pipeline(transformers).fit_transform(X, y)
+            fitted = Pipeline(transformers) if transformers else None
+            events, split = [], {}
+            for s in plan.steps:
+                if s.role != "release":
+                    continue
+                released = getattr(fitted_leaf(fitted, s.path), "dp_event_", None)
+                if released != s.event:
+                    raise RuntimeError(
+                        f"step '{s.path}' released {released!r} on the private data but was "
+                        f"planned with {s.event!r}: its noise depends on the data (a privacy "
+                        "bug); nothing is kept")
+                events.append(released)
+                split[s.path] = (s.epsilon, s.delta)
+            if has_model:
+                name, final = self.steps[-1]
+                step = plan.step(name)
+                if isinstance(getattr(final, "data_norm", None), str):
+                    bound = output_norm_bound(fitted) if fitted is not None else None
+                    if bound is None:
+                        raise ValueError(
+                            f"{type(final).__name__}(data_norm='auto') in a private pipeline "
+                            "takes the previous steps' public output bound, and they have "
+                            "none (a 'passthrough' block or a transformer without "
+                            "output_norm_bound_): give the estimator a public data_norm, or "
+                            "use DP transformers only")
+                    final.set_params(data_norm=bound)
+                eps_model = step.epsilon
+                if eps_model is None:
+                    # the width was set by a category release: the largest share that
+                    # composes (released events and public sizes only)
+                    eps_model = largest_model_epsilon(final, events, Xt.shape[0],
+                                                      Xt.shape[1], epsilon, delta)
+                final.set_params(epsilon=eps_model, delta=delta)
+                split[name] = (eps_model, delta)
+                final.fit(Xt, y)
+                bounds = getattr(final, "budget_split_", None)
+                if isinstance(bounds, dict) and "bounds" in bounds:
+                    split[f"{name} bounds"] = bounds["bounds"]
+            split["mu_shares"] = tuple(s.mu_share for s in plan.steps if s.role == "release")
+            event = fitted_dp_event(self)
+            guaranteed = fitted_privacy_guaranteed(self)
+            releasing = [st for st in _steps(self)
+                         if getattr(st, "dp_event_", None) is not None]
+            if not guaranteed:
+                spent = math.inf
+            elif len(releasing) == 1:
+                # one release: its own certificate (objective perturbation certifies
+                # epsilon_ exactly; its composable record is looser)
+                spent = float(min(releasing[0].epsilon_, get_epsilon(event, delta)))
+            else:
+                spent = float(get_epsilon(event, delta))
+            if guaranteed and spent > epsilon * (1.0 + 1e-9):
+                raise BudgetExceededError(
+                    f"the pipeline's releases compose to epsilon={spent:.6g} > epsilon="
+                    f"{epsilon!r} at delta={delta:g} (a step did not spend what the plan gave "
+                    "it); nothing is kept")
+            from .accounting import _lazy_dp_accounting as dp_accounting
+
+            reservation.commit(event if guaranteed else dp_accounting.NonPrivateDpEvent())
+        self.dp_event_ = event
+        self.privacy_guaranteed_ = guaranteed
+        self.epsilon_ = spent
+        self.delta_ = delta
+        self.budget_split_ = split
+        self.privacy_plan_ = plan
 
 
-def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
+def _tree_objects(estimator):
+    """Every estimator object in the tree of ``estimator`` (itself included), whose
+    state a failed fit restores."""
+    out, seen = [], set()
+
+    def visit(obj):
+        if id(obj) in seen or not hasattr(obj, "get_params") or isinstance(obj, type):
+            return
+        seen.add(id(obj))
+        out.append(obj)
+        for value in obj.get_params(deep=False).values():
+            if hasattr(value, "get_params"):
+                visit(value)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    if isinstance(item, tuple):
+                        for part in item:
+                            if hasattr(part, "get_params"):
+                                visit(part)
+
+    visit(estimator)
+    return out
+
+
+def _restore_params(estimator, saved):
+    """Put back the parameters the user gave (the plan's were for the fit only)."""
+    current = estimator.get_params(deep=True)
+    changed = {k: v for k, v in saved.items()
+               if k in current and "__" in k and current[k] is not v
+               and k.rsplit("__", 1)[1] in ("epsilon", "delta", "random_state", "data_norm",
+                                            "privacy_ledger")}
+    if changed:
+        estimator.set_params(**changed)
+
+
+def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, numeric=None,
+                          categorical=None, feature_bounds=None, n_knots="auto",
                           degree="auto", categories="auto", sparse_design="auto",
                           random_state=None):
     """A :class:`PrivatePipeline` from a raw table to ``estimator``, with one budget.
 
-    The table is a pandas or polars DataFrame.  Numeric columns (the numeric dtypes of the
-    DataFrame: public schema) get a private
-    spline basis (:class:`skdp.preprocessing.DPSplineTransformer`; ``degree=0``: one-hot
-    bins), the other columns a one-hot encoding with privately discovered categories
+    The table is a pandas or polars DataFrame.  Numeric columns get a private spline basis
+    (:class:`skdp.preprocessing.DPSplineTransformer`; ``degree=0``: one-hot bins), the
+    other columns a one-hot encoding with privately discovered categories
     (:class:`skdp.preprocessing.DPOneHotEncoder`), or public ones. The estimator's
     ``data_norm`` is set to ``"auto"``: it takes the basis' public bound ``sqrt(d)``; a
     ``solver="auto"`` classifier becomes ``"dpsgd"`` below epsilon 5, whose event composes
     with the transformers' almost without loss (:func:`skdp.linear_model._auto.
     pipeline_model_solver`).
 
+    **The schema is public.**  Which columns are numeric and which categorical decides
+    what the pipeline releases, so it must not depend on the rows.  State it with
+    ``numeric`` and ``categorical`` (column names); left to the dtypes, a dtype read from
+    a CSV can depend on one row (one stray string makes a numeric column an object
+    column), and the pipeline says once that it inferred the schema from the dtypes.
+
     Parameters
     ----------
     estimator : skdp estimator
         ``DPLogisticRegression`` (give its public ``classes``), ``DPHuberRegressor``...
-        Its ``epsilon``/``delta``/``data_norm`` are set by the pipeline.
+        Its ``epsilon``/``delta``/``data_norm`` are handed over by the pipeline's plan.
     epsilon : float, default=1.0
         Total budget of a fit of the whole pipeline.
     delta : float or None, default=None
         Total delta (None: ``min(1e-6, 1/(10 n))``).
+    numeric, categorical : list of str or None, default=None
+        The public schema: names of the numeric and of the categorical columns (the
+        others are dropped).  Give both, or neither (the dtypes decide: numeric dtypes
+        are numeric, the others categorical).
+    feature_bounds : dict or None, default=None
+        ``{numeric column: (low, high)}`` public ranges where you know them (the knots are
+        then released within them; other numeric columns get released ranges).
     n_knots : int or "auto"
         Knots per numeric column (``"auto"``: :func:`skdp.linear_model._auto.spline_knots`).
     degree : int or "auto"
         Of the spline basis (0: one-hot bins; ``"auto"``:
         :data:`skdp.linear_model._auto.PIPELINE_SPLINE_DEGREE`, 1, piecewise linear).
-    categories : "auto" or list of lists
-        Public category lists of the non-numeric columns (in their order), or ``"auto"``.
+    categories : "auto", dict or list of lists
+        Public category lists of the categorical columns (``{column: [...]}``, or lists in
+        the columns' order), or ``"auto"`` (discovered privately).
     sparse_design : bool or "auto", default="auto"
         Hand the model a CSR design (the spline basis built sparse, the one-hot block
         stacked onto it) instead of a dense array.  ``"auto"``: when the model's solvers
@@ -328,7 +438,8 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
         for bit; the sparse design takes a fraction of the memory and time.  ``pipe[:-1].
         transform`` then returns a CSR matrix.
     random_state : int or None
-        Seeds every step's noise (None: keys from the OS).
+        Seeds every step's noise (each step's key derived from it and the step's path;
+        None: keys from the OS).
 
     Returns
     -------
@@ -343,17 +454,17 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
     ...                    "job": rng.choice(["a", "b", "c"], 4000)})
     >>> y = (df["age"] > 50).astype(int).to_numpy()
     >>> pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+    ...                              numeric=["age"], categorical=["job"],
     ...                              random_state=0).fit(df, y)
     >>> pipe.epsilon_ <= 1.0, pipe.privacy_guaranteed_
     (True, True)
     """
     from sklearn.base import clone
-    from sklearn.compose import ColumnTransformer, make_column_selector
-    from sklearn.preprocessing import FunctionTransformer
+    from sklearn.compose import ColumnTransformer
 
     from .preprocessing import DPOneHotEncoder, DPSplineTransformer
-
-    from .linear_model._auto import PIPELINE_SPLINE_DEGREE, pipeline_sparse_design
+    from .linear_model._auto import (PIPELINE_SPLINE_DEGREE, pipeline_model_solver,
+                                     pipeline_sparse_design)
 
     if isinstance(sparse_design, str):
         if sparse_design != "auto":
@@ -364,24 +475,101 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
         if degree != "auto":
             raise ValueError(f"degree must be an int >= 0 or 'auto', got {degree!r}")
         degree = PIPELINE_SPLINE_DEGREE
-    seeds = [None, None, None] if random_state is None else [
-        int(s) for s in np.random.SeedSequence(random_state).generate_state(3)]
+    if (numeric is None) != (categorical is None):
+        raise ValueError("give both numeric and categorical (the public schema: lists of "
+                         "column names, possibly empty), or neither (the dtypes decide)")
+    if numeric is not None:
+        numeric, categorical = _column_list(numeric, "numeric"), \
+            _column_list(categorical, "categorical")
+        both = sorted(set(numeric) & set(categorical), key=str)
+        if both:
+            raise ValueError(f"columns {both} are both numeric and categorical")
+        numeric_cols, categorical_cols = numeric, categorical
+    else:
+        numeric_cols = _SchemaFromDtypes(numeric=True)
+        categorical_cols = _SchemaFromDtypes(numeric=False)
+    if isinstance(categories, dict):
+        if numeric is None:
+            raise ValueError("categories as a dict needs the schema (numeric= and "
+                             "categorical=): the order of its lists follows categorical")
+        missing = [c for c in categorical if c not in categories]
+        if missing and len(missing) < len(categorical):
+            raise ValueError(f"categories gives lists for some categorical columns but not "
+                             f"{missing}: give every list, or 'auto'")
+        categories = "auto" if missing else [list(categories[c]) for c in categorical]
+    bounds = None
+    if feature_bounds is not None:
+        if numeric is None:
+            raise ValueError("feature_bounds needs the schema (numeric= and categorical=)")
+        unknown = sorted(set(feature_bounds) - set(numeric), key=str)
+        if unknown:
+            raise ValueError(f"feature_bounds names {unknown}, which are not numeric columns")
+        bounds = [tuple(feature_bounds[c]) if c in feature_bounds else None
+                  for c in numeric]
+    spline = DPSplineTransformer(n_knots=n_knots, degree=degree,
+                                 sparse_output=bool(sparse_design))
+    if bounds is not None:
+        spline.set_params(feature_bounds=bounds)
     columns = ColumnTransformer([
-        ("numeric", DPSplineTransformer(n_knots=n_knots, degree=degree,
-                                        random_state=seeds[0],
+        ("numeric", spline, numeric_cols),
+        ("categorical", DPOneHotEncoder(categories=categories,
                                         sparse_output=bool(sparse_design)),
-         make_column_selector(dtype_include="number")),
-        ("categorical", DPOneHotEncoder(categories=categories, random_state=seeds[1],
-                                        sparse_output=bool(sparse_design)),
-         make_column_selector(dtype_exclude="number")),
+         categorical_cols),
     ], sparse_threshold=1.0 if sparse_design else 0.0)
-    from .linear_model._auto import pipeline_model_solver
-
     model = clone(estimator).set_params(data_norm="auto")
     solver = pipeline_model_solver(type(model).__name__, epsilon)
     if getattr(model, "solver", None) == "auto" and solver is not None:
         model.set_params(solver=solver)
-    if random_state is not None and "random_state" in model.get_params():
-        model.set_params(random_state=seeds[2])
+    from sklearn.preprocessing import FunctionTransformer   # TEMP until FrameToPandas
+
     return PrivatePipeline([("frame", FunctionTransformer(as_pandas)), ("columns", columns),
-                            ("model", model)], epsilon=epsilon, delta=delta)
+                            ("model", model)], epsilon=epsilon, delta=delta,
+                           random_state=random_state)
+
+
+def _column_list(columns, what):
+    if isinstance(columns, str) or not hasattr(columns, "__iter__"):
+        raise ValueError(f"{what} must be a list of column names, got {columns!r}")
+    return list(columns)
+
+
+class _SchemaFromDtypes:
+    """Column selector of :func:`make_private_pipeline` when the schema is left to the
+    dtypes: numeric dtypes (``numeric=True``) or the others.  A function of the column
+    names and dtypes only; the first selection in a process says once that the schema was
+    inferred (the message names no column: what a warning says is released too)."""
+
+    _told = False
+
+    def __init__(self, numeric):
+        self.numeric = numeric
+
+    def __call__(self, X):
+        from sklearn.compose import make_column_selector
+
+        if not hasattr(X, "dtypes"):
+            raise TypeError(
+                "make_private_pipeline takes a pandas or polars DataFrame (its columns are "
+                f"routed by name and dtype); got {type(X).__name__}. Wrap an array in "
+                "pandas.DataFrame, or build a PrivatePipeline of DP transformers for arrays")
+        if not _SchemaFromDtypes._told:
+            import warnings
+
+            _SchemaFromDtypes._told = True
+            warnings.warn(
+                "make_private_pipeline inferred the public schema (numeric or categorical "
+                "columns) from the DataFrame's dtypes; a dtype read from a file can depend "
+                "on one row. State it with make_private_pipeline(..., numeric=[...], "
+                "categorical=[...])", UserWarning, stacklevel=2)
+        selector = make_column_selector(dtype_include="number") if self.numeric else \
+            make_column_selector(dtype_exclude="number")
+        return selector(X)
+
+    def __eq__(self, other):
+        return isinstance(other, _SchemaFromDtypes) and other.numeric == self.numeric
+
+    def __hash__(self):
+        return hash(("_SchemaFromDtypes", self.numeric))
+
+    def __repr__(self):
+        return f"<{'numeric' if self.numeric else 'non-numeric'} dtypes>"

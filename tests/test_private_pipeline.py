@@ -185,7 +185,9 @@ def test_regressor_releasing_its_target_bound_inside_the_budget():
     assert pipe.score(df[1:], target[1:]) > 0.3
 
 
-def test_a_final_search_that_spends_its_own_budget_is_reported():
+def test_a_final_search_is_refused_before_anything_is_fitted():
+    """It used to spend its own budget on top of the pipeline's, with a warning after the
+    releases; the plan refuses it first (its selection cannot be split by the plan)."""
     from skdp.model_selection import DPGridSearchCV
 
     df, y = _table(4000)
@@ -193,9 +195,11 @@ def test_a_final_search_that_spends_its_own_budget_is_reported():
                                   (DPOneHotEncoder(), ["job"]))
     search = DPGridSearchCV(DPLogisticRegression(classes=[0, 1], data_norm=2.0),
                             {"alpha": [0.01, 0.1]}, epsilon=1.0, random_state=0)
-    with pytest.warns(UserWarning, match="spent epsilon_"):
-        pipe = PrivatePipeline([("pre", pre), ("search", search)], epsilon=1.0).fit(df, y)
-    assert pipe.epsilon_ > 1.0 and pipe.privacy_guaranteed_
+    pipe = PrivatePipeline([("pre", pre), ("search", search)], epsilon=1.0)
+    with pytest.raises(TypeError, match="put the pipeline inside the search|Put the pipeline"):
+        pipe.fit(df, y)
+    assert not hasattr(pre, "transformers_")      # nothing was fitted
+    assert not hasattr(search, "best_index_")
 
 
 @pytest.mark.parametrize("make, epsilon", [

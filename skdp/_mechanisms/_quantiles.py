@@ -63,7 +63,8 @@ import numpy as np
 
 from ._exact import DOMINANCE_MARGIN, exact_gaussian_noise, release_on_grid
 
-__all__ = ["ValueGrid", "TreeHistogram", "release_tree_histogram", "tree_sensitivity",
+__all__ = ["ValueGrid", "TreeHistogram", "release_tree_histogram", "tree_histogram_event",
+           "tree_sensitivity",
            "LEAVES", "LEVELS"]
 
 #: leaves of every column's tree (a power of two) and levels below the (public) root
@@ -300,6 +301,22 @@ class TreeHistogram:
         return np.maximum.accumulate(out, axis=1)
 
 
+def tree_histogram_event(n_rows, n_columns, mu):
+    """The recorded event of :func:`release_tree_histogram` on ``n_rows`` rows of
+    ``n_columns`` columns under ``mu``-GDP: a function of public quantities only, so that a
+    composite can plan it before any row is read (the release records exactly this)."""
+    from ..accounting import gaussian_event
+    from ._exact import gaussian_grid
+
+    if not mu > 0.0:
+        raise ValueError(f"mu must be > 0, got {mu!r}")
+    sensitivity = tree_sensitivity(n_columns)
+    size = sum(n_columns * (LEAVES >> level) for level in range(LEVELS))
+    gamma, s, _, _ = gaussian_grid(sensitivity / mu, sensitivity, size, float(n_rows))
+    recorded_sens = sensitivity + gamma * math.sqrt(size)
+    return gaussian_event(s * gamma / (1.0 + DOMINANCE_MARGIN), recorded_sens)
+
+
 def release_tree_histogram(X, mu, source, bounds=None):
     """Release the count trees of the columns of ``X`` under ``mu``-GDP (module docstring).
 
@@ -324,8 +341,6 @@ def release_tree_histogram(X, mu, source, bounds=None):
     sensitivity : float
         ``sqrt(2 LEVELS d)``.
     """
-    from ..accounting import gaussian_event
-
     n, d = X.shape
     if not mu > 0.0:
         raise ValueError(f"mu must be > 0, got {mu!r}")
@@ -343,7 +358,6 @@ def release_tree_histogram(X, mu, source, bounds=None):
     for lv, size in zip(levels, sizes):
         noisy.append(release_on_grid(lv, gamma, z[start:start + size]))
         start += size
-    recorded_sens = sensitivity + gamma * math.sqrt(sum(sizes))
-    event = gaussian_event(noise_std / (1.0 + DOMINANCE_MARGIN), recorded_sens)
+    event = tree_histogram_event(n, d, mu)
     counts = consistent_leaves(noisy, n)
     return TreeHistogram(counts, grids, n), event, noise_std, sensitivity

@@ -572,6 +572,15 @@ def pipeline_budget_split(transformer_names):
     return shares
 
 
+#: part of a private pipeline's ``delta`` that the thresholds of its private category
+#: discoveries share (evenly between the discovering encoders; each spends its part on its
+#: threshold and calibrates its Gaussian at the same part).  One encoder keeps what it had
+#: before the plan existed: half of ``delta`` for its threshold; two or more no longer take
+#: half each (which left nothing for the model).  The Gaussian releases and the model
+#: compose at the rest of ``delta``.
+PIPELINE_THRESHOLD_DELTA_SHARE = 0.5
+
+
 #: ``data_norm="auto"`` / ``y_bound="auto"`` outside a private pipeline: the share of the
 #: fit's Gaussian-DP budget ``mu^2`` that releases the bounds, and the quantiles released
 #: (of the feature-row norms, of ``|y|``); clipping the few rows above a high quantile

@@ -401,7 +401,7 @@ def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outp
     if estimator._data_derived_inputs():
         return dp_accounting.NonPrivateDpEvent()
     if estimator._released_bounds():
-        return None     # bounds released by the fit: the model's share is known after them
+        return _planned_released_bounds_event(estimator, n_samples, n_features)
     try:
         if n_features is None:
             n_features = estimator.n_features_in_
@@ -412,6 +412,40 @@ def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outp
         return _event_of_plan(estimator, plan, int(n_samples), int(n_features), loss)
     except (ValueError, TypeError, ZeroDivisionError, OverflowError, AttributeError):
         return None
+
+
+def _planned_released_bounds_event(estimator, n_samples, n_features):
+    """The event of a fit that releases its own bounds first (``data_norm="auto"``
+    standalone, ``y_bound="auto"``): the bounds' count trees under ``sqrt(AUTO_BOUND_SHARE)``
+    of the fit's ``mu``, then the model at the largest epsilon that composes with them --
+    what :meth:`BaseDPLinear._run_solver_released_bounds` does, from public quantities
+    (the released bounds' values do not enter the events, which are in noise units)."""
+    from sklearn.base import clone
+
+    from ..accounting import compose
+    from .._mechanisms._quantiles import tree_histogram_event
+    from ..preprocessing._common import gdp_mu
+    from ._auto import AUTO_BOUND_SHARE
+    from ._budget import largest_model_epsilon
+
+    if n_features is None or float(estimator.delta) == 0.0:
+        return None
+    names = estimator._released_bounds()
+    eps, delta = float(estimator.epsilon), float(estimator.delta)
+    try:
+        mu_bounds = math.sqrt(AUTO_BOUND_SHARE) * gdp_mu(eps, delta)
+        bound_event = tree_histogram_event(int(n_samples), len(names), mu_bounds)
+        inner = clone(estimator).set_params(**{name: 1.0 for name in names})
+        inner.set_params(epsilon=largest_model_epsilon(inner, [bound_event], n_samples,
+                                                       n_features, eps, delta))
+        model_event = planned_dp_event(inner, n_samples, n_features)
+    except (ValueError, TypeError, ZeroDivisionError, OverflowError, AttributeError):
+        return None
+    except Exception as exc:    # BudgetExceededError: no plan at this budget
+        if type(exc).__name__ == "BudgetExceededError":
+            return None
+        raise
+    return None if model_event is None else compose(bound_event, model_event)
 
 
 def _event_of_plan(estimator, plan, n_samples, n_features, loss):
@@ -513,16 +547,13 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         check_public_ranges(self)
 
     def _data_norm_value(self):
-        """The public feature-row bound: ``data_norm``, or for ``data_norm="auto"`` the
-        public output bound of the previous steps of the
-        :class:`skdp._pipeline.PrivatePipeline` being fitted (taken at no privacy cost:
-        a function of public parameters and of those steps' releases).  None when it is
-        not known before the fit: ``data_norm=None`` (read from the data) or a standalone
-        ``"auto"`` (released by the fit, :meth:`_run_solver_released_bounds`)."""
+        """The public feature-row bound ``data_norm``; None when it is not known before
+        the fit: ``data_norm=None`` (read from the data) or ``"auto"`` (released by the
+        fit, :meth:`_run_solver_released_bounds`).  A composite that knows a public bound
+        for its step (:class:`skdp.PrivatePipeline`: its transformers' output bound) hands
+        it over as the ``data_norm`` parameter before the fit."""
         if isinstance(self.data_norm, str):
-            from .._pipeline import upstream_norm_bound
-
-            return upstream_norm_bound()
+            return None
         return self.data_norm
 
     def _released_bounds(self):
@@ -695,14 +726,10 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         if self.delta == 0:
             raise ValueError("data_norm='auto' / y_bound='auto' release a Gaussian quantile "
                              "and need delta > 0")
-        from .._pipeline import prior_releases
-
         names = self._released_bounds()
         n, n_features = X.shape
         eps, delta = float(self.epsilon), float(self.delta)
-        # the final step of a private pipeline: the total budget is the pipeline's, and the
-        # transformers' releases come first (their events are in the composition below)
-        prior_events, eps, delta = prior_releases(self) or ([], eps, delta)
+        prior_events = []
         mu_bounds = math.sqrt(AUTO_BOUND_SHARE) * gdp_mu(eps, delta)
         # the ledger is reached before the data is read; without a plannable event (the
         # model's share is known after the bound release) its budget is checked at commit

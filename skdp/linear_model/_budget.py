@@ -12,13 +12,28 @@ so the reported total is the target, up to the bisection's relative tolerance (b
 
 import math
 
-__all__ = ["largest_model_epsilon"]
+__all__ = ["largest_model_epsilon", "model_planned_event"]
 
 #: relative width of the final bracket of the bisection on the model's epsilon
 EPSILON_RTOL = 2e-3
 
 
-def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta):
+def model_planned_event(model, n_samples, n_features, epsilon, delta, data_norm=None):
+    """The planned event of ``model`` fitted at ``(epsilon, delta)`` on ``n_samples`` rows
+    of ``n_features`` (a clone is probed; ``data_norm``: a public bound that stands for
+    its ``data_norm="auto"``, as a composite hands it over)."""
+    from sklearn.base import clone
+
+    from ._base import planned_dp_event
+
+    probe = clone(model).set_params(epsilon=epsilon, delta=delta)
+    if data_norm is not None:
+        probe.set_params(data_norm=float(data_norm))
+    return planned_dp_event(probe, n_samples, n_features)
+
+
+def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,
+                          data_norm=None):
     """Largest ``e <= epsilon`` such that ``compose(*events, planned(model at epsilon=e))``
     is ``(epsilon, delta)``-DP (bisection on ``log e``; every evaluation is an exact
     accountant's upper bound, so the result is on the safe side).
@@ -33,6 +48,9 @@ def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta):
         Public shape of the model's design.
     epsilon, delta : float
         The total budget.
+    data_norm : float or None
+        A public bound that stands for the model's ``data_norm="auto"`` (a composite's
+        upstream bound); None: the model's own.
 
     Returns
     -------
@@ -53,6 +71,8 @@ def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta):
     from ._base import planned_dp_event
 
     probe = clone(model)
+    if data_norm is not None:
+        probe.set_params(data_norm=float(data_norm))
     planned_somewhere = False
 
     def total(e):

@@ -1,0 +1,619 @@
+r"""One privacy plan for a composite, made from public information before any row is read.
+
+A :class:`~skdp.PrivatePipeline` spends one ``(epsilon, delta)`` budget on several
+releases: the DP transformers' (knots, categories, scales), then the final estimator's.
+Before its ``fit`` (or ``fit_transform``, ``fit_predict``, or a parent's call of them)
+reads a row, :func:`make_plan` walks the whole tree of steps -- nested ``Pipeline``\ s,
+every ``ColumnTransformer`` block and its ``remainder``, every ``FeatureUnion`` -- and fixes,
+from the public schema (column names and dtypes), ``n`` and the parameters alone:
+
+* **which steps release** (``role="release"``: a DP transformer; ``"model"``: the final
+  skdp estimator), which are **data-free** (``"data-free"``: verified by
+  :func:`skdp.accounting._fitted.data_free_reason`; ``"public"``: a DP transformer given
+  public categories, which releases nothing), and **refuses** any other step with a
+  ``TypeError`` that names it -- before anything is fitted;
+* **each release's share**: the DP transformers get public shares of the Gaussian-DP
+  budget ``mu^2`` (:func:`skdp.linear_model._auto.pipeline_budget_split`); the thresholds
+  of private category discoveries share a public part of ``delta``
+  (:data:`skdp.linear_model._auto.PIPELINE_THRESHOLD_DELTA_SHARE`); the final estimator
+  gets the largest ``epsilon`` for which the composition of everything is
+  ``(epsilon, delta)``-DP under the exact accountant
+  (:func:`skdp.linear_model._budget.largest_model_epsilon`);
+* **each release's noise key**, derived from the pipeline's ``random_state``, the step's
+  own ``random_state`` and the step's *path* (:func:`derive_key`): two steps never share a
+  key, whatever seeds the user gave them (two equal keys would draw equal noise, which
+  cancels in a difference of the two releases);
+* **the planned event** of every release (each DP transformer's event is a function of its
+  parameters, ``n`` and the schema; see :func:`planned_transformer_events`) and so the
+  planned total, which a :class:`~skdp.accounting.PrivacyLedger` is charged before the
+  first release.
+
+The design width the final estimator sees is public unless a category discovery runs (the
+released categories set it).  The model's ``epsilon`` is then computed after the
+discovery, from the released events and public sizes -- adaptive composition, still a
+function of released values only -- and the plan says so (``model_width=None``); the plan
+still checks before any release that the model can be fitted at that width's lower
+bound, and charges a ledger the plan's whole budget (a dominating ``(epsilon, delta)``
+event) when the model's event depends on the width.
+
+The plan is an ordinary, printable object: ``print(pipe.plan(X))`` before fitting, or
+``pipe.privacy_plan_`` after.
+"""
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["PlannedStep", "PrivacyPlan", "derive_key", "make_plan"]
+
+#: keys are handed to the steps' ``random_state`` (scikit-learn takes seeds below 2^32)
+_KEY_HIGH = 2**32
+
+
+@dataclass(frozen=True)
+class PlannedStep:
+    """What the plan decided for one step of the tree.
+
+    Attributes
+    ----------
+    path : str
+        Parameter prefix of the step (``"columns__numeric"``), as for ``set_params``.
+    estimator : str
+        Class name.
+    role : {"release", "model", "public", "data-free"}
+        ``"release"``: a DP transformer that spends budget; ``"model"``: the final skdp
+        estimator; ``"public"``: a DP transformer with public parameters that releases
+        nothing; ``"data-free"``: a step verified to learn nothing from the rows.
+    mu_share : float
+        Share of the Gaussian-DP budget ``mu^2`` (0 unless ``role="release"``).
+    epsilon, delta : float or None
+        The budget handed to the step (``delta`` includes a threshold's part).
+    threshold_delta : float
+        The part of the pipeline's ``delta`` spent by the step's threshold (0: none).
+    key : int or None
+        The step's noise key (its ``random_state`` during the fit); None: keys from the OS.
+    event : dp_accounting.DpEvent or None
+        The planned event (None for a model planned after the category release).
+    reason : str
+        Why the step has its role (for the data-free steps: what was verified).
+    """
+
+    path: str
+    estimator: str
+    role: str
+    mu_share: float = 0.0
+    epsilon: float = None
+    delta: float = None
+    threshold_delta: float = 0.0
+    key: int = None
+    event: object = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class PrivacyPlan:
+    """The public plan of one fit of a :class:`~skdp.PrivatePipeline` (module docstring).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The total budget.
+    n_samples : int
+    steps : tuple of PlannedStep
+        Every step of the tree, in fit order.
+    mu : float
+        Gaussian-DP parameter the shares are of (``(epsilon, delta - thresholds)``-DP).
+    model_width : int or None
+        Public design width of the model, or None when a category discovery sets it.
+    planned_event : dp_accounting.DpEvent or None
+        Composition of every planned event (None when the model's event depends on the
+        released width; then :attr:`ledger_event` dominates it).
+    ledger_event : dp_accounting.DpEvent
+        What a ledger is charged before the first release.
+    """
+
+    epsilon: float
+    delta: float
+    n_samples: int
+    steps: tuple
+    mu: float
+    model_width: int = None
+    planned_event: object = None
+    ledger_event: object = None
+    notes: tuple = field(default_factory=tuple)
+
+    @property
+    def releases(self):
+        """The steps that release (role ``"release"`` or ``"model"``)."""
+        return tuple(s for s in self.steps if s.role in ("release", "model"))
+
+    def step(self, path):
+        """The :class:`PlannedStep` at ``path``."""
+        for s in self.steps:
+            if s.path == path:
+                return s
+        raise KeyError(path)
+
+    def __str__(self):
+        lines = [f"PrivacyPlan: epsilon={self.epsilon:.6g}, delta={self.delta:.3g}, "
+                 f"n={self.n_samples}, mu={self.mu:.6g}"]
+        width = max([len(s.path) for s in self.steps] + [4])
+        for s in self.steps:
+            if s.role in ("release", "model"):
+                eps = "later" if s.epsilon is None else f"{s.epsilon:.4g}"
+                what = (f"epsilon={eps} delta={s.delta:.3g}"
+                        + (f" mu^2 share={s.mu_share:.3g}" if s.role == "release" else "")
+                        + (f" threshold delta={s.threshold_delta:.3g}"
+                           if s.threshold_delta else "")
+                        + f" key={'OS' if s.key is None else 'derived'}")
+            else:
+                what = s.reason
+            lines.append(f"  {s.path:<{width}}  {s.estimator:<22} {s.role:<9} {what}")
+        if self.model_width is None and any(s.role == "model" for s in self.steps):
+            lines.append("  the model's epsilon is set after the category discovery, from the "
+                         "released width (adaptive composition)")
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return str(self)
+
+
+def derive_key(pipeline_seed, step_seed, path):
+    """The noise key of the step at ``path``: a function of the pipeline's seed, the step's
+    own seed and its path, or None (keys from the OS) when neither seed is given.
+
+    Distinct paths give distinct keys (a collision of two 32-bit keys in one plan, about
+    ``k^2 2^-33`` for ``k`` steps, is refused by :func:`make_plan`), so equal user seeds
+    never give equal noise.  A
+    ``numpy.random.Generator`` step seed is kept as is when the pipeline has no seed (its
+    draws are the step's own)."""
+    if pipeline_seed is None and step_seed is None:
+        return None
+    if pipeline_seed is None and not _is_int(step_seed):
+        return step_seed
+    words = [int.from_bytes(hashlib.sha256(path.encode()).digest()[i:i + 4], "little")
+             for i in range(0, 16, 4)]
+    entropy = [1, int(pipeline_seed)] if _is_int(pipeline_seed) else [0, 0]
+    entropy += [1, int(step_seed)] if _is_int(step_seed) else [0, 0]
+    state = np.random.SeedSequence(entropy, spawn_key=words).generate_state(2, np.uint64)
+    return int(state[0]) % _KEY_HIGH
+
+
+def _is_int(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+# --------------------------------------------------------------------------------------
+# The tree
+# --------------------------------------------------------------------------------------
+
+
+def _is_dp_transformer(step):
+    if not type(step).__module__.startswith("skdp.preprocessing"):
+        return False
+    params = step.get_params(deep=False)
+    return "epsilon" in params and "delta" in params
+
+
+def _is_skdp_estimator(step):
+    return type(step).__module__.startswith("skdp.linear_model") and \
+        hasattr(step, "_planning_loss")
+
+
+def _releases_nothing(step):
+    """A DP transformer whose parameters make it learn nothing (public categories)."""
+    return type(step).__name__ == "DPOneHotEncoder" and not isinstance(step.categories, str)
+
+
+def _sets_width(step):
+    """Whether a DP transformer's output width is part of its release: the released
+    categories of a discovery, the released knots of a spline basis (equal knots merge)."""
+    return _discovers_categories(step) or type(step).__name__ == "DPSplineTransformer"
+
+
+def _discovers_categories(step):
+    return type(step).__name__ == "DPOneHotEncoder" and isinstance(step.categories, str)
+
+
+def _block_is_empty(columns, X):
+    """Whether a ColumnTransformer block selects no column of ``X`` (resolved on the
+    public schema: names and dtypes)."""
+    from sklearn.compose import make_column_selector
+
+    from ._pipeline import _SchemaFromDtypes
+
+    if isinstance(columns, _SchemaFromDtypes):
+        return len(columns(X)) == 0
+    if isinstance(columns, make_column_selector):
+        if not hasattr(X, "dtypes"):
+            raise TypeError("a dtype or name column selector needs a DataFrame (its schema); "
+                            f"got {type(X).__name__}")
+        return len(columns(X)) == 0
+    if callable(columns):
+        raise TypeError(
+            "a ColumnTransformer block selects its columns with a function, which sees the "
+            "whole table: the routing could depend on the rows. Select columns by name, "
+            "position or sklearn.compose.make_column_selector (dtypes and name patterns)")
+    from .accounting._fitted import _no_columns
+
+    return _no_columns(columns)
+
+
+def walk(step, path, X, final):
+    """``(path, leaf, final)`` for every leaf of the tree of ``step`` in fit order; blocks
+    of a ColumnTransformer that select no column of ``X`` are skipped (never fitted)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    prefix = f"{path}__" if path else ""
+    if isinstance(step, Pipeline):
+        last = len(step.steps) - 1
+        for i, (name, sub) in enumerate(step.steps):
+            yield from walk(sub, prefix + name, X, final and i == last)
+    elif isinstance(step, ColumnTransformer):
+        for name, sub, columns in step.transformers:
+            if isinstance(sub, str) and sub == "drop":
+                continue
+            if _block_is_empty(columns, X):
+                continue
+            yield from walk(sub, prefix + name, X, False)
+        remainder = step.remainder
+        if not (isinstance(remainder, str) and remainder == "drop"):
+            yield prefix + "remainder", remainder, False
+    elif isinstance(step, FeatureUnion):
+        for name, sub in step.transformer_list:
+            if isinstance(sub, str) and sub == "drop":
+                continue
+            yield from walk(sub, prefix + name, X, False)
+    else:
+        yield path, step, final
+
+
+def data_free_reason(step):
+    """Why ``step`` learns nothing from the rows (a verified property,
+    :func:`skdp.accounting._fitted._is_data_free`), or None if that cannot be verified."""
+    from .accounting._fitted import _is_data_free
+
+    if isinstance(step, str) or step is None:
+        return "passthrough" if _is_data_free(step) else None
+    return "verified data-free (stateless, row by row)" if _is_data_free(step) else None
+
+
+def _refusal(path, step, final):
+    kind = type(step).__name__
+    if type(step).__module__.startswith("skdp.model_selection"):
+        return TypeError(
+            f"step '{path}' ({kind}) is a private search inside a PrivatePipeline: its "
+            "selection is accounted in Renyi DP with its own budget, which the pipeline's "
+            "plan cannot split. Put the pipeline inside the search instead: "
+            "DPGridSearchCV(make_private_pipeline(...), {...}, epsilon=...)")
+    if final:
+        return TypeError(
+            f"step '{path}' ({kind}) of a PrivatePipeline is not an skdp estimator or DP "
+            "transformer: it would learn from the rows without differential privacy. Use a "
+            "DP estimator (skdp.DPLogisticRegression, DPHuberRegressor, "
+            "DPNonconvexRegressor) or a DP transformer as the final step")
+    return TypeError(
+        f"step '{path}' ({kind}) of a PrivatePipeline is neither a DP transformer nor "
+        "verifiably data-free: it could learn from the rows without differential privacy, "
+        "which voids the guarantee of the whole pipeline. Nothing was fitted. Use a DP "
+        "transformer from skdp.preprocessing, a stateless row-wise one "
+        "(skdp.preprocessing.RowwiseFunctionTransformer for a function of one row), or "
+        "public parameters (e.g. OneHotEncoder(categories=[...], handle_unknown='ignore'))")
+
+
+# --------------------------------------------------------------------------------------
+# The plan
+# --------------------------------------------------------------------------------------
+
+
+def make_plan(pipeline, X, n_samples, epsilon, delta):
+    """The :class:`PrivacyPlan` of ``pipeline`` (a PrivatePipeline) for a fit on ``X``'s
+    schema and ``n_samples`` rows (module docstring).  Reads no row of ``X``: only its
+    column names and dtypes (through the column selectors) and its width.
+
+    Raises TypeError for a step that would learn without DP, BudgetExceededError when the
+    budget cannot cover the plan; both before anything is fitted.
+    """
+    from .accounting import compose, gaussian_epsilon
+    from .linear_model._auto import PIPELINE_THRESHOLD_DELTA_SHARE, pipeline_budget_split
+    from .preprocessing._common import gdp_mu
+
+    leaves = list(walk(pipeline, "", X, True))
+    kinds = []
+    for path, leaf, final in leaves:
+        if final and _is_skdp_estimator(leaf):
+            kinds.append("model")
+        elif _is_dp_transformer(leaf):
+            kinds.append("public" if _releases_nothing(leaf) else "release")
+        else:
+            reason = data_free_reason(leaf)
+            if reason is None:
+                raise _refusal(path, leaf, final)
+            kinds.append("data-free")
+    seed = pipeline.random_state
+    releasing = [(p, leaf) for (p, leaf, _), k in zip(leaves, kinds) if k == "release"]
+    has_model = "model" in kinds
+    shares = pipeline_budget_split([type(t).__name__ for _, t in releasing])
+    if not has_model and shares:
+        # no final estimator takes the rest: the transformers share all of mu^2
+        total = sum(shares)
+        shares = [w / total for w in shares]
+    discovering = [p for p, t in releasing if _discovers_categories(t)]
+    threshold_total = PIPELINE_THRESHOLD_DELTA_SHARE * delta if discovering else 0.0
+    mu = gdp_mu(epsilon, delta - threshold_total)
+
+    planned = []
+    share_of = dict(zip([p for p, _ in releasing], shares))
+    for (path, leaf, final), kind in zip(leaves, kinds):
+        name = type(leaf).__name__ if not isinstance(leaf, str) else repr(leaf)
+        if kind == "data-free":
+            planned.append(PlannedStep(path, name, kind, reason=data_free_reason(leaf)))
+            continue
+        own_seed = leaf.get_params(deep=False).get("random_state")
+        key = derive_key(seed, own_seed, path or "final")
+        if kind == "public":
+            planned.append(PlannedStep(path, name, kind, key=key,
+                                       reason="public categories: releases nothing"))
+        elif kind == "release":
+            mu_i = math.sqrt(share_of[path]) * mu
+            if path in discovering:
+                # the encoder calibrates its Gaussian at delta/2 and spends delta/2 on its
+                # threshold: hand it twice its threshold's share, and the epsilon that is
+                # exactly mu_i-GDP at that half
+                t_delta = threshold_total / len(discovering)
+                eps_i, delta_i = float(gaussian_epsilon(t_delta, mu_i)), 2.0 * t_delta
+            else:
+                t_delta = 0.0
+                eps_i, delta_i = float(gaussian_epsilon(delta, mu_i)), float(delta)
+            planned.append(PlannedStep(path, name, kind, mu_share=share_of[path],
+                                       epsilon=eps_i, delta=delta_i, threshold_delta=t_delta,
+                                       key=key, reason="DP transformer"))
+        else:
+            planned.append(PlannedStep(path, name, kind, delta=float(delta), key=key,
+                                       reason="final estimator: the rest of the budget"))
+    keys = [s.key for s in planned if _is_int(s.key)]
+    if len(set(keys)) != len(keys):
+        raise ValueError("two steps' derived noise keys collide (probability ~2^-32): "
+                         "choose another random_state for the pipeline")
+    plan = PrivacyPlan(float(epsilon), float(delta), int(n_samples), tuple(planned), mu)
+    events = planned_transformer_events(pipeline, plan, X)
+    planned = [
+        _replace(s, event=events[s.path]) if s.role == "release" else s for s in plan.steps]
+    plan = _replace(plan, steps=tuple(planned))
+    return _plan_model(pipeline, plan, X, events, compose)
+
+
+def _replace(obj, **changes):
+    import dataclasses
+
+    return dataclasses.replace(obj, **changes)
+
+
+def configured(estimator, plan, *, for_placeholder=False):
+    """``{param: value}`` that hands every step of ``estimator`` (the pipeline, or its
+    prefix) its share and key from ``plan`` (paths relative to the pipeline); ledgers of
+    the steps are taken off (the pipeline charges the plan once)."""
+    params = {}
+    names = estimator.get_params(deep=True)
+    for s in plan.steps:
+        prefix = f"{s.path}__" if s.path else ""
+        if s.role == "release":
+            params[prefix + "epsilon"] = s.epsilon
+            params[prefix + "delta"] = s.delta
+        if s.role in ("release", "public", "model") and prefix + "random_state" in names:
+            params[prefix + "random_state"] = None if for_placeholder else s.key
+        if prefix + "privacy_ledger" in names:
+            params[prefix + "privacy_ledger"] = None
+    return {k: v for k, v in params.items() if k in names}
+
+
+def placeholder_frame(X, n_rows):
+    """Public data with the schema of ``X`` (names, dtypes, width) and ``n_rows`` rows:
+    zeros in numeric columns, ``False`` in boolean ones, the first public category of a
+    categorical dtype (missing if it has none), the empty string elsewhere.  Nothing of
+    ``X`` but its schema is read."""
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):
+        import pandas as pd
+
+        columns = {}
+        for name, dtype in zip(X.columns, X.dtypes):
+            if isinstance(dtype, pd.CategoricalDtype):
+                cats = dtype.categories
+                value = cats[0] if len(cats) else None
+                columns[name] = pd.Categorical([value] * n_rows, dtype=dtype)
+            elif pd.api.types.is_bool_dtype(dtype):
+                columns[name] = np.zeros(n_rows, dtype=bool)
+            elif pd.api.types.is_numeric_dtype(dtype):
+                columns[name] = pd.Series(np.zeros(n_rows), dtype=dtype)
+            elif pd.api.types.is_datetime64_any_dtype(dtype):
+                columns[name] = pd.Series(np.zeros(n_rows, dtype="datetime64[ns]"),
+                                          dtype=dtype)
+            else:
+                columns[name] = pd.Series([""] * n_rows, dtype=dtype)
+        return pd.DataFrame(columns, columns=X.columns)
+    shape = getattr(X, "shape", None)
+    width = shape[1] if shape is not None and len(shape) > 1 else 1
+    dtype = getattr(X, "dtype", np.dtype(float))
+    if dtype == object:
+        return np.full((n_rows, width), "", dtype=object)
+    return np.zeros((n_rows, width), dtype=np.float64)
+
+
+def planned_transformer_events(pipeline, plan, X):
+    """``{path: event}`` of every releasing transformer, read from a fit of the
+    pipeline's transformers, configured by ``plan``, on public placeholder data of ``X``'s
+    schema and ``n`` rows (their events are functions of their parameters, ``n`` and the
+    schema only: the real fit checks that it released the same)."""
+    import warnings
+
+    from sklearn.base import clone
+    from sklearn.pipeline import Pipeline
+
+    releasing = [s for s in plan.steps if s.role == "release"]
+    if not releasing:
+        return {}
+    prefix = Pipeline(pipeline.steps[:-1]) if _final_is_model(plan) else Pipeline(
+        pipeline.steps)
+    probe = clone(prefix)
+    probe.set_params(**configured(probe, plan, for_placeholder=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        probe.fit(placeholder_frame(X, plan.n_samples))
+    return {s.path: _event_at(probe, s.path) for s in releasing}
+
+
+def _final_is_model(plan):
+    return any(s.role == "model" for s in plan.steps)
+
+
+def fitted_leaf(estimator, path):
+    """The fitted object at ``path`` (a ColumnTransformer's fitted clone for its blocks)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    node = estimator
+    parts = path.split("__") if path else []
+    for part in parts:
+        if isinstance(node, Pipeline):
+            node = node.named_steps[part]
+        elif isinstance(node, ColumnTransformer):
+            node = node.named_transformers_[part]
+        elif isinstance(node, FeatureUnion):
+            node = dict(node.transformer_list)[part]
+        else:
+            raise KeyError(path)
+    return node
+
+
+def _event_at(fitted, path):
+    leaf = fitted_leaf(fitted, path)
+    return getattr(leaf, "dp_event_", None)
+
+
+def _plan_model(pipeline, plan, X, events, compose):
+    """Plan the final estimator: its width if public, its epsilon if the width is, the
+    feasibility of the budget, and the event a ledger is charged."""
+    from .accounting import DeltaDpEvent, pure_dp_event
+    from .linear_model._budget import largest_model_epsilon, model_planned_event
+
+    transformer_events = [events[s.path] for s in plan.steps if s.role == "release"]
+    model_steps = [s for s in plan.steps if s.role == "model"]
+    if not model_steps:
+        total = compose(*transformer_events) if transformer_events else None
+        return _replace(plan, planned_event=total, ledger_event=total)
+    model_step = model_steps[0]
+    model = pipeline.steps[-1][1]
+    low, public, bound = design_widths(pipeline, plan, X)
+    norm = bound if isinstance(getattr(model, "data_norm", None), str) else None
+    n = plan.n_samples
+    if model._data_derived_inputs():
+        # a bound or label set read from the data: the fit warns and reports epsilon_ =
+        # inf; nothing to split (a ledger refuses it before the first release)
+        from .accounting import _lazy_dp_accounting as dp_accounting
+
+        model_step = _replace(model_step, epsilon=plan.epsilon,
+                              event=dp_accounting.NonPrivateDpEvent(),
+                              reason="reads a bound or its labels from the data: not private")
+        steps = tuple(model_step if s.role == "model" else s for s in plan.steps)
+        return _replace(plan, steps=steps, model_width=low if public else None,
+                        planned_event=dp_accounting.NonPrivateDpEvent(),
+                        ledger_event=dp_accounting.NonPrivateDpEvent())
+    # feasibility before any release: the model fits at the lowest width it can see
+    eps_low = largest_model_epsilon(model, transformer_events, n, low, plan.epsilon,
+                                    plan.delta, data_norm=norm)
+    event = model_planned_event(model, n, low, eps_low, plan.delta, data_norm=norm)
+    if not public:
+        # a released width: the plan holds if the model's event does not depend on it
+        # (DP-SGD, output perturbation...), which two widths far apart show
+        wide = model_planned_event(model, n, 4 * low + 7, eps_low, plan.delta,
+                                   data_norm=norm)
+        public = event is not None and wide == event and largest_model_epsilon(
+            model, transformer_events, n, 4 * low + 7, plan.epsilon, plan.delta,
+            data_norm=norm) == eps_low
+    if public:
+        eps_m = eps_low
+        total = compose(*transformer_events, event) if transformer_events else event
+        model_step = _replace(model_step, epsilon=eps_m, event=event)
+        ledger = total
+    else:
+        # the model's event may depend on the released width: the ledger is charged a
+        # pair that dominates any (epsilon, delta)-DP release
+        total = None
+        ledger = compose(pure_dp_event(plan.epsilon), DeltaDpEvent(plan.delta))
+    steps = tuple(model_step if s.role == "model" else s for s in plan.steps)
+    return _replace(plan, steps=steps, model_width=low if public else None,
+                    planned_event=total, ledger_event=ledger)
+
+
+def design_widths(pipeline, plan, X):
+    """``(width, public, bound)``: the width of the model's design on ``X``'s schema,
+    whether it is public (no category discovery in the tree) -- when it is not, the lowest
+    width (every discovering encoder releasing no category) -- and the transformers'
+    output bound on placeholder data (None without one), which stands for the model's
+    ``data_norm="auto"`` when its event is planned (the events are in noise units: the
+    bound's value does not change them, a check at fit time makes sure)."""
+    import warnings
+
+    from sklearn.base import clone
+    from sklearn.pipeline import Pipeline
+
+    discovering = any(_sets_width(fitted_leaf_template(pipeline, s.path))
+                      for s in plan.steps if s.role == "release")
+    if len(pipeline.steps) == 1:
+        return _width(X), True, None
+    probe = clone(Pipeline(pipeline.steps[:-1]))
+    params = configured(probe, plan, for_placeholder=True)
+    # a discovering encoder on placeholder data releases the placeholder's one value at
+    # most: give it public empty lists instead, so the width is the lowest possible
+    for s in plan.steps:
+        leaf = fitted_leaf_template(pipeline, s.path)
+        if s.role == "release" and _discovers_categories(leaf):
+            params[f"{s.path}__categories"] = [[] for _ in range(_n_columns_of(
+                pipeline, s.path, X))]
+            params.pop(f"{s.path}__epsilon", None)
+            params.pop(f"{s.path}__delta", None)
+    probe.set_params(**{k: v for k, v in params.items()
+                        if k in probe.get_params(deep=True)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = probe.fit_transform(placeholder_frame(X, min(plan.n_samples, 64)))
+    from ._pipeline import output_norm_bound
+
+    return int(out.shape[1]), not discovering, output_norm_bound(probe)
+
+
+def _width(X):
+    shape = getattr(X, "shape", None)
+    return int(shape[1]) if shape is not None and len(shape) > 1 else 1
+
+
+def fitted_leaf_template(pipeline, path):
+    """The (unfitted) step object at ``path`` in the pipeline's parameters."""
+    if not path:
+        return pipeline
+    return pipeline.get_params(deep=True)[path]
+
+
+def _n_columns_of(pipeline, path, X):
+    """Number of input columns of the ColumnTransformer block at ``path`` (schema only)."""
+    from sklearn.compose import ColumnTransformer, make_column_selector
+
+    parent_path, _, name = path.rpartition("__")
+    parent = fitted_leaf_template(pipeline, parent_path)
+    if isinstance(parent, ColumnTransformer):
+        for block, _, columns in parent.transformers:
+            if block == name:
+                if isinstance(columns, make_column_selector) or callable(columns):
+                    return len(columns(X))
+                if isinstance(columns, (str, int)):
+                    return 1
+                if hasattr(columns, "__len__"):
+                    cols = list(columns)
+                    if cols and all(isinstance(c, (bool, np.bool_)) for c in cols):
+                        return int(sum(cols))
+                    return len(cols)
+    return _width(X)
