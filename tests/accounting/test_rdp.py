@@ -113,15 +113,19 @@ def test_pure_event_is_the_binary_rr_pair(eps):
 @pytest.mark.parametrize(
     "event",
     [
-        poisson_gaussian_event(0.1, 1.0, 10),
         dp_accounting.LaplaceDpEvent(1.0),
         dp_accounting.RandomizedResponseDpEvent(0.5, 3),
         dp_accounting.SampledWithoutReplacementDpEvent(100, 10, dp_accounting.GaussianDpEvent(1)),
-        compose(dp_accounting.GaussianDpEvent(1.0), poisson_gaussian_event(0.1, 1.0, 10)),
+        # Poisson-sampled steps are accounted (test_rdp_sampled.py), but only over a
+        # single Gaussian
+        dp_accounting.PoissonSampledDpEvent(0.1, dp_accounting.LaplaceDpEvent(1.0)),
+        dp_accounting.PoissonSampledDpEvent(
+            0.1, compose(dp_accounting.GaussianDpEvent(1.0), dp_accounting.GaussianDpEvent(1.0))),
+        compose(poisson_gaussian_event(0.1, 1.0, 10), dp_accounting.LaplaceDpEvent(1.0)),
     ],
 )
 def test_refuses_what_rdp_cannot_account_exactly(event):
-    with pytest.raises(UnsupportedDpEventError):
+    with pytest.raises(UnsupportedDpEventError, match="cannot be accounted exactly by Rényi"):
         to_rdp_event(event)
     with pytest.raises(UnsupportedDpEventError):
         rdp_epsilon(event, 1e-6)
