@@ -45,15 +45,18 @@ point order; then bytes; then other values by (module-qualified type name, ``rep
 is total on canonical values and sorts ``categories_`` and the per-value noise draws, so a
 seeded fit is reproducible and independent of row order.
 
-*Counting* (:func:`canonical_column`) stays vectorised: pandas' hash table factorises the
-raw column, then only its *distinct* values are canonicalised and the codes of those that
-become equal are merged.  That equals canonicalise-then-count because the hash table
-merges two entries only when they compare equal, and equal numbers, strings or bytes have
-one canonical value (it never merges the string ``"nan"`` with NaN, nor a string with a
-number).  An object column is taken on this path only when pandas infers it to hold only
-strings, only bytes, or only numbers (``infer_dtype``, one pass in C); any other object
-column (mixed strings and numbers, tuples, datetimes...) is canonicalised entry by entry,
-and so is every column without pandas.
+*Counting* stays vectorised: pandas' hash table counts (``value_counts``, at fit) or
+factorises (:func:`canonical_column`, at transform) the raw column, then only its
+*distinct* values are canonicalised, and the counts or codes of those that become equal
+are merged.  That equals canonicalise-then-count because the hash table merges two
+entries only when they compare equal, and equal numbers, strings or bytes have one
+canonical value (it never merges the string ``"nan"`` with NaN, nor a string with a
+number).  A column takes this path when its dtype is numeric, boolean or string, or when
+it is an object column of numbers, strings, bytes and missing markers only (pandas'
+``infer_dtype``, one pass in C, then for a mixed column the set of its entries' types);
+any other object column (tuples, datetimes, user objects: their ``==`` may cross types)
+is canonicalised entry by entry, and so is every column without pandas.  Counts are
+integers below ``2**53``, so the float weights of the merge are exact.
 
 Public categories (``categories=[[...], ...]``)
 -----------------------------------------------
@@ -109,6 +112,7 @@ discrete Gaussian noise; the recorded Gaussian event dominates the discrete law.
 import math
 import numbers
 from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
@@ -163,6 +167,8 @@ def canonical_value(value):
         return str(value)
     if isinstance(value, bytes):
         return bytes(value)
+    if isinstance(value, (np.datetime64, np.timedelta64)):  # timedelta64 is "Integral"
+        return None if np.isnat(value) else value
     if isinstance(value, (bool, np.bool_, numbers.Integral)):
         return int(value)
     if isinstance(value, (float, np.floating)):
@@ -182,8 +188,6 @@ def canonical_value(value):
             return math.inf if value > 0 else -math.inf
     if isinstance(value, (complex, np.complexfloating)):
         return None if value != value else value
-    if isinstance(value, (np.datetime64, np.timedelta64)):
-        return None if np.isnat(value) else value
     if (type(value).__name__ in ("NAType", "NaTType")
             and type(value).__module__.startswith("pandas")):
         return None
@@ -219,9 +223,49 @@ def canonical_order(canonical):
 
 
 #: pandas' ``infer_dtype`` of object columns whose entries are all numbers, all strings or
-#: all bytes: its hash table merges two such entries only when they have one canonical value
+#: all bytes (missing entries aside)
 _EXACT_KINDS = frozenset({"string", "bytes", "integer", "floating", "mixed-integer-float",
                           "boolean", "decimal", "empty"})
+#: the types of a mixed object column on which pandas' hash table is exact: numbers,
+#: strings, bytes, and missing markers (dropped by the table)
+_EXACT_TYPES = frozenset(
+    {str, np.str_, bytes, np.bytes_, bool, int, float, Decimal, Fraction, type(None)}
+    | {t for t in np.sctypeDict.values()
+       if issubclass(t, (np.bool_, np.integer, np.floating))
+       and not issubclass(t, np.timedelta64)})
+
+
+def _exact_series(values):
+    """``values`` as a pandas Series when pandas' hash table on the raw entries is exact
+    (it merges two entries only when they have one canonical value), else None (also
+    without pandas, or for a plain iterable).
+
+    The table merges entries that compare equal; equal numbers, strings or bytes have
+    one canonical value.  So the table is exact on a column of a numeric, boolean or
+    string dtype, and on an object column that holds only numbers, strings, bytes and
+    missing markers: checked by ``infer_dtype`` (one pass in C), then for a mixed column
+    by the set of its entries' types.  Any other object (a tuple, a datetime, a user type:
+    its ``==`` may cross types) sends the column entry by entry."""
+    try:
+        import pandas as pd
+        from pandas.api.types import infer_dtype
+    except ImportError:
+        return None
+    if isinstance(values, np.ndarray):
+        values = pd.Series(values, dtype=object if values.dtype == object else None,
+                           copy=False)
+    if not isinstance(values, pd.Series):
+        return None
+    if values.dtype == object and infer_dtype(values, skipna=True) not in _EXACT_KINDS:
+        na = type(pd.NA), type(pd.NaT)
+        kinds = set(map(type, values.to_numpy(dtype=object, copy=False)))
+        if not all(t in _EXACT_TYPES or t in na for t in kinds):
+            return None
+    return values
+
+
+def _entries(values):
+    return values.tolist() if hasattr(values, "tolist") else list(values)
 
 
 def _factorize_entries(values):
@@ -239,34 +283,10 @@ def _factorize_entries(values):
     return distinct, np.asarray(codes, dtype=np.int64)
 
 
-def _factorize_raw(values):
-    """``(distinct values, codes)`` of a column by pandas' hash table when that is exact
-    (module docstring, "Canonical values"), else entry by entry."""
-    try:
-        import pandas as pd
-        from pandas.api.types import infer_dtype
-    except ImportError:
-        pd = None
-    if pd is None or not isinstance(values, (np.ndarray, pd.Series)):
-        return _factorize_entries(values.tolist() if hasattr(values, "tolist") else values)
-    if not isinstance(values, pd.Series):
-        values = pd.Series(values, dtype=object if values.dtype == object else None,
-                           copy=False)
-    if values.dtype == object and infer_dtype(values, skipna=True) not in _EXACT_KINDS:
-        return _factorize_entries(values.tolist())
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    if isinstance(uniques.dtype, np.dtype) and uniques.dtype.kind == "f":
-        # vectorised: integral floats become ints (there are no NaN among the uniques)
-        u = uniques.to_numpy()
-        integral = (np.isfinite(u) & (np.floor(u) == u)).tolist()
-        return ([int(x) if i else x for x, i in zip(u.tolist(), integral)],
-                np.asarray(codes, dtype=np.int64))
-    return uniques.tolist(), np.asarray(codes, dtype=np.int64)
-
-
-def _merge_canonical(distinct, codes):
-    """Canonicalise ``distinct`` (idempotent) and merge the codes of values that become
-    equal: ``(canonical values, codes)``, -1 for missing."""
+def _merge_canonical(distinct):
+    """Canonicalise ``distinct`` values (idempotent) and merge those that become equal:
+    ``(canonical values, remap)``, ``remap[i]`` the position of ``distinct[i]``'s value
+    (-1: missing), with ``remap[-1] = -1`` for a missing entry's code."""
     index, merged = {}, []
     remap = np.empty(len(distinct) + 1, dtype=np.int64)
     remap[-1] = -1
@@ -279,7 +299,17 @@ def _merge_canonical(distinct, codes):
         if j == len(merged):
             merged.append(c)
         remap[i] = j
-    return merged, remap[codes]
+    return merged, remap
+
+
+def _sorted(values):
+    """``(values sorted by canonical_order, rank)``, ``rank[j]`` the new position of
+    ``values[j]`` and ``rank[-1] = -1`` (missing stays missing)."""
+    order = sorted(range(len(values)), key=lambda j: canonical_order(values[j]))
+    rank = np.empty(len(values) + 1, dtype=np.int64)
+    rank[order] = np.arange(len(values))
+    rank[-1] = -1
+    return [values[j] for j in order], rank
 
 
 def canonical_column(values):
@@ -304,32 +334,43 @@ def canonical_column(values):
     >>> canonical_column(np.array([1.0, "a", True, None, -0.0, np.str_("a")], dtype=object))
     ([0, 1, 'a'], array([ 1,  2,  1, -1,  0,  2]))
     """
-    merged, codes = _merge_canonical(*_factorize_raw(values))
-    order = sorted(range(len(merged)), key=lambda j: canonical_order(merged[j]))
-    rank = np.empty(len(merged) + 1, dtype=np.int64)
-    rank[order] = np.arange(len(merged))
-    rank[-1] = -1
-    return [merged[j] for j in order], rank[codes]
+    series = _exact_series(values)
+    if series is None:
+        distinct, codes = _factorize_entries(_entries(values))
+    else:
+        import pandas as pd
 
-
-def _value_counts(values):
-    """``(sorted canonical values, their counts)`` of the non-missing entries."""
-    categories, codes = canonical_column(values)
-    return categories, np.bincount(codes[codes >= 0], minlength=len(categories))
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        distinct = uniques.tolist()
+    merged, remap = _merge_canonical(distinct)
+    categories, rank = _sorted(merged)
+    return categories, rank[remap][codes]
 
 
 def _merge_counts(parts):
-    """Sum ``(canonical values, counts)`` pairs (one per partition) exactly, sorted."""
-    index, values, counts = {}, [], []
-    for part_values, part_counts in parts:
-        for value, count in zip(part_values, np.asarray(part_counts).tolist()):
-            j = index.setdefault(_key(value), len(values))
-            if j == len(values):
-                values.append(value)
-                counts.append(0)
-            counts[j] += count
-    order = sorted(range(len(values)), key=lambda j: canonical_order(values[j]))
-    return [values[j] for j in order], np.array([counts[j] for j in order], dtype=np.int64)
+    """Canonicalise and sum ``(values, counts)`` pairs (one per partition) exactly:
+    ``(canonical values sorted by canonical_order, their counts)``, missing dropped."""
+    distinct = [v for values, _ in parts for v in values]
+    counts = np.array([c for _, part in parts for c in np.asarray(part).tolist()],
+                      dtype=np.int64)
+    merged, remap = _merge_canonical(distinct)
+    categories, rank = _sorted(merged)
+    codes = rank[remap[:-1]]
+    return categories, np.bincount(codes[codes >= 0], weights=counts[codes >= 0],
+                                   minlength=len(categories)).astype(np.int64)
+
+
+def _value_counts(values):
+    """``(canonical values sorted by canonical_order, their counts)`` of the non-missing
+    entries of a column: pandas' ``value_counts`` when exact (:func:`_exact_series`), its
+    distinct values then canonicalised and merged; else entry by entry."""
+    series = _exact_series(values)
+    if series is None:
+        distinct, codes = _factorize_entries(_entries(values))
+        return _merge_counts([(distinct, np.bincount(codes[codes >= 0],
+                                                     minlength=len(distinct)))])
+    counts = series.value_counts(dropna=True, sort=False)
+    return _merge_counts([(counts.index.tolist(), counts.to_numpy())])
 
 
 def _partition_counts(frame):
