@@ -9,9 +9,61 @@ column (``None``/``NaN``).  Exactly one of them is 1, so every output row of ``d
 has L2 norm exactly ``sqrt(d)`` for *any* input row -- an unseen string or an empty one
 included, never an error.  That is ``output_norm_bound_``.
 
+Canonical values
+----------------
+Python and numpy let objects of different types compare (and hash) equal: ``1``, ``1.0``,
+``True``, ``np.int64(1)``, ``Decimal("1.00")``; ``-0.0`` and ``0.0``; ``"a"`` and
+``np.str_("a")``.  A hash table counts them as one value and keeps the *first* object it
+meets as the key, so the object released (``[[1]]`` or ``[[1.0]]``, feature name ``c_1`` or
+``c_1.0``) would be decided by one row -- with certainty, an infinite epsilon.  The encoder
+therefore maps every entry to its canonical value (:func:`canonical_value`) *before*
+counting, releasing, sorting and transforming: the candidate set, the counts, the noise
+draws, ``categories_`` and the feature names are functions of the multiset of canonical
+values only, never of row order, object identity or the type that came first.
+
+* **Missing**: ``None``, float / numpy NaN, ``pd.NA``, ``pd.NaT``, numpy NaT,
+  ``Decimal("NaN")`` and a complex with a NaN part are missing (the ``missing`` column),
+  never a category.
+* **Numbers** (``bool``, ``int``, numpy integers and booleans, ``float``, numpy floats,
+  ``Decimal``, ``Fraction``): an integral finite value becomes the Python ``int`` of
+  exactly that value (``1``, ``1.0``, ``True``, ``Decimal("1.00")`` are ``1``; ``-0.0``
+  is ``0``; integers above ``2**53`` stay exact), any other value the Python ``float``
+  nearest to it (``float(v)``; ``inf`` and ``-inf`` stay floats; a non-integral value
+  beyond the float range becomes ``+-inf``), and a float that is integral is again an
+  ``int``.  Equality of canonical numbers is numeric equality (exact for integers, of the
+  nearest float64 otherwise): a boolean column is released as ``0`` / ``1``.
+* **Strings** by value: ``str`` and ``np.str_`` become ``str``; ``bytes`` and
+  ``np.bytes_`` become ``bytes`` (never equal to a string).
+* **Anything else** (tuples, datetimes, complex numbers, user objects) is kept as it is,
+  but two such values are the same value only when they have the same type and the same
+  ``repr`` -- never by a cross-type ``==`` (``datetime`` and ``pd.Timestamp`` of the same
+  instant, ``1`` and ``1 + 0j`` are different categories).  Of several objects with one
+  type and one ``repr`` the first is kept: nothing tells them apart in a release.
+
+*Order* (:func:`canonical_order`): numbers first, ordered numerically; then strings in code
+point order; then bytes; then other values by (module-qualified type name, ``repr``).  It
+is total on canonical values and sorts ``categories_`` and the per-value noise draws, so a
+seeded fit is reproducible and independent of row order.
+
+*Counting* stays vectorised: pandas' hash table counts (``value_counts``, at fit) or
+factorises (:func:`canonical_column`, at transform) the raw column, then only its
+*distinct* values are canonicalised, and the counts or codes of those that become equal
+are merged.  That equals canonicalise-then-count because the hash table merges two
+entries only when they compare equal, and equal numbers, strings or bytes have one
+canonical value (it never merges the string ``"nan"`` with NaN, nor a string with a
+number).  A column takes this path when its dtype is numeric, boolean or string, or when
+it is an object column of numbers, strings, bytes and missing markers only (pandas'
+``infer_dtype``, one pass in C, then for a mixed column the set of its entries' types);
+any other object column (tuples, datetimes, user objects: their ``==`` may cross types)
+is canonicalised entry by entry, and so is every column without pandas.  Counts are
+integers below ``2**53``, so the float weights of the merge are exact.
+
 Public categories (``categories=[[...], ...]``)
 -----------------------------------------------
 Nothing is learnt from the data: ``dp_event_`` is ``NoOpDpEvent`` and ``epsilon_ = 0``.
+The lists are canonicalised like the data: missing entries are dropped, entries with one
+canonical value collapse to one category (``[1, 1.0, True]`` is ``[1]``), and the result is
+sorted by :func:`canonical_order`.
 
 Private discovery (``categories="auto"``): thresholded noisy counts
 --------------------------------------------------------------------
@@ -58,6 +110,9 @@ discrete Gaussian noise; the recorded Gaussian event dominates the discrete law.
 """
 
 import math
+import numbers
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
@@ -66,7 +121,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._common import DP_TRANSFORMER_CONSTRAINTS, gdp_mu, guarantee, word_source
 
-__all__ = ["DPOneHotEncoder", "discovery_threshold"]
+__all__ = ["DPOneHotEncoder", "canonical_column", "canonical_order", "canonical_value",
+           "discovery_threshold"]
 
 
 def discovery_threshold(sigma, n_columns, delta_threshold):
@@ -74,15 +130,252 @@ def discovery_threshold(sigma, n_columns, delta_threshold):
     return 1.0 + sigma * math.sqrt(2.0 * math.log(2.0 * n_columns / delta_threshold))
 
 
-def _is_missing(values):
-    """Boolean mask of None / NaN / pandas NA entries of an object array."""
+def _canonical_float(x):
+    """A Python float as a canonical number: None for NaN, ``int`` when integral."""
+    if x != x:
+        return None
+    return int(x) if x.is_integer() else x
+
+
+def canonical_value(value):
+    """The canonical value of one entry (module docstring, "Canonical values").
+
+    Parameters
+    ----------
+    value : object
+        Any entry of a column.
+
+    Returns
+    -------
+    canonical : int, float, str, bytes, other object, or None
+        None when ``value`` is missing; an ``int`` for an integral finite number, else a
+        ``float`` for a number; ``str`` / ``bytes`` for strings; ``value`` itself
+        otherwise.  Idempotent.
+
+    Examples
+    --------
+    >>> from decimal import Decimal
+    >>> import numpy as np
+    >>> [canonical_value(v) for v in (1.0, True, np.int64(1), Decimal("1.00"), -0.0, 0.5)]
+    [1, 1, 1, 1, 0, 0.5]
+    >>> canonical_value(np.str_("a")), canonical_value(float("nan"))
+    ('a', None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, bytes):
+        return bytes(value)
+    if isinstance(value, (np.datetime64, np.timedelta64)):  # timedelta64 is "Integral"
+        return None if np.isnat(value) else value
+    if isinstance(value, (bool, np.bool_, numbers.Integral)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return _canonical_float(float(value))
+    if isinstance(value, Decimal):
+        if value.is_nan():
+            return None
+        if value.is_finite() and value == value.to_integral_value():
+            return int(value)
+        return _canonical_float(float(value))
+    if isinstance(value, numbers.Rational):
+        if value.denominator == 1:
+            return int(value.numerator)
+        try:
+            return _canonical_float(float(value))
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
+    if isinstance(value, (complex, np.complexfloating)):
+        return None if value != value else value
+    if (type(value).__name__ in ("NAType", "NaTType")
+            and type(value).__module__.startswith("pandas")):
+        return None
+    return value
+
+
+def _key(canonical):
+    """The hash key of a canonical value: the value itself for a number or a string, else
+    ``(type, repr)`` (no cross-type ``==``, one key per printed value)."""
+    if type(canonical) in (int, float, str, bytes):
+        return canonical
+    return (type(canonical), repr(canonical))
+
+
+def canonical_order(canonical):
+    """Sort key of canonical values: numbers numerically, then strings, then bytes, then
+    other values by (module-qualified type name, ``repr``) -- a total order that depends
+    on the values only.
+
+    Examples
+    --------
+    >>> sorted(["b", 2, b"x", -1.5, "a", (1,)], key=canonical_order)
+    [-1.5, 2, 'a', 'b', b'x', (1,)]
+    """
+    kind = type(canonical)
+    if kind is int or kind is float:
+        return (0, canonical)
+    if kind is str:
+        return (1, canonical)
+    if kind is bytes:
+        return (2, canonical)
+    return (3, f"{kind.__module__}.{kind.__qualname__}", repr(canonical))
+
+
+#: pandas' ``infer_dtype`` of object columns whose entries are all numbers, all strings or
+#: all bytes (missing entries aside)
+_EXACT_KINDS = frozenset({"string", "bytes", "integer", "floating", "mixed-integer-float",
+                          "boolean", "decimal", "empty"})
+#: the types of a mixed object column on which pandas' hash table is exact: numbers,
+#: strings, bytes, and missing markers (dropped by the table)
+_EXACT_TYPES = frozenset(
+    {str, np.str_, bytes, np.bytes_, bool, int, float, Decimal, Fraction, type(None)}
+    | {t for t in np.sctypeDict.values()
+       if issubclass(t, (np.bool_, np.integer, np.floating))
+       and not issubclass(t, np.timedelta64)})
+
+
+def _exact_series(values):
+    """``values`` as a pandas Series when pandas' hash table on the raw entries is exact
+    (it merges two entries only when they have one canonical value), else None (also
+    without pandas, or for a plain iterable).
+
+    The table merges entries that compare equal; equal numbers, strings or bytes have
+    one canonical value.  So the table is exact on a column of a numeric, boolean or
+    string dtype, and on an object column that holds only numbers, strings, bytes and
+    missing markers: checked by ``infer_dtype`` (one pass in C), then for a mixed column
+    by the set of its entries' types.  Any other object (a tuple, a datetime, a user type:
+    its ``==`` may cross types) sends the column entry by entry."""
     try:
         import pandas as pd
-
-        return np.asarray(pd.isna(values), dtype=bool)
+        from pandas.api.types import infer_dtype
     except ImportError:
-        return np.array([v is None or (isinstance(v, float) and math.isnan(v))
-                         for v in values], dtype=bool)
+        return None
+    if isinstance(values, np.ndarray):
+        values = pd.Series(values, dtype=object if values.dtype == object else None,
+                           copy=False)
+    if not isinstance(values, pd.Series):
+        return None
+    if values.dtype == object and infer_dtype(values, skipna=True) not in _EXACT_KINDS:
+        na = type(pd.NA), type(pd.NaT)
+        kinds = set(map(type, values.to_numpy(dtype=object, copy=False)))
+        if not all(t in _EXACT_TYPES or t in na for t in kinds):
+            return None
+    return values
+
+
+def _entries(values):
+    return values.tolist() if hasattr(values, "tolist") else list(values)
+
+
+def _factorize_entries(values):
+    """``(distinct canonical values, codes)`` of an iterable, entry by entry (-1: missing)."""
+    index, distinct, codes = {}, [], []
+    for value in values:
+        c = canonical_value(value)
+        if c is None:
+            codes.append(-1)
+            continue
+        j = index.setdefault(_key(c), len(distinct))
+        if j == len(distinct):
+            distinct.append(c)
+        codes.append(j)
+    return distinct, np.asarray(codes, dtype=np.int64)
+
+
+def _merge_canonical(distinct):
+    """Canonicalise ``distinct`` values (idempotent) and merge those that become equal:
+    ``(canonical values, remap)``, ``remap[i]`` the position of ``distinct[i]``'s value
+    (-1: missing), with ``remap[-1] = -1`` for a missing entry's code."""
+    index, merged = {}, []
+    remap = np.empty(len(distinct) + 1, dtype=np.int64)
+    remap[-1] = -1
+    for i, value in enumerate(distinct):
+        c = canonical_value(value)
+        if c is None:
+            remap[i] = -1
+            continue
+        j = index.setdefault(_key(c), len(merged))
+        if j == len(merged):
+            merged.append(c)
+        remap[i] = j
+    return merged, remap
+
+
+def _sorted(values):
+    """``(values sorted by canonical_order, rank)``, ``rank[j]`` the new position of
+    ``values[j]`` and ``rank[-1] = -1`` (missing stays missing)."""
+    order = sorted(range(len(values)), key=lambda j: canonical_order(values[j]))
+    rank = np.empty(len(values) + 1, dtype=np.int64)
+    rank[order] = np.arange(len(values))
+    rank[-1] = -1
+    return [values[j] for j in order], rank
+
+
+def canonical_column(values):
+    """The distinct canonical values of a column and the code of every entry.
+
+    Parameters
+    ----------
+    values : 1-d ndarray, pandas Series or iterable
+        One column (any dtype).
+
+    Returns
+    -------
+    categories : list
+        Distinct canonical values of the non-missing entries, sorted by
+        :func:`canonical_order`.
+    codes : ndarray of int64
+        Position of every entry's canonical value in ``categories``, -1 when missing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> canonical_column(np.array([1.0, "a", True, None, -0.0, np.str_("a")], dtype=object))
+    ([0, 1, 'a'], array([ 1,  2,  1, -1,  0,  2]))
+    """
+    series = _exact_series(values)
+    if series is None:
+        distinct, codes = _factorize_entries(_entries(values))
+    else:
+        import pandas as pd
+
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        distinct = uniques.tolist()
+    merged, remap = _merge_canonical(distinct)
+    categories, rank = _sorted(merged)
+    return categories, rank[remap][codes]
+
+
+def _merge_counts(parts):
+    """Canonicalise and sum ``(values, counts)`` pairs (one per partition) exactly:
+    ``(canonical values sorted by canonical_order, their counts)``, missing dropped."""
+    distinct = [v for values, _ in parts for v in values]
+    counts = np.array([c for _, part in parts for c in np.asarray(part).tolist()],
+                      dtype=np.int64)
+    merged, remap = _merge_canonical(distinct)
+    categories, rank = _sorted(merged)
+    codes = rank[remap[:-1]]
+    return categories, np.bincount(codes[codes >= 0], weights=counts[codes >= 0],
+                                   minlength=len(categories)).astype(np.int64)
+
+
+def _value_counts(values):
+    """``(canonical values sorted by canonical_order, their counts)`` of the non-missing
+    entries of a column: pandas' ``value_counts`` when exact (:func:`_exact_series`), its
+    distinct values then canonicalised and merged; else entry by entry."""
+    series = _exact_series(values)
+    if series is None:
+        distinct, codes = _factorize_entries(_entries(values))
+        return _merge_counts([(distinct, np.bincount(codes[codes >= 0],
+                                                     minlength=len(distinct)))])
+    counts = series.value_counts(dropna=True, sort=False)
+    return _merge_counts([(counts.index.tolist(), counts.to_numpy())])
+
+
+def _partition_counts(frame):
+    """Rows and per-column ``(canonical values, counts)`` of one pandas partition."""
+    return len(frame), [_value_counts(frame.iloc[:, j]) for j in range(frame.shape[1])]
 
 
 def _columns(estimator, X, reset):
@@ -97,12 +390,9 @@ def _columns(estimator, X, reset):
                              % (X.shape,))
         return [X.iloc[:, j] for j in range(X.shape[1])]
     X = validate_data(estimator, X, dtype=None, ensure_all_finite=False, reset=reset)
-    X = np.asarray(X, dtype=object)
+    if X.dtype.kind not in "biuf":
+        X = np.asarray(X, dtype=object)
     return [X[:, j] for j in range(X.shape[1])]
-
-
-def _sort_key(value):
-    return (type(value).__name__, str(value))
 
 
 class DPOneHotEncoder(TransformerMixin, BaseEstimator):
@@ -191,20 +481,20 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
             counted, n = self._dask_value_counts(X)
         else:
             columns = _columns(self, X, reset=True)
-            counted = [self._value_counts(col) for col in columns]
+            counted = [_value_counts(col) for col in columns]
             n = columns[0].shape[0]
         d = len(counted)
         if self.categories != "auto":
             if len(self.categories) != d:
                 raise ValueError(f"categories has {len(self.categories)} lists for {d} "
                                  "columns")
-            cats = [sorted(set(c), key=_sort_key) for c in self.categories]
+            cats = [canonical_column(list(c))[0] for c in self.categories]
             event, eps, noise, sens, tau = dp_accounting.NoOpDpEvent(), 0.0, 0.0, 0.0, None
         else:
             cats, event, noise, sens, tau = self._discover(counted, n)
             eps = guarantee(event, self.delta)[0]
         self.categories_ = cats
-        self._index = [{v: i for i, v in enumerate(c)} for c in cats]
+        self._index = [{_key(v): i for i, v in enumerate(c)} for c in cats]
         self.output_norm_bound_ = float(math.sqrt(d))
         self.threshold_ = tau
         self.dp_event_ = event
@@ -214,8 +504,9 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         return self
 
     def _dask_value_counts(self, X):
-        """Per-column counts of the non-missing values of a Dask DataFrame, counted
-        partition by partition on the workers (only ``(value, count)`` pairs travel)."""
+        """Per-column ``(canonical values, counts)`` of a Dask DataFrame, canonicalised and
+        counted partition by partition on the workers (only ``(value, count)`` pairs
+        travel), then summed exactly: the in-memory fit's counts."""
         import dask
 
         if not hasattr(X, "columns"):
@@ -225,13 +516,10 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
             raise ValueError("DPOneHotEncoder needs at least one column")
         self.n_features_in_ = len(names)
         self.feature_names_in_ = np.asarray(names, dtype=object)
-        n, *series = dask.compute(X.shape[0], *[X[c].dropna().value_counts()
-                                                  for c in X.columns])
-        counted = []
-        for counts in series:
-            keys = sorted(counts.index.tolist(), key=_sort_key)
-            counted.append((keys, np.array([int(counts[k]) for k in keys], dtype=np.int64)))
-        return counted, int(n)
+        parts = dask.compute(*[dask.delayed(_partition_counts)(p) for p in X.to_delayed()])
+        counted = [_merge_counts([counts[j] for _, counts in parts])
+                   for j in range(len(names))]
+        return counted, int(sum(rows for rows, _ in parts))
 
     def _discover(self, counted, n):
         from ..accounting import DeltaDpEvent, compose, gaussian_event
@@ -254,29 +542,11 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         for values, counts in counted:
             z = discrete_gaussian_noise(source, s, len(values))
             noisy = release_on_grid(counts.astype(np.float64), gamma, z)
-            cats.append(sorted((v for v, c in zip(values, noisy) if c >= tau), key=_sort_key))
+            # ``values`` are sorted (canonical order): so are the draws and the release
+            cats.append([v for v, c in zip(values, noisy) if c >= tau])
         event = compose(gaussian_event(noise_std / (1.0 + DOMINANCE_MARGIN), sens),
                         DeltaDpEvent(delta_t))
         return cats, event, noise_std, sens, tau
-
-    @staticmethod
-    def _value_counts(values):
-        """``(sorted distinct values, their counts)`` of the non-missing entries of a
-        column (pandas' hash table when pandas is installed; a dict otherwise)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            counts = {}
-            for v in values[~_is_missing(values)].tolist():
-                counts[v] = counts.get(v, 0) + 1
-        else:
-            if not isinstance(values, pd.Series):
-                values = pd.Series(values, dtype=object)
-            vc = values.value_counts(dropna=True, sort=False)
-            counts = dict(zip(vc.index.tolist(), vc.to_numpy().tolist()))
-        # a fixed order of the draws (sorted), so a seeded fit is reproducible
-        keys = sorted(counts, key=_sort_key)
-        return keys, np.array([counts[k] for k in keys], dtype=np.int64)
 
     def transform(self, X):
         """One-hot rows: the categories, then ``other``, then ``missing`` per column.
@@ -323,20 +593,14 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
 
     @staticmethod
     def _codes(col, index):
-        """Position of every value in ``index``; ``len(index)`` for any other value
-        ("other"), ``len(index) + 1`` for missing."""
+        """Position of every entry's canonical value in ``index`` (keys of
+        ``categories_``); ``len(index)`` for any other value ("other"), ``len(index) + 1``
+        for missing."""
         k = len(index)
-        missing = _is_missing(col)
-        try:
-            import pandas as pd
-        except ImportError:
-            codes = np.array([index.get(v, k) for v in col.tolist()], dtype=np.int64)
-        else:
-            known = pd.Index(list(index), dtype=object)
-            codes = known.get_indexer(pd.Index(col)).astype(np.int64)
-            codes[codes < 0] = k
-        codes[missing] = k + 1
-        return codes
+        distinct, codes = canonical_column(col)
+        lookup = np.array([index.get(_key(v), k) for v in distinct] + [k + 1],
+                          dtype=np.int64)
+        return lookup[codes]
 
     @property
     def n_features_out_(self):
