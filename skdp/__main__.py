@@ -116,8 +116,8 @@ def _parser():
                            "(9 private fits)")
     demo.add_argument("--plot", metavar="FILE",
                       help="save the privacy-utility curves of the run to FILE (e.g. "
-                           "curve.png; needs matplotlib, and says so at once when it is "
-                           "missing)")
+                           "curve.png; needs matplotlib: without it the demo refuses at "
+                           "once, exit status 2)")
 
     ledger = sub.add_parser("ledger", help="inspect a privacy ledger",
                             description="Inspect a privacy ledger stored on disk.")
