@@ -12,6 +12,13 @@ starts (:mod:`skdp._progress`: a status line or progress bar on a terminal, plai
 lines elsewhere), checks its arguments -- an audit SPEC included -- before the heavy
 imports where it can, and reports an error as one line on stderr that names its cause
 (``skdp COMMAND: error: ...``, exit status 2), never a traceback.
+
+Exit status of ``audit``: 0 when the lower bound does not exceed the claimed epsilon, 3
+when it does (a violation), 4 when the claim is ``inf`` -- the fitted estimator reports
+``privacy_guaranteed_ = False`` (e.g. ``classes=None``: the label set is read from the
+data), so no bound can exceed it: the audit cannot fail, and it is not a pass either.  The
+claim is the fitted estimator's ``epsilon_`` (:attr:`skdp.audit.AuditResult.
+claimed_epsilon`), not its ``epsilon`` parameter.
 """
 
 import argparse
@@ -34,7 +41,8 @@ commands:
                        data_norm=1.0, classes=[0, 1])"
 
 Run "skdp COMMAND --help" for the options of a command.  Errors go to stderr with exit
-status 2 (3: an audit found a violation).
+status 2 (3: an audit found a violation; 4: the audited estimator guarantees nothing,
+epsilon_ = inf, so there was nothing to violate).
 """
 
 #: The smallest ``--fits`` that :func:`skdp.audit.audit_estimator` accepts: half the fits
@@ -108,8 +116,8 @@ def _parser():
                            "(9 private fits)")
     demo.add_argument("--plot", metavar="FILE",
                       help="save the privacy-utility curves of the run to FILE (e.g. "
-                           "curve.png; needs matplotlib, and says so at once when it is "
-                           "missing)")
+                           "curve.png; needs matplotlib: without it the demo refuses at "
+                           "once, exit status 2)")
 
     ledger = sub.add_parser("ledger", help="inspect a privacy ledger",
                             description="Inspect a privacy ledger stored on disk.")
@@ -129,8 +137,13 @@ def _parser():
                     "row at the public bound, replaced by its opposite) and print a lower "
                     "bound on its epsilon with its confidence level.  SPEC is checked "
                     "before any fit; a progress bar (plain lines when not on a terminal) "
-                    "counts the fits.  Exit status 3: the bound exceeds the claimed "
-                    "epsilon (a privacy violation).")
+                    "counts the fits.  The claimed epsilon is the fitted estimator's own "
+                    "guarantee (epsilon_), not the parameter: inf when a fit reads a bound "
+                    "or the label set from the data (privacy_guaranteed_ = False).  Exit "
+                    "status 0: the bound does not exceed the claim; 3: it does (a privacy "
+                    "violation); 4: the claim is inf, so the audit can never fail and "
+                    "checks nothing (the reason is printed once).  Each warning of the "
+                    "fits is printed once.")
     audit.add_argument("spec", metavar="SPEC",
                        help="the estimator, as module:Class(key=value, ...) with Python "
                             "literal values (nothing is executed); it must set a public "
@@ -300,13 +313,32 @@ def _audit(args, out):
     progress.line(f"auditing {cls.__name__}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
                   f": {args.fits} fits on each of two neighbouring datasets of "
                   f"{args.n_samples} rows")
+    import warnings
+
     try:
-        res = _run_audit(args, cls, kwargs, template, delta, progress, is_classifier)
+        # the fits' warnings are issued once each by audit_estimator: printed here, once
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = _run_audit(args, cls, kwargs, template, delta, progress, is_classifier)
     finally:
         progress.close()
+    if res.claimed_epsilon is not None:
+        claimed = res.claimed_epsilon       # the fitted estimator's guarantee (epsilon_)
+    from .exceptions import PrivacyLeakWarning
+
+    for w in caught:
+        if not (issubclass(w.category, PrivacyLeakWarning) and res.claim_note):
+            progress.line(f"warning (from the fits): {w.category.__name__}: {w.message}")
+    shown = "inf" if claimed is not None and math.isinf(float(claimed)) else claimed
     progress.line(f"epsilon lower bound: {res.epsilon_lower_bound:.3f} at "
                   f"{args.confidence:.0%} confidence (delta = {delta:g}); claimed epsilon: "
-                  f"{claimed}")
+                  f"{shown}")
+    if claimed is not None and math.isinf(float(claimed)):
+        why = res.claim_note or "the fitted estimator reports epsilon_ = inf"
+        progress.line(f"NO GUARANTEE: the fitted estimator's epsilon_ is inf "
+                      f"(privacy_guaranteed_ = False), so no lower bound can exceed it and "
+                      f"the audit checks nothing. Why: {why}")
+        return 4
     if claimed is not None and res.epsilon_lower_bound > float(claimed):
         progress.line("VIOLATION: the lower bound exceeds the claimed epsilon")
         return 3

@@ -113,7 +113,21 @@ def _plot_problem(plot):
         return f"--plot: the directory {directory} is not writable"
     if os.path.isdir(plot):
         return f"--plot: {plot} is a directory; give a file name such as curve.png"
+    if not _matplotlib_available():
+        return ("--plot: matplotlib is not installed (pip install matplotlib), so no plot "
+                "can be saved; install it or run without --plot")
     return None
+
+
+def _matplotlib_available():
+    """Whether ``import matplotlib`` can find it (without importing it: the demo's header
+    comes before any heavy import)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def run_demo(out=None, quick=False, plot=None):
@@ -135,13 +149,6 @@ def run_demo(out=None, quick=False, plot=None):
     progress = Progress(out)
     progress.line(f"skdp demo: {len(CASES)} models x epsilon in {list(epsilons)}, "
                   f"delta = {DELTA:g}; every fit at its defaults.")
-    if plot:
-        import importlib.util
-
-        if importlib.util.find_spec("matplotlib") is None:
-            progress.line("--plot: matplotlib is not installed (pip install matplotlib); "
-                          "no plot will be saved")
-            plot = None
     progress.line(HEADER)
     progress.line("-" * len(HEADER))
     try:
@@ -212,9 +219,9 @@ def _plot(rows, path, out):
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError:   # checked before the run; kept for a broken installation
-        print("--plot: matplotlib cannot be imported; no plot saved", file=out, flush=True)
-        return
+    except ImportError as exc:   # checked before the run; kept for a broken installation
+        raise ValueError(f"--plot: matplotlib cannot be imported ({exc}); no plot "
+                         "saved") from exc
     fig, ax = plt.subplots(figsize=(6, 4))
     for key in dict.fromkeys((r["estimator"], r["data"]) for r in rows):
         rs = [r for r in rows if (r["estimator"], r["data"]) == key]

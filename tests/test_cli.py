@@ -82,6 +82,24 @@ def test_audit_honest_and_refused_specs():
         assert res.returncode == 2 and "error" in res.stderr, (bad, res.stderr)
 
 
+def test_audit_without_a_guarantee_claims_inf_and_says_why_once():
+    """classes=None: every fit reads the label set from the data (epsilon_ = inf).  The
+    audit reports that claim, not the epsilon parameter, explains it once, prints the
+    PrivacyLeakWarning at most once (not once per fit) and exits with status 4."""
+    spec = "skdp:DPLogisticRegression(epsilon=1.0, data_norm=1.0)"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}   # warnings on
+    res = subprocess.run([sys.executable, "-m", "skdp", "audit", spec, "--fits", "20",
+                          "--n-samples", "50"], capture_output=True, text=True,
+                         timeout=600, env=env)
+    assert res.returncode == 4, res.stderr
+    assert "claimed epsilon: inf" in res.stdout
+    assert "claimed epsilon: 1.0" not in res.stdout
+    text = res.stdout + res.stderr
+    assert text.count("the label set is read from the private data") == 1, text
+    assert "classes=[0, 1]" in text and "privacy_guaranteed_ = False" in text
+    assert "Traceback" not in text and len(text.splitlines()) < 25
+
+
 def test_parse_spec_executes_nothing():
     from skdp.__main__ import parse_spec
 

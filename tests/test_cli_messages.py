@@ -183,6 +183,24 @@ def test_demo_plot_into_a_missing_directory_is_refused_before_the_run(tmp_path, 
     assert out == ""
 
 
+def test_demo_plot_without_matplotlib_is_refused_before_the_run(tmp_path, capsys,
+                                                                monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)      # ``import matplotlib`` fails
+    rc, out, err = run_main(["demo", "--quick", "--plot", str(tmp_path / "c.png")], capsys)
+    assert_error(rc, err, "demo", "--plot", "matplotlib is not installed")
+    assert out == ""                      # refused before the first fit
+    assert not (tmp_path / "c.png").exists()
+
+
+def test_demo_plot_that_cannot_import_matplotlib_after_the_run_fails(tmp_path,
+                                                                   monkeypatch):
+    from skdp import _demo
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(ValueError, match="matplotlib cannot be imported"):
+        _demo._plot([], str(tmp_path / "c.png"), io.StringIO())
+
+
 # -- before heavy imports -------------------------------------------------------------------
 
 PROBE = r"""

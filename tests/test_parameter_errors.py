@@ -267,3 +267,29 @@ def test_objective_perturbation_out_of_range_names_epsilon_and_delta(kind):
                                          r"objective perturbation's calibration range"):
         est.fit(X, y)
     assert _fitted_names(est) == []
+
+
+# ------------------------------------------------------------------ smoothing radius
+@pytest.mark.parametrize("smoothing", [1e308, 1e101, 5e-324, 1e-101, -1.0])
+@pytest.mark.parametrize("solver", ["phased", "resque"])
+def test_smoothing_outside_its_range_is_refused(solver, smoothing):
+    """A radius whose derived smoothness, steps or ReSQue block lengths overflow is refused
+    up front with the usable range (it hung ``resque`` at 1e308 and raised a raw error in
+    ``phased``)."""
+    X, y = _binary()
+    est = DPHuberRegressor(data_norm=1.0, y_bound=2.0, solver=solver, smoothing=smoothing,
+                           huber_threshold=0.0, random_state=0)
+    with pytest.raises(ValueError, match=r"smoothing.*\[1e-100, 1e\+100\].*0\.0"):
+        est.fit(X, y.astype(float))
+    assert _fitted_names(est) == []
+
+
+@pytest.mark.parametrize("smoothing", [1e100, 1e-100, 0.0])
+@pytest.mark.parametrize("solver", ["phased", "resque"])
+def test_smoothing_at_the_ends_of_its_range_fits(solver, smoothing):
+    X, y = _binary()
+    huber_threshold = 0.0 if smoothing > 0 or solver == "resque" else 1.0
+    est = DPHuberRegressor(data_norm=1.0, y_bound=2.0, solver=solver, smoothing=smoothing,
+                           huber_threshold=huber_threshold, random_state=0)
+    est.fit(X, y.astype(float))
+    assert np.all(np.isfinite(est.coef_))

@@ -194,7 +194,9 @@ def resque_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
     G = math.sqrt(L * L + p * (z * w_max * L / b) ** 2)
     etas = step_scale * radii / (G * np.sqrt(steps.astype(np.float64)))
     if block_size == "auto":
-        blocks = np.maximum(1, np.floor(kappa * rho / (etas * G))).astype(np.int64)
+        # capped at the phase's steps before the integer cast (a large rho must not wrap)
+        blocks = np.minimum(np.maximum(1.0, np.floor(kappa * rho / (etas * G))),
+                            steps).astype(np.int64)
     else:
         if isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size,
                                                                       numbers.Integral) \

@@ -35,7 +35,7 @@ randomness (:func:`audit_estimator` gives each fit its own seed).
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -240,6 +240,16 @@ class AuditResult:
         The δ at which the bound on ε was computed.
     false_positives, false_negatives : int or None
         Raw error counts among the counted runs.
+    claimed_epsilon : float or None
+        :func:`audit_estimator` only: the guarantee the fitted estimators
+        themselves report, the largest ``epsilon_`` over the fits, and
+        ``inf`` when a fit has ``privacy_guaranteed_ = False`` (a bound that
+        was read from the data); None when the estimator reports no
+        ``epsilon_``.  This, not the ``epsilon`` parameter, is the claim the
+        lower bound is compared with.
+    claim_note : str or None
+        Why ``claimed_epsilon`` is ``inf`` (the estimator's own
+        ``PrivacyLeakWarning``, once), else None.
 
     See Also
     --------
@@ -269,6 +279,16 @@ class AuditResult:
     delta: float | None = None
     false_positives: int | None = None
     false_negatives: int | None = None
+    claimed_epsilon: float | None = None
+    claim_note: str | None = None
+
+    @property
+    def violated(self):
+        """True iff the lower bound exceeds a finite ``claimed_epsilon`` (a bound
+        above ``inf`` is impossible: an estimator that claims nothing is never
+        in violation, and never private either)."""
+        return self.claimed_epsilon is not None and \
+            self.epsilon_lower_bound > self.claimed_epsilon
 
 
 def _error_counts(sorted_0, sorted_1, thresholds, direction):
@@ -651,9 +671,38 @@ def _released_model(estimator):
 
 
 def _fit_once(make_estimator, seed, X, y, statistic):
-    estimator = make_estimator(seed)
-    estimator.fit(X, y)
-    return np.ravel(np.asarray(statistic(estimator), dtype=np.float64))
+    """One fit: ``(statistic, (epsilon_, privacy_guaranteed_), warnings)``, the warnings
+    recorded (``(category, message)``) instead of printed, so that the audit can report
+    each one once rather than once per fit (also from joblib's worker processes)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        estimator = make_estimator(seed)
+        estimator.fit(X, y)
+        output = np.ravel(np.asarray(statistic(estimator), dtype=np.float64))
+    claim = (getattr(estimator, "epsilon_", None),
+             getattr(estimator, "privacy_guaranteed_", None))
+    return output, claim, [(w.category, str(w.message)) for w in caught]
+
+
+def _claimed_epsilon(claims, caught):
+    """``(claimed_epsilon, claim_note)`` of :class:`AuditResult` from the fits' reported
+    ``(epsilon_, privacy_guaranteed_)`` and their (deduplicated) warnings."""
+    from ..exceptions import PrivacyLeakWarning
+
+    if any(guaranteed is False for _, guaranteed in claims):
+        leaks = [message for category, message in caught
+                 if issubclass(category, PrivacyLeakWarning)]
+        note = " ".join(leaks) if leaks else \
+            "the fitted estimator reports privacy_guaranteed_ = False (epsilon_ = inf)"
+        return float("inf"), note
+    if claims and all(eps is not None for eps, _ in claims):
+        eps = max(float(e) for e, _ in claims)
+        if eps == float("inf"):
+            return eps, "the fitted estimator reports epsilon_ = inf"
+        return eps, None
+    return None, None
 
 
 def audit_estimator(
@@ -724,7 +773,12 @@ def audit_estimator(
     -------
     result : AuditResult
         See :func:`epsilon_lower_bound`; ``n_0`` and ``n_1`` count only the
-        fits that entered the Clopper–Pearson bounds.
+        fits that entered the Clopper–Pearson bounds.  ``claimed_epsilon`` is
+        the guarantee the fitted estimators report (``inf`` when one has
+        ``privacy_guaranteed_ = False``, e.g. a label set or bound read from
+        the data; ``claim_note`` says why), and ``violated`` compares the
+        lower bound with it.  Warnings of the fits are recorded and issued
+        once each after them, not once per fit.
 
     Examples
     --------
@@ -755,6 +809,8 @@ def audit_estimator(
     (500, 500)
     >>> bool(res.epsilon_lower_bound <= 1.0)
     True
+    >>> res.claimed_epsilon is None, res.violated   # NoisyMean reports no epsilon_
+    (True, False)
     """
     if not callable(make_estimator):
         raise TypeError("make_estimator must be a callable seed -> estimator.")
@@ -793,9 +849,16 @@ def audit_estimator(
 
     jobs = [(X0, y0, int(s)) for s in seeds[:n_fits]]
     jobs += [(X1, y1, int(s)) for s in seeds[n_fits:]]
-    outputs = Parallel(n_jobs=n_jobs)(
+    results = Parallel(n_jobs=n_jobs)(
         delayed(_fit_once)(make_estimator, seed, X, y, statistic) for X, y, seed in jobs
     )
+    outputs = [output for output, _, _ in results]
+    caught = list(dict.fromkeys(w for _, _, fit_warnings in results for w in fit_warnings))
+    claimed, note = _claimed_epsilon([claim for _, claim, _ in results], caught)
+    import warnings
+
+    for category, message in caught:          # each distinct warning once, not once per fit
+        warnings.warn(message, category, stacklevel=2)
     sizes = {o.shape for o in outputs}
     if len(sizes) != 1:
         raise ValueError(
@@ -805,6 +868,7 @@ def audit_estimator(
     scores_0, scores_1 = project_outputs(
         outputs[:n_fits], outputs[n_fits:], n_direction=n_direction
     )
-    return epsilon_lower_bound(
+    result = epsilon_lower_bound(
         scores_0, scores_1, delta=delta, confidence=confidence, random_state=source
     )
+    return replace(result, claimed_epsilon=claimed, claim_note=note)

@@ -66,7 +66,8 @@ _CONVEX_SOLVER_PARAMS_DOC = r"""    batch_size : int or None, default=None
         ``ceil(n^2/batch_size^2)``.  Ignored otherwise.
     smoothing : float or None, default=None
         Gaussian smoothing radius ``rho`` (the objective becomes
-        ``E f(w + N(0, rho^2 I))``, within ``sqrt(2/pi) L rho`` of ``f``).
+        ``E f(w + N(0, rho^2 I))``, within ``sqrt(2/pi) L rho`` of ``f``): 0 or in
+        ``[1e-100, 1e100]``.
         ``solver="phased"``: applied to the nonsmooth losses only; None picks the
         smallest radius that makes the step admissible.  ``solver="resque"``: the ReSQue
         radius; None gives ``min(R/4, 10 R/sqrt(n))``.  Ignored by the other solvers.
@@ -492,11 +493,17 @@ class DPLinearRegressorMixin(RegressorMixin):
         return linear_scores(X, self.coef_, self.intercept_)
 
 
+#: range of a positive ``smoothing`` radius (0 is also allowed): the smoothed loss's
+#: smoothness ``sqrt(2/pi) L/rho``, the step sizes and ReSQue's block lengths computed from it
+#: stay finite and positive
+SMOOTHING_MIN, SMOOTHING_MAX = 1e-100, 1e100
+
 #: parameter constraints shared by the convex models (DPLogisticRegression, DPHuberRegressor):
 #: their solver set and the hyperparameters of ``phased`` and ``resque``
 CONVEX_MODEL_CONSTRAINTS = {
     "solver": [StrOptions(set(CONVEX_SOLVERS) | {"auto"})],
-    "smoothing": [Interval(numbers.Real, 0, None, closed="left"), None],
+    "smoothing": [Interval(numbers.Real, SMOOTHING_MIN, SMOOTHING_MAX, closed="both"),
+                  Options(numbers.Real, {0.0}), None],
     "step_scale": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "block_size": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "n_phases": [Interval(numbers.Integral, 1, None, closed="left")],

@@ -19,7 +19,8 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-__all__ = ["DP_TRANSFORMER_CONSTRAINTS", "gdp_mu", "guarantee", "set_release_attributes",
+__all__ = ["DP_TRANSFORMER_CONSTRAINTS", "BOUND_MAX", "BOUND_MIN_WIDTH", "BOUND_REL_WIDTH",
+           "check_public_bounds", "gdp_mu", "guarantee", "set_release_attributes",
            "word_source"]
 
 DP_TRANSFORMER_CONSTRAINTS = {
@@ -27,6 +28,79 @@ DP_TRANSFORMER_CONSTRAINTS = {
     "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
     "random_state": ["random_state", np.random.Generator],
 }
+
+
+#: public feature ranges ``(lo, hi)``: ``-BOUND_MAX <= lo < hi <= BOUND_MAX`` and
+#: ``hi - lo >= max(BOUND_REL_WIDTH max(|lo|, |hi|), BOUND_MIN_WIDTH)``
+#: (:func:`check_public_bounds`)
+BOUND_MAX = 1e100
+BOUND_REL_WIDTH = 1e-10
+BOUND_MIN_WIDTH = 1e-100
+_BOUND_RULE = (f"each (lo, hi) must be finite with {-BOUND_MAX:g} <= lo < hi <= {BOUND_MAX:g} "
+               f"and hi - lo >= max({BOUND_REL_WIDTH:g} * max(|lo|, |hi|), "
+               f"{BOUND_MIN_WIDTH:g})")
+
+
+def check_public_bounds(lower, upper, name="feature_bounds", first_column=0):
+    """Refuse public feature ranges whose derived quantities would overflow or collapse,
+    from the parameters alone (before any row is read), with an error naming the column.
+
+    What the fits compute from a range ``(lo, hi)``: its width ``hi - lo``, centre
+    ``(lo + hi)/2`` and squared half-width (``DPStandardScaler``: noise scales, variance
+    floor ``(1e-3 r)^2``, output norm bound ``(max(|lo|, |hi|)/scale)^2``), or
+    ``4094`` equal bins ``lo + k (hi - lo)/4094`` and B-spline knots up to a few widths
+    beyond the range (``DPSplineTransformer``).  They are finite, positive and strictly
+    increasing for every range with ``|lo|, |hi| <= BOUND_MAX = 1e100`` and
+    ``hi - lo >= max(1e-10 max(|lo|, |hi|), 1e-100)`` (a bin is then more than a hundred
+    float64 spacings wide at the range's magnitude); other ranges are refused, so whether
+    a fit raises never depends on a row.
+
+    Parameters
+    ----------
+    lower, upper : float or array-like
+        Broadcast together; the column index in the error is the flat index.
+    name : str
+        The parameter's name in the error.
+    first_column : int, default=0
+        Column index of the first entry (for an error about one column's pair).
+
+    Returns
+    -------
+    lower, upper : ndarray of float64 (broadcast, 1-d)
+
+    Examples
+    --------
+    >>> check_public_bounds([0.0, -5.0], [1.0, 5.0])
+    (array([ 0., -5.]), array([1., 5.]))
+    >>> check_public_bounds([0.0, -1e308], [1.0, 1e308])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: feature_bounds for column 1 is (-1e+308, 1e+308), outside the allowed range: ...
+    """
+    lower, upper = np.broadcast_arrays(np.asarray(lower, dtype=np.float64),
+                                       np.asarray(upper, dtype=np.float64))
+    lower, upper = lower.ravel().copy(), upper.ravel().copy()
+    with np.errstate(all="ignore"):
+        width = upper - lower
+        magnitude = np.maximum(np.abs(lower), np.abs(upper))
+        ok = (np.isfinite(lower) & np.isfinite(upper) & (lower < upper)
+              & (magnitude <= BOUND_MAX)
+              & (width >= np.maximum(BOUND_REL_WIDTH * magnitude, BOUND_MIN_WIDTH)))
+    if not np.all(ok):
+        k = int(np.flatnonzero(~ok)[0])
+        lo, hi = float(lower[k]), float(upper[k])
+        j = first_column + k
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            why = "a bound is not finite"
+        elif not lo < hi:
+            why = "it needs lo < hi (lower < upper)"
+        elif max(abs(lo), abs(hi)) > BOUND_MAX:
+            why = "a bound is too large in magnitude (its width, squares or bins would overflow)"
+        else:
+            why = "it is too narrow for its magnitude (its bins or variance would collapse)"
+        raise ValueError(f"{name} for column {j} is ({lo!r}, {hi!r}), outside the allowed "
+                         f"range: {_BOUND_RULE}; {why}")
+    return lower, upper
 
 
 def gdp_mu(epsilon, delta):

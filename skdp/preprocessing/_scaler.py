@@ -316,7 +316,11 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         available: a clear error.)
     feature_bounds : tuple (lower, upper), array-like of shape (2, n_features), "auto" or None
         Public bounds of each feature; ``lower`` and ``upper`` are scalars or arrays of
-        length ``n_features`` with ``lower < upper``.  Values are clipped to them.
+        length ``n_features`` with ``lower < upper``.  Values are clipped to them.  Every
+        column's range must have ``|lower|, |upper| <= 1e100`` and ``upper - lower >=
+        max(1e-10 max(|lower|, |upper|), 1e-100)``, so its width, squares and variance
+        floor stay finite and positive (checked before any row is read; ValueError
+        naming the column otherwise).
         ``"auto"``: the 1 % and 99 % quantiles of each feature, released privately by the
         fit itself (a quarter of its Gaussian-DP budget ``mu^2``; the composition is
         ``(epsilon, delta)``-DP, and ``dp_event_`` records both releases).
@@ -472,8 +476,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 stacklevel=user_stacklevel(),
             )
 
-    def _public_bounds(self, n_features):
-        """(lower, upper) arrays from ``feature_bounds``; never looks at the data."""
+    def _bound_pair(self, n_features=None):
+        """``(lower, upper)`` float arrays of ``feature_bounds`` as given (broadcast to
+        ``n_features`` when it is known), or the error saying what the parameter takes."""
         fb = self.feature_bounds
         try:
             if isinstance(fb, np.ndarray):
@@ -482,19 +487,38 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 lower, upper = fb[0], fb[1]
             else:
                 lower, upper = fb
-            lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (n_features,))
-            upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (n_features,))
+            lower = np.asarray(lower, dtype=np.float64)
+            upper = np.asarray(upper, dtype=np.float64)
+            if lower.ndim > 1 or upper.ndim > 1:
+                raise ValueError
+            shape = np.broadcast_shapes(lower.shape, upper.shape)
+            if n_features is not None:
+                shape = (n_features,)
+            lower = np.broadcast_to(lower, shape)
+            upper = np.broadcast_to(upper, shape)
         except (ValueError, TypeError):
+            d = "n_features" if n_features is None else f"n_features={n_features}"
             raise ValueError(
                 "feature_bounds must be a pair (lower, upper) of scalars or arrays of length "
-                f"n_features={n_features}, or an array of shape (2, n_features); got {fb!r}"
+                f"{d}, or an array of shape (2, n_features); got {fb!r}"
             ) from None
-        if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
-            raise ValueError("feature_bounds must be finite")
-        if not np.all(lower < upper):
-            bad = np.flatnonzero(~(lower < upper))
-            raise ValueError(f"feature_bounds need lower < upper; violated for features {bad}")
-        return lower.copy(), upper.copy()
+        return lower, upper
+
+    def _check_public_bounds(self):
+        """Public ``feature_bounds``: the range of every column checked from the parameter
+        alone, before any row is read
+        (:func:`skdp.preprocessing._common.check_public_bounds`)."""
+        from ._common import check_public_bounds
+
+        if self.feature_bounds is None or isinstance(self.feature_bounds, str):
+            return
+        check_public_bounds(*self._bound_pair())
+
+    def _public_bounds(self, n_features):
+        """(lower, upper) arrays from ``feature_bounds``; never looks at the data."""
+        from ._common import check_public_bounds
+
+        return check_public_bounds(*self._bound_pair(n_features))
 
     def _planned_event(self):
         import dp_accounting
@@ -522,6 +546,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             Fitted scaler.
         """
         self._check_public_params()
+        self._check_public_bounds()   # before anything reads X
         dask_input = is_dask_collection(X)
         if dask_input:
             # rows stay on the workers: only per-partition sums reach the client (_release)

@@ -28,8 +28,8 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, gdp_mu,
-                      set_release_attributes, word_source)
+from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, check_public_bounds,
+                      gdp_mu, set_release_attributes, word_source)
 
 __all__ = ["DPSplineTransformer", "bspline_basis"]
 
@@ -145,7 +145,9 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         dominated by noise.
     feature_bounds : None or list of (None or (float, float)), default=None
         Optional public ranges per column; they only make the grid finer (a linear grid on
-        the range instead of the log grid).  Values outside are still handled.
+        the range instead of the log grid).  Values outside are still handled.  Each
+        ``(lo, hi)`` must have ``|lo|, |hi| <= 1e100`` and ``hi - lo >= max(1e-10
+        max(|lo|, |hi|), 1e-100)`` (checked before any row is read; ValueError otherwise).
     handle_missing : {"indicator"}, default="indicator"
         NaN gives a row of zeros on the column's spline part and 1 on its own indicator
         column (always present: the output layout is public).
@@ -245,9 +247,9 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
 
         self._levels(2, 1.0)          # parameter checks before anything reads the data
         mu = gdp_mu(self.epsilon, self.delta)
+        bounds = self._public_bounds()
         X = _validate_fit_input(self, X)
         d = X.shape[1]
-        bounds = self.feature_bounds
         if bounds is not None and len(bounds) != d:
             raise ValueError(f"feature_bounds has {len(bounds)} entries for {d} columns")
         hist, event, noise, sens = release_tree_histogram(
@@ -263,6 +265,27 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         self.output_norm_bound_ = float(np.sqrt(d))
         set_release_attributes(self, event, noise, sens)
         return self
+
+    def _public_bounds(self):
+        """``feature_bounds`` checked from the parameter alone (before any row is read):
+        each entry None or a pair in the range of
+        :func:`skdp.preprocessing._common.check_public_bounds`."""
+        bounds = self.feature_bounds
+        if bounds is None:
+            return None
+        out = []
+        for j, pair in enumerate(bounds):
+            if pair is None:
+                out.append(None)
+                continue
+            try:
+                lo, hi = (float(v) for v in pair)
+            except (TypeError, ValueError):
+                raise ValueError(f"feature_bounds for column {j} must be None or a pair "
+                                 f"(lo, hi) of floats, got {pair!r}") from None
+            check_public_bounds(lo, hi, name="feature_bounds", first_column=j)
+            out.append((lo, hi))
+        return out
 
     def _width(self, knots):
         return knots.shape[0] + (1 if self.degree == 0 else self.degree - 1)

@@ -597,3 +597,41 @@ def test_public_api():
     }
     for name in skdp.audit.__all__:
         assert getattr(skdp.audit, name).__doc__
+
+
+# ---------------------------------------------------------------------------
+# the claim of an estimator audit is the fitted guarantee
+# ---------------------------------------------------------------------------
+
+
+def _logistic_canaries():
+    from skdp.__main__ import canary_pair
+
+    return canary_pair(60, 2, 1.0, True, seed=0)
+
+
+def test_audit_estimator_claims_inf_for_a_fit_without_guarantee_and_warns_once():
+    from skdp import DPLogisticRegression
+    from skdp.exceptions import PrivacyLeakWarning
+
+    X0, y0, X1, y1 = _logistic_canaries()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = audit_estimator(lambda s: DPLogisticRegression(data_norm=1.0, random_state=s),
+                              X0, y0, X1, y1, n_fits=20, delta=1e-6, random_state=0)
+    assert res.claimed_epsilon == np.inf
+    assert "classes" in res.claim_note and "classes=[0, 1]" in res.claim_note
+    assert not res.violated                    # nothing can exceed inf
+    leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert len(leaks) == 1                     # 40 fits, one warning
+
+
+def test_audit_estimator_claims_the_fitted_epsilon():
+    from skdp import DPLogisticRegression
+
+    X0, y0, X1, y1 = _logistic_canaries()
+    res = audit_estimator(lambda s: DPLogisticRegression(data_norm=1.0, classes=[0, 1],
+                                                         epsilon=0.5, random_state=s),
+                          X0, y0, X1, y1, n_fits=20, delta=1e-6, random_state=0)
+    assert 0.0 < res.claimed_epsilon <= 0.5 and res.claim_note is None
+    assert res.violated == (res.epsilon_lower_bound > res.claimed_epsilon)
