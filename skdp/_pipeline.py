@@ -110,7 +110,7 @@ def _dp_transformers(step, prefix=""):
     elif isinstance(step, FeatureUnion):
         for name, sub in step.transformer_list:
             yield from _dp_transformers(sub, f"{prefix}{name}__")
-    elif type(step).__module__.startswith("skdp.preprocessing"):
+    elif type(step).__module__.startswith("skdp.preprocessing") and hasattr(step, "epsilon"):
         yield prefix, step
 
 
@@ -349,9 +349,8 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
     """
     from sklearn.base import clone
     from sklearn.compose import ColumnTransformer, make_column_selector
-    from sklearn.preprocessing import FunctionTransformer
 
-    from .preprocessing import DPOneHotEncoder, DPSplineTransformer
+    from .preprocessing import DPOneHotEncoder, DPSplineTransformer, FrameToPandas
 
     from .linear_model._auto import PIPELINE_SPLINE_DEGREE, pipeline_sparse_design
 
@@ -383,5 +382,5 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, n_knots="auto",
         model.set_params(solver=solver)
     if random_state is not None and "random_state" in model.get_params():
         model.set_params(random_state=seeds[2])
-    return PrivatePipeline([("frame", FunctionTransformer(as_pandas)), ("columns", columns),
+    return PrivatePipeline([("frame", FrameToPandas()), ("columns", columns),
                             ("model", model)], epsilon=epsilon, delta=delta)
