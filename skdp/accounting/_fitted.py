@@ -41,9 +41,12 @@ _SKDP_DATA_FREE = {
                                   "is func of that row and of public kw_args",
     "FrameToPandas": "converts a polars frame to pandas cell by cell (identity on rows)",
 }
-# Deliberately absent: FunctionTransformer (func sees the whole batch), SplineTransformer
-# and KBinsDiscretizer (knots / bin edges are quantiles or ranges of the data), any scaler,
-# OneHotEncoder with categories="auto" (lists every value that occurs).
+# FunctionTransformer only without a function (func None: the identity, which scikit-learn
+# puts in place of "passthrough" in ColumnTransformer.transformers_ and a fitted
+# FeatureUnion's transformer_list): :func:`_is_identity_function`.
+# Deliberately absent: FunctionTransformer with a func (it sees the whole batch),
+# SplineTransformer and KBinsDiscretizer (knots / bin edges are quantiles or ranges of the
+# data), any scaler, OneHotEncoder with categories="auto" (lists every value that occurs).
 
 
 def _is_pipeline(estimator):
@@ -121,6 +124,14 @@ def _is_public_one_hot(step):
             and step.min_frequency is None and step.max_categories is None)
 
 
+def _is_identity_function(step):
+    """scikit-learn's ``FunctionTransformer`` without a function: the identity (``func``
+    None; no inverse, so no inverse check reads the data).  A fitted ``ColumnTransformer``
+    or ``FeatureUnion`` holds one for every ``"passthrough"`` block."""
+    return (_is_exact(step, "sklearn.preprocessing", ("FunctionTransformer",))
+            and step.func is None and step.inverse_func is None)
+
+
 def _is_exact(step, module, names):
     """Whether ``step`` is exactly (not a subclass of) one of ``module``'s classes
     ``names``.  ``module`` is looked up in ``sys.modules``: an instance of one of its
@@ -133,16 +144,19 @@ def _is_exact(step, module, names):
 def _is_data_free(step):
     """Whether skdp can verify that ``step`` learns nothing from the data values.
 
-    True for ``"passthrough"``/``None``, scikit-learn's ``OneHotEncoder`` with public
-    category lists (:func:`_is_public_one_hot`), and the exact classes of
-    ``_SKLEARN_DATA_FREE`` and ``_SKDP_DATA_FREE`` (their reasons are listed there).  Each
-    maps one row to an output that depends on that row and on public parameters only, so
-    replacing a row changes one output row and the next DP step's sensitivity still holds.
-    A user function that receives the batch (``FunctionTransformer``) is never data-free.
+    True for ``"passthrough"``/``None`` and the identity ``FunctionTransformer`` that
+    scikit-learn substitutes for it (:func:`_is_identity_function`), scikit-learn's
+    ``OneHotEncoder`` with public category lists (:func:`_is_public_one_hot`), and the
+    exact classes of ``_SKLEARN_DATA_FREE`` and ``_SKDP_DATA_FREE`` (their reasons are
+    listed there).  Each maps one row to an output that depends on that row and on public
+    parameters only, so replacing a row changes one output row and the next DP step's
+    sensitivity still holds.  A user function that receives the batch (a
+    ``FunctionTransformer`` with a ``func``) is never data-free.
     """
     if step is None or (isinstance(step, str) and step == "passthrough"):
         return True
-    return (_is_public_one_hot(step)
+    return (_is_identity_function(step)
+            or _is_public_one_hot(step)
             or _is_exact(step, "sklearn.preprocessing", _SKLEARN_DATA_FREE)
             or _is_exact(step, "skdp.preprocessing", _SKDP_DATA_FREE))
 
@@ -152,7 +166,7 @@ def _refusal(path, step):
     the step (its path in the pipeline, where known, and its type) and the way out."""
     kind = type(step).__name__
     where = f"step {path!r} ({kind})" if path else kind
-    if kind == "FunctionTransformer":
+    if kind == "FunctionTransformer" and getattr(step, "func", None) is not None:
         why = ("is not data-free: its func receives the whole batch, so one row can change "
                "every output row (e.g. a rescaling by the largest value), which voids the "
                "guarantee of the whole pipeline")
@@ -177,8 +191,9 @@ def fitted_dp_event(estimator):
         (``"passthrough"``, ``None``, ``PolynomialFeatures``, ``Normalizer``,
         ``Binarizer``, ``OneHotEncoder`` with public category lists that ignores unknown
         values, :class:`skdp.preprocessing.RowwiseFunctionTransformer`,
-        :class:`skdp.preprocessing.FrameToPandas`).  A ``FunctionTransformer`` is not:
-        its function sees the whole batch (module docstring).  ``ColumnTransformer`` and
+        :class:`skdp.preprocessing.FrameToPandas`).  A ``FunctionTransformer`` with a
+        ``func`` is not: its function sees the whole batch (module docstring); without
+        one it is the identity that stands for ``"passthrough"``.  ``ColumnTransformer`` and
         ``FeatureUnion`` are walked: their blocks read the same rows, so their events
         compose sequentially.
 

@@ -82,7 +82,7 @@ class RowwiseFunctionTransformer(TransformerMixin, BaseEstimator):
     ----------
     n_features_in_ : int
         Number of input columns (public schema).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Input column names, when ``X`` has string column names.
 
     See Also
@@ -258,7 +258,7 @@ class FrameToPandas(TransformerMixin, BaseEstimator):
     ----------
     n_features_in_ : int
         Number of input columns (public schema).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Input column names, when ``X`` has string column names.
 
     See Also

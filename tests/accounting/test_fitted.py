@@ -119,7 +119,9 @@ def _data_free_cases():
     free = [None, "passthrough", PolynomialFeatures(2), Normalizer(), Binarizer(threshold=0.5),
             OneHotEncoder(categories=[[0, 1]], handle_unknown="ignore"),
             RowwiseFunctionTransformer(np.abs), FrameToPandas()]
-    not_free = [FunctionTransformer(), FunctionTransformer(np.abs), SplineTransformer(),
+    free.append(FunctionTransformer())   # the identity: sklearn's stand-in for "passthrough"
+    not_free = [FunctionTransformer(np.abs), FunctionTransformer(inverse_func=np.abs),
+                SplineTransformer(),
                 KBinsDiscretizer(), OneHotEncoder(handle_unknown="ignore"), StandardScaler(),
                 MyNormalizer()]
     return [(s, True) for s in free] + [(s, False) for s in not_free]
@@ -131,3 +133,18 @@ def test_data_free_list(step, expected):
     from skdp.accounting._fitted import _is_data_free
 
     assert _is_data_free(step) is expected
+
+
+def test_passthrough_blocks_stay_data_free(data):
+    # a fitted ColumnTransformer/FeatureUnion holds an identity FunctionTransformer for
+    # every "passthrough": that one is verified (func None), a user's func is not
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_union
+    from sklearn.preprocessing import Normalizer
+
+    model = DPLogisticRegression(classes=[0, 1], data_norm=3.0, random_state=0)
+    for pre in (make_column_transformer((Normalizer(), [0]), remainder="passthrough"),
+                make_union("passthrough", Normalizer())):
+        pipe = make_pipeline(pre, model).fit(*data)
+        assert fitted_privacy_guaranteed(pipe)
+        assert fitted_dp_event(pipe) is pipe[-1].dp_event_
