@@ -468,7 +468,7 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, numeric=None,
     from sklearn.base import clone
     from sklearn.compose import ColumnTransformer
 
-    from .preprocessing import DPOneHotEncoder, DPSplineTransformer
+    from .preprocessing import DPOneHotEncoder, DPSplineTransformer, FrameToPandas
     from .linear_model._auto import (PIPELINE_SPLINE_DEGREE, pipeline_model_solver,
                                      pipeline_sparse_design)
 
@@ -526,9 +526,7 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, numeric=None,
     solver = pipeline_model_solver(type(model).__name__, epsilon)
     if getattr(model, "solver", None) == "auto" and solver is not None:
         model.set_params(solver=solver)
-    from sklearn.preprocessing import FunctionTransformer   # TEMP until FrameToPandas
-
-    return PrivatePipeline([("frame", FunctionTransformer(as_pandas)), ("columns", columns),
+    return PrivatePipeline([("frame", FrameToPandas()), ("columns", columns),
                             ("model", model)], epsilon=epsilon, delta=delta,
                            random_state=random_state)
 

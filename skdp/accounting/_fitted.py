@@ -7,9 +7,16 @@ step's ``fit`` reads the private rows once (through the previous steps' *already
 output), so the pipeline's guarantee is the sequential composition of its steps' events.
 
 A step that learned from the data *without* a DP mechanism (a plain ``StandardScaler``, a
-``PCA``...) voids the guarantee of everything after it.  Only steps that provably learn
-nothing from the data values are accepted without an event (``"passthrough"``, ``None`` and a
-short allow-list of stateless transformers); anything else makes :func:`fitted_dp_event` raise.
+``PCA``...) voids the guarantee of everything after it.  A step is accepted without an event
+only when skdp can *verify* that it learns nothing from the data values and maps each row
+independently (:func:`_is_data_free`: ``"passthrough"``, ``None``, a short list of exact
+classes, public-category one-hot encoding); anything else makes :func:`fitted_dp_event`
+raise and :func:`fitted_privacy_guaranteed` return False.  In particular scikit-learn's
+``FunctionTransformer`` is not data-free: its ``func`` receives the whole batch and can
+rescale every row by a statistic of all rows (``A / abs(A).max()``: one row of ``1e4``
+shrinks every other row), so the next step's neighbouring inputs differ in all rows.
+:class:`skdp.preprocessing.RowwiseFunctionTransformer` calls a function on one row at a
+time and is data-free by construction.
 """
 
 import sys
@@ -19,11 +26,27 @@ from ._events import compose
 
 __all__ = ["fitted_dp_event", "fitted_privacy_guaranteed"]
 
-# Transformers whose fitted state depends only on the *shape* of X (public), never on its
-# values.  FunctionTransformer is accepted only with inverse checks off and no fitted state.
-_STATELESS = frozenset(
-    {"FunctionTransformer", "PolynomialFeatures", "Normalizer", "Binarizer"}
-)
+# The verified data-free classes (exact classes only: a subclass can override ``fit`` or
+# ``transform`` and read the batch), with the reason each one learns nothing and maps a row
+# to an output that depends on that row and on public parameters only.  Their ``fit``
+# reads the schema (number of columns, names) and nothing else.
+_SKLEARN_DATA_FREE = {
+    "PolynomialFeatures": "monomials of one row's values; powers_ depend on the number "
+                          "of columns and on degree/interaction_only/include_bias only",
+    "Normalizer": "divides a row by that row's own norm (norm is a public parameter)",
+    "Binarizer": "compares each value with the public threshold parameter",
+}
+_SKDP_DATA_FREE = {
+    "RowwiseFunctionTransformer": "calls func on one copied row at a time: a row's output "
+                                  "is func of that row and of public kw_args",
+    "FrameToPandas": "converts a polars frame to pandas cell by cell (identity on rows)",
+}
+# FunctionTransformer only without a function (func None: the identity, which scikit-learn
+# puts in place of "passthrough" in ColumnTransformer.transformers_ and a fitted
+# FeatureUnion's transformer_list): :func:`_is_identity_function`.
+# Deliberately absent: FunctionTransformer with a func (it sees the whole batch),
+# SplineTransformer and KBinsDiscretizer (knots / bin edges are quantiles or ranges of the
+# data), any scaler, OneHotEncoder with categories="auto" (lists every value that occurs).
 
 
 def _is_pipeline(estimator):
@@ -33,22 +56,29 @@ def _is_pipeline(estimator):
     return pipeline is not None and isinstance(estimator, pipeline.Pipeline)
 
 
-def _parts(estimator):
-    """The fitted sub-steps of a ``ColumnTransformer`` or ``FeatureUnion`` (None if
-    ``estimator`` is neither).  Each reads the same rows as its siblings, so their events
-    compose *sequentially* (one person's row is in every block's input), never in
-    parallel."""
+def _named_parts(estimator):
+    """The fitted sub-steps of a ``ColumnTransformer`` or ``FeatureUnion`` as
+    ``(name, step)`` (None if ``estimator`` is neither).  Each reads the same rows as its
+    siblings, so their events compose *sequentially* (one person's row is in every
+    block's input), never in parallel."""
     compose = sys.modules.get("sklearn.compose")
     if compose is not None and isinstance(estimator, compose.ColumnTransformer):
         if not hasattr(estimator, "transformers_"):
             return None
-        return [trans for _, trans, cols in estimator.transformers_ if not
+        return [(name, trans) for name, trans, cols in estimator.transformers_ if not
                 (isinstance(trans, str) and trans == "drop") and not _no_columns(cols)]
     pipeline = sys.modules.get("sklearn.pipeline")
     if pipeline is not None and isinstance(estimator, pipeline.FeatureUnion):
-        return [trans for _, trans in estimator.transformer_list if not
+        return [(name, trans) for name, trans in estimator.transformer_list if not
                 (isinstance(trans, str) and trans == "drop")]
     return None
+
+
+def _parts(estimator):
+    """The fitted sub-steps of a ``ColumnTransformer`` or ``FeatureUnion`` (None if
+    ``estimator`` is neither); :func:`_named_parts` without the names."""
+    parts = _named_parts(estimator)
+    return None if parts is None else [trans for _, trans in parts]
 
 
 def _no_columns(columns):
@@ -63,17 +93,24 @@ def _no_columns(columns):
     return False
 
 
-def _steps(estimator):
+def _named_steps(estimator, path=""):
+    """``(path, step)`` of every leaf step of ``estimator`` (walking Pipeline,
+    ColumnTransformer and FeatureUnion), in fit order; ``path`` joins the names with
+    ``"__"`` as ``set_params`` does ("" for a bare estimator)."""
     if _is_pipeline(estimator):
-        for _, step in estimator.steps:
-            yield from _steps(step)
-        return
-    parts = _parts(estimator)
-    if parts is None:
-        yield estimator
+        named = estimator.steps
     else:
-        for part in parts:
-            yield from _steps(part)
+        named = _named_parts(estimator)
+        if named is None:
+            yield path, estimator
+            return
+    for name, step in named:
+        yield from _named_steps(step, f"{path}__{name}" if path else name)
+
+
+def _steps(estimator):
+    for _, step in _named_steps(estimator):
+        yield step
 
 
 def _is_public_one_hot(step):
@@ -81,20 +118,66 @@ def _is_public_one_hot(step):
     data values, provided an unknown value can never raise (``handle_unknown`` "ignore" or
     "infrequent_if_exist") and no frequency is read (``min_frequency`` and
     ``max_categories`` None)."""
-    return (type(step).__name__ == "OneHotEncoder"
-            and type(step).__module__.startswith("sklearn.")
+    return (_is_exact(step, "sklearn.preprocessing", ("OneHotEncoder",))
             and not (isinstance(step.categories, str) and step.categories == "auto")
             and step.handle_unknown in ("ignore", "infrequent_if_exist")
             and step.min_frequency is None and step.max_categories is None)
 
 
+def _is_identity_function(step):
+    """scikit-learn's ``FunctionTransformer`` without a function: the identity (``func``
+    None; no inverse, so no inverse check reads the data).  A fitted ``ColumnTransformer``
+    or ``FeatureUnion`` holds one for every ``"passthrough"`` block."""
+    return (_is_exact(step, "sklearn.preprocessing", ("FunctionTransformer",))
+            and step.func is None and step.inverse_func is None)
+
+
+def _is_exact(step, module, names):
+    """Whether ``step`` is exactly (not a subclass of) one of ``module``'s classes
+    ``names``.  ``module`` is looked up in ``sys.modules``: an instance of one of its
+    classes exists only once it has been imported."""
+    mod = sys.modules.get(module)
+    name = type(step).__name__
+    return mod is not None and name in names and type(step) is getattr(mod, name, None)
+
+
 def _is_data_free(step):
+    """Whether skdp can verify that ``step`` learns nothing from the data values.
+
+    True for ``"passthrough"``/``None`` and the identity ``FunctionTransformer`` that
+    scikit-learn substitutes for it (:func:`_is_identity_function`), scikit-learn's
+    ``OneHotEncoder`` with public category lists (:func:`_is_public_one_hot`), and the
+    exact classes of ``_SKLEARN_DATA_FREE`` and ``_SKDP_DATA_FREE`` (their reasons are
+    listed there).  Each maps one row to an output that depends on that row and on public
+    parameters only, so replacing a row changes one output row and the next DP step's
+    sensitivity still holds.  A user function that receives the batch (a
+    ``FunctionTransformer`` with a ``func``) is never data-free.
+    """
     if step is None or (isinstance(step, str) and step == "passthrough"):
         return True
-    if _is_public_one_hot(step):
-        return True
-    return type(step).__name__ in _STATELESS and type(step).__module__.startswith(
-        "sklearn."
+    return (_is_identity_function(step)
+            or _is_public_one_hot(step)
+            or _is_exact(step, "sklearn.preprocessing", _SKLEARN_DATA_FREE)
+            or _is_exact(step, "skdp.preprocessing", _SKDP_DATA_FREE))
+
+
+def _refusal(path, step):
+    """The TypeError for a step without an event that is not verified data-free: it names
+    the step (its path in the pipeline, where known, and its type) and the way out."""
+    kind = type(step).__name__
+    where = f"step {path!r} ({kind})" if path else kind
+    if kind == "FunctionTransformer" and getattr(step, "func", None) is not None:
+        why = ("is not data-free: its func receives the whole batch, so one row can change "
+               "every output row (e.g. a rescaling by the largest value), which voids the "
+               "guarantee of the whole pipeline")
+    else:
+        why = ("has no dp_event_: either it is not fitted or it learned from the data "
+               "without differential privacy, which voids the guarantee of the whole "
+               "pipeline")
+    return TypeError(
+        f"{where} {why}. Use skdp.preprocessing.RowwiseFunctionTransformer(func) for a "
+        "function applied to one row at a time, or a DP transformer (e.g. "
+        "skdp.preprocessing.DPStandardScaler)."
     )
 
 
@@ -104,11 +187,15 @@ def fitted_dp_event(estimator):
     Parameters
     ----------
     estimator : fitted skdp estimator or sklearn.pipeline.Pipeline
-        For a pipeline every step must either carry ``dp_event_`` or be data-free
-        (``"passthrough"``, ``None``, ``FunctionTransformer``, ``PolynomialFeatures``,
-        ``Normalizer``, ``Binarizer``, ``OneHotEncoder`` with public category lists that
-        ignores unknown values).  ``ColumnTransformer`` and ``FeatureUnion`` are walked:
-        their blocks read the same rows, so their events compose sequentially.
+        For a pipeline every step must either carry ``dp_event_`` or be verified data-free
+        (``"passthrough"``, ``None``, ``PolynomialFeatures``, ``Normalizer``,
+        ``Binarizer``, ``OneHotEncoder`` with public category lists that ignores unknown
+        values, :class:`skdp.preprocessing.RowwiseFunctionTransformer`,
+        :class:`skdp.preprocessing.FrameToPandas`).  A ``FunctionTransformer`` with a
+        ``func`` is not: its function sees the whole batch (module docstring); without
+        one it is the identity that stands for ``"passthrough"``.  ``ColumnTransformer`` and
+        ``FeatureUnion`` are walked: their blocks read the same rows, so their events
+        compose sequentially.
 
     Returns
     -------
@@ -119,7 +206,8 @@ def fitted_dp_event(estimator):
     Raises
     ------
     TypeError
-        If a step learned from the data without a DP mechanism, or the estimator is not fitted.
+        If a step learned from the data without a DP mechanism or cannot be verified to
+        be data-free (the message names the step), or the estimator is not fitted.
 
     Examples
     --------
@@ -146,7 +234,7 @@ def fitted_dp_event(estimator):
     (1.0, True)
     """
     events = []
-    for step in _steps(estimator):
+    for path, step in _named_steps(estimator):
         event = getattr(step, "dp_event_", None)
         if event is not None:
             if not getattr(step, "privacy_guaranteed_", True):
@@ -154,12 +242,7 @@ def fitted_dp_event(estimator):
                 event = dp_accounting.NonPrivateDpEvent()
             events.append(event)
         elif not _is_data_free(step):
-            raise TypeError(
-                f"{type(step).__name__} has no dp_event_: either it is not fitted or it "
-                "learned from the data without differential privacy, which voids the "
-                "guarantee of the whole pipeline. Use a DP transformer (e.g. "
-                "skdp.preprocessing.DPStandardScaler) or a data-free one."
-            )
+            raise _refusal(path, step)
     if not events:
         raise TypeError("the estimator released nothing: no step carries a dp_event_")
     return events[0] if len(events) == 1 else compose(*events)
@@ -169,7 +252,9 @@ def fitted_privacy_guaranteed(estimator):
     """Whether every DP step of a fitted estimator/pipeline ran on public bounds only.
 
     ``False`` as soon as one step has ``privacy_guaranteed_ = False`` (a bound was read
-    from the data) or a step learned from the data without DP.
+    from the data), a step learned from the data without DP, or a step without an event
+    cannot be verified to be data-free (a ``FunctionTransformer``: its function sees the
+    whole batch).
 
     Parameters
     ----------
@@ -180,7 +265,7 @@ def fitted_privacy_guaranteed(estimator):
     -------
     guaranteed : bool
         True iff every step either carries ``dp_event_`` with ``privacy_guaranteed_`` True
-        or is data-free (see :func:`fitted_dp_event`).
+        or is verified data-free (see :func:`fitted_dp_event`).
 
     Examples
     --------

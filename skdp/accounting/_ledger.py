@@ -1144,5 +1144,6 @@ def _check_coverage(est, where):
         f"{where}: {type(est).__name__} learns from the data without differential privacy "
         "and has no privacy_ledger parameter, so the ledger cannot account it (it voids the "
         "guarantee of everything fitted after it). Use a DP transformer such as "
-        "skdp.preprocessing.DPStandardScaler or a data-free one."
+        "skdp.preprocessing.DPStandardScaler or a data-free one (for a function, "
+        "skdp.preprocessing.RowwiseFunctionTransformer applies it to one row at a time)."
     )

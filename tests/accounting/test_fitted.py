@@ -55,3 +55,96 @@ def test_leaky_bound_is_not_guaranteed(data):
 def test_unfitted_is_refused():
     with pytest.raises(TypeError, match="no dp_event_"):
         fitted_dp_event(DPLogisticRegression())
+
+
+# ------------------------------------------------ data-free means verified (not by name)
+
+
+def _by_largest(A):
+    return A / np.abs(A).max()
+
+
+def test_function_transformer_is_not_data_free(data):
+    from sklearn.preprocessing import FunctionTransformer
+
+    pipe = make_pipeline(FunctionTransformer(_by_largest), DPLogisticRegression(
+        classes=[0, 1], data_norm=1.0, solver="output_perturbation", random_state=0))
+    pipe.fit(*data)
+    assert not fitted_privacy_guaranteed(pipe)
+    with pytest.raises(TypeError, match=r"step 'functiontransformer' "
+                                        r"\(FunctionTransformer\)") as info:
+        fitted_dp_event(pipe)
+    assert "whole batch" in str(info.value)
+    assert "skdp.preprocessing.RowwiseFunctionTransformer(func)" in str(info.value)
+    # a bare, fitted FunctionTransformer carries no event either
+    with pytest.raises(TypeError, match="FunctionTransformer"):
+        fitted_dp_event(FunctionTransformer(_by_largest).fit(data[0]))
+
+
+def test_refusal_names_the_path_of_a_nested_step(data):
+    from sklearn.compose import make_column_transformer
+    from sklearn.preprocessing import FunctionTransformer
+
+    pre = make_column_transformer((PolynomialFeatures(2), [0]),
+                                  (FunctionTransformer(_by_largest), [1, 2]))
+    pipe = make_pipeline(pre, DPLogisticRegression(classes=[0, 1], data_norm=3.0,
+                                                   random_state=0)).fit(*data)
+    assert not fitted_privacy_guaranteed(pipe)
+    with pytest.raises(TypeError, match=r"step 'columntransformer__functiontransformer' "
+                                        r"\(FunctionTransformer\)"):
+        fitted_dp_event(pipe)
+
+
+def test_ledger_refuses_a_function_transformer():
+    from sklearn.preprocessing import FunctionTransformer
+
+    from skdp.accounting import PrivacyLedger
+
+    ledger = PrivacyLedger(epsilon=2.0)
+    with pytest.raises(TypeError, match="RowwiseFunctionTransformer"):
+        ledger.attach(make_pipeline(FunctionTransformer(_by_largest),
+                                    DPLogisticRegression(data_norm=1.0, classes=[0, 1])))
+    ledger.close()
+
+
+def _data_free_cases():
+    from sklearn.preprocessing import (Binarizer, FunctionTransformer, KBinsDiscretizer,
+                                       Normalizer, OneHotEncoder, SplineTransformer)
+
+    from skdp.preprocessing import FrameToPandas, RowwiseFunctionTransformer
+
+    class MyNormalizer(Normalizer):   # may override transform: a subclass is not verified
+        pass
+
+    free = [None, "passthrough", PolynomialFeatures(2), Normalizer(), Binarizer(threshold=0.5),
+            OneHotEncoder(categories=[[0, 1]], handle_unknown="ignore"),
+            RowwiseFunctionTransformer(np.abs), FrameToPandas()]
+    free.append(FunctionTransformer())   # the identity: sklearn's stand-in for "passthrough"
+    not_free = [FunctionTransformer(np.abs), FunctionTransformer(inverse_func=np.abs),
+                SplineTransformer(),
+                KBinsDiscretizer(), OneHotEncoder(handle_unknown="ignore"), StandardScaler(),
+                MyNormalizer()]
+    return [(s, True) for s in free] + [(s, False) for s in not_free]
+
+
+@pytest.mark.parametrize("step, expected", _data_free_cases(),
+                         ids=lambda v: type(v).__name__ if not isinstance(v, bool) else str(v))
+def test_data_free_list(step, expected):
+    from skdp.accounting._fitted import _is_data_free
+
+    assert _is_data_free(step) is expected
+
+
+def test_passthrough_blocks_stay_data_free(data):
+    # a fitted ColumnTransformer/FeatureUnion holds an identity FunctionTransformer for
+    # every "passthrough": that one is verified (func None), a user's func is not
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_union
+    from sklearn.preprocessing import Normalizer
+
+    model = DPLogisticRegression(classes=[0, 1], data_norm=3.0, random_state=0)
+    for pre in (make_column_transformer((Normalizer(), [0]), remainder="passthrough"),
+                make_union("passthrough", Normalizer())):
+        pipe = make_pipeline(pre, model).fit(*data)
+        assert fitted_privacy_guaranteed(pipe)
+        assert fitted_dp_event(pipe) is pipe[-1].dp_event_

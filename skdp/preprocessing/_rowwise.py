@@ -1,0 +1,345 @@
+r"""Data-free steps: a user function applied one row at a time, and a frame converter.
+
+Why a row-wise map is data-free
+-------------------------------
+Let :math:`f` map one feature row to one output row, with parameters fixed before any row
+is read (public).  Applying it row by row to a dataset :math:`D = (x_1, \dots, x_n)` gives
+:math:`(f(x_1), \dots, f(x_n))`.  If the neighbour :math:`D'` replaces row :math:`j`, the
+outputs differ in row :math:`j` only: the transformed datasets are again replace-one
+neighbours.  A DP step fitted after it therefore keeps its guarantee unchanged -- it is
+(epsilon, delta)-DP for *any* pair of neighbouring inputs, and its sensitivity bound holds
+whatever values row :math:`j` takes, because that step clips every row to its own public
+bound (``data_norm``, ``feature_bounds``) before anything depends on it.  The map itself
+releases nothing and learns nothing, so it adds no event to the accounting.
+
+A function of the whole batch has no such property.  ``A / abs(A).max()`` rescales *every*
+row by a statistic of all rows: one row of :math:`10^4` among values in :math:`[-1, 1]`
+shrinks all the others by :math:`10^4`, and the neighbouring inputs the next step sees
+differ in all :math:`n` rows.  Its sensitivity, derived for one row, no longer applies, so
+a scikit-learn ``FunctionTransformer`` (whose ``func`` receives the batch) is not
+data-free, and :func:`skdp.accounting.fitted_dp_event` refuses it.
+
+:class:`RowwiseFunctionTransformer` makes the row-wise property hold by construction:
+``func`` is called once per row, on a fresh one-dimensional copy of that row (a copy, not
+a view, so ``row.base`` does not reach the batch either).  What skdp cannot verify is that
+``func`` is *pure*: a function that keeps state between calls (a closure that collects the
+rows it has seen) is not row-wise, and neither are ``kw_args`` computed from the private
+rows.  Both are outside the guarantee.
+
+:class:`FrameToPandas` converts a polars DataFrame into a pandas one, cell by cell (the
+schema is kept): a row-wise identity on the values.
+"""
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._available_if import available_if
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._set_output import _get_output_config
+from sklearn.utils.validation import (
+    _check_feature_names_in,
+    check_is_fitted,
+    validate_data,
+)
+
+__all__ = ["FrameToPandas", "RowwiseFunctionTransformer"]
+
+
+def _identity(row):
+    return row
+
+
+class RowwiseFunctionTransformer(TransformerMixin, BaseEstimator):
+    """Apply a function to one row at a time: data-free in a private pipeline.
+
+    Unlike scikit-learn's ``FunctionTransformer``, whose ``func`` receives the whole batch
+    (and may rescale every row by a statistic of all rows), ``func`` here receives one
+    row, so a row's output is a function of that row and of public parameters only.
+    Replacing one input row changes one output row: the transformer releases nothing,
+    and :func:`skdp.accounting.fitted_dp_event` accepts it without an event (module
+    docstring of ``skdp/preprocessing/_rowwise.py`` for the argument).
+
+    Parameters
+    ----------
+    func : callable or None, default=None
+        ``func(row, **kw_args)``: ``row`` is a one-dimensional float64 array of length
+        ``n_features_in_`` (a copy of one input row); it returns a one-dimensional
+        array-like of numbers (a scalar counts as length 1) whose length must not depend
+        on the row.  It must be pure: no state kept between calls.  None is the
+        identity.
+    kw_args : dict or None, default=None
+        Keyword arguments of ``func``.  They must be public (never computed from the
+        private rows).
+    feature_names_out : callable, "one-to-one" or None, default=None
+        Names of the output columns, as for ``FunctionTransformer``: ``"one-to-one"``
+        returns the input names (the output width must then equal the input width), a
+        callable is called as ``feature_names_out(self, input_features)``.  None:
+        ``get_feature_names_out`` is not available (the width is not known before
+        ``func`` has run on rows).
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of input columns (public schema).
+    feature_names_in_ : ndarray of shape (n_features,)
+        Input column names, when ``X`` has string column names.
+
+    See Also
+    --------
+    skdp.accounting.fitted_dp_event : Accepts this transformer without an event.
+
+    Notes
+    -----
+    Input contract: ``X`` is converted to a two-dimensional float64 array (a DataFrame by
+    its columns, in order; non-numeric columns are an error: encode them with
+    :class:`DPOneHotEncoder` instead; sparse input is refused).  Missing values and
+    infinities are passed to ``func`` as they are.  The output is a float64 array of
+    shape ``(n_samples, k)``, with ``k`` the common length of ``func``'s results.
+
+    ``fit`` reads only the schema (the number and names of the columns) and never calls
+    ``func``.  ``transform`` calls ``func`` once per row, in order; if two rows give
+    results of different lengths it raises ``ValueError`` (without printing any value or
+    row index).  Such an error depends on the rows, so a ``func`` whose width varies is
+    a bug to fix, not a supported use.  There is no inverse function and no data-
+    dependent check such as ``FunctionTransformer``'s ``check_inverse``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.preprocessing import RowwiseFunctionTransformer
+    >>> X = np.array([[3.0, 4.0], [1.0, 0.0]])
+    >>> RowwiseFunctionTransformer(lambda r: r / max(1.0, np.linalg.norm(r))).fit_transform(X)
+    array([[0.6, 0.8],
+           [1. , 0. ]])
+    >>> RowwiseFunctionTransformer(np.sum).fit_transform(X)
+    array([[7.],
+           [1.]])
+    """
+
+    _parameter_constraints: dict = {
+        "func": [callable, None],
+        "kw_args": [dict, None],
+        "feature_names_out": [callable, StrOptions({"one-to-one"}), None],
+    }
+
+    def __init__(self, func=None, *, kw_args=None, feature_names_out=None):
+        self.func = func
+        self.kw_args = kw_args
+        self.feature_names_out = feature_names_out
+
+    def _validate(self, X, reset):
+        return validate_data(self, X, reset=reset, dtype=np.float64,
+                             ensure_all_finite=False, accept_sparse=False)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Learn the public schema of ``X`` (``func`` is not called).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric input (class Notes).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : RowwiseFunctionTransformer
+            The fitted transformer.
+        """
+        self._validate(X, reset=True)
+        return self
+
+    def transform(self, X):
+        """Apply ``func`` to every row separately.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric input with the columns seen in ``fit``.
+
+        Returns
+        -------
+        X_out : ndarray of shape (n_samples, k), float64
+            Row ``i`` is ``func(X[i], **kw_args)``.
+        """
+        check_is_fitted(self)
+        X = self._validate(X, reset=False)
+        func = _identity if self.func is None else self.func
+        kw_args = self.kw_args or {}
+        rows = []
+        for i in range(X.shape[0]):
+            # a fresh copy: func sees one row, not a view whose .base is the batch
+            out = np.asarray(func(X[i].copy(), **kw_args), dtype=np.float64)
+            if out.ndim > 1:
+                raise ValueError(
+                    "func must return a one-dimensional array (or a scalar) for one row; "
+                    f"it returned an array with {out.ndim} dimensions")
+            rows.append(out.reshape(-1))
+        widths = {row.shape[0] for row in rows}
+        if len(widths) > 1:
+            raise ValueError(
+                "func returned results of different lengths on different rows: the output "
+                "width of a row-wise function must not depend on the row (values and row "
+                "indices are not shown)")
+        width = widths.pop() if widths else 0
+        result = np.empty((len(rows), width), dtype=np.float64)
+        for i, row in enumerate(rows):
+            result[i] = row
+        if self.feature_names_out is None:
+            config = _get_output_config("transform", self)["dense"]
+            if config in ("pandas", "polars"):
+                warnings.warn(
+                    f"set_output(transform={config!r}) needs feature_names_out to name the "
+                    "columns; RowwiseFunctionTransformer returns an array", UserWarning,
+                    stacklevel=2)
+        return result
+
+    @available_if(lambda self: self.feature_names_out is not None)
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns (only when ``feature_names_out`` is set).
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input names; None: ``feature_names_in_``, or ``x0, x1, ...``.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+            The input names (``"one-to-one"``) or what the callable returns.
+        """
+        check_is_fitted(self, "n_features_in_")
+        input_features = _check_feature_names_in(self, input_features)
+        if self.feature_names_out == "one-to-one":
+            names = input_features
+        else:
+            names = self.feature_names_out(self, input_features)
+        return np.asarray(names, dtype=object)
+
+    def set_output(self, *, transform=None):
+        """Set the output container (as ``FunctionTransformer``: always available).
+
+        Parameters
+        ----------
+        transform : {"default", "pandas", "polars"} or None, default=None
+            Output of ``transform``/``fit_transform``; a DataFrame needs
+            ``feature_names_out``.
+
+        Returns
+        -------
+        self : RowwiseFunctionTransformer
+            The same object.
+        """
+        if not hasattr(self, "_sklearn_output_config"):
+            self._sklearn_output_config = {}
+        self._sklearn_output_config["transform"] = transform
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True       # func receives NaN/inf as they are
+        tags.input_tags.sparse = False
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.non_deterministic = False
+        return tags
+
+
+class FrameToPandas(TransformerMixin, BaseEstimator):
+    """Turn a polars DataFrame into a pandas one; leave anything else unchanged.
+
+    The first step of :func:`skdp.make_private_pipeline`, so that its ``fit`` and
+    ``predict`` take either kind of frame.  Data-free: the conversion maps every row to
+    the same row (numbers stay numeric, strings become object columns, the column names
+    and order are kept), and ``fit`` reads only the schema.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of input columns (public schema).
+    feature_names_in_ : ndarray of shape (n_features,)
+        Input column names, when ``X`` has string column names.
+
+    See Also
+    --------
+    RowwiseFunctionTransformer : A user function applied one row at a time.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skdp.preprocessing import FrameToPandas
+    >>> df = pd.DataFrame({"age": [30, 41], "job": ["a", "b"]})
+    >>> FrameToPandas().fit(df).transform(df) is df
+    True
+    >>> FrameToPandas().fit(df).get_feature_names_out()
+    array(['age', 'job'], dtype=object)
+    """
+
+    _parameter_constraints: dict = {}
+
+    def __init__(self):
+        pass
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Learn the public schema of ``X`` (number and names of its columns).
+
+        Parameters
+        ----------
+        X : DataFrame (polars or pandas) or array-like of shape (n_samples, n_features)
+            Input.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : FrameToPandas
+            The fitted transformer.
+        """
+        validate_data(self, X, reset=True, skip_check_array=True)
+        return self
+
+    def transform(self, X):
+        """A polars DataFrame as pandas (schema kept); anything else unchanged.
+
+        Parameters
+        ----------
+        X : DataFrame (polars or pandas) or array-like of shape (n_samples, n_features)
+            Input with the columns seen in ``fit``.
+
+        Returns
+        -------
+        X_out : pandas DataFrame or the input
+            The converted frame, or ``X`` itself.
+        """
+        from .._pipeline import as_pandas   # not at import time: _pipeline imports us
+
+        check_is_fitted(self)
+        validate_data(self, X, reset=False, skip_check_array=True)
+        return as_pandas(X)
+
+    def get_feature_names_out(self, input_features=None):
+        """The input column names (the conversion keeps them).
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input names; None: ``feature_names_in_``, or ``x0, x1, ...``.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+            The input names.
+        """
+        check_is_fitted(self, "n_features_in_")
+        return _check_feature_names_in(self, input_features)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.no_validation = True
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        tags.input_tags.string = True
+        tags.non_deterministic = False
+        return tags
