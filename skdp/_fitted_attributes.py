@@ -52,7 +52,7 @@ RELEASED = frozenset({
 PUBLIC = frozenset({
     # privacy report
     "epsilon_", "delta_", "dp_event_", "privacy_guaranteed_", "noise_scale_",
-    "sensitivity_", "budget_split_", "threshold_",
+    "sensitivity_", "budget_split_", "threshold_", "privacy_plan_",
     # what the fit resolved from its public parameters
     "solver_", "alpha_", "solver_params_", "secure_noise_", "data_norm_", "row_bound_", "gamma_",
     "classes_", "feature_bounds_", "mean_noise_std_", "moment_noise_std_",

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from skdp import DPHuberRegressor, DPLogisticRegression
 from skdp.accounting import get_epsilon
-from skdp.exceptions import UnsupportedDpEventError
+from skdp.exceptions import BudgetExceededError
 from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV, make_private_scorer
 
 from ._toy import LeakyClassifier, NoisyCenterer, NoisyMeanClassifier
@@ -230,7 +230,7 @@ def _not_fitted(search):
                               data_norm=2.0), {"random_state": [0, 1]}, {}, ValueError),
         (DPLogisticRegression(classes=[0, 1],
                               data_norm=2.0, solver="dpsgd", batch_size=20, n_steps=5),
-         {"alpha": [0.1]}, {}, UnsupportedDpEventError),  # Poisson: no exact RDP
+         {"alpha": [0.1]}, {}, BudgetExceededError),  # PLD-calibrated: over its RDP share
         (DPLogisticRegression(classes=[0, 1],
                               data_norm=2.0), GRID, {"selection": "random_stopping"},
          ValueError),
