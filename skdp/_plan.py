@@ -301,7 +301,7 @@ def _refusal(path, step, final):
         "verifiably data-free: it could learn from the rows without differential privacy, "
         "which voids the guarantee of the whole pipeline. Nothing was fitted. Use a DP "
         "transformer from skdp.preprocessing, a stateless row-wise one "
-        "(skdp.preprocessing.RowwiseFunctionTransformer for a function of one row), or "
+        "(skdp.preprocessing.RowwiseFunctionTransformer(func) applies a function one row at a time), or "
         "public parameters (e.g. OneHotEncoder(categories=[...], handle_unknown='ignore'))")
 
 
