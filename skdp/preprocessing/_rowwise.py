@@ -104,6 +104,10 @@ class RowwiseFunctionTransformer(TransformerMixin, BaseEstimator):
     a bug to fix, not a supported use.  There is no inverse function and no data-
     dependent check such as ``FunctionTransformer``'s ``check_inverse``.
 
+    There is one Python call per row: correct rather than fast.  For millions of rows, a
+    vectorised function that is row-wise by construction belongs in a transformer of its
+    own, on the verified list of :func:`skdp.accounting.fitted_dp_event`.
+
     Examples
     --------
     >>> import numpy as np
@@ -184,6 +188,10 @@ class RowwiseFunctionTransformer(TransformerMixin, BaseEstimator):
                 "width of a row-wise function must not depend on the row (values and row "
                 "indices are not shown)")
         width = widths.pop() if widths else 0
+        if self.feature_names_out == "one-to-one" and rows and width != self.n_features_in_:
+            raise ValueError(
+                "feature_names_out='one-to-one' needs func to return as many values as the "
+                f"row has ({self.n_features_in_}); it returned a different number")
         result = np.empty((len(rows), width), dtype=np.float64)
         for i, row in enumerate(rows):
             result[i] = row

@@ -153,6 +153,8 @@ def test_inconsistent_output_lengths_are_a_clear_error_without_values():
     assert not any(s in message for s in ("1.25", "3.5", "5.75", "row 1", "[1]"))
     with pytest.raises(ValueError, match="one-dimensional"):
         RowwiseFunctionTransformer(lambda r: np.outer(r, r)).fit_transform(X)
+    with pytest.raises(ValueError, match="one-to-one"):
+        RowwiseFunctionTransformer(np.sum, feature_names_out="one-to-one").fit_transform(X)
 
 
 def test_no_data_dependent_checks_or_warnings():
