@@ -31,14 +31,34 @@ _SEED_HIGH = 2**31 - 1
 # --------------------------------------------------------------------------------------
 
 
-def dp_step_prefixes(estimator):
-    """Parameter prefixes ("" or "step__") of every object with ``epsilon`` and ``delta``."""
+def _is_private_pipeline(obj):
+    from .._pipeline import PrivatePipeline
+
+    return isinstance(obj, PrivatePipeline)
+
+
+def private_pipeline_prefixes(estimator):
+    """Parameter prefixes ("" or "step__") of every :class:`~skdp.PrivatePipeline` in
+    ``estimator`` (itself included)."""
     params = estimator.get_params(deep=True)
+    prefixes = [""] if _is_private_pipeline(estimator) else []
+    prefixes += [key + "__" for key, value in params.items() if _is_private_pipeline(value)]
+    return prefixes
+
+
+def dp_step_prefixes(estimator):
+    """Parameter prefixes ("" or "step__") of every object with ``epsilon`` and ``delta``.
+
+    A :class:`~skdp.PrivatePipeline` is *one* DP step: it splits the budget the search
+    hands it between its own steps by its plan, so the steps inside it are not listed."""
+    params = estimator.get_params(deep=True)
+    owners = private_pipeline_prefixes(estimator)
     prefixes = []
     for key in params:
         if key == "epsilon" or key.endswith("__epsilon"):
             prefix = key[: -len("epsilon")]
-            if prefix + "delta" in params:
+            if prefix + "delta" in params and not any(
+                    prefix != owner and prefix.startswith(owner) for owner in owners):
                 prefixes.append(prefix)
     return sorted(prefixes)
 
@@ -86,11 +106,14 @@ def step_layout(base, params):
 def configure(base, params, budget, seeds, layout=None):
     """A clone of ``base`` with ``params`` and every DP step's budget and seed set.
 
-    ``budget`` is ``("gdp", mu, delta)`` -- each of the ``m`` DP steps gets the (epsilon,
-    delta) of a ``mu / sqrt(m)``-GDP Gaussian mechanism, so that the Gaussian steps compose
-    to exactly ``mu``-GDP -- or ``("pure", epsilon)`` -- each step gets ``epsilon / m`` and
-    ``delta = 0`` (basic composition, exact for pure DP).  ``layout`` is
-    :func:`step_layout` of (base, params), computed once per candidate.
+    ``budget`` is ``("gdp", mu, delta)`` or ``("gdp", mu, delta, pipeline_delta)`` --
+    each of the ``m`` DP steps gets the (epsilon, delta) of a ``mu / sqrt(m)``-GDP Gaussian
+    mechanism, so that the Gaussian steps compose to exactly ``mu``-GDP; a
+    :class:`~skdp.PrivatePipeline` step gets it at ``pipeline_delta`` (the part of delta
+    its thresholds may spend in every fit, :func:`pipeline_fit_delta`), and a final
+    ``solver="auto"`` estimator inside it the Gaussian solver -- or ``("pure", epsilon)``
+    -- each step gets ``epsilon / m`` and ``delta = 0`` (basic composition, exact for pure
+    DP).  ``layout`` is :func:`step_layout` of (base, params), computed once per candidate.
     """
     prefixes, has_seed = layout if layout is not None else step_layout(base, params)
     if not prefixes:
@@ -104,10 +127,17 @@ def configure(base, params, budget, seeds, layout=None):
         else {}
     for i, prefix in enumerate(prefixes):
         if budget[0] == "gdp":
-            _, mu, delta = budget
+            mu, delta = budget[1], budget[2]
+            step = current.get(prefix[:-2]) if prefix else base
+            if _is_private_pipeline(step) and len(budget) > 3:
+                delta = budget[3]
+                final = step.steps[-1][1]
+                gdp_solver = getattr(final, "_GAUSSIAN_AUTO_SOLVER", None)
+                if gdp_solver is not None and getattr(final, "solver", None) == "auto":
+                    # the model's event must not depend on the released basis width
+                    update[f"{prefix}{step.steps[-1][0]}__solver"] = gdp_solver
             update[prefix + "epsilon"] = _gdp_step_epsilon(delta, mu, m)
             update[prefix + "delta"] = delta
-            step = current.get(prefix[:-2]) if prefix else base
             gdp_solver = getattr(step, "_GAUSSIAN_AUTO_SOLVER", None)
             if gdp_solver is not None and current.get(prefix + "solver") == "auto":
                 # The search composes its candidates in Gaussian DP: solver="auto" resolves
@@ -141,10 +171,13 @@ def placeholder_data(X, y, n_rows, classes):
     """Public data of the right shape: zeros, labels cycling through the public classes."""
     n_features = X.shape[1] if hasattr(X, "shape") and len(X.shape) > 1 else 1
     Xd = np.zeros((n_rows, n_features))
-    if hasattr(X, "columns"):
-        import pandas as pd
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        # the schema is kept: categorical columns stay categorical (a pipeline routes them
+        # by dtype)
+        from .._plan import placeholder_frame
+        from .._pipeline import as_pandas
 
-        Xd = pd.DataFrame(Xd, columns=X.columns)
+        Xd = placeholder_frame(as_pandas(X), n_rows)
     if classes is not None:
         yd = classes[np.arange(n_rows) % classes.shape[0]]
     else:
@@ -158,13 +191,118 @@ def probe(est, X, y, n_rows, classes):
     By the replace-one convention nothing that shapes the noise depends on the private data, so the
     event read from a fit on public placeholder data of the same shape is the event the
     real fit will release; the search checks every real fit against it and stops (before
-    releasing anything) if they differ.
+    releasing anything) if they differ.  A :class:`~skdp.PrivatePipeline` is not fitted: its
+    plan (:mod:`skdp._plan`, public schema and ``n`` only) gives the event; a plan whose
+    model waits for a released width cannot be bounded in advance and is refused.
     """
+    if _is_private_pipeline(est):
+        return _pipeline_probe(est, X, n_rows)
     Xd, yd = placeholder_data(X, y, n_rows, classes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fitted = clone(est).fit(Xd, yd)
     return fitted_dp_event(fitted), fitted_privacy_guaranteed(fitted)
+
+
+def _pipeline_probe(pipe, X, n_rows):
+    from .._pipeline import as_pandas
+    from .._plan import make_plan
+    from ..accounting import _lazy_dp_accounting as dp_accounting
+
+    delta = pipe._total_delta(n_rows)
+    plan = make_plan(pipe, as_pandas(X), n_rows, float(pipe.epsilon), delta)
+    event = plan.planned_event
+    if isinstance(event, dp_accounting.NonPrivateDpEvent):
+        return event, False
+    if event is None:
+        final = pipe.steps[-1][1]
+        raise ValueError(
+            f"the final {type(final).__name__}(solver={getattr(final, 'solver', None)!r}) of "
+            "this private pipeline releases an event that depends on the width of the "
+            "released basis (knots, categories), so a private search cannot bound it before "
+            "the fits; use solver='dpsgd', 'output_perturbation' or 'phased' in a searched "
+            "or cross-validated pipeline")
+    return event, True
+
+
+def same_release(released, planned, delta):
+    """Whether a fit released what was planned: the same event, or (a pipeline, whose
+    model takes the released input bound, by ~1e-12 in float rounding) one whose epsilon
+    at ``delta`` is at most the planned one's, to 1e-9 relative.  The search plans with a
+    margin of :data:`~skdp.model_selection._search.PLAN_MARGIN` = 1e-6 that covers it."""
+    if released == planned:
+        return True
+    if delta <= 0.0:
+        return False
+    from ..accounting import get_epsilon
+    from ..exceptions import UnsupportedDpEventError
+
+    try:
+        return get_epsilon(released, delta) <= get_epsilon(planned, delta) * (1.0 + 1e-9)
+    except (UnsupportedDpEventError, ValueError, TypeError):
+        return False
+
+
+def pipeline_fit_delta(delta, fits_per_row):
+    """The delta handed to a :class:`~skdp.PrivatePipeline` that is fitted
+    ``fits_per_row`` times on a row by a search or cross-validation: its thresholds spend a
+    public share of it in every fit, and those parts add up (each a ``(0, delta_T)``
+    release), so the pipelines together spend at most half of ``delta`` there."""
+    return float(delta) / (2.0 * max(float(fits_per_row), 1.0))
+
+
+def calibrate_per_fit(total_at, target, start, rtol=0.01):
+    """The largest per-fit ``mu <= start`` (to ``rtol`` in ``mu``) with ``total_at(mu) <=
+    target``, where ``total_at`` is increasing: the budget of candidates whose events are
+    not Gaussian (DP-SGD's subsampled steps, a pipeline's thresholds...), for which the
+    Gaussian plan ``start`` overspends.  Returns ``(mu, state)`` with ``state`` what
+    ``total_at`` returned there (``(total, ...)``).
+
+    Every evaluation plans every candidate, so the search is a safeguarded secant on
+    ``log total`` against ``log mu`` (the totals are close to power laws in ``mu``): the
+    next point interpolates the bracket in log space, kept within its inner 80 %; three to
+    five evaluations usually reach ``rtol``.  Only points whose total was computed to be
+    within the target are ever returned."""
+    from ..exceptions import BudgetExceededError
+
+    state = total_at(start)
+    if state[0] <= target:
+        return start, state
+    hi, hi_total = start, state[0]
+    lo, lo_state = None, None
+    mu = start
+    for _ in range(20):      # a feasible point: jump by the local power law, at least 2x
+        guess = mu * (target / hi_total) ** 1.0 if math.isfinite(hi_total) else mu / 16.0
+        mu = min(guess * 0.98, mu / 2.0) if not math.isfinite(hi_total) else min(
+            guess * 0.98, mu * 0.9)
+        st = total_at(mu)
+        if st[0] <= target:
+            lo, lo_state = mu, st
+            break
+        hi, hi_total = mu, st[0]
+    if lo is None:
+        raise BudgetExceededError(
+            f"no per-fit budget down to mu={mu:.3g} fits the total epsilon (the "
+            "selection's fixed cost, or the candidates' delta parts, exceed it); raise "
+            "epsilon or delta, or lower n_repetitions")
+    while hi / lo > 1.0 + rtol:
+        lo_total = lo_state[0]
+        a, b = math.log(lo), math.log(hi)
+        if math.isfinite(hi_total) and lo_total > 0 and hi_total > lo_total:
+            slope = (math.log(hi_total) - math.log(lo_total)) / (b - a)
+            x = a + (math.log(target) - math.log(lo_total)) / slope
+        else:
+            x = 0.5 * (a + b)
+        x = min(max(x, a + 0.1 * (b - a)), b - 0.1 * (b - a))
+        mid = math.exp(x)
+        st = total_at(mid)
+        if st[0] <= target:
+            lo, lo_state = mid, st
+            if st[0] >= target * (1.0 - rtol):
+                break
+        else:
+            hi, hi_total = mid, st[0]
+    return lo, lo_state
 
 
 def gdp_mu(event):

@@ -101,7 +101,10 @@ from .._fitted_attributes import atomic_fit, strip_unprotected
 from .._mechanisms import new_word_source
 from ..exceptions import BudgetExceededError
 from ._common import (
+    calibrate_per_fit,
     check_budget_range,
+    pipeline_fit_delta,
+    same_release,
     check_grid_keys,
     configure,
     dominating,
@@ -387,48 +390,64 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         )
         shape = float(self.repetition_shape)
         refit = bool(self.refit)
-        if selection == "repeat_and_select":
-            per_fit = plan_gdp(epsilon, delta, mean, shape, k, refit)
-            budget = ("gdp", per_fit, delta)
-            score_event = gaussian_mu_event(per_fit)
-        else:
-            per_fit = epsilon * (1.0 - PLAN_MARGIN) / (3.0 * k + (1.0 if refit else 0.0))
-            budget = ("pure", per_fit)
-            score_event = pure_dp_event(per_fit)
-
-        # ---- 2. the events each candidate will release (public placeholder fits) ----
         train_sizes = sorted({tr.shape[0] for tr, _ in splits})
         sizes = sorted(set(train_sizes) | ({n} if refit else set()))
         layouts = [step_layout(base, params) for params in candidates]
-        probes = {}
-        for i, params in enumerate(candidates):
-            est = configure(base, params, budget, None, layouts[i])
-            for size in sizes:
-                probes[i, size] = probe(est, X, y, size, classes)
-        fit_dom = dominating([probes[i, s][0] for i in range(len(candidates)) for s in train_sizes])
-        if kfold:
-            run_event = compose(self_compose(fit_dom, k - 1), score_event)
-        else:
-            run_event = dominating([fit_dom, score_event])
+        # a PrivatePipeline's thresholds spend part of its delta in every fit of a row
+        pipe_delta = pipeline_fit_delta(delta, mean * (k - 1 if kfold else 1) + refit)
+
+        def account(per_fit):
+            """``(epsilon_spent, budget, score_event, probes, selection_event,
+            total_event)`` of the procedure with ``per_fit`` (public: placeholder fits and
+            plans only)."""
+            if selection == "repeat_and_select":
+                budget = ("gdp", per_fit, delta, pipe_delta)
+                score_event = gaussian_mu_event(per_fit)
+            else:
+                budget = ("pure", per_fit)
+                score_event = pure_dp_event(per_fit)
+            probes = {}
+            for i, params in enumerate(candidates):
+                est = configure(base, params, budget, None, layouts[i])
+                for size in sizes:
+                    probes[i, size] = probe(est, X, y, size, classes)
+            fit_dom = dominating([probes[i, s][0] for i in range(len(candidates))
+                                  for s in train_sizes])
+            if kfold:
+                run_event = compose(self_compose(fit_dom, k - 1), score_event)
+            else:
+                run_event = dominating([fit_dom, score_event])
+            if selection == "repeat_and_select":
+                selection_event = repeat_and_select_event(run_event, mean, shape)
+            else:
+                eps_run = get_epsilon(run_event, 0.0)
+                if not math.isfinite(eps_run):
+                    raise ValueError(
+                        "random stopping needs pure epsilon-DP candidates; a candidate's "
+                        f"event is {run_event!r}"
+                    )
+                selection_event = pure_dp_event(3.0 * eps_run)
+            if refit:
+                refit_event = dominating([probes[i, n][0] for i in range(len(candidates))])
+                total_event = compose(selection_event, refit_event)
+            else:
+                total_event = selection_event
+            if selection == "repeat_and_select":
+                spent = rdp_epsilon(total_event, delta)
+            else:
+                spent = get_epsilon(total_event, 0.0)
+            return spent, budget, score_event, probes, selection_event, total_event
+
+        # ---- 2. the per-fit budget: the Gaussian plan, lowered for candidates whose
+        # events are not Gaussian (their placeholder events are accounted exactly) ----
         if selection == "repeat_and_select":
-            selection_event = repeat_and_select_event(run_event, mean, shape)
+            start = plan_gdp(epsilon, delta, mean, shape, k, refit)
+            per_fit, state = calibrate_per_fit(account, epsilon * (1.0 - PLAN_MARGIN),
+                                               start)
         else:
-            eps_run = get_epsilon(run_event, 0.0)
-            if not math.isfinite(eps_run):
-                raise ValueError(
-                    "random stopping needs pure epsilon-DP candidates; a candidate's "
-                    f"event is {run_event!r}"
-                )
-            selection_event = pure_dp_event(3.0 * eps_run)
-        if refit:
-            refit_event = dominating([probes[i, n][0] for i in range(len(candidates))])
-            total_event = compose(selection_event, refit_event)
-        else:
-            total_event = selection_event
-        if selection == "repeat_and_select":
-            epsilon_spent = rdp_epsilon(total_event, delta)
-        else:
-            epsilon_spent = get_epsilon(total_event, 0.0)
+            per_fit = epsilon * (1.0 - PLAN_MARGIN) / (3.0 * k + (1.0 if refit else 0.0))
+            state = account(per_fit)
+        epsilon_spent, budget, score_event, probes, selection_event, total_event = state
         if epsilon_spent > epsilon:
             raise BudgetExceededError(
                 f"the candidates' events compose to epsilon={epsilon_spent:.6g} > "
@@ -472,7 +491,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         models = [None] * n_runs
         for (j, s, _), (model, total, event, _g) in zip(tasks, results):
             expected = probes[chosen[j], splits[s][0].shape[0]][0]
-            if event != expected:
+            if not same_release(event, expected, delta):
                 raise RuntimeError(
                     f"candidate {candidates[chosen[j]]} released {event!r} on the private "
                     f"data but {expected!r} on public placeholder data: its noise depends on "
@@ -494,7 +513,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
                 est.fit(X, y)
-            if fitted_dp_event(est) != probes[best_index, n][0]:
+            if not same_release(fitted_dp_event(est), probes[best_index, n][0], delta):
                 raise RuntimeError(
                     "the refit released a different event on the private data than on "
                     "placeholder data: its noise depends on the data (privacy bug)"

@@ -41,7 +41,11 @@ from ..accounting._events import compose, pure_dp_event
 from ..exceptions import BudgetExceededError
 from .._mechanisms import new_word_source
 from ._common import (
+    calibrate_per_fit,
     check_budget_range,
+    pipeline_fit_delta,
+    private_pipeline_prefixes,
+    probe,
     ScoreNoise,
     check_grid_keys,
     configure,
@@ -145,7 +149,7 @@ def dp_cross_validate(
         )
     scorer = check_private_scoring(scoring, estimator)
     check_grid_keys([{}], estimator)
-    estimator, _, labels_public = public_label_set(estimator, y)
+    estimator, classes, labels_public = public_label_set(estimator, y)
     rng = _check_random_state(random_state)
     splits = public_splits(n, k, rng)
 
@@ -159,6 +163,22 @@ def dp_cross_validate(
         per_fit = target / k
         budget = ("pure", per_fit)
         score_event = pure_dp_event(per_fit)
+    if delta > 0 and private_pipeline_prefixes(estimator):
+        # a private pipeline's event is not Gaussian (its model may be DP-SGD, its
+        # thresholds spend delta in every fold): its plan is accounted exactly, and the
+        # per-fit budget lowered until the k - 1 fits and the score fit the total
+        pipe_delta = pipeline_fit_delta(delta, k - 1)
+        train_sizes = sorted({tr.shape[0] for tr, _ in splits})
+
+        def account(mu):
+            budget_mu = ("gdp", mu, delta, pipe_delta)
+            est = configure(estimator, {}, budget_mu, None)
+            events = [probe(est, X, y, size, classes)[0] for size in train_sizes]
+            event = compose(self_compose(dominating(events), k - 1), gaussian_mu_event(mu))
+            return get_epsilon(event, delta), budget_mu
+
+        per_fit, (_, budget) = calibrate_per_fit(account, target, per_fit)
+        score_event = gaussian_mu_event(per_fit)
     m = n_dp_steps(estimator, {})
     seeds = draw_seeds(rng, (k, m))
     # the fold scores' noise, drawn before any fit (one scale per fold size: public)

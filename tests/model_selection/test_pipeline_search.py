@@ -1,0 +1,143 @@
+"""Private search and cross-validation over private pipelines on raw frames: the pipeline
+is one DP step (its plan splits what the search hands it), its planned event is accounted
+exactly (DP-SGD's subsampled steps in Renyi DP under replace-one, the thresholds' delta
+once per fit), and the total covers every candidate's transformers and model, the scores
+and the choice.  These configurations used to raise (UnsupportedDpEventError, a budget
+error, or an event mismatch because the placeholder lost the categorical schema)."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+pd = pytest.importorskip("pandas")
+
+from skdp import (DPHuberRegressor, DPLogisticRegression, PrivatePipeline,  # noqa: E402
+                  make_private_pipeline)
+from skdp.accounting import rdp_epsilon  # noqa: E402
+from skdp.model_selection import DPGridSearchCV, dp_cross_validate  # noqa: E402
+from skdp.model_selection._common import placeholder_data  # noqa: E402
+from skdp.preprocessing import DPOneHotEncoder, DPSplineTransformer  # noqa: E402
+
+SCHEMA = dict(numeric=["age", "income"], categorical=["job"])
+
+
+def _table(n=2000, seed=0, classes=2):
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, n).astype(float)
+    job = rng.choice(["clerk", "nurse", "driver"], n).astype(object)
+    job[::37] = None
+    income = rng.lognormal(10, 1, n)
+    age[::41] = np.nan
+    df = pd.DataFrame({"age": age, "job": job, "income": income})
+    a = np.nan_to_num(age, nan=50.0)
+    if classes == 2:
+        y = ((a > 50) | (job == "nurse")).astype(int)
+    else:
+        y = np.digitize(a, [40, 65])
+    return df, y
+
+
+@pytest.mark.parametrize("make, grid", [
+    (lambda: DPLogisticRegression(classes=[0, 1]),                     # dpsgd below 5
+     {"model__alpha": [1e-3, 1e-2]}),
+    (lambda: DPLogisticRegression(classes=[0, 1], solver="output_perturbation"),
+     {"columns__numeric__n_knots": [4, 8]}),
+    (lambda: DPLogisticRegression(classes=[0, 1], solver="phased"),
+     {"model__alpha": [1e-2]}),
+])
+def test_search_over_the_private_pipeline(make, grid):
+    df, y = _table()
+    pipe = make_private_pipeline(make(), epsilon=1.0, **SCHEMA)
+    search = DPGridSearchCV(pipe, grid, epsilon=1.0, random_state=0).fit(df, y)
+    assert search.privacy_guaranteed_
+    assert search.epsilon_ <= 1.0
+    assert search.epsilon_ == rdp_epsilon(search.dp_event_, 1e-6)
+    assert search.best_params_ in [dict(zip(grid, v)) for v in
+                                   __import__("itertools").product(*grid.values())]
+    # the selected pipeline predicts raw rows (strings, NaN) and is itself accounted
+    assert search.best_estimator_.privacy_guaranteed_
+    assert search.score(df, y) > 0.6
+
+
+def test_search_over_multinomial_and_huber_pipelines():
+    df, y3 = _table(classes=3)
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1, 2]), epsilon=1.0,
+                                 **SCHEMA)
+    search = DPGridSearchCV(pipe, {"model__alpha": [1e-3, 1e-2]}, epsilon=1.0,
+                            random_state=1).fit(df, y3)
+    assert search.privacy_guaranteed_ and search.epsilon_ <= 1.0
+    target = np.log(df["income"].to_numpy()) - 10.0
+    from skdp.model_selection import make_private_scorer
+
+    scorer = make_private_scorer(lambda t, p: np.abs(t - p), lower=0.0, upper=4.0,
+                                 greater_is_better=False)
+    pipe = make_private_pipeline(DPHuberRegressor(y_bound=4.0), epsilon=2.0, **SCHEMA)
+    search = DPGridSearchCV(pipe, {"model__alpha": [1e-3, 1e-2]}, epsilon=2.0,
+                            scoring=scorer, random_state=2).fit(df, target)
+    assert search.privacy_guaranteed_ and search.epsilon_ <= 2.0
+
+
+def test_cross_validation_of_the_private_pipeline():
+    """It used to report epsilon = inf: every fold's thresholds took half of delta."""
+    df, y = _table()
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 **SCHEMA)
+    res = dp_cross_validate(pipe, df, y, epsilon=1.0, cv=4, random_state=0)
+    assert res["privacy_guaranteed"] and res["epsilon"] <= 1.0
+    assert res["epsilon"] > 0.9            # the calibration leaves little unspent
+    assert res["test_score"].shape == (4,) and np.all(res["test_score"] > 0.5)
+
+
+def test_hand_built_pipeline_with_discovered_categories():
+    df, y = _table()
+    from sklearn.compose import ColumnTransformer
+
+    ct = ColumnTransformer([("n", DPSplineTransformer(), ["age", "income"]),
+                            ("c", DPOneHotEncoder(), ["job"])])
+    pipe = PrivatePipeline([("ct", ct), ("m", DPLogisticRegression(
+        classes=[0, 1], data_norm="auto", solver="dpsgd"))], epsilon=1.0)
+    search = DPGridSearchCV(pipe, {"m__alpha": [1e-3, 1e-2],
+                                   "ct__n__n_knots": [4, 6]},
+                            epsilon=1.0, random_state=0).fit(df, y)
+    assert search.privacy_guaranteed_ and search.epsilon_ <= 1.0
+
+
+def test_a_width_dependent_model_is_refused_before_any_fit():
+    df, y = _table()
+    pipe = make_private_pipeline(
+        DPLogisticRegression(classes=[0, 1], solver="objective_perturbation"),
+        epsilon=1.0, **SCHEMA)
+    with pytest.raises(ValueError, match="width of the released basis"):
+        DPGridSearchCV(pipe, {"model__alpha": [1e-2]}, epsilon=1.0,
+                       random_state=0).fit(df, y)
+
+
+def test_the_search_owns_the_pipelines_budget():
+    df, y = _table()
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), **SCHEMA)
+    with pytest.raises(ValueError, match="epsilon"):
+        DPGridSearchCV(pipe, {"epsilon": [0.5, 1.0]}, epsilon=1.0).fit(df, y)
+
+
+def test_the_placeholder_keeps_the_schema():
+    df, y = _table(50)
+    Xd, _ = placeholder_data(df, y, 10, np.array([0, 1]))
+    assert list(Xd.columns) == list(df.columns)
+    assert list(Xd.dtypes) == list(df.dtypes)       # the object column stays an object
+    assert Xd["job"].map(type).eq(str).all()
+
+
+def test_the_searched_total_is_the_composition_of_what_ran():
+    """Lower the search's budget: it still never reports more than it was given, and a
+    candidate's pipeline got the per-fit budget the split says."""
+    df, y = _table()
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), **SCHEMA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = DPGridSearchCV(pipe, {"model__alpha": [1e-2]}, epsilon=0.5,
+                                random_state=3).fit(df, y)
+    assert search.epsilon_ <= 0.5 and math.isfinite(search.epsilon_)
+    fit_eps = search.budget_split_["fit_epsilon_at_delta"]
+    assert fit_eps < 0.5
