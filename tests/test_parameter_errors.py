@@ -293,3 +293,39 @@ def test_smoothing_at_the_ends_of_its_range_fits(solver, smoothing):
                            huber_threshold=huber_threshold, random_state=0)
     est.fit(X, y.astype(float))
     assert np.all(np.isfinite(est.coef_))
+
+
+# ------------------------------------------------------------------ large sparse designs
+def _large_sparse():
+    import scipy.sparse as sp
+
+    # a dense copy would take 200000 x 1001 x 8 bytes = 1.5 GiB (> DENSE_COPY_MAX_BYTES)
+    X = sp.random(200_000, 1000, density=1e-5, format="csr", random_state=0)
+    return X, np.zeros(X.shape[0])
+
+
+def test_nonconvex_on_a_large_sparse_design_suggests_its_own_solvers():
+    from skdp import DPNonconvexRegressor
+    from skdp._solvers import NONCONVEX_SOLVERS, SPARSE_SOLVERS
+
+    X, y = _large_sparse()
+    est = DPNonconvexRegressor(solver="warm_gd", data_norm=1.0, y_bound=1.0,
+                               random_state=0)
+    with pytest.raises(ValueError, match="dense copy of this sparse X") as info:
+        est.fit(X, y)
+    msg = str(info.value)
+    assert "solver='warm_gd' reads dense rows" in msg
+    suggested = [s for s in SPARSE_SOLVERS if f"solver={s!r}" in msg]
+    assert suggested == ["dpsgd"] and set(suggested) <= set(NONCONVEX_SOLVERS)
+    assert "objective_perturbation" not in msg and "output_perturbation" not in msg
+    assert _fitted_names(est) == []
+
+
+def test_convex_model_on_a_large_sparse_design_suggests_its_sparse_solvers():
+    X, y = _large_sparse()
+    est = DPHuberRegressor(solver="phased", data_norm=1.0, y_bound=1.0, random_state=0)
+    with pytest.raises(ValueError, match="dense copy of this sparse X") as info:
+        est.fit(X, y)
+    msg = str(info.value)
+    for solver in ("objective_perturbation", "output_perturbation", "dpsgd"):
+        assert f"solver={solver!r}" in msg

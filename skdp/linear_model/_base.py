@@ -46,7 +46,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._dask import DASK_SOLVERS, dask_design, is_dask_collection
 from .._mechanisms import max_row_norm, new_word_source, row_bound
 from .._mechanisms._clipping import feature_row_norms
-from .._solvers import CONVEX_SOLVERS, SECURE_NOISE_SOLVERS, SOLVER_OPTIONS, SOLVERS
+from .._solvers import (CONVEX_SOLVERS, SECURE_NOISE_SOLVERS, SOLVER_OPTIONS, SOLVERS,
+                        SPARSE_SOLVERS)
 from .._solvers._dask_objective import DaskDesign
 from .._solvers._threads import single_threaded_blas
 from ._auto import resolve_fit_plan
@@ -780,6 +781,16 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 f"solver={solver!r} cannot fit a Dask collection without collecting it on "
                 f"the client; Dask fits support solver in {list(DASK_SOLVERS)} (the defaults "
                 "of binary DPLogisticRegression, DPHuberRegressor and DPNonconvexRegressor)")
+        if hasattr(X, "tocsr") and solver not in SPARSE_SOLVERS:
+            # before any noise is drawn, suggesting only this estimator's own solvers
+            from .._mechanisms._clipping import dense_copy_refusal
+
+            own = self._parameter_constraints["solver"][0].options - {"auto"}
+            message = dense_copy_refusal(*X.shape, self.fit_intercept,
+                                         [s for s in SPARSE_SOLVERS if s in own],
+                                         solver=f"solver={solver!r}")
+            if message:
+                raise ValueError(message)
         secure = self._secure_noise(solver)
         rng = _check_random_state(self.random_state)
         # the ChaCha20 key: from the OS (random_state=None), else the first draws of the
