@@ -70,6 +70,41 @@ def test_bagging_regressor_explains_resampling():
         bag.fit(X, y.astype(float))
 
 
+@pytest.mark.parametrize("weights", ["ones", "counts", "zero_one"])
+@pytest.mark.parametrize("make", [
+    lambda: DPLogisticRegression(data_norm=1.0, classes=[0, 1]),
+    lambda: DPHuberRegressor(data_norm=1.0),
+], ids=["logistic", "huber"])
+def test_whole_number_weights_outside_bagging_do_not_mention_bagging(make, weights):
+    X, y = _binary()
+    n = X.shape[0]
+    w = {"ones": np.ones(n), "counts": np.arange(n) % 3,
+         "zero_one": (np.arange(n) % 2).astype(int)}[weights]
+    est = make()
+    with pytest.raises(ValueError) as info:
+        est.fit(X, y, sample_weight=w)
+    msg = str(info.value)
+    assert msg.startswith("sample_weight is not supported")
+    assert "Bagging" not in msg and "bootstrap" not in msg and "ensemble" not in msg
+    assert "row counts" in msg and "k-fold sensitivity" in msg
+    assert "omit sample_weight" in msg                       # what to do instead
+    assert _fitted_names(est) == []
+
+
+def test_nonconvex_weights_outside_and_inside_bagging():
+    from skdp import DPNonconvexRegressor
+
+    X, y = _binary()
+    with pytest.raises(ValueError) as info:
+        DPNonconvexRegressor(data_norm=1.0).fit(X, y.astype(float),
+                                                sample_weight=np.ones(X.shape[0]))
+    assert "Bagging" not in str(info.value) and "row counts" in str(info.value)
+    bag = BaggingRegressor(DPNonconvexRegressor(data_norm=1.0), n_estimators=2,
+                           random_state=0)
+    with pytest.raises(ValueError, match="row counts.*Bagging"):
+        bag.fit(X, y.astype(float))
+
+
 def test_real_valued_weights_keep_the_general_refusal():
     X, y = _binary()
     est = DPLogisticRegression(data_norm=1.0, classes=[0, 1])

@@ -127,11 +127,29 @@ FIT_DTYPES = (np.float64, np.float32)
 PLAN_ONLY_OPTIONS = ("follow_up_ratio", "clip_fraction")
 
 
+def _called_by_bagging(max_depth=60):
+    """Whether the current fit runs inside scikit-learn's Bagging ensembles (its module
+    is on the call stack, in the worker too when ``n_jobs > 1``): only the wording of
+    :func:`_refuse_sample_weight` depends on it."""
+    import sys
+
+    frame = sys._getframe(1)
+    for _ in range(max_depth):
+        if frame is None:
+            return False
+        if str(frame.f_globals.get("__name__", "")).startswith("sklearn.ensemble._bagging"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _refuse_sample_weight(sample_weight):
-    """Refuse ``sample_weight``.  Whole-number weights are row counts, which is how
-    scikit-learn's ``BaggingClassifier``/``BaggingRegressor`` resample rows (``np.bincount``
-    of the drawn indices, 0/1 even with ``bootstrap=False``): the message says why that
-    breaks the per-row guarantee and what to do instead."""
+    """Refuse ``sample_weight``.  Whole-number weights are row counts: a row of weight
+    ``k`` enters the fit ``k`` times (``k``-fold sensitivity).  That is how scikit-learn's
+    ``BaggingClassifier``/``BaggingRegressor`` resample rows (``np.bincount`` of the drawn
+    indices, 0/1 even with ``bootstrap=False``): inside Bagging the message says why that
+    breaks the per-row guarantee and what to do instead; outside, it says what counts do
+    and how to fit on the rows themselves."""
     if sample_weight is None:
         return
     try:
@@ -140,7 +158,7 @@ def _refuse_sample_weight(sample_weight):
             np.all((w >= 0) & (w == np.floor(w))))
     except (TypeError, ValueError):
         counts = False
-    if counts:
+    if counts and _called_by_bagging():
         raise ValueError(
             "sample_weight is not supported: these whole-number weights are row counts, "
             "which is how BaggingClassifier/BaggingRegressor resample rows. With "
@@ -154,6 +172,13 @@ def _refuse_sample_weight(sample_weight):
             "(epsilon, delta)-DP by parallel composition) and combine their predictions; "
             "to tune, use skdp.model_selection.DPGridSearchCV, which accounts its total "
             "cost")
+    if counts:
+        raise ValueError(
+            "sample_weight is not supported: whole-number weights are row counts, and a "
+            "row of weight k enters the fit k times: replacing it moves the fit k times as "
+            "far (k-fold sensitivity), which voids the per-row guarantee. Fit on the rows "
+            "themselves instead: omit sample_weight (every weight 1), or pass only the "
+            "rows to fit, X[w > 0] and y[w > 0], when which rows those are is public")
     raise ValueError(
         "sample_weight is not supported: per-sample weights change the sensitivity of "
         "the fit and void the privacy guarantee"
