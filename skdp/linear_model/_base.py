@@ -127,6 +127,58 @@ FIT_DTYPES = (np.float64, np.float32)
 PLAN_ONLY_OPTIONS = ("follow_up_ratio", "clip_fraction")
 
 
+def _non_numeric_columns(X):
+    """What makes ``X`` a raw table rather than a numeric array, from its public schema
+    only (never its values): ``(names or None, what)`` for a DataFrame with non-numeric
+    columns (their names) or an array/list of strings or objects (which columns hold
+    the strings is not said: that depends on the values), None otherwise."""
+    dtypes = getattr(X, "dtypes", None)
+    columns = getattr(X, "columns", None)
+    if dtypes is not None and columns is not None and not hasattr(X, "dtype"):
+        names = []
+        for name, dtype in zip(list(columns), list(dtypes)):
+            is_numeric = getattr(dtype, "is_numeric", None)
+            if callable(is_numeric):                              # polars
+                numeric = is_numeric() or str(dtype) == "Boolean"
+            else:                                                 # pandas
+                numeric = getattr(dtype, "kind", "O") in "biufc"
+            if not numeric:
+                names.append(str(name))
+        return (names, "DataFrame") if names else None
+    if isinstance(X, (list, tuple)):
+        try:
+            X = np.asarray(X)
+        except (TypeError, ValueError):
+            return None, "a list that is not all numbers"
+    kind = getattr(getattr(X, "dtype", None), "kind", None)
+    if kind in ("O", "U", "S"):
+        return None, "an array of strings or objects, not only numbers"
+    return None
+
+
+def _validate_fit_data(estimator, X, y, **kwargs):
+    """``validate_data(estimator, X, y, **kwargs)`` of a fit; when ``X`` is a raw table
+    (strings or categories) the float conversion's error becomes one that says the
+    estimators take numeric arrays and how to fit a raw table, without quoting any value
+    of the data (the conversion error stays chained as the cause)."""
+    try:
+        return validate_data(estimator, X, y, **kwargs)
+    except ValueError as exc:
+        raw = _non_numeric_columns(X)
+        if raw is None:
+            raise
+        names, what = raw
+        name = type(estimator).__name__
+        found = (f"X has non-numeric columns {names} (strings or categories)" if names
+                 else f"X is {what}")
+        raise ValueError(
+            f"{name} takes numeric arrays, and {found}. Fit a raw table with strings or "
+            f"categories through skdp.make_private_pipeline({name}(...), epsilon=...), "
+            "which encodes its columns under the same budget (a private spline basis of "
+            "the numeric columns, a one-hot encoding of the others), or encode them "
+            "yourself with public categories first") from exc
+
+
 def _called_by_bagging(max_depth=60):
     """Whether the current fit runs inside scikit-learn's Bagging ensembles (its module
     is on the call stack, in the worker too when ``n_jobs > 1``): only the wording of
@@ -579,8 +631,8 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         if is_dask_collection(X):
             design = dask_design(self, X, y, clip)
             return design, design.y
-        X, y = validate_data(self, X, y, accept_sparse=FIT_SPARSE_FORMATS,
-                             dtype=FIT_DTYPES, y_numeric=True)
+        X, y = _validate_fit_data(self, X, y, accept_sparse=FIT_SPARSE_FORMATS,
+                                  dtype=FIT_DTYPES, y_numeric=True)
         return X, clip(y)
 
     def _check_n_samples(self, n_samples):
