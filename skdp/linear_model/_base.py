@@ -160,10 +160,11 @@ def _validate_fit_data(estimator, X, y, **kwargs):
     """``validate_data(estimator, X, y, **kwargs)`` of a fit; when ``X`` is a raw table
     (strings or categories) the float conversion's error becomes one that says the
     estimators take numeric arrays and how to fit a raw table, without quoting any value
-    of the data (the conversion error stays chained as the cause)."""
+    of the data: the conversion error, which quotes a row's value, is not chained (an
+    exception's text travels in logs and tracebacks like any output)."""
     try:
         return validate_data(estimator, X, y, **kwargs)
-    except ValueError as exc:
+    except ValueError:
         raw = _non_numeric_columns(X)
         if raw is None:
             raise
@@ -176,7 +177,7 @@ def _validate_fit_data(estimator, X, y, **kwargs):
             f"categories through skdp.make_private_pipeline({name}(...), epsilon=...), "
             "which encodes its columns under the same budget (a private spline basis of "
             "the numeric columns, a one-hot encoding of the others), or encode them "
-            "yourself with public categories first") from exc
+            "yourself with public categories first") from None
 
 
 def _called_by_bagging(max_depth=60):
