@@ -70,6 +70,41 @@ def test_bagging_regressor_explains_resampling():
         bag.fit(X, y.astype(float))
 
 
+@pytest.mark.parametrize("weights", ["ones", "counts", "zero_one"])
+@pytest.mark.parametrize("make", [
+    lambda: DPLogisticRegression(data_norm=1.0, classes=[0, 1]),
+    lambda: DPHuberRegressor(data_norm=1.0),
+], ids=["logistic", "huber"])
+def test_whole_number_weights_outside_bagging_do_not_mention_bagging(make, weights):
+    X, y = _binary()
+    n = X.shape[0]
+    w = {"ones": np.ones(n), "counts": np.arange(n) % 3,
+         "zero_one": (np.arange(n) % 2).astype(int)}[weights]
+    est = make()
+    with pytest.raises(ValueError) as info:
+        est.fit(X, y, sample_weight=w)
+    msg = str(info.value)
+    assert msg.startswith("sample_weight is not supported")
+    assert "Bagging" not in msg and "bootstrap" not in msg and "ensemble" not in msg
+    assert "row counts" in msg and "k-fold sensitivity" in msg
+    assert "omit sample_weight" in msg                       # what to do instead
+    assert _fitted_names(est) == []
+
+
+def test_nonconvex_weights_outside_and_inside_bagging():
+    from skdp import DPNonconvexRegressor
+
+    X, y = _binary()
+    with pytest.raises(ValueError) as info:
+        DPNonconvexRegressor(data_norm=1.0).fit(X, y.astype(float),
+                                                sample_weight=np.ones(X.shape[0]))
+    assert "Bagging" not in str(info.value) and "row counts" in str(info.value)
+    bag = BaggingRegressor(DPNonconvexRegressor(data_norm=1.0), n_estimators=2,
+                           random_state=0)
+    with pytest.raises(ValueError, match="row counts.*Bagging"):
+        bag.fit(X, y.astype(float))
+
+
 def test_real_valued_weights_keep_the_general_refusal():
     X, y = _binary()
     est = DPLogisticRegression(data_norm=1.0, classes=[0, 1])
@@ -293,3 +328,39 @@ def test_smoothing_at_the_ends_of_its_range_fits(solver, smoothing):
                            huber_threshold=huber_threshold, random_state=0)
     est.fit(X, y.astype(float))
     assert np.all(np.isfinite(est.coef_))
+
+
+# ------------------------------------------------------------------ large sparse designs
+def _large_sparse():
+    import scipy.sparse as sp
+
+    # a dense copy would take 200000 x 1001 x 8 bytes = 1.5 GiB (> DENSE_COPY_MAX_BYTES)
+    X = sp.random(200_000, 1000, density=1e-5, format="csr", random_state=0)
+    return X, np.zeros(X.shape[0])
+
+
+def test_nonconvex_on_a_large_sparse_design_suggests_its_own_solvers():
+    from skdp import DPNonconvexRegressor
+    from skdp._solvers import NONCONVEX_SOLVERS, SPARSE_SOLVERS
+
+    X, y = _large_sparse()
+    est = DPNonconvexRegressor(solver="warm_gd", data_norm=1.0, y_bound=1.0,
+                               random_state=0)
+    with pytest.raises(ValueError, match="dense copy of this sparse X") as info:
+        est.fit(X, y)
+    msg = str(info.value)
+    assert "solver='warm_gd' reads dense rows" in msg
+    suggested = [s for s in SPARSE_SOLVERS if f"solver={s!r}" in msg]
+    assert suggested == ["dpsgd"] and set(suggested) <= set(NONCONVEX_SOLVERS)
+    assert "objective_perturbation" not in msg and "output_perturbation" not in msg
+    assert _fitted_names(est) == []
+
+
+def test_convex_model_on_a_large_sparse_design_suggests_its_sparse_solvers():
+    X, y = _large_sparse()
+    est = DPHuberRegressor(solver="phased", data_norm=1.0, y_bound=1.0, random_state=0)
+    with pytest.raises(ValueError, match="dense copy of this sparse X") as info:
+        est.fit(X, y)
+    msg = str(info.value)
+    for solver in ("objective_perturbation", "output_perturbation", "dpsgd"):
+        assert f"solver={solver!r}" in msg

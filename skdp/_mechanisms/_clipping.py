@@ -229,21 +229,37 @@ def row_bound(data_norm, fit_intercept, intercept_scaling):
 DENSE_COPY_MAX_BYTES = 1 << 30
 
 
+def dense_copy_refusal(n, d, fit_intercept, sparse_solvers, solver="this solver"):
+    """The error message refusing a dense copy of a sparse ``(n, d)`` design larger than
+    ``DENSE_COPY_MAX_BYTES`` (public sizes only), or None when the copy is allowed.
+    ``sparse_solvers``: the solvers to suggest instead -- those *of the estimator at hand*
+    that fit on the sparse rows without a copy (:data:`skdp._solvers.SPARSE_SOLVERS`)."""
+    size = n * (d + int(bool(fit_intercept))) * 8
+    if size <= DENSE_COPY_MAX_BYTES:
+        return None
+    names = [f"solver={s!r}" for s in sparse_solvers]
+    way_out = (f"use {' or '.join(names)}, which "
+               f"{'fits' if len(names) == 1 else 'fit'} on the sparse rows without a copy"
+               if names else "no solver of this estimator fits sparse rows without a copy: "
+               "pass fewer rows or columns, or a dense array that fits in memory")
+    return (f"{solver} reads dense rows, and the dense copy of this sparse X "
+            f"({n} x {d}) would take {size / 2**30:.1f} GiB (more than "
+            f"{DENSE_COPY_MAX_BYTES / 2**30:.0f} GiB); {way_out}")
+
+
 def _densify_clipped(X, data_norm, fit_intercept, intercept_scaling):
     """The clipped, augmented dense copy of a sparse ``X``, for the solvers whose compiled
-    kernels read dense rows (every solver but objective and output perturbation, which
-    work on the CSR arrays: :mod:`skdp._mechanisms._clipped_rows`).  Refused above
-    ``DENSE_COPY_MAX_BYTES`` (public sizes only), with the way out."""
+    kernels read dense rows (every solver but objective and output perturbation and
+    dpsgd, which work on the CSR arrays: :mod:`skdp._mechanisms._clipped_rows`).  Refused
+    above ``DENSE_COPY_MAX_BYTES`` (public sizes only), with the way out (the estimators
+    refuse earlier, naming only their own solvers)."""
+    from .._solvers import SPARSE_SOLVERS
     from ._clipped_rows import ClippedRows
 
     n, d = X.shape
-    size = n * (d + int(bool(fit_intercept))) * 8
-    if size > DENSE_COPY_MAX_BYTES:
-        raise ValueError(
-            f"this solver reads dense rows, and the dense copy of this sparse X "
-            f"({n} x {d}) would take {size / 2**30:.1f} GiB (more than "
-            f"{DENSE_COPY_MAX_BYTES / 2**30:.0f} GiB); use solver='objective_perturbation' or "
-            "solver='output_perturbation', which fit on the sparse rows without a copy")
+    message = dense_copy_refusal(n, d, fit_intercept, SPARSE_SOLVERS)
+    if message:
+        raise ValueError(message)
     return ClippedRows(X, data_norm, fit_intercept, intercept_scaling).dense()
 
 

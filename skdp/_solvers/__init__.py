@@ -99,6 +99,10 @@ SOLVER_OPTIONS = {
     "zeroth_order_naive": ("smoothing_radius",),
 }
 
+#: solvers that fit a sparse design on its CSR arrays, without a dense copy (the others
+#: densify it, refused above skdp._mechanisms._clipping.DENSE_COPY_MAX_BYTES)
+SPARSE_SOLVERS = ("objective_perturbation", "output_perturbation", "dpsgd")
+
 #: solvers of the convex models (``solver="auto"`` picks one: skdp.linear_model._auto)
 CONVEX_SOLVERS = ("objective_perturbation", "output_perturbation", "resque", "phased",
                   "dpsgd")
@@ -107,6 +111,7 @@ NONCONVEX_SOLVERS = ("warm_gd", "spider", "zeroth_order", "rrpsgd", "dpsgd",
                      "zeroth_order_naive")
 
 __all__ = ["CONVEX_SOLVERS", "NONCONVEX_SOLVERS", "SOLVERS", "SOLVER_OPTIONS", "SECURE_NOISE_SOLVERS",
+           "SPARSE_SOLVERS",
            "SolverResult",
            "solve_dpsgd", "solve_objective_perturbation", "solve_output_perturbation", "solve_phased", "solve_resque",
            "solve_rrpsgd", "solve_spider", "solve_warm_gd", "solve_zeroth_order", "solve_zeroth_order_naive"]

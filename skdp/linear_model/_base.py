@@ -46,7 +46,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._dask import DASK_SOLVERS, dask_design, is_dask_collection
 from .._mechanisms import max_row_norm, new_word_source, row_bound
 from .._mechanisms._clipping import feature_row_norms
-from .._solvers import CONVEX_SOLVERS, SECURE_NOISE_SOLVERS, SOLVER_OPTIONS, SOLVERS
+from .._solvers import (CONVEX_SOLVERS, SECURE_NOISE_SOLVERS, SOLVER_OPTIONS, SOLVERS,
+                        SPARSE_SOLVERS)
 from .._solvers._dask_objective import DaskDesign
 from .._solvers._threads import single_threaded_blas
 from ._auto import resolve_fit_plan
@@ -126,11 +127,82 @@ FIT_DTYPES = (np.float64, np.float32)
 PLAN_ONLY_OPTIONS = ("follow_up_ratio", "clip_fraction")
 
 
+def _non_numeric_columns(X):
+    """What makes ``X`` a raw table rather than a numeric array, from its public schema
+    only (never its values): ``(names or None, what)`` for a DataFrame with non-numeric
+    columns (their names) or an array/list of strings or objects (which columns hold
+    the strings is not said: that depends on the values), None otherwise."""
+    dtypes = getattr(X, "dtypes", None)
+    columns = getattr(X, "columns", None)
+    if dtypes is not None and columns is not None and not hasattr(X, "dtype"):
+        names = []
+        for name, dtype in zip(list(columns), list(dtypes)):
+            is_numeric = getattr(dtype, "is_numeric", None)
+            if callable(is_numeric):                              # polars
+                numeric = is_numeric() or str(dtype) == "Boolean"
+            else:                                                 # pandas
+                numeric = getattr(dtype, "kind", "O") in "biufc"
+            if not numeric:
+                names.append(str(name))
+        return (names, "DataFrame") if names else None
+    if isinstance(X, (list, tuple)):
+        try:
+            X = np.asarray(X)
+        except (TypeError, ValueError):
+            return None, "a list that is not all numbers"
+    kind = getattr(getattr(X, "dtype", None), "kind", None)
+    if kind in ("O", "U", "S"):
+        return None, "an array of strings or objects, not only numbers"
+    return None
+
+
+def _validate_fit_data(estimator, X, y, **kwargs):
+    """``validate_data(estimator, X, y, **kwargs)`` of a fit; when ``X`` is a raw table
+    (strings or categories) the float conversion's error becomes one that says the
+    estimators take numeric arrays and how to fit a raw table, without quoting any value
+    of the data: the conversion error, which quotes a row's value, is not chained (an
+    exception's text travels in logs and tracebacks like any output)."""
+    try:
+        return validate_data(estimator, X, y, **kwargs)
+    except ValueError:
+        raw = _non_numeric_columns(X)
+        if raw is None:
+            raise
+        names, what = raw
+        name = type(estimator).__name__
+        found = (f"X has non-numeric columns {names} (strings or categories)" if names
+                 else f"X is {what}")
+        raise ValueError(
+            f"{name} takes numeric arrays, and {found}. Fit a raw table with strings or "
+            f"categories through skdp.make_private_pipeline({name}(...), epsilon=...), "
+            "which encodes its columns under the same budget (a private spline basis of "
+            "the numeric columns, a one-hot encoding of the others), or encode them "
+            "yourself with public categories first") from None
+
+
+def _called_by_bagging(max_depth=60):
+    """Whether the current fit runs inside scikit-learn's Bagging ensembles (its module
+    is on the call stack, in the worker too when ``n_jobs > 1``): only the wording of
+    :func:`_refuse_sample_weight` depends on it."""
+    import sys
+
+    frame = sys._getframe(1)
+    for _ in range(max_depth):
+        if frame is None:
+            return False
+        if str(frame.f_globals.get("__name__", "")).startswith("sklearn.ensemble._bagging"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _refuse_sample_weight(sample_weight):
-    """Refuse ``sample_weight``.  Whole-number weights are row counts, which is how
-    scikit-learn's ``BaggingClassifier``/``BaggingRegressor`` resample rows (``np.bincount``
-    of the drawn indices, 0/1 even with ``bootstrap=False``): the message says why that
-    breaks the per-row guarantee and what to do instead."""
+    """Refuse ``sample_weight``.  Whole-number weights are row counts: a row of weight
+    ``k`` enters the fit ``k`` times (``k``-fold sensitivity).  That is how scikit-learn's
+    ``BaggingClassifier``/``BaggingRegressor`` resample rows (``np.bincount`` of the drawn
+    indices, 0/1 even with ``bootstrap=False``): inside Bagging the message says why that
+    breaks the per-row guarantee and what to do instead; outside, it says what counts do
+    and how to fit on the rows themselves."""
     if sample_weight is None:
         return
     try:
@@ -139,7 +211,7 @@ def _refuse_sample_weight(sample_weight):
             np.all((w >= 0) & (w == np.floor(w))))
     except (TypeError, ValueError):
         counts = False
-    if counts:
+    if counts and _called_by_bagging():
         raise ValueError(
             "sample_weight is not supported: these whole-number weights are row counts, "
             "which is how BaggingClassifier/BaggingRegressor resample rows. With "
@@ -153,6 +225,13 @@ def _refuse_sample_weight(sample_weight):
             "(epsilon, delta)-DP by parallel composition) and combine their predictions; "
             "to tune, use skdp.model_selection.DPGridSearchCV, which accounts its total "
             "cost")
+    if counts:
+        raise ValueError(
+            "sample_weight is not supported: whole-number weights are row counts, and a "
+            "row of weight k enters the fit k times: replacing it moves the fit k times as "
+            "far (k-fold sensitivity), which voids the per-row guarantee. Fit on the rows "
+            "themselves instead: omit sample_weight (every weight 1), or pass only the "
+            "rows to fit, X[w > 0] and y[w > 0], when which rows those are is public")
     raise ValueError(
         "sample_weight is not supported: per-sample weights change the sensitivity of "
         "the fit and void the privacy guarantee"
@@ -584,8 +663,8 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         if is_dask_collection(X):
             design = dask_design(self, X, y, clip)
             return design, design.y
-        X, y = validate_data(self, X, y, accept_sparse=FIT_SPARSE_FORMATS,
-                             dtype=FIT_DTYPES, y_numeric=True)
+        X, y = _validate_fit_data(self, X, y, accept_sparse=FIT_SPARSE_FORMATS,
+                                  dtype=FIT_DTYPES, y_numeric=True)
         return X, clip(y)
 
     def _check_n_samples(self, n_samples):
@@ -807,6 +886,16 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 f"solver={solver!r} cannot fit a Dask collection without collecting it on "
                 f"the client; Dask fits support solver in {list(DASK_SOLVERS)} (the defaults "
                 "of binary DPLogisticRegression, DPHuberRegressor and DPNonconvexRegressor)")
+        if hasattr(X, "tocsr") and solver not in SPARSE_SOLVERS:
+            # before any noise is drawn, suggesting only this estimator's own solvers
+            from .._mechanisms._clipping import dense_copy_refusal
+
+            own = self._parameter_constraints["solver"][0].options - {"auto"}
+            message = dense_copy_refusal(*X.shape, self.fit_intercept,
+                                         [s for s in SPARSE_SOLVERS if s in own],
+                                         solver=f"solver={solver!r}")
+            if message:
+                raise ValueError(message)
         secure = self._secure_noise(solver)
         rng = _check_random_state(self.random_state)
         # the ChaCha20 key: from the OS (random_state=None), else the first draws of the

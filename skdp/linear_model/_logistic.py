@@ -20,6 +20,7 @@ from ._base import (
     FIT_DTYPES,
     FIT_SPARSE_FORMATS,
     _refuse_sample_weight,
+    _validate_fit_data,
     linear_scores,
 )
 from .._dask import dask_design, is_dask_collection
@@ -321,7 +322,8 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         if is_dask_collection(X):
             X, y_enc = self._dask_inputs(X, y, classes)
             return self._fit_encoded(X, y_enc, LogisticLoss(), 1, classes)
-        X, y = validate_data(self, X, y, accept_sparse=FIT_SPARSE_FORMATS, dtype=FIT_DTYPES)
+        X, y = _validate_fit_data(self, X, y, accept_sparse=FIT_SPARSE_FORMATS,
+                                  dtype=FIT_DTYPES)
         check_classification_targets(y)
         self._check_n_samples(X.shape[0])
         if classes is not None:
