@@ -95,6 +95,14 @@ class PrivatePipeline(Pipeline):
     privacy_ledger : PrivacyLedger or None, default=None
         Charged the plan's whole event before the first release (or refusing there), then
         the event released.  A ledger set on a step is used the same way.
+    model_plan : {"adaptive", "fixed"}, default="adaptive"
+        When the transformers release the width of the model's design (knots, discovered
+        categories): ``"adaptive"`` gives the model the largest epsilon that composes, and
+        lets its ``auto`` rules (alpha, DP-SGD's schedule) see the released width, after the
+        transformers' releases (adaptive composition; a ledger is charged a pair that
+        dominates the whole budget); ``"fixed"`` pins those choices at the plan's nominal
+        width, so that the model's event -- and the pipeline's -- is fixed before any row
+        (what a private search or cross-validation needs: they set it).
     memory, verbose, transform_input
         As for ``Pipeline``.
 
@@ -128,11 +136,13 @@ class PrivatePipeline(Pipeline):
     """
 
     def __init__(self, steps, *, epsilon=1.0, delta=None, random_state=None,
-                 privacy_ledger=None, transform_input=None, memory=None, verbose=False):
+                 privacy_ledger=None, model_plan="adaptive", transform_input=None,
+                 memory=None, verbose=False):
         self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
         self.privacy_ledger = privacy_ledger
+        self.model_plan = model_plan
         super().__init__(steps, transform_input=transform_input, memory=memory,
                          verbose=verbose)
 
@@ -149,6 +159,9 @@ class PrivatePipeline(Pipeline):
         if params:
             raise TypeError(f"PrivatePipeline.fit takes no fit parameters; got {sorted(params)}"
                             " (per-sample weights and the like change the sensitivity)")
+        if self.model_plan not in ("adaptive", "fixed"):
+            raise ValueError(f"model_plan must be 'adaptive' or 'fixed', got "
+                             f"{self.model_plan!r}")
         if isinstance(self.epsilon, bool) or not (
                 isinstance(self.epsilon, (int, float, np.integer, np.floating))
                 and 0 < self.epsilon < math.inf):
@@ -321,7 +334,7 @@ class PrivatePipeline(Pipeline):
                     # composes (released events and public sizes only)
                     eps_model = largest_model_epsilon(final, events, Xt.shape[0],
                                                       Xt.shape[1], epsilon, delta)
-                final.set_params(epsilon=eps_model, delta=delta)
+                final.set_params(epsilon=eps_model, delta=delta, **step.params)
                 split[name] = (eps_model, delta)
                 final.fit(Xt, y)
                 bounds = getattr(final, "budget_split_", None)
@@ -384,9 +397,7 @@ def _restore_params(estimator, saved):
     """Put back the parameters the user gave (the plan's were for the fit only)."""
     current = estimator.get_params(deep=True)
     changed = {k: v for k, v in saved.items()
-               if k in current and "__" in k and current[k] is not v
-               and k.rsplit("__", 1)[1] in ("epsilon", "delta", "random_state", "data_norm",
-                                            "privacy_ledger")}
+               if k in current and "__" in k and current[k] is not v}
     if changed:
         estimator.set_params(**changed)
 

@@ -78,6 +78,9 @@ class PlannedStep:
         The planned event (None for a model planned after the category release).
     reason : str
         Why the step has its role (for the data-free steps: what was verified).
+    params : dict
+        Parameters the plan pins on the step for the fit (the model's width-dependent
+        ``auto`` choices under ``model_plan="fixed"``).
     """
 
     path: str
@@ -90,6 +93,7 @@ class PlannedStep:
     key: int = None
     event: object = None
     reason: str = ""
+    params: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -411,11 +415,13 @@ def configured(estimator, plan, *, for_placeholder=False):
     return {k: v for k, v in params.items() if k in names}
 
 
-def placeholder_frame(X, n_rows):
+def placeholder_frame(X, n_rows, spread=False):
     """Public data with the schema of ``X`` (names, dtypes, width) and ``n_rows`` rows:
     zeros in numeric columns, ``False`` in boolean ones, the first public category of a
     categorical dtype (missing if it has none), the empty string elsewhere.  Nothing of
-    ``X`` but its schema is read."""
+    ``X`` but its schema is read.  ``spread``: numeric columns ``0, 1, ..., n_rows - 1``
+    instead (distinct public values: a spline basis keeps all its knots, its nominal
+    width)."""
     if hasattr(X, "dtypes") and hasattr(X, "columns"):
         import pandas as pd
 
@@ -428,7 +434,8 @@ def placeholder_frame(X, n_rows):
             elif pd.api.types.is_bool_dtype(dtype):
                 columns[name] = np.zeros(n_rows, dtype=bool)
             elif pd.api.types.is_numeric_dtype(dtype):
-                columns[name] = pd.Series(np.zeros(n_rows), dtype=dtype)
+                values = np.arange(n_rows, dtype=np.float64) if spread else np.zeros(n_rows)
+                columns[name] = pd.Series(values).astype(dtype)
             elif pd.api.types.is_datetime64_any_dtype(dtype):
                 columns[name] = pd.Series(np.zeros(n_rows, dtype="datetime64[ns]"),
                                           dtype=dtype)
@@ -440,6 +447,8 @@ def placeholder_frame(X, n_rows):
     dtype = getattr(X, "dtype", np.dtype(float))
     if dtype == object:
         return np.full((n_rows, width), "", dtype=object)
+    if spread:
+        return np.tile(np.arange(n_rows, dtype=np.float64)[:, None], (1, width))
     return np.zeros((n_rows, width), dtype=np.float64)
 
 
@@ -497,8 +506,12 @@ def _event_at(fitted, path):
 def _plan_model(pipeline, plan, X, events, compose):
     """Plan the final estimator: its width if public, its epsilon if the width is, the
     feasibility of the budget, and the event a ledger is charged."""
+    from sklearn.base import clone
+
     from .accounting import DeltaDpEvent, pure_dp_event
-    from .linear_model._budget import largest_model_epsilon, model_planned_event
+    from .accounting._events import events_close
+    from .linear_model._budget import (largest_model_epsilon, model_pins,
+                                       model_planned_event)
 
     transformer_events = [events[s.path] for s in plan.steps if s.role == "release"]
     model_steps = [s for s in plan.steps if s.role == "model"]
@@ -525,29 +538,50 @@ def _plan_model(pipeline, plan, X, events, compose):
     # feasibility before any release: the model fits at the lowest width it can see
     eps_low = largest_model_epsilon(model, transformer_events, n, low, plan.epsilon,
                                     plan.delta, data_norm=norm)
-    event = model_planned_event(model, n, low, eps_low, plan.delta, data_norm=norm)
-    if not public:
-        # a released width: the plan holds if the model's event does not depend on it
-        # (DP-SGD, output perturbation...), which two widths far apart show
-        wide = model_planned_event(model, n, 4 * low + 7, eps_low, plan.delta,
-                                   data_norm=norm)
-        public = event is not None and wide == event
+    pins = {}
     if public:
-        eps_m = eps_low
+        eps_m, width = eps_low, low
+    elif pipeline.model_plan == "fixed":
+        # the width is released, but the model's width-dependent choices (alpha="auto",
+        # DP-SGD's schedule, solver="auto") are pinned at the planning width: its event is
+        # then fixed before any row, whatever width the transformers release
+        width = design_widths(pipeline, plan, X, nominal=True)[0]
+        eps_m = largest_model_epsilon(model, transformer_events, n, width, plan.epsilon,
+                                      plan.delta, data_norm=norm)
+        pins = model_pins(model, n, width, eps_m, plan.delta, data_norm=norm)
+    if public or pins or pipeline.model_plan == "fixed":
+        pinned = clone(model).set_params(**pins)
+        event = model_planned_event(pinned, n, width, eps_m, plan.delta, data_norm=norm)
+        if not public:
+            far = model_planned_event(pinned, n, 4 * width + 7, eps_m, plan.delta,
+                                      data_norm=norm)
+            near = model_planned_event(pinned, n, max(low, 1), eps_m, plan.delta,
+                                       data_norm=norm)
+            if event is None or not (events_close(far, event)
+                                     and events_close(near, event)):
+                raise ValueError(
+                    f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) "
+                    "releases an event that depends on the width of the released basis "
+                    "even with its schedule pinned, so the pipeline cannot fix it before "
+                    "the fit (model_plan='fixed'); use model_plan='adaptive', or another "
+                    "solver")
         total = compose(*transformer_events, event) if transformer_events else event
-        model_step = _replace(model_step, epsilon=eps_m, event=event)
+        model_step = _replace(model_step, epsilon=eps_m, event=event, params=pins)
         ledger = total
+        planned_width = width
     else:
-        # the model's event may depend on the released width: the ledger is charged a
-        # pair that dominates any (epsilon, delta)-DP release
+        # adaptive: the model's epsilon and width-dependent choices wait for the released
+        # width (adaptive composition); the ledger is charged a pair that dominates any
+        # (epsilon, delta)-DP release
         total = None
         ledger = compose(pure_dp_event(plan.epsilon), DeltaDpEvent(plan.delta))
+        planned_width = None
     steps = tuple(model_step if s.role == "model" else s for s in plan.steps)
-    return _replace(plan, steps=steps, model_width=low if public else None,
+    return _replace(plan, steps=steps, model_width=planned_width,
                     planned_event=total, ledger_event=ledger)
 
 
-def design_widths(pipeline, plan, X):
+def design_widths(pipeline, plan, X, nominal=False):
     """``(width, public, bound)``: the width of the model's design on ``X``'s schema,
     whether it is public (no category discovery in the tree) -- when it is not, the lowest
     width (every discovering encoder releasing no category) -- and the transformers'
@@ -578,7 +612,8 @@ def design_widths(pipeline, plan, X):
                         if k in probe.get_params(deep=True)})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = probe.fit_transform(placeholder_frame(X, min(plan.n_samples, 64)))
+        out = probe.fit_transform(placeholder_frame(X, min(plan.n_samples, 4096),
+                                                    spread=nominal))
     from ._pipeline import output_norm_bound
 
     return int(out.shape[1]), not discovering, output_norm_bound(probe)

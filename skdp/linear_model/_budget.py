@@ -12,7 +12,7 @@ so the reported total is the target, up to the bisection's relative tolerance (b
 
 import math
 
-__all__ = ["largest_model_epsilon", "model_planned_event"]
+__all__ = ["largest_model_epsilon", "model_pins", "model_planned_event"]
 
 #: relative width of the final bracket of the bisection on the model's epsilon
 EPSILON_RTOL = 2e-3
@@ -30,6 +30,34 @@ def model_planned_event(model, n_samples, n_features, epsilon, delta, data_norm=
     if data_norm is not None:
         probe.set_params(data_norm=float(data_norm))
     return planned_dp_event(probe, n_samples, n_features)
+
+
+def model_pins(model, n_samples, n_features, epsilon, delta, data_norm=None):
+    """The parameters that fix what ``model``'s ``auto`` rules choose from the width of its
+    design, resolved at ``n_features`` (:func:`skdp.linear_model._auto.resolve_fit_plan`):
+    ``solver``, ``alpha`` and DP-SGD's ``batch_size``/``n_steps`` where they are ``"auto"``
+    or None.  With them set, the model's event is the same at any width (pinned by
+    ``tests/test_privacy_plan.py``), so a composite can fix it before the width is
+    released."""
+    from sklearn.base import clone
+
+    probe = clone(model).set_params(epsilon=epsilon, delta=delta)
+    if data_norm is not None:
+        probe.set_params(data_norm=float(data_norm))
+    loss, n_outputs = probe._planning_loss()
+    plan = probe._fit_plan(int(n_samples), int(n_features), loss, n_outputs,
+                           probe._public_row_bound())
+    params = model.get_params(deep=False)
+    pins = {}
+    if params.get("solver") == "auto":
+        pins["solver"] = plan.solver
+    if isinstance(params.get("alpha"), str):
+        pins["alpha"] = float(plan.alpha)
+    for name in ("batch_size", "n_steps"):
+        if name in plan.options and name in params and (
+                params[name] is None or isinstance(params[name], str)):
+            pins[name] = int(plan.options[name])
+    return pins
 
 
 def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,

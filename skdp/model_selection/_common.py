@@ -131,11 +131,8 @@ def configure(base, params, budget, seeds, layout=None):
             step = current.get(prefix[:-2]) if prefix else base
             if _is_private_pipeline(step) and len(budget) > 3:
                 delta = budget[3]
-                final = step.steps[-1][1]
-                gdp_solver = getattr(final, "_GAUSSIAN_AUTO_SOLVER", None)
-                if gdp_solver is not None and getattr(final, "solver", None) == "auto":
-                    # the model's event must not depend on the released basis width
-                    update[f"{prefix}{step.steps[-1][0]}__solver"] = gdp_solver
+                # its whole event fixed before any row: the selection accounts it
+                update[prefix + "model_plan"] = "fixed"
             update[prefix + "epsilon"] = _gdp_step_epsilon(delta, mu, m)
             update[prefix + "delta"] = delta
             gdp_solver = getattr(step, "_GAUSSIAN_AUTO_SOLVER", None)
@@ -214,33 +211,22 @@ def _pipeline_probe(pipe, X, n_rows):
     event = plan.planned_event
     if isinstance(event, dp_accounting.NonPrivateDpEvent):
         return event, False
-    if event is None:
-        final = pipe.steps[-1][1]
-        raise ValueError(
-            f"the final {type(final).__name__}(solver={getattr(final, 'solver', None)!r}) of "
-            "this private pipeline releases an event that depends on the width of the "
-            "released basis (knots, categories), so a private search cannot bound it before "
-            "the fits; use solver='dpsgd', 'output_perturbation' or 'phased' in a searched "
-            "or cross-validated pipeline")
+    if event is None:    # pragma: no cover - model_plan="fixed" plans it or raises
+        raise ValueError("this private pipeline's event is not fixed before the fit "
+                         "(model_plan='adaptive'); a private search needs model_plan='fixed'")
     return event, True
 
 
-def same_release(released, planned, delta):
-    """Whether a fit released what was planned: the same event, or (a pipeline, whose
-    model takes the released input bound, by ~1e-12 in float rounding) one whose epsilon
-    at ``delta`` is at most the planned one's, to 1e-9 relative.  The search plans with a
-    margin of :data:`~skdp.model_selection._search.PLAN_MARGIN` = 1e-6 that covers it."""
-    if released == planned:
-        return True
-    if delta <= 0.0:
-        return False
-    from ..accounting import get_epsilon
-    from ..exceptions import UnsupportedDpEventError
+def same_release(released, planned):
+    """Whether a fit released what was planned (:func:`skdp.accounting._events.
+    events_close`: the same event tree, floats equal to 1e-9 relative -- a pipeline's
+    model takes its upstream bound, a released value, which moves its event's floats in
+    the last bits).  The search plans with a margin of 1e-6 in epsilon
+    (:data:`~skdp.model_selection._search.PLAN_MARGIN`), far above what such a
+    difference can change; any other difference means the noise depends on the data."""
+    from ..accounting._events import events_close
 
-    try:
-        return get_epsilon(released, delta) <= get_epsilon(planned, delta) * (1.0 + 1e-9)
-    except (UnsupportedDpEventError, ValueError, TypeError):
-        return False
+    return events_close(released, planned)
 
 
 def pipeline_fit_delta(delta, fits_per_row):

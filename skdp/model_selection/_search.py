@@ -491,7 +491,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         models = [None] * n_runs
         for (j, s, _), (model, total, event, _g) in zip(tasks, results):
             expected = probes[chosen[j], splits[s][0].shape[0]][0]
-            if not same_release(event, expected, delta):
+            if not same_release(event, expected):
                 raise RuntimeError(
                     f"candidate {candidates[chosen[j]]} released {event!r} on the private "
                     f"data but {expected!r} on public placeholder data: its noise depends on "
@@ -513,7 +513,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
                 est.fit(X, y)
-            if not same_release(fitted_dp_event(est), probes[best_index, n][0], delta):
+            if not same_release(fitted_dp_event(est), probes[best_index, n][0]):
                 raise RuntimeError(
                     "the refit released a different event on the private data than on "
                     "placeholder data: its noise depends on the data (privacy bug)"

@@ -69,10 +69,7 @@ def test_search_over_multinomial_and_huber_pipelines():
                             random_state=1).fit(df, y3)
     assert search.privacy_guaranteed_ and search.epsilon_ <= 1.0
     target = np.log(df["income"].to_numpy()) - 10.0
-    from skdp.model_selection import make_private_scorer
-
-    scorer = make_private_scorer(lambda t, p: np.abs(t - p), lower=0.0, upper=4.0,
-                                 greater_is_better=False)
+    scorer = _mae()
     pipe = make_private_pipeline(DPHuberRegressor(y_bound=4.0), epsilon=2.0, **SCHEMA)
     search = DPGridSearchCV(pipe, {"model__alpha": [1e-3, 1e-2]}, epsilon=2.0,
                             scoring=scorer, random_state=2).fit(df, target)
@@ -104,14 +101,40 @@ def test_hand_built_pipeline_with_discovered_categories():
     assert search.privacy_guaranteed_ and search.epsilon_ <= 1.0
 
 
-def test_a_width_dependent_model_is_refused_before_any_fit():
+def test_objective_perturbation_pipeline_is_pinned_and_searched():
+    """Its event depends on the basis width through alpha="auto": the search fixes the
+    pipeline's plan (model_plan="fixed"), which pins alpha at the nominal width."""
     df, y = _table()
     pipe = make_private_pipeline(
         DPLogisticRegression(classes=[0, 1], solver="objective_perturbation"),
         epsilon=1.0, **SCHEMA)
-    with pytest.raises(ValueError, match="width of the released basis"):
-        DPGridSearchCV(pipe, {"model__alpha": [1e-2]}, epsilon=1.0,
-                       random_state=0).fit(df, y)
+    search = DPGridSearchCV(pipe, {"columns__numeric__n_knots": [4, 8]}, epsilon=1.0,
+                            random_state=0).fit(df, y)
+    assert search.privacy_guaranteed_ and search.epsilon_ <= 1.0
+    assert search.best_estimator_.model_plan == "fixed"
+    pins = search.best_estimator_.privacy_plan_.step("model").params
+    assert set(pins) == {"alpha"}
+    # the user's pipeline is untouched
+    assert pipe.model_plan == "adaptive" and pipe[-1].alpha == "auto"
+
+
+def test_a_model_whose_event_follows_the_width_is_refused_before_any_fit():
+    from skdp import DPNonconvexRegressor
+
+    df, _ = _table()
+    target = np.log(df["income"].to_numpy()) - 10.0
+    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=4.0, solver="zeroth_order"),
+                                 epsilon=1.0, **SCHEMA)
+    with pytest.raises(ValueError, match="depends on the width"):
+        dp_cross_validate(pipe, df, target, epsilon=1.0, cv=3, random_state=0,
+                          scoring=_mae())
+
+
+def _mae():
+    from skdp.model_selection import make_private_scorer
+
+    return make_private_scorer(lambda t, p: np.abs(t - p), lower=0.0, upper=4.0,
+                               greater_is_better=False)
 
 
 def test_the_search_owns_the_pipelines_budget():

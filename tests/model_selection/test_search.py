@@ -16,7 +16,6 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from skdp import DPHuberRegressor, DPLogisticRegression
 from skdp.accounting import get_epsilon
-from skdp.exceptions import BudgetExceededError
 from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV, make_private_scorer
 
 from ._toy import LeakyClassifier, NoisyCenterer, NoisyMeanClassifier
@@ -229,9 +228,6 @@ def _not_fitted(search):
         (DPLogisticRegression(classes=[0, 1],
                               data_norm=2.0), {"random_state": [0, 1]}, {}, ValueError),
         (DPLogisticRegression(classes=[0, 1],
-                              data_norm=2.0, solver="dpsgd", batch_size=20, n_steps=5),
-         {"alpha": [0.1]}, {}, BudgetExceededError),  # PLD-calibrated: over its RDP share
-        (DPLogisticRegression(classes=[0, 1],
                               data_norm=2.0), GRID, {"selection": "random_stopping"},
          ValueError),
         (DPLogisticRegression(classes=[0, 1], data_norm=2.0), GRID,
@@ -329,3 +325,20 @@ def test_candidates_reporting_to_a_ledger_are_refused(data):
 
         dp_cross_validate(est, X, y)
     assert ledger.entries() == [] or len(ledger.entries()) == 0  # nothing was charged
+
+
+def test_dpsgd_candidates_are_calibrated_to_their_selection_share():
+    """They used to be refused (no Renyi-DP account of DP-SGD under replace-one, then a
+    PLD-calibrated candidate over its RDP share): the per-fit budget is lowered until the
+    selection's exact RDP total fits."""
+    from skdp.accounting import rdp_epsilon
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (1500, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=1500) > 0).astype(int)
+    search = DPGridSearchCV(
+        DPLogisticRegression(classes=[0, 1], data_norm=2.0, solver="dpsgd"),
+        {"alpha": [1e-3, 1e-2]}, epsilon=1.0, random_state=0).fit(X, y)
+    assert search.epsilon_ <= 1.0 and search.epsilon_ > 0.95
+    assert search.epsilon_ == rdp_epsilon(search.dp_event_, 1e-6)
+    assert search.score(X, y) > 0.7

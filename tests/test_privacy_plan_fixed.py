@@ -1,0 +1,82 @@
+"""model_plan="fixed": the model's width-dependent ``auto`` choices are pinned at the plan's
+nominal width, so the whole pipeline's event is fixed before any row (what a private
+search or cross-validation accounts)."""
+
+import numpy as np
+import pytest
+
+pd = pytest.importorskip("pandas")
+
+from sklearn.base import clone  # noqa: E402
+
+from skdp import (DPHuberRegressor, DPLogisticRegression, DPNonconvexRegressor,  # noqa: E402
+                  make_private_pipeline)
+from skdp.linear_model._budget import model_pins, model_planned_event  # noqa: E402
+from skdp.model_selection._common import same_release  # noqa: E402
+
+MODELS = {
+    "binary": lambda s: DPLogisticRegression(classes=[0, 1], solver=s),
+    "multinomial": lambda s: DPLogisticRegression(classes=[0, 1, 2], solver=s),
+    "huber": lambda s: DPHuberRegressor(y_bound=1.0, solver=s),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("solver", ["auto", "dpsgd", "objective_perturbation",
+                                    "output_perturbation", "phased"])
+@pytest.mark.parametrize("n, epsilon", [(500, 0.3), (30000, 2.0)])
+def test_pinned_choices_make_the_event_width_free(name, solver, n, epsilon):
+    model = MODELS[name](solver)
+    pins = model_pins(model, n, 17, epsilon, 1e-7, data_norm=2.0)
+    pinned = clone(model).set_params(**pins)
+    events = [model_planned_event(pinned, n, p, epsilon, 1e-7, data_norm=2.0)
+              for p in (1, 5, 17, 400, 3000)]
+    # equal up to the last bits (a width enters some float sums)
+    assert same_release(events[2], model_planned_event(model, n, 17, epsilon, 1e-7,
+                                                       data_norm=2.0))
+    assert all(same_release(e, events[0]) for e in events)
+    if solver == "dpsgd" and name != "multinomial":
+        assert {"batch_size", "n_steps", "alpha"} <= set(pins)
+
+
+def test_the_width_matters_without_pins():
+    """The test above can fail: unpinned, the events do follow the width."""
+    model = DPLogisticRegression(classes=[0, 1], solver="objective_perturbation")
+    events = {repr(model_planned_event(model, 2000, p, 1.0, 1e-7, data_norm=2.0))
+              for p in (1, 17, 400)}
+    assert len(events) > 1
+
+
+def _table(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, n).astype(float)
+    job = rng.choice(["clerk", "nurse", "driver"], n).astype(object)
+    df = pd.DataFrame({"age": age, "job": job, "income": rng.lognormal(10, 1, n)})
+    return df, ((age > 50) | (job == "nurse")).astype(int)
+
+
+@pytest.mark.parametrize("solver", ["dpsgd", "objective_perturbation"])
+def test_a_fixed_pipeline_releases_its_plan(solver):
+    df, y = _table()
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1], solver=solver),
+                                 epsilon=1.0, numeric=["age", "income"],
+                                 categorical=["job"], random_state=0)
+    pipe.set_params(model_plan="fixed")
+    plan = pipe.plan(df)
+    assert plan.planned_event is not None and plan.model_width is not None
+    pipe.fit(df, y)
+    assert same_release(pipe.dp_event_, plan.planned_event)
+    assert pipe.epsilon_ <= 1.0
+    assert pipe[-1].alpha == "auto"                   # the user's parameter is back
+    assert pipe[-1].alpha_ == plan.step("model").params["alpha"]
+
+
+def test_a_width_following_model_cannot_be_fixed():
+    df, _ = _table()
+    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=1.0, solver="zeroth_order"),
+                                 numeric=["age", "income"], categorical=["job"])
+    pipe.set_params(model_plan="fixed")
+    with pytest.raises(ValueError, match="depends on the width"):
+        pipe.plan(df)
+    pipe.set_params(model_plan="adaptive")
+    assert pipe.plan(df).planned_event is None       # planned after the release
