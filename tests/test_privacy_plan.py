@@ -204,3 +204,29 @@ def test_the_schema_can_be_stated_and_is_otherwise_announced_without_names():
     for w in record:
         for name in df.columns:
             assert name not in str(w.message)
+
+
+def test_equal_seeds_in_a_plain_pipeline_are_refused_by_the_accounting():
+    """Outside a PrivatePipeline nothing derives keys: composing two releases drawn with
+    the same seed as independent would under-count (their noise cancels in a difference)."""
+    from sklearn.pipeline import make_pipeline
+
+    from skdp.accounting import fitted_dp_event
+
+    rng = np.random.default_rng(0)
+    col = rng.choice(["a", "b", "c"], 4000).astype(object)
+    df = pd.DataFrame({"u": col, "v": col.copy()})
+    ct = ColumnTransformer([("u", DPOneHotEncoder(random_state=0), ["u"]),
+                            ("v", DPOneHotEncoder(random_state=0), ["v"])])
+    pipe = make_pipeline(ct).fit(df)
+    with pytest.raises(ValueError, match="same random_state"):
+        fitted_dp_event(pipe)
+    ct2 = ColumnTransformer([("u", DPOneHotEncoder(random_state=0), ["u"]),
+                             ("v", DPOneHotEncoder(random_state=1), ["v"])])
+    fitted_dp_event(make_pipeline(ct2).fit(df))         # distinct seeds compose
+    # a PrivatePipeline answers with its plan's derived keys, whatever the user's seeds
+    private = PrivatePipeline([("ct", ColumnTransformer(
+        [("u", DPOneHotEncoder(random_state=0), ["u"]),
+         ("v", DPOneHotEncoder(random_state=0), ["v"])]))], epsilon=1.0).fit(df)
+    fitted_dp_event(private)
+    fitted_dp_event(make_pipeline(private))

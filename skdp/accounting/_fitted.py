@@ -233,6 +233,7 @@ def fitted_dp_event(estimator):
     >>> pipe[-1].epsilon_, get_epsilon(fitted_dp_event(pipe), delta=1e-6) >= 1.0
     (1.0, True)
     """
+    _check_distinct_seeds(estimator)
     events = []
     for path, step in _named_steps(estimator):
         event = getattr(step, "dp_event_", None)
@@ -246,6 +247,55 @@ def fitted_dp_event(estimator):
     if not events:
         raise TypeError("the estimator released nothing: no step carries a dp_event_")
     return events[0] if len(events) == 1 else compose(*events)
+
+
+def _release_seeds(estimator, path=""):
+    """``(path, seed)`` of every releasing step with an integer ``random_state``; a fitted
+    :class:`~skdp.PrivatePipeline` answers with the keys its plan handed its steps (which
+    it derived distinct, whatever the steps' own seeds)."""
+    plan = getattr(estimator, "privacy_plan_", None)
+    if plan is not None:
+        prefix = f"{path}__" if path else ""
+        for s in plan.steps:
+            if s.role in ("release", "model") and _is_int_seed(s.key):
+                yield prefix + s.path, int(s.key)
+        return
+    if _is_pipeline(estimator):
+        named = estimator.steps
+    else:
+        named = _named_parts(estimator)
+        if named is None:
+            seed = getattr(estimator, "random_state", None)
+            event = getattr(estimator, "dp_event_", None)
+            if event is not None and not isinstance(event, dp_accounting.NoOpDpEvent) \
+                    and _is_int_seed(seed):
+                yield path, int(seed)
+            return
+    for name, step in named:
+        yield from _release_seeds(step, f"{path}__{name}" if path else name)
+
+
+def _is_int_seed(seed):
+    import numbers
+
+    return isinstance(seed, numbers.Integral) and not isinstance(seed, bool)
+
+
+def _check_distinct_seeds(estimator):
+    """Refuse to compose releases keyed by equal integer seeds: two DP steps given the same
+    ``random_state`` draw the same noise, which cancels in a difference of their releases
+    (two encoders of two equal columns reveal their exact counts' difference), so their
+    events do not compose as independent mechanisms."""
+    seen = {}
+    for path, seed in _release_seeds(estimator):
+        if seed in seen:
+            raise ValueError(
+                f"steps '{seen[seed]}' and '{path}' were fitted with the same random_state "
+                f"({seed}): they drew the same noise, so their releases are not independent "
+                "and their events cannot be composed. Give each DP step its own seed, or "
+                "fit them in a skdp.PrivatePipeline(..., random_state=...), which derives a "
+                "distinct key for every step")
+        seen[seed] = path
 
 
 def fitted_privacy_guaranteed(estimator):
