@@ -48,6 +48,9 @@ import numpy as np
 
 __all__ = ["PlannedStep", "PrivacyPlan", "derive_key", "make_plan"]
 
+#: the seed of every fit on placeholder data (public data, so a public seed)
+_PLACEHOLDER_SEED = 0
+
 #: keys are handed to the steps' ``random_state`` (scikit-learn takes seeds below 2^32)
 _KEY_HIGH = 2**32
 
@@ -409,7 +412,9 @@ def configured(estimator, plan, *, for_placeholder=False):
             params[prefix + "epsilon"] = s.epsilon
             params[prefix + "delta"] = s.delta
         if s.role in ("release", "public", "model") and prefix + "random_state" in names:
-            params[prefix + "random_state"] = None if for_placeholder else s.key
+            # placeholder fits are seeded with a constant: their released widths are
+            # then a function of public quantities only (a plan must not vary with noise)
+            params[prefix + "random_state"] = _PLACEHOLDER_SEED if for_placeholder else s.key
         if prefix + "privacy_ledger" in names:
             params[prefix + "privacy_ledger"] = None
     return {k: v for k, v in params.items() if k in names}

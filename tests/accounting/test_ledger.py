@@ -127,8 +127,8 @@ def test_default_objective_perturbation_fit_fits_its_budget(data):
 def test_pipeline_and_cross_val_score_fits_are_recorded(data, ledger):
     X, y = data
     pipe = make_pipeline(
-        DPStandardScaler(epsilon=0.4, delta=DELTA, feature_bounds=(-1, 1), random_state=0,
-                         privacy_ledger=ledger),
+        DPStandardScaler(epsilon=0.4, delta=DELTA, feature_bounds=(-1, 1), random_state=1,
+                         privacy_ledger=ledger),    # its own seed: equal seeds are refused
         _clf(ledger),
     )
     cross_val_score(pipe, X, y, cv=3)
