@@ -250,7 +250,8 @@ def fitted_dp_event(estimator):
 
 
 def _release_seeds(estimator, path=""):
-    """``(path, seed)`` of every releasing step with an integer ``random_state``; a fitted
+    """``(path, (key family, seed))`` of every releasing step with an integer
+    ``random_state`` (:func:`_key_family`); a fitted
     :class:`~skdp.PrivatePipeline` answers with the keys its plan handed its steps (which
     it derived distinct, whatever the steps' own seeds)."""
     plan = getattr(estimator, "privacy_plan_", None)
@@ -258,7 +259,8 @@ def _release_seeds(estimator, path=""):
         prefix = f"{path}__" if path else ""
         for s in plan.steps:
             if s.role in ("release", "model") and _is_int_seed(s.key):
-                yield prefix + s.path, int(s.key)
+                leaf = estimator.get_params(deep=True).get(s.path)
+                yield prefix + s.path, (_key_family(leaf), int(s.key))
         return
     if _is_pipeline(estimator):
         named = estimator.steps
@@ -269,10 +271,19 @@ def _release_seeds(estimator, path=""):
             event = getattr(estimator, "dp_event_", None)
             if event is not None and not isinstance(event, dp_accounting.NoOpDpEvent) \
                     and _is_int_seed(seed):
-                yield path, int(seed)
+                yield path, (_key_family(estimator), int(seed))
             return
     for name, step in named:
         yield from _release_seeds(step, f"{path}__{name}" if path else name)
+
+
+def _key_family(step):
+    """How a step turns its ``random_state`` into a noise key: every class of one skdp
+    subpackage derives it alike (the DP transformers key ChaCha20 with the seed itself, the
+    estimators with draws of ``numpy.random.default_rng(seed)``), so equal seeds within a
+    family are equal keys."""
+    return type(step).__module__.split(".")[1] if type(step).__module__.startswith(
+        "skdp.") else type(step).__module__
 
 
 def _is_int_seed(seed):
@@ -282,20 +293,20 @@ def _is_int_seed(seed):
 
 
 def _check_distinct_seeds(estimator):
-    """Refuse to compose releases keyed by equal integer seeds: two DP steps given the same
-    ``random_state`` draw the same noise, which cancels in a difference of their releases
+    """Refuse to compose releases keyed by equal integer seeds in one key family: two DP
+    transformers (or two estimators) given the same ``random_state`` draw the same noise, which cancels in a difference of their releases
     (two encoders of two equal columns reveal their exact counts' difference), so their
     events do not compose as independent mechanisms."""
     seen = {}
-    for path, seed in _release_seeds(estimator):
-        if seed in seen:
+    for path, key in _release_seeds(estimator):
+        if key in seen:
             raise ValueError(
-                f"steps '{seen[seed]}' and '{path}' were fitted with the same random_state "
-                f"({seed}): they drew the same noise, so their releases are not independent "
-                "and their events cannot be composed. Give each DP step its own seed, or "
-                "fit them in a skdp.PrivatePipeline(..., random_state=...), which derives a "
-                "distinct key for every step")
-        seen[seed] = path
+                f"steps '{seen[key]}' and '{path}' were fitted with the same random_state "
+                f"({key[1]}): they drew their noise from the same key, so their releases are "
+                "not independent and their events cannot be composed. Give each DP step "
+                "its own seed, or fit them in a skdp.PrivatePipeline(..., random_state=...), "
+                "which derives a distinct key for every step")
+        seen[key] = path
 
 
 def fitted_privacy_guaranteed(estimator):
