@@ -568,8 +568,10 @@ def _plan_model(pipeline, plan, X, events, compose):
                     f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) "
                     "releases an event that depends on the width of the released basis "
                     "even with its schedule pinned, so the pipeline cannot fix it before "
-                    "the fit (model_plan='fixed'); use model_plan='adaptive', or another "
-                    "solver")
+                    "the fit (model_plan='fixed', which a private search or cross-validation "
+                    "needs); outside a search use model_plan='adaptive', in one a solver whose "
+                    "event does not follow the width (the DP-SGD solvers 'dpsgd' and "
+                    "'rrpsgd', or 'output_perturbation')")
         total = compose(*transformer_events, event) if transformer_events else event
         model_step = _replace(model_step, epsilon=eps_m, event=event, params=pins)
         ledger = total

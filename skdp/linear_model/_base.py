@@ -467,13 +467,15 @@ PLANNERS = {"output_perturbation": _plan_output_perturbation, "dpsgd": _plan_dps
             "objective_perturbation": _plan_objective_perturbation}
 
 
-def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outputs=1):
+def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outputs=1,
+                     raise_errors=False):
     """The event a fit of ``estimator`` on ``n_samples`` rows will release, or None.
 
     ``NonPrivateDpEvent`` when a bound is read from the data (``data_norm=None``); None
     when the solver has no planner or its parameters are invalid (the solver then raises
-    its own error, and a ledger checks the budget at commit time).  ``n_features``
-    defaults to the fitted ``n_features_in_``, ``loss`` to the estimator's public one.
+    its own error, and a ledger checks the budget at commit time; ``raise_errors=True``
+    raises that error instead).  ``n_features`` defaults to the fitted ``n_features_in_``,
+    ``loss`` to the estimator's public one.
     Everything goes through :func:`skdp.linear_model._auto.resolve_fit_plan`, as the fit.
     """
     from ..accounting import _lazy_dp_accounting as dp_accounting
@@ -491,6 +493,8 @@ def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outp
                                    estimator._public_row_bound())
         return _event_of_plan(estimator, plan, int(n_samples), int(n_features), loss)
     except (ValueError, TypeError, ZeroDivisionError, OverflowError, AttributeError):
+        if raise_errors:    # the estimator's own reason, for a composite's error message
+            raise
         return None
 
 

@@ -123,9 +123,16 @@ def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,
                if total(e) <= epsilon), None)
     if lo is None:
         if not planned_somewhere:
+            try:    # the estimator's own reason (too few rows, an unsupported loss...)
+                planned_dp_event(probe.set_params(epsilon=hi, delta=delta), n_samples,
+                                 n_features, raise_errors=True)
+                reason = ""
+            except (ValueError, TypeError, ZeroDivisionError, OverflowError,
+                    AttributeError) as exc:
+                reason = f": {exc}"
             raise ValueError(
                 f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) has no "
-                "planned event for these parameters; a budget split needs one")
+                f"planned event for these parameters; a budget split needs one{reason}")
         raise BudgetExceededError(
             f"the releases before the model spent the budget epsilon={epsilon!r}: nothing "
             "is left for the model")

@@ -164,3 +164,50 @@ def test_the_searched_total_is_the_composition_of_what_ran():
     assert search.epsilon_ <= 0.5 and math.isfinite(search.epsilon_)
     fit_eps = search.budget_split_["fit_epsilon_at_delta"]
     assert fit_eps < 0.5
+
+
+def _every_solver():
+    cases = []
+    for s in ["auto", "dpsgd", "output_perturbation", "objective_perturbation", "phased",
+              "resque"]:
+        cases.append(("binary", s))
+        cases.append(("huber", s))
+        if s not in ("objective_perturbation", "resque"):   # binary-only solvers
+            cases.append(("multinomial", s))
+    cases.append(("nonconvex", "rrpsgd"))
+    return cases
+
+
+@pytest.mark.parametrize("kind, solver", _every_solver())
+def test_cross_validation_over_the_pipeline_for_every_solver(kind, solver):
+    """Every solver of the three estimators that fits in a pipeline is cross-validated
+    within the total; multinomial objective perturbation and resque do not exist, and the
+    nonconvex solvers whose event follows the width are refused (next test)."""
+    from skdp import DPNonconvexRegressor
+
+    df, y = _table(1500, classes=3 if kind == "multinomial" else 2)
+    target = np.log(df["income"].to_numpy()) - 10.0
+    make = {"binary": lambda: DPLogisticRegression(classes=[0, 1], solver=solver),
+            "multinomial": lambda: DPLogisticRegression(classes=[0, 1, 2], solver=solver),
+            "huber": lambda: DPHuberRegressor(y_bound=4.0, solver=solver),
+            "nonconvex": lambda: DPNonconvexRegressor(y_bound=4.0, solver=solver)}[kind]
+    regression = kind in ("huber", "nonconvex")
+    res = dp_cross_validate(make_private_pipeline(make(), epsilon=1.0, **SCHEMA), df,
+                            target if regression else y, epsilon=1.0, cv=3, random_state=0,
+                            scoring=_mae() if regression else None)
+    assert res["privacy_guaranteed"] and 0.9 < res["epsilon"] <= 1.0
+
+
+@pytest.mark.parametrize("solver, match", [("zeroth_order", "follow the width"),
+                                           ("auto", "follow the width"),
+                                           ("spider", "training rows")])
+def test_nonconvex_solvers_that_cannot_be_planned_say_why(solver, match):
+    from skdp import DPNonconvexRegressor
+
+    df, _ = _table(3000)      # zeroth-order's schedule follows the width from ~2000 rows
+    target = np.log(df["income"].to_numpy()) - 10.0
+    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=4.0, solver=solver),
+                                 epsilon=1.0, **SCHEMA)
+    with pytest.raises(ValueError, match=match):
+        dp_cross_validate(pipe, df, target, epsilon=1.0, cv=3, random_state=0,
+                          scoring=_mae())
