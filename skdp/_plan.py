@@ -474,10 +474,56 @@ def planned_transformer_events(pipeline, plan, X):
         pipeline.steps)
     probe = clone(prefix)
     probe.set_params(**configured(probe, plan, for_placeholder=True))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        probe.fit(placeholder_frame(X, plan.n_samples))
-    return {s.path: _event_at(probe, s.path) for s in releasing}
+    key = _probe_key("events", probe, X, plan.n_samples)
+    if key not in _PROBES:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probe.fit(placeholder_frame(X, plan.n_samples))
+        _remember(key, {s.path: _event_at(probe, s.path) for s in releasing})
+    return dict(_PROBES[key])
+
+
+#: results of fits on placeholder data (public), keyed by everything they depend on: the
+#: probe's parameters, the schema and n (a repeated fit plans without refitting them)
+_PROBES = {}
+_PROBES_MAX = 64
+
+
+def _remember(key, value):
+    if len(_PROBES) >= _PROBES_MAX:
+        _PROBES.pop(next(iter(_PROBES)))
+    _PROBES[key] = value
+
+
+def _probe_key(tag, probe, X, n_rows, *extra):
+    """A complete, hashable description of a placeholder fit: every leaf parameter of the
+    probe (estimator-valued parameters are covered by their own parameters), the schema
+    of ``X`` (names and dtypes, or width and dtype) and the number of rows."""
+    items = []
+    for name, value in sorted(probe.get_params(deep=True).items()):
+        if hasattr(value, "get_params") and not isinstance(value, type):
+            items.append((name, type(value).__qualname__))
+        else:
+            items.append((name, _stable_repr(value)))
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):
+        schema = (tuple(map(str, X.columns)), tuple(map(str, X.dtypes)))
+    else:
+        schema = (_width(X), str(getattr(X, "dtype", None)))
+    return (tag, tuple(items), schema, int(n_rows), extra)
+
+
+def _stable_repr(value):
+    """``repr`` that a long array cannot shorten (numpy summarises above 1000 items)."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", str(value.dtype), value.shape,
+                hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+                if value.dtype != object else repr(value.tolist()))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_stable_repr(v) for v in value))
+    if hasattr(value, "get_params") and not isinstance(value, type):
+        return (type(value).__qualname__, tuple(
+            (k, _stable_repr(v)) for k, v in sorted(value.get_params(deep=False).items())))
+    return repr(value)
 
 
 def _final_is_model(plan):
@@ -515,8 +561,8 @@ def _plan_model(pipeline, plan, X, events, compose):
 
     from .accounting import DeltaDpEvent, pure_dp_event
     from .accounting._events import events_close
-    from .linear_model._budget import (largest_model_epsilon, model_pins,
-                                       model_planned_event)
+    from .linear_model._budget import (check_model_fits, largest_model_epsilon,
+                                       model_pins, model_planned_event)
 
     transformer_events = [events[s.path] for s in plan.steps if s.role == "release"]
     model_steps = [s for s in plan.steps if s.role == "model"]
@@ -540,12 +586,11 @@ def _plan_model(pipeline, plan, X, events, compose):
         return _replace(plan, steps=steps, model_width=low if public else None,
                         planned_event=dp_accounting.NonPrivateDpEvent(),
                         ledger_event=dp_accounting.NonPrivateDpEvent())
-    # feasibility before any release: the model fits at the lowest width it can see
-    eps_low = largest_model_epsilon(model, transformer_events, n, low, plan.epsilon,
-                                    plan.delta, data_norm=norm)
     pins = {}
     if public:
-        eps_m, width = eps_low, low
+        width = low
+        eps_m = largest_model_epsilon(model, transformer_events, n, low, plan.epsilon,
+                                      plan.delta, data_norm=norm)
     elif pipeline.model_plan == "fixed":
         # the width is released, but the model's width-dependent choices (alpha="auto",
         # DP-SGD's schedule, solver="auto") are pinned at the planning width: its event is
@@ -578,8 +623,11 @@ def _plan_model(pipeline, plan, X, events, compose):
         planned_width = width
     else:
         # adaptive: the model's epsilon and width-dependent choices wait for the released
-        # width (adaptive composition); the ledger is charged a pair that dominates any
-        # (epsilon, delta)-DP release
+        # width (adaptive composition); before any release, the plan only checks that the
+        # model fits at the smallest share the fit will try, at the lowest width it can
+        # see; the ledger is charged a pair that dominates any (epsilon, delta)-DP release
+        check_model_fits(model, transformer_events, n, low, plan.epsilon, plan.delta,
+                         data_norm=norm)
         total = None
         ledger = compose(pure_dp_event(plan.epsilon), DeltaDpEvent(plan.delta))
         planned_width = None
@@ -617,13 +665,17 @@ def design_widths(pipeline, plan, X, nominal=False):
             params.pop(f"{s.path}__delta", None)
     probe.set_params(**{k: v for k, v in params.items()
                         if k in probe.get_params(deep=True)})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        out = probe.fit_transform(placeholder_frame(X, min(plan.n_samples, 4096),
-                                                    spread=nominal))
-    from ._pipeline import output_norm_bound
+    key = _probe_key("widths", probe, X, plan.n_samples, nominal)
+    if key not in _PROBES:
+        from ._pipeline import output_norm_bound
 
-    return int(out.shape[1]), not discovering, output_norm_bound(probe)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            # n rows: the transformers' auto rules (the number of knots) see the real n
+            out = probe.fit_transform(placeholder_frame(X, plan.n_samples, spread=nominal))
+        _remember(key, (int(out.shape[1]), output_norm_bound(probe)))
+    width, bound = _PROBES[key]
+    return width, not discovering, bound
 
 
 def _width(X):

@@ -92,3 +92,33 @@ def test_the_fixed_plan_is_the_same_every_time():
                                  categorical=["job"]).set_params(model_plan="fixed")
     plans = [str(pipe.plan(df)) + repr(pipe.plan(df).planned_event) for _ in range(3)]
     assert plans[0] == plans[1] == plans[2]
+
+
+def test_placeholder_fits_are_reused_only_for_the_same_probe(monkeypatch):
+    """A repeated fit plans without refitting its placeholders (they cost as much as the
+    transformers' own noise draws); any change of a parameter, the schema or n refits."""
+    import skdp._plan as plan_module
+    from skdp.preprocessing import DPSplineTransformer
+
+    df, _ = _table()
+    calls = []
+    original = DPSplineTransformer.fit
+
+    def counting_fit(self, X, y=None):
+        calls.append(X.shape)
+        return original(self, X, y)
+
+    monkeypatch.setattr(DPSplineTransformer, "fit", counting_fit)
+    monkeypatch.setattr(plan_module, "_PROBES", {})
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=0.7,
+                                 numeric=["age", "income"], categorical=["job"])
+    first = pipe.plan(df)
+    n_first = len(calls)
+    assert n_first >= 2                   # the events' and the width's placeholders
+    assert str(pipe.plan(df)) == str(first) and len(calls) == n_first
+    pipe.set_params(columns__numeric__n_knots=5)
+    pipe.plan(df)
+    assert len(calls) > n_first           # another parameter: another probe
+    n_second = len(calls)
+    pipe.plan(df.iloc[:2000])
+    assert len(calls) > n_second          # another n

@@ -12,7 +12,8 @@ so the reported total is the target, up to the bisection's relative tolerance (b
 
 import math
 
-__all__ = ["largest_model_epsilon", "model_pins", "model_planned_event"]
+__all__ = ["check_model_fits", "largest_model_epsilon", "model_pins",
+           "model_planned_event"]
 
 #: relative width of the final bracket of the bisection on the model's epsilon
 EPSILON_RTOL = 2e-3
@@ -58,6 +59,40 @@ def model_pins(model, n_samples, n_features, epsilon, delta, data_norm=None):
                 params[name] is None or isinstance(params[name], str)):
             pins[name] = int(plan.options[name])
     return pins
+
+
+#: the smallest share of the budget :func:`largest_model_epsilon` tries: ``epsilon 2^-10``
+SMALLEST_SHARE_EXPONENT = 10
+
+
+def check_model_fits(model, events, n_samples, n_features, epsilon, delta, data_norm=None):
+    """Raise, as :func:`largest_model_epsilon` would, unless ``model`` can be planned at
+    the smallest share it tries (``epsilon 2^-10``) next to ``events`` -- one evaluation
+    instead of a bisection: what a plan checks before any release when the model's share
+    waits for a released width."""
+    from sklearn.base import clone
+
+    from ..accounting import compose, get_epsilon
+    from ..exceptions import BudgetExceededError
+    from ._base import planned_dp_event
+
+    probe = clone(model)
+    if data_norm is not None:
+        probe.set_params(data_norm=float(data_norm))
+    e = float(epsilon) * 2.0 ** -SMALLEST_SHARE_EXPONENT
+    probe.set_params(epsilon=e, delta=delta)
+    try:
+        planned = planned_dp_event(probe, n_samples, n_features, raise_errors=True)
+    except (ValueError, TypeError, ZeroDivisionError, OverflowError, AttributeError) as exc:
+        raise ValueError(
+            f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) has no "
+            f"planned event for these parameters; a budget split needs one: {exc}") from None
+    if planned is None:
+        return
+    if get_epsilon(compose(*events, planned) if events else planned, delta) > epsilon:
+        raise BudgetExceededError(
+            f"the releases before the model spend the budget epsilon={epsilon!r}: nothing "
+            "is left for the model")
 
 
 def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,
@@ -119,7 +154,8 @@ def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,
         return hi
     # the smallest share that fits: the plans exist from some epsilon on and their total
     # grows with it, so the feasible shares form an interval below ``hi``
-    lo = next((e for e in (hi * 2.0 ** -k for k in range(10, 0, -1))
+    lo = next((e for e in (hi * 2.0 ** -k
+                           for k in range(SMALLEST_SHARE_EXPONENT, 0, -1))
                if total(e) <= epsilon), None)
     if lo is None:
         if not planned_somewhere:
