@@ -17,7 +17,9 @@ private search is in exactly one of three sets:
   ``data_norm="auto"``, ``y_bound="auto"`` or ``feature_bounds="auto"`` the bounds
   (``data_norm_``, ``y_bound_``, ``feature_bounds_``, and the noise scales proportional to
   them, ``row_bound_``, ``mean_noise_std_``, ``moment_noise_std_``) are part of the DP
-  release instead: covered by the guarantee, though they may differ between neighbours.
+  release instead: covered by the guarantee, though they may differ between neighbours;
+  so is the model's share in ``budget_split_`` (in its last bits: it is computed from
+  compositions planned at the released bound).
 * :data:`UNPROTECTED_DIAGNOSTICS` -- work counters that may depend on the data (an
   iterative minimiser stops when its gradient is small; an escape test counts events on
   the private iterates; a refit takes as long as it takes).  They are **not** covered by
