@@ -111,20 +111,36 @@ def check_model_fits(model, events, n_samples, n_features, epsilon, delta, data_
     probe = clone(model)
     if data_norm is not None:
         probe.set_params(data_norm=float(data_norm))
-    e = float(epsilon) * 2.0 ** -SMALLEST_SHARE_EXPONENT
-    probe.set_params(epsilon=e, delta=delta)
-    try:
-        planned = planned_dp_event(probe, n_samples, n_features, raise_errors=True)
-    except (ValueError, TypeError, ZeroDivisionError, OverflowError, AttributeError) as exc:
-        raise ValueError(
-            f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) has no "
-            f"planned event for these parameters; a budget split needs one: {exc}") from None
-    if planned is None:
-        return
-    if get_epsilon(compose(*events, planned) if events else planned, delta) > epsilon:
-        raise BudgetExceededError(
-            f"the releases before the model spend the budget epsilon={epsilon!r}: nothing "
-            "is left for the model")
+    smallest = float(epsilon) * 2.0 ** -SMALLEST_SHARE_EXPONENT
+    # the Gaussian-DP first share of largest_model_epsilon first: when it fits, the
+    # question is settled and the fit's own search starts from a calibration it has
+    guess = _gaussian_guess(events, epsilon, delta)
+    tries = [smallest]
+    if guess is not None and guess > smallest:
+        tries.append(guess)
+    while tries:
+        e = tries.pop()
+        probe.set_params(epsilon=e, delta=delta)
+        try:
+            planned = planned_dp_event(probe, n_samples, n_features, raise_errors=True)
+        except (ValueError, TypeError, ZeroDivisionError, OverflowError,
+                AttributeError) as exc:
+            if e != smallest:
+                continue
+            raise ValueError(
+                f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) has no "
+                f"planned event for these parameters; a budget split needs one: {exc}"
+            ) from None
+        if planned is None:
+            return
+        spent = get_epsilon(compose(*events, planned) if events else planned, delta)
+        if spent <= epsilon:
+            return
+        if e == guess:      # the second point of largest_model_epsilon's search
+            tries.append(max(_slope_step(guess, spent, epsilon), smallest))
+    raise BudgetExceededError(
+        f"the releases before the model spend the budget epsilon={epsilon!r}: nothing "
+        "is left for the model")
 
 
 def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,
@@ -201,10 +217,7 @@ def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,
         hi, hi_total = guess, guess_total
         # the next try follows the Gaussian-DP slope, d total / d e ~ e / total (mu's
         # add in squares), to just under the budget; then halving
-        aim = epsilon * (1.0 - EPSILON_RTOL)
-        step = (aim - guess_total) * guess_total / guess if math.isfinite(guess_total) \
-            else -0.5 * guess
-        tries = [max(guess + step, 0.5 * guess)]
+        tries = [_slope_step(guess, guess_total, epsilon)]
     else:
         hi_total = total(hi)
         if hi_total <= epsilon:
@@ -238,6 +251,15 @@ def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,
             f"the releases before the model spent the budget epsilon={epsilon!r}: nothing "
             "is left for the model")
     return _refine(total, lo, hi, epsilon, lo_total, hi_total)
+
+
+def _slope_step(share, total, epsilon):
+    """The share just under the budget along the Gaussian-DP slope from ``share`` (whose
+    composition is ``total``): ``d total / d e ~ e / total`` (mu's add in squares)."""
+    if not math.isfinite(total):
+        return 0.5 * share
+    aim = epsilon * (1.0 - EPSILON_RTOL)
+    return max(share + (aim - total) * total / share, 0.5 * share)
 
 
 def _refine(total, lo, hi, epsilon, lo_total=None, hi_total=None):
