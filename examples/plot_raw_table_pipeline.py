@@ -53,7 +53,12 @@ X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, random
 # %%
 # One budget for the whole pipeline
 # ---------------------------------
+# the public schema: which columns are numeric and which categorical (stated, not read
+# from dtypes, which a stray string in a file can change)
+numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c])]
+categorical = [c for c in X.columns if c not in numeric]
 pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                             numeric=numeric, categorical=categorical,
                              random_state=0).fit(X_train, y_train)
 print(f"epsilon_ = {pipe.epsilon_:.4f}, delta_ = {pipe.delta_:g}, "
       f"privacy_guaranteed_ = {pipe.privacy_guaranteed_}")

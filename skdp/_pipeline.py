@@ -570,12 +570,14 @@ class _SchemaFromDtypes:
         if not _SchemaFromDtypes._told:
             import warnings
 
+            from ._stacklevel import user_stacklevel
+
             _SchemaFromDtypes._told = True
             warnings.warn(
                 "make_private_pipeline inferred the public schema (numeric or categorical "
                 "columns) from the DataFrame's dtypes; a dtype read from a file can depend "
                 "on one row. State it with make_private_pipeline(..., numeric=[...], "
-                "categorical=[...])", UserWarning, stacklevel=2)
+                "categorical=[...])", UserWarning, stacklevel=user_stacklevel())
         selector = make_column_selector(dtype_include="number") if self.numeric else \
             make_column_selector(dtype_exclude="number")
         return selector(X)

@@ -250,6 +250,7 @@ def test_frame_to_pandas_before_a_column_transformer_with_pandas_output():
     assert np.array_equal(out.to_numpy().ravel(), (df["age"] > 50).astype(float))
 
 
+@pytest.mark.filterwarnings("ignore:make_private_pipeline inferred the public schema")
 @pytest.mark.parametrize("kind", ["pandas", "polars"])
 def test_make_private_pipeline_uses_the_verified_converter(kind):
     df, y = _table()
