@@ -185,6 +185,15 @@ def _encoders_pipeline(seed):
                            random_state=seed)
 
 
+def _encoders_sharing_a_generator(seed):
+    """The same two encoders given one ``numpy.random.Generator`` object (seeded ``seed``)
+    and an unseeded PrivatePipeline."""
+    rng = np.random.default_rng(seed)
+    blocks = ColumnTransformer([("U", DPOneHotEncoder(random_state=rng), U_COLS),
+                                ("V", DPOneHotEncoder(random_state=rng), V_COLS)])
+    return PrivatePipeline([("ct", blocks)], epsilon=EPSILON_2, delta=DELTA)
+
+
 def _threshold():
     """The encoders' public threshold tau on the noisy counts (a function of n, the
     number of columns and the plan's shares: read off a fit on public placeholder rows)."""
@@ -302,3 +311,27 @@ def test_encoders_keyed_alike_are_caught(monkeypatch):
     assert result.epsilon_lower_bound > claim, result
     assert result.epsilon_lower_bound >= LEAK, result
 
+
+@pytest.mark.xfail(strict=True, reason=(
+    "open leak: with no pipeline random_state, derive_key hands a Generator step seed "
+    "over unchanged, ColumnTransformer deep-copies it into each block, and the equal keys "
+    "pass every guard (they check integer seeds only)"))
+def test_encoders_sharing_a_generator_are_within_the_claim():
+    """Residual of finding 2, found while writing these audits (not fixed on this branch):
+    both encoders given *one* ``numpy.random.Generator`` (``random_state=rng``, a habit
+    as common as ``random_state=0``) in a PrivatePipeline without a ``random_state``.
+    :func:`skdp._plan.derive_key` returns a Generator step seed unchanged when the
+    pipeline has none, ``ColumnTransformer`` clones each block (deep-copying the
+    Generator: two copies in the same state, so equal ChaCha20 keys), and neither the
+    plan's key-collision check nor ``fitted_dp_event``'s equal-seed check looks at
+    anything but integers; the pipeline reports ``epsilon_ = 2``.  (Two Generators
+    seeded alike, ``default_rng(0)`` twice, leak the same way, in a plain Pipeline too.)
+
+    The audit of the previous tests, 400 fits per dataset (200 counted, 95 %): the bound
+    must not exceed the claim.  Measured: 2.73 > 2 (the release that only equal noise can
+    produce on one side -- never on D', in 29 % of the fits on D); ~10 s of CPU: the test
+    fails, hence ``xfail(strict=True)``; it passes (and the marker must go) once
+    Generator seeds are keyed per step path too.
+    """
+    result, claim, scores = _audit_finding2(_encoders_sharing_a_generator, n_fits=400)
+    assert result.epsilon_lower_bound <= claim, result
