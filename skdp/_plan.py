@@ -174,19 +174,36 @@ def derive_key(pipeline_seed, step_seed, path):
 
     Distinct paths give distinct keys (a collision of two 32-bit keys in one plan, about
     ``k^2 2^-33`` for ``k`` steps, is refused by :func:`make_plan`), so equal user seeds
-    never give equal noise.  A
-    ``numpy.random.Generator`` step seed is kept as is when the pipeline has no seed (its
-    draws are the step's own)."""
-    if pipeline_seed is None and step_seed is None:
+    never give equal noise.  A ``numpy.random.Generator`` (or ``RandomState``) seed is
+    drawn from once per step and plan -- the draw, not the object, enters the key: a
+    generator shared by two steps (or copied into the blocks of a ``ColumnTransformer``,
+    which deep-copies its parameters) would otherwise make them draw the same noise."""
+    pipeline_word, step_word = _seed_word(pipeline_seed), _seed_word(step_seed)
+    if pipeline_word is None and step_word is None:
         return None
-    if pipeline_seed is None and not _is_int(step_seed):
-        return step_seed
     words = [int.from_bytes(hashlib.sha256(path.encode()).digest()[i:i + 4], "little")
              for i in range(0, 16, 4)]
-    entropy = [1, int(pipeline_seed)] if _is_int(pipeline_seed) else [0, 0]
-    entropy += [1, int(step_seed)] if _is_int(step_seed) else [0, 0]
+    entropy = [1, pipeline_word] if pipeline_word is not None else [0, 0]
+    entropy += [1, step_word] if step_word is not None else [0, 0]
     state = np.random.SeedSequence(entropy, spawn_key=words).generate_state(2, np.uint64)
     return int(state[0]) % _KEY_HIGH
+
+
+def _seed_word(seed):
+    """A non-negative int for a seed: the int itself, a fresh draw from a generator (which
+    advances it), None for None."""
+    if seed is None:
+        return None
+    if _is_int(seed):
+        if seed < 0:
+            raise ValueError(f"random_state must be a non-negative int, got {seed!r}")
+        return int(seed)
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(0, 2**63))
+    if isinstance(seed, np.random.RandomState):
+        return int(seed.randint(0, 2**31 - 1))
+    raise TypeError(f"random_state must be None, an int or a numpy random generator, got "
+                    f"{type(seed).__name__}")
 
 
 def _is_int(value):

@@ -283,7 +283,8 @@ def test_encoders_keyed_alike_are_caught(monkeypatch):
     and the steps' common seed 0).  The key is handed over as a ``numpy.random.Generator``
     seeded with it: returned as an integer -- the user's seed unchanged -- it is refused
     (the plan's key-collision check, before ``fitted_dp_event``'s equal-seed check would),
-    which this test checks first.
+    and as a generator ``fitted_dp_event`` refuses the two generators it leaves in one
+    state; this test checks both, then switches the second check off too.
 
     The release ``c in u_j but not in v_j`` (or ``x in v_j but not in u_j``) then happens
     only on D, its mirror image only on D': with sigma ~ 8.3 counts per encoder one unit
@@ -305,6 +306,12 @@ def test_encoders_keyed_alike_are_caught(monkeypatch):
     monkeypatch.setattr(skdp._plan, "derive_key",
                         lambda pipeline_seed, step_seed, path: np.random.default_rng(
                             real(pipeline_seed, step_seed, "one path for every step")))
+    # second line of defence: the accounting sees two generators left in the same state
+    with pytest.raises(ValueError, match="same state"):
+        _encoders_pipeline(1).fit(d0)
+    from skdp.accounting import _fitted
+
+    monkeypatch.setattr(_fitted, "_check_distinct_seeds", lambda est: None)
     result, claim, scores = _audit_finding2()
     assert claim == pytest.approx(EPSILON_2)               # the leak hides behind a claim
     assert (scores[0] > 0).sum() == 0 and (scores[1] < 0).sum() == 0   # equal noise
@@ -312,26 +319,19 @@ def test_encoders_keyed_alike_are_caught(monkeypatch):
     assert result.epsilon_lower_bound >= LEAK, result
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open leak: with no pipeline random_state, derive_key hands a Generator step seed "
-    "over unchanged, ColumnTransformer deep-copies it into each block, and the equal keys "
-    "pass every guard (they check integer seeds only)"))
 def test_encoders_sharing_a_generator_are_within_the_claim():
-    """Residual of finding 2, found while writing these audits (not fixed on this branch):
-    both encoders given *one* ``numpy.random.Generator`` (``random_state=rng``, a habit
-    as common as ``random_state=0``) in a PrivatePipeline without a ``random_state``.
-    :func:`skdp._plan.derive_key` returns a Generator step seed unchanged when the
-    pipeline has none, ``ColumnTransformer`` clones each block (deep-copying the
-    Generator: two copies in the same state, so equal ChaCha20 keys), and neither the
-    plan's key-collision check nor ``fitted_dp_event``'s equal-seed check looks at
-    anything but integers; the pipeline reports ``epsilon_ = 2``.  (Two Generators
-    seeded alike, ``default_rng(0)`` twice, leak the same way, in a plain Pipeline too.)
+    """Residual of finding 2, found while writing these audits: both encoders given *one*
+    ``numpy.random.Generator`` (``random_state=rng``, a habit as common as
+    ``random_state=0``) in a PrivatePipeline without a ``random_state``.
+    ``ColumnTransformer`` clones each block, deep-copying the Generator (two copies in the
+    same state), and :func:`skdp._plan.derive_key` used to hand it over unchanged: equal
+    ChaCha20 keys, the pipeline reporting ``epsilon_ = 2`` where this audit measured 2.73
+    (the release that only equal noise can produce on one side: never on D', in 29 % of
+    the fits on D).  ``derive_key`` now draws from the generator once per step and mixes
+    the draw with the step's path.
 
     The audit of the previous tests, 400 fits per dataset (200 counted, 95 %): the bound
-    must not exceed the claim.  Measured: 2.73 > 2 (the release that only equal noise can
-    produce on one side -- never on D', in 29 % of the fits on D); ~10 s of CPU: the test
-    fails, hence ``xfail(strict=True)``; it passes (and the marker must go) once
-    Generator seeds are keyed per step path too.
+    must not exceed the claim.
     """
     result, claim, scores = _audit_finding2(_encoders_sharing_a_generator, n_fits=400)
     assert result.epsilon_lower_bound <= claim, result

@@ -230,3 +230,35 @@ def test_equal_seeds_in_a_plain_pipeline_are_refused_by_the_accounting():
          ("v", DPOneHotEncoder(random_state=0), ["v"])]))], epsilon=1.0).fit(df)
     fitted_dp_event(private)
     fitted_dp_event(make_pipeline(private))
+
+
+def test_a_shared_generator_gives_each_step_its_own_key():
+    """One Generator given to two encoders (copied into each ColumnTransformer block) drew
+    the same noise in both: the plan now draws from it per step and mixes in the path;
+    outside a PrivatePipeline the accounting refuses generators left in the same state."""
+    from sklearn.pipeline import make_pipeline
+
+    from skdp.accounting import fitted_dp_event
+
+    rng = np.random.default_rng(0)
+    col = rng.choice(["a", "b", "c"], 4000).astype(object)
+    df = pd.DataFrame({"u": col, "v": col.copy()})
+    shared = np.random.default_rng(7)
+
+    def blocks(seed_u, seed_v):
+        return ColumnTransformer([("u", DPOneHotEncoder(random_state=seed_u), ["u"]),
+                                  ("v", DPOneHotEncoder(random_state=seed_v), ["v"])])
+
+    private = PrivatePipeline([("ct", blocks(shared, shared))], epsilon=1.0).fit(df)
+    plan = private.privacy_plan_
+    assert plan.step("ct__u").key != plan.step("ct__v").key
+    fitted_dp_event(private)
+    with pytest.raises(ValueError, match="same state"):
+        fitted_dp_event(make_pipeline(blocks(shared, shared)).fit(df))
+    with pytest.raises(ValueError, match="same state"):
+        fitted_dp_event(make_pipeline(blocks(np.random.default_rng(3),
+                                             np.random.default_rng(3))).fit(df))
+    fitted_dp_event(make_pipeline(blocks(np.random.default_rng(3),
+                                         np.random.default_rng(4))).fit(df))
+    with pytest.raises(ValueError, match="non-negative"):
+        PrivatePipeline([("ct", blocks(0, 1))], epsilon=1.0, random_state=-1).fit(df)

@@ -269,9 +269,14 @@ def _release_seeds(estimator, path=""):
         if named is None:
             seed = getattr(estimator, "random_state", None)
             event = getattr(estimator, "dp_event_", None)
-            if event is not None and not isinstance(event, dp_accounting.NoOpDpEvent) \
-                    and _is_int_seed(seed):
+            if event is None or isinstance(event, dp_accounting.NoOpDpEvent):
+                return
+            if _is_int_seed(seed):
                 yield path, (_key_family(estimator), int(seed))
+            elif _generator_state(seed) is not None:
+                # equal states after the fits: the steps drew the same stream (one
+                # generator deep-copied into two blocks, or two equally seeded ones)
+                yield path, (_key_family(estimator), _generator_state(seed))
             return
     for name, step in named:
         yield from _release_seeds(step, f"{path}__{name}" if path else name)
@@ -286,10 +291,29 @@ def _key_family(step):
         "skdp.") else type(step).__module__
 
 
+def _generator_state(seed):
+    """A hashable fingerprint of a numpy generator's state, or None for anything else."""
+    import numpy as np
+
+    if isinstance(seed, np.random.Generator):
+        return ("generator", repr(seed.bit_generator.state))
+    if isinstance(seed, np.random.RandomState):
+        state = seed.get_state(legacy=False)
+        return ("random_state", repr({k: (v.tobytes() if hasattr(v, "tobytes") else v)
+                                      for k, v in state["state"].items()}),
+                state["has_gauss"], state["gauss"])
+    return None
+
+
 def _is_int_seed(seed):
     import numbers
 
     return isinstance(seed, numbers.Integral) and not isinstance(seed, bool)
+
+
+def _describe(seed_key):
+    return str(seed_key) if isinstance(seed_key, int) else \
+        "a generator in the same state (one generator shared or copied, or equal seeds)"
 
 
 def _check_distinct_seeds(estimator):
@@ -302,7 +326,7 @@ def _check_distinct_seeds(estimator):
         if key in seen:
             raise ValueError(
                 f"steps '{seen[key]}' and '{path}' were fitted with the same random_state "
-                f"({key[1]}): they drew their noise from the same key, so their releases are "
+                f"({_describe(key[1])}): they drew their noise from the same key, so their releases are "
                 "not independent and their events cannot be composed. Give each DP step "
                 "its own seed, or fit them in a skdp.PrivatePipeline(..., random_state=...), "
                 "which derives a distinct key for every step")
