@@ -69,7 +69,10 @@ SCORE_UPPER = 1.0  # per-row |y - prediction| clipped to [0, 1] (targets live in
 # default ("auto") and one alternative: 4 candidates, so E[K] = 4 runs plus the refit.
 GRIDS = {
     "main": {"model__alpha": ["auto", 1e-2], "columns__numeric__n_knots": ["auto", 12]},
-    # two candidates only (the per-fit budget shrinks less): the default and coarser knots
+    # two candidates only (E[K] = 2: the per-fit budget shrinks less): the default and the
+    # finer knots the oracle of "main" prefers on concrete
+    "knots_auto_12": {"columns__numeric__n_knots": ["auto", 12]},
+    # two candidates: the default and coarser knots
     "knots_auto_6": {"columns__numeric__n_knots": ["auto", 6]},
     # two candidates: the default and a stronger L2 penalty
     "alpha_auto_0.1": {"model__alpha": ["auto", 0.1]},
