@@ -424,6 +424,31 @@ def render(argv):
                 + (f"**met** in all {t2_n} cells where it applies" if not t2_fail else
                    f"**not met** in {len(t2_fail)} of {t2_n} cells where it applies: "
                    + "; ".join(t2_fail)), ""]
+        summ = {k: dict(summarise(v), eps=k[1]) for k, v in C.items()
+                if any("searched" in r for r in v)}
+        cls_gap = [(S["gap"], k) for k, S in summ.items() if not is_regression(k[0])]
+        ratio = [S["fit_eps"] / k[1] for k, S in summ.items()]
+        blow = [r for rs in C.values() for r in rs
+                if is_regression(r["dataset"]) and r.get("searched", 0) < -1]
+        n_reg = sum(is_regression(r["dataset"]) for rs in C.values() for r in rs)
+        out += ["Where it falls short (computed from the rows above):", ""]
+        if cls_gap:
+            g_max, k_max = max(cls_gap)
+            out.append(f"- Classifiers: the largest oracle gap is {g_max:+.4f} ({k_max[0]} "
+                       f"ε={k_max[1]:g}); the default is already (nearly) the best candidate, "
+                       "so no choice among these candidates can repay a cost of order 0.01.")
+        if ratio:
+            out.append(f"- Each candidate (and the refit) is fitted at a per-fit ε of "
+                       f"{min(ratio):.2f}–{max(ratio):.2f} × the total ε: that, not a wrong "
+                       "pick, is most of the cost: whichever candidate wins, the searched "
+                       "model is fitted with that fraction of the default's budget.")
+        if n_reg:
+            out.append(f"- Regressors: {len(blow)} of {n_reg} searched fits have test R² < −1"
+                       + (" (predictions far outside the public target range: at the search's "
+                          "per-fit ε the models are dominated by noise, and the noisy "
+                          "validation score cannot tell them apart); the mean R² of those "
+                          "cells is dominated by such seeds." if blow else "."))
+        out.append("")
         out += ["What was chosen (search picks over seeds; the oracle's best candidate on "
                 "test) and the per-fit budget of the search:", ""]
         prow = []
