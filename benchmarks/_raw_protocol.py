@@ -57,6 +57,49 @@ def load_raw(name, data_home=None):
     return _strings_as_object(df), y.to_numpy().astype(np.int64)
 
 
+# Regression tables (bench_pipeline_selection.py).  The target is mapped to
+# ``(y - center) / half_range`` with a public range taken from the data set's documentation
+# or the physical domain, never from the rows, so it lies in [-1, 1] over that range and a
+# regressor can be given ``y_bound = 1`` (R^2 is unchanged by the affine map).
+REGRESSION_DATASETS = ("airfoil", "concrete", "wine")
+REGRESSION_TARGET_RANGE = {
+    "airfoil": (100.0, 150.0),  # scaled sound pressure level, dB (a public guess of the domain)
+    "concrete": (0.0, 100.0),   # compressive strength, MPa (ordinary concrete)
+    "wine": (0.0, 10.0),        # sensory quality score, documented as 0-10
+}
+AIRFOIL_COLUMNS = ["frequency", "angle", "chord", "velocity", "thickness", "sound_pressure"]
+
+
+def load_raw_regression(name, data_home=None):
+    """Return ``(X, y)``: the raw feature table and the publicly rescaled float target."""
+    home = default_data_home() if data_home is None else data_home
+    if name == "airfoil":
+        df = pd.read_csv(os.path.join(home, "airfoil", "airfoil_self_noise.dat"), sep=r"\s+",
+                         header=None, names=AIRFOIL_COLUMNS)
+        y = df.pop("sound_pressure")
+    elif name == "concrete":
+        df = pd.read_csv(os.path.join(home, "concrete", "Concrete_Data.csv"))
+        y = df.pop(df.columns[-1])
+    elif name == "wine":  # red and white together, the colour as a string column
+        parts = []
+        for color in ("red", "white"):
+            part = pd.read_csv(os.path.join(home, "wine", f"winequality-{color}.csv"), sep=";")
+            part["color"] = color
+            parts.append(part)
+        df = pd.concat(parts, ignore_index=True)
+        y = df.pop("quality")
+    else:
+        raise ValueError(f"unknown data set {name!r}; expected one of {REGRESSION_DATASETS}")
+    lo, hi = REGRESSION_TARGET_RANGE[name]
+    y = (y.to_numpy(dtype=np.float64) - (lo + hi) / 2) / ((hi - lo) / 2)
+    return _strings_as_object(df), y
+
+
+def split_regression(X, y, seed):
+    """70/30 split (not stratified): ``X_train, X_test, y_train, y_test``."""
+    return train_test_split(X, y, test_size=0.3, random_state=seed)
+
+
 def split(X, y, seed):
     """70/30 stratified split: ``X_train, X_test, y_train, y_test``."""
     return train_test_split(X, y, test_size=0.3, random_state=seed, stratify=y)
