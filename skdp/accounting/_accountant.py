@@ -293,29 +293,12 @@ def _has_repeat_and_select(event):
 
 def _peel_delta_events(event):
     """``(rest, extra_delta)``: ``event`` without its ``DeltaDpEvent(delta_i)``
-    parts (composed at any depth) and the sum of their ``delta_i`` (module docstring)."""
-    if isinstance(event, DeltaDpEvent):
-        return dp_accounting.NoOpDpEvent(), float(event.delta)
-    if isinstance(event, dp_accounting.ComposedDpEvent):
-        parts, extra = [], 0.0
-        for ev in event.events:
-            rest, d = _peel_delta_events(ev)
-            extra += d
-            if not isinstance(rest, dp_accounting.NoOpDpEvent):
-                parts.append(rest)
-        if extra == 0.0:
-            return event, 0.0
-        if not parts:
-            return dp_accounting.NoOpDpEvent(), extra
-        return (parts[0] if len(parts) == 1 else dp_accounting.ComposedDpEvent(parts)), extra
-    if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        rest, d = _peel_delta_events(event.event)
-        if d == 0.0:
-            return event, 0.0
-        if isinstance(rest, dp_accounting.NoOpDpEvent):
-            return rest, d * event.count
-        return dp_accounting.SelfComposedDpEvent(rest, event.count), d * event.count
-    return event, 0.0
+    parts (composed at any depth) and the sum of their ``delta_i`` (module docstring):
+    :func:`skdp.accounting._rdp.peel_delta_events`, which also counts a part inside a
+    private selection once per expected run."""
+    from ._rdp import peel_delta_events
+
+    return peel_delta_events(event)
 
 
 def get_epsilon(event, delta):
