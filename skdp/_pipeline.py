@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from sklearn.pipeline import Pipeline
+from sklearn.utils.metaestimators import available_if
 
 __all__ = ["PrivatePipeline", "make_private_pipeline", "output_norm_bound"]
 
@@ -246,6 +247,14 @@ class PrivatePipeline(Pipeline):
             _restore_params(self, saved_params)
         return self
 
+    def _final_has(name):
+        def check(self):
+            final = self.steps[-1][1]
+            return final in (None, "passthrough") if name == "transform" and \
+                isinstance(final, (str, type(None))) else hasattr(final, name)
+        return check
+
+    @available_if(_final_has("transform"))
     def fit_transform(self, X, y=None, **params):
         """:meth:`fit`, then :meth:`transform` of ``X`` (the same plan: a parent
         ``Pipeline`` or ``ColumnTransformer`` calling this spends what ``fit`` spends).
@@ -263,6 +272,7 @@ class PrivatePipeline(Pipeline):
         """
         return self.fit(X, y, **params).transform(X)
 
+    @available_if(_final_has("predict"))
     def fit_predict(self, X, y=None, **params):
         """:meth:`fit`, then :meth:`predict` of ``X``.
 

@@ -468,7 +468,10 @@ def placeholder_frame(X, n_rows, spread=False):
     width = shape[1] if shape is not None and len(shape) > 1 else 1
     dtype = getattr(X, "dtype", np.dtype(float))
     if dtype == object:
-        return np.full((n_rows, width), "", dtype=object)
+        # an object array carries no schema: numbers, which a numeric step converts and a
+        # categorical one counts (the events and widths do not depend on the values)
+        values = np.arange(n_rows, dtype=np.float64) if spread else np.zeros(n_rows)
+        return np.tile(values.astype(object)[:, None], (1, width))
     if spread:
         return np.tile(np.arange(n_rows, dtype=np.float64)[:, None], (1, width))
     return np.zeros((n_rows, width), dtype=np.float64)

@@ -262,3 +262,32 @@ def test_a_shared_generator_gives_each_step_its_own_key():
                                          np.random.default_rng(4))).fit(df))
     with pytest.raises(ValueError, match="non-negative"):
         PrivatePipeline([("ct", blocks(0, 1))], epsilon=1.0, random_state=-1).fit(df)
+
+
+def test_an_object_array_is_planned_without_a_schema():
+    """An object ndarray carries no dtypes: its placeholder holds numbers, which the
+    spline converts and the encoder counts (it used to hold empty strings, which the
+    spline cannot read; the minimum-versions environment, without pandas, fits this)."""
+    rng = np.random.default_rng(0)
+    raw = np.empty((3000, 3), dtype=object)
+    raw[:, 0] = rng.normal(40, 12, 3000)
+    raw[::50, 0] = np.nan
+    raw[:, 1] = rng.lognormal(10, 1, 3000)
+    raw[:, 2] = rng.choice(["a", "b", "c"], 3000)
+    labels = (raw[:, 2] == "a").astype(int)
+    pipe = PrivatePipeline([
+        ("columns", ColumnTransformer([("num", DPSplineTransformer(), [0, 1]),
+                                       ("cat", DPOneHotEncoder(), [2])])),
+        ("model", DPLogisticRegression(classes=[0, 1], data_norm="auto", random_state=0))],
+        epsilon=1.0).fit(raw, labels)
+    assert pipe.privacy_guaranteed_ and pipe.epsilon_ <= 1.0
+
+
+def test_fit_transform_and_fit_predict_follow_the_final_step():
+    model_last = PrivatePipeline([("s", DPRobustScaler()), ("m", DPLogisticRegression(
+        classes=[0, 1], data_norm="auto"))])
+    transformer_last = PrivatePipeline([("s", DPSplineTransformer()),
+                                        ("r", DPRobustScaler())])
+    assert not hasattr(model_last, "fit_transform") and hasattr(model_last, "fit_predict")
+    assert hasattr(transformer_last, "fit_transform")
+    assert not hasattr(transformer_last, "fit_predict")
