@@ -9,6 +9,11 @@ import pytest
 
 pd = pytest.importorskip("pandas")
 
+# these tests leave the schema to the dtypes on purpose (tests/test_privacy_plan.py checks
+# the message that says so)
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:make_private_pipeline inferred the public schema")
+
 from sklearn.compose import make_column_transformer  # noqa: E402
 from sklearn.pipeline import make_pipeline, make_union  # noqa: E402
 from sklearn.preprocessing import OneHotEncoder, StandardScaler  # noqa: E402

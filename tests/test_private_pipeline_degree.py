@@ -6,6 +6,11 @@ import pytest
 
 pd = pytest.importorskip("pandas")
 
+# these tests leave the schema to the dtypes on purpose (tests/test_privacy_plan.py checks
+# the message that says so)
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:make_private_pipeline inferred the public schema")
+
 from skdp import DPLogisticRegression, make_private_pipeline  # noqa: E402
 from skdp.linear_model._auto import PIPELINE_SPLINE_DEGREE  # noqa: E402
 
