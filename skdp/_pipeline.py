@@ -36,16 +36,10 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
 
+from .preprocessing._rowwise import as_pandas   # the converter owns it; re-exported
+
 __all__ = ["PrivatePipeline", "make_private_pipeline", "output_norm_bound"]
 
-
-def as_pandas(X):
-    """A polars DataFrame as a pandas one (its schema kept: numbers stay numeric, strings
-    become object columns); anything else unchanged.  Data-free: the first step of
-    :func:`make_private_pipeline`, so fit and predict take either."""
-    if type(X).__module__.split(".")[0] == "polars" and hasattr(X, "to_pandas"):
-        return X.to_pandas()
-    return X
 
 
 def output_norm_bound(step):

@@ -12,7 +12,7 @@ from sklearn.base import clone  # noqa: E402
 from skdp import (DPHuberRegressor, DPLogisticRegression, DPNonconvexRegressor,  # noqa: E402
                   make_private_pipeline)
 from skdp.linear_model._budget import model_pins, model_planned_event  # noqa: E402
-from skdp.model_selection._common import same_release  # noqa: E402
+from skdp.accounting._events import events_close as same_release  # noqa: E402
 
 MODELS = {
     "binary": lambda s: DPLogisticRegression(classes=[0, 1], solver=s),

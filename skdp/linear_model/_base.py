@@ -819,7 +819,6 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         names = self._released_bounds()
         n, n_features = X.shape
         eps, delta = float(self.epsilon), float(self.delta)
-        prior_events = []
         mu_bounds = math.sqrt(AUTO_BOUND_SHARE) * gdp_mu(eps, delta)
         # the ledger is reached before the data is read; without a plannable event (the
         # model's share is known after the bound release) its budget is checked at commit
@@ -848,7 +847,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 setattr(inner, name, value)
             if "y_bound" in bounds:
                 y = clip_targets(y, bounds["y_bound"])
-            inner.epsilon = largest_model_epsilon(inner, [*prior_events, bound_event], n,
+            inner.epsilon = largest_model_epsilon(inner, [bound_event], n,
                                                   n_features, eps, delta)
             attrs, result = inner._run_solver_unrecorded(
                 X, y, loss, n_outputs, bounds.get("y_bound", getattr(self, "y_bound", None)))

@@ -172,7 +172,7 @@ def placeholder_data(X, y, n_rows, classes):
         # the schema is kept: categorical columns stay categorical (a pipeline routes them
         # by dtype)
         from .._plan import placeholder_frame
-        from .._pipeline import as_pandas
+        from ..preprocessing._rowwise import as_pandas
 
         Xd = placeholder_frame(as_pandas(X), n_rows)
     if classes is not None:
@@ -202,7 +202,7 @@ def probe(est, X, y, n_rows, classes):
 
 
 def _pipeline_probe(pipe, X, n_rows):
-    from .._pipeline import as_pandas
+    from ..preprocessing._rowwise import as_pandas
     from .._plan import make_plan
     from ..accounting import _lazy_dp_accounting as dp_accounting
 
@@ -215,18 +215,6 @@ def _pipeline_probe(pipe, X, n_rows):
         raise ValueError("this private pipeline's event is not fixed before the fit "
                          "(model_plan='adaptive'); a private search needs model_plan='fixed'")
     return event, True
-
-
-def same_release(released, planned):
-    """Whether a fit released what was planned (:func:`skdp.accounting._events.
-    events_close`: the same event tree, floats equal to 1e-9 relative -- a pipeline's
-    model takes its upstream bound, a released value, which moves its event's floats in
-    the last bits).  The search plans with a margin of 1e-6 in epsilon
-    (:data:`~skdp.model_selection._search.PLAN_MARGIN`), far above what such a
-    difference can change; any other difference means the noise depends on the data."""
-    from ..accounting._events import events_close
-
-    return events_close(released, planned)
 
 
 def pipeline_fit_delta(delta, fits_per_row):

@@ -254,6 +254,15 @@ class RowwiseFunctionTransformer(TransformerMixin, BaseEstimator):
         return tags
 
 
+def as_pandas(X):
+    """A polars DataFrame as a pandas one (its schema kept: numbers stay numeric, strings
+    become object columns); anything else unchanged.  Data-free: what
+    :class:`FrameToPandas` does, and how a composite reads a frame's schema."""
+    if type(X).__module__.split(".")[0] == "polars" and hasattr(X, "to_pandas"):
+        return X.to_pandas()
+    return X
+
+
 class FrameToPandas(TransformerMixin, BaseEstimator):
     """Turn a polars DataFrame into a pandas one; leave anything else unchanged.
 
@@ -321,8 +330,6 @@ class FrameToPandas(TransformerMixin, BaseEstimator):
         X_out : pandas DataFrame or the input
             The converted frame, or ``X`` itself.
         """
-        from .._pipeline import as_pandas   # not at import time: _pipeline imports us
-
         check_is_fitted(self)
         validate_data(self, X, reset=False, skip_check_array=True)
         return as_pandas(X)

@@ -53,4 +53,5 @@ def test_raw_table_points_to_make_private_pipeline(make, table):
 
 def test_numeric_dataframe_still_fits():
     X = _table()[["age"]] / 100.0
-    DPHuberRegressor(data_norm=1.0, random_state=0).fit(X, np.arange(40) % 2 * 1.0)
+    reg = DPHuberRegressor(data_norm=1.0, random_state=0).fit(X, np.arange(40) % 2 * 1.0)
+    assert reg.privacy_guaranteed_ and reg.coef_.shape == (1,)
