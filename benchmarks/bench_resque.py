@@ -111,7 +111,7 @@ def make(kind, method, eps, n, seed, setting):
     else:
         params = dict(solver=method)
     if kind == "logistic":
-        return DPLogisticRegression(**common, **params)
+        return DPLogisticRegression(classes=[0, 1], **common, **params)   # public labels
     return DPHuberRegressor(huber_threshold=0.0, **common, **params)
 
 
