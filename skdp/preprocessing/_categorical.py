@@ -228,11 +228,18 @@ _EXACT_KINDS = frozenset({"string", "bytes", "integer", "floating", "mixed-integ
                           "boolean", "decimal", "empty"})
 #: the types of a mixed object column on which pandas' hash table is exact: numbers,
 #: strings, bytes, and missing markers (dropped by the table)
+#: numpy floats narrower or wider than float64 are left out: numpy compares them with a
+#: Python float in their own precision (``np.float32(0.1) == 0.1`` is True) while their
+#: hashes differ, so the table merged them -- or not -- as their hashes happened to share a
+#: bucket (a function of the other entries and of the process's string hash seed)
 _EXACT_TYPES = frozenset(
     {str, np.str_, bytes, np.bytes_, bool, int, float, Decimal, Fraction, type(None)}
     | {t for t in np.sctypeDict.values()
-       if issubclass(t, (np.bool_, np.integer, np.floating))
+       if (issubclass(t, (np.bool_, np.integer)) or t is np.float64)
        and not issubclass(t, np.timedelta64)})
+#: kinds of ``infer_dtype`` under which a narrow numpy float may hide: their entries' types
+#: are checked too
+_FLOAT_KINDS = frozenset({"floating", "mixed-integer-float", "decimal"})
 
 
 def _exact_series(values):
@@ -256,7 +263,8 @@ def _exact_series(values):
                            copy=False)
     if not isinstance(values, pd.Series):
         return None
-    if values.dtype == object and infer_dtype(values, skipna=True) not in _EXACT_KINDS:
+    kind = infer_dtype(values, skipna=True) if values.dtype == object else None
+    if values.dtype == object and (kind not in _EXACT_KINDS or kind in _FLOAT_KINDS):
         na = type(pd.NA), type(pd.NaT)
         kinds = set(map(type, values.to_numpy(dtype=object, copy=False)))
         if not all(t in _EXACT_TYPES or t in na for t in kinds):

@@ -258,7 +258,9 @@ def test_hash_table_path_equals_canonicalise_then_count(subset):
     from skdp.preprocessing._categorical import (_exact_series, _factorize_entries,
                                                  _value_counts, canonical_column)
 
-    pool = _pool()
+    # narrow numpy floats send a column entry by entry (next test): left out here, where
+    # the hash table is what is tested
+    pool = [v for v in _pool() if not isinstance(v, np.float32)]
     if subset == "numbers":
         pool = [v for v in pool if not isinstance(v, (str, bytes))]
     elif subset == "strings":
@@ -288,3 +290,17 @@ def test_without_pandas_the_same_canonical_release(monkeypatch):
     assert _release(enc) == _release(ref)
     np.testing.assert_array_equal(enc.transform(_column(rows)),
                                   ref.transform(_column(rows)))
+
+
+def test_narrow_numpy_floats_leave_the_hash_table():
+    """numpy compares ``np.float32(0.1) == 0.1`` in float32 (True) while the two hash
+    differently: pandas' table merged them or not as their hashes happened to share a
+    bucket (it depended on the process's string hash seed: the hash-table test above
+    failed under some seeds).  Such a column is counted entry by entry."""
+    from skdp.preprocessing._categorical import _exact_series, _value_counts
+
+    column = np.array([0.1] * 7 + [np.float32(0.1)] * 5 + [np.float64(0.25)], dtype=object)
+    assert _exact_series(column) is None
+    assert _exact_series(np.array([0.1, np.float64(0.25), 1], dtype=object)) is not None
+    values, counts = _value_counts(column)
+    assert values == [0.1, float(np.float32(0.1)), 0.25] and counts.tolist() == [7, 5, 1]
