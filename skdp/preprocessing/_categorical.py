@@ -119,7 +119,8 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._common import DP_TRANSFORMER_CONSTRAINTS, gdp_mu, guarantee, word_source
+from ._common import (DP_TRANSFORMER_CONSTRAINTS, dense_container_requested, gdp_mu,
+                      guarantee, word_source)
 
 __all__ = ["DPOneHotEncoder", "canonical_column", "canonical_order", "canonical_value",
            "discovery_threshold"]
@@ -423,7 +424,8 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         Seeds the exact noise (None: keys from the OS).
     sparse_output : bool, default=False
         Return a CSR matrix with one stored entry per column and row (as scikit-learn's
-        ``OneHotEncoder(sparse_output=True)``), the dense output's values.
+        ``OneHotEncoder(sparse_output=True)``), the dense output's values.  Under
+        ``set_output(transform="pandas")`` the output is a dense DataFrame instead.
 
     Attributes
     ----------
@@ -565,13 +567,14 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        XT : ndarray or CSR matrix (``sparse_output``) of shape (n_samples, n_features_out_)
+        XT : ndarray, DataFrame or CSR matrix of shape (n_samples, n_features_out_)
+            CSR with ``sparse_output`` unless ``set_output`` asks for a DataFrame.
         """
         check_is_fitted(self)
         columns = _columns(self, X, reset=False)
         n = columns[0].shape[0]
         widths = [len(index) + 2 for index in self._index]
-        if self.sparse_output:
+        if self.sparse_output and not dense_container_requested(self):
             return self._transform_csr(columns, n, widths)
         out = np.zeros((n, sum(widths)))
         rows = np.arange(n)
@@ -627,10 +630,10 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         -------
         feature_names_out : ndarray of str objects
         """
+        from sklearn.utils.validation import _check_feature_names_in
+
         check_is_fitted(self)
-        if input_features is None:
-            input_features = getattr(self, "feature_names_in_",
-                                     [f"x{j}" for j in range(self.n_features_in_)])
+        input_features = _check_feature_names_in(self, input_features)
         out = []
         for name, cats in zip(input_features, self.categories_):
             out.extend(f"{name}_{c}" for c in cats)

@@ -20,8 +20,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 __all__ = ["DP_TRANSFORMER_CONSTRAINTS", "BOUND_MAX", "BOUND_MIN_WIDTH", "BOUND_REL_WIDTH",
-           "check_public_bounds", "gdp_mu", "guarantee", "set_release_attributes",
-           "word_source"]
+           "check_public_bounds", "dense_container_requested", "gdp_mu", "guarantee",
+           "set_release_attributes", "word_source"]
 
 DP_TRANSFORMER_CONSTRAINTS = {
     "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -132,6 +132,20 @@ def set_release_attributes(transformer, event, noise_std, sensitivity):
     transformer.noise_scale_ = float(noise_std)
     transformer.sensitivity_ = float(sensitivity)
     transformer.privacy_guaranteed_ = True
+
+
+def dense_container_requested(transformer):
+    """True when ``set_output(transform="pandas"|"polars")`` (on the transformer, a parent,
+    or ``sklearn.set_config(transform_output=...)``) asks for a DataFrame.
+
+    scikit-learn cannot wrap a sparse matrix in a DataFrame (its ``OneHotEncoder`` raises
+    there and asks for ``sparse_output=False``); a transformer with ``sparse_output=True``
+    then returns its dense output instead -- the same values in the same places, so what
+    a next step fits (and the model a private pipeline releases) is unchanged.  Reads a
+    public configuration only."""
+    from sklearn.utils._set_output import _get_output_config
+
+    return _get_output_config("transform", transformer)["dense"] in ("pandas", "polars")
 
 
 def word_source(random_state):

@@ -30,13 +30,10 @@ rows.  Both are outside the guarantee.
 schema is kept): a row-wise identity on the values.
 """
 
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import (
     _check_feature_names_in,
     check_is_fitted,
@@ -74,9 +71,11 @@ class RowwiseFunctionTransformer(TransformerMixin, BaseEstimator):
     feature_names_out : callable, "one-to-one" or None, default=None
         Names of the output columns, as for ``FunctionTransformer``: ``"one-to-one"``
         returns the input names (the output width must then equal the input width), a
-        callable is called as ``feature_names_out(self, input_features)``.  None:
-        ``get_feature_names_out`` is not available (the width is not known before
-        ``func`` has run on rows).
+        callable is called as ``feature_names_out(self, input_features)``.  None: the
+        input names when ``func`` is None (the identity), else
+        ``rowwisefunctiontransformer0, 1, ...`` (scikit-learn's class-name prefix), as
+        many as ``func`` returns on a public probe row of zeros (its width does not
+        depend on the row).
 
     Attributes
     ----------
@@ -195,18 +194,10 @@ class RowwiseFunctionTransformer(TransformerMixin, BaseEstimator):
         result = np.empty((len(rows), width), dtype=np.float64)
         for i, row in enumerate(rows):
             result[i] = row
-        if self.feature_names_out is None:
-            config = _get_output_config("transform", self)["dense"]
-            if config in ("pandas", "polars"):
-                warnings.warn(
-                    f"set_output(transform={config!r}) needs feature_names_out to name the "
-                    "columns; RowwiseFunctionTransformer returns an array", UserWarning,
-                    stacklevel=2)
         return result
 
-    @available_if(lambda self: self.feature_names_out is not None)
     def get_feature_names_out(self, input_features=None):
-        """Names of the output columns (only when ``feature_names_out`` is set).
+        """Names of the output columns.
 
         Parameters
         ----------
@@ -216,12 +207,22 @@ class RowwiseFunctionTransformer(TransformerMixin, BaseEstimator):
         Returns
         -------
         feature_names_out : ndarray of str objects
-            The input names (``"one-to-one"``) or what the callable returns.
+            The input names (``"one-to-one"``, or the identity ``func=None``), what the
+            ``feature_names_out`` callable returns, or -- ``feature_names_out=None`` with
+            a ``func`` -- ``rowwisefunctiontransformer0, 1, ...``, one per value ``func``
+            returns on a row of zeros (a public probe: no private row is read).
         """
         check_is_fitted(self, "n_features_in_")
         input_features = _check_feature_names_in(self, input_features)
-        if self.feature_names_out == "one-to-one":
+        if self.feature_names_out == "one-to-one" or (
+                self.feature_names_out is None and self.func is None):
             names = input_features
+        elif self.feature_names_out is None:
+            with np.errstate(all="ignore"):
+                probe = np.asarray(self.func(np.zeros(self.n_features_in_),
+                                             **(self.kw_args or {})), dtype=np.float64)
+            prefix = type(self).__name__.lower()
+            names = [f"{prefix}{i}" for i in range(probe.size)]
         else:
             names = self.feature_names_out(self, input_features)
         return np.asarray(names, dtype=object)
@@ -232,8 +233,8 @@ class RowwiseFunctionTransformer(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         transform : {"default", "pandas", "polars"} or None, default=None
-            Output of ``transform``/``fit_transform``; a DataFrame needs
-            ``feature_names_out``.
+            Output of ``transform``/``fit_transform`` (columns named by
+            :meth:`get_feature_names_out`).
 
         Returns
         -------

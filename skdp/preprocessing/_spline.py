@@ -29,7 +29,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, check_public_bounds,
-                      gdp_mu, set_release_attributes, word_source)
+                      dense_container_requested, gdp_mu, set_release_attributes,
+                      word_source)
 
 __all__ = ["DPSplineTransformer", "bspline_basis"]
 
@@ -163,7 +164,8 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         included, and the indicator), the dense output's values in the same places, in a
         fraction of its memory (10^6 rows of 20 columns with 15 knots at degree 1: 0.5 GB
         instead of 2.6 GB).  ``dpsgd``, objective and output perturbation fit it without
-        densifying.
+        densifying.  Under ``set_output(transform="pandas")`` the output is a dense
+        DataFrame (a DataFrame cannot hold CSR), with the same values.
 
     Attributes
     ----------
@@ -299,12 +301,13 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        XB : ndarray or CSR matrix (``sparse_output``) of shape (n_samples, n_features_out_)
-            Every row has L2 norm at most ``output_norm_bound_``.
+        XB : ndarray, DataFrame or CSR matrix of shape (n_samples, n_features_out_)
+            CSR with ``sparse_output`` unless ``set_output`` asks for a DataFrame.  Every
+            row has L2 norm at most ``output_norm_bound_``.
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
-        if self.sparse_output:
+        if self.sparse_output and not dense_container_requested(self):
             return self._transform_csr(X)
         out = np.zeros((X.shape[0], self.n_features_out_))
         start = 0

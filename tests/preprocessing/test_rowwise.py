@@ -173,7 +173,9 @@ def test_scalar_results_kw_args_and_feature_names():
     df = pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0]})
     t = RowwiseFunctionTransformer(lambda r, p: np.linalg.norm(r, ord=p), kw_args={"p": 1})
     assert np.array_equal(t.fit_transform(df), [[4.0], [6.0]])
-    assert not hasattr(t, "get_feature_names_out")
+    # no names given: scikit-learn's class-name prefix, one per value func returns
+    assert list(t.get_feature_names_out()) == ["rowwisefunctiontransformer0"]
+    assert list(RowwiseFunctionTransformer().fit(df).get_feature_names_out()) == ["a", "b"]
     one = RowwiseFunctionTransformer(np.abs, feature_names_out="one-to-one").fit(df)
     assert list(one.get_feature_names_out()) == ["a", "b"]
     named = RowwiseFunctionTransformer(
