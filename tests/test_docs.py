@@ -111,8 +111,8 @@ def test_home_page_example_runs(capsys):
 def _public_names():
     names = []
     for modname in ["skdp", "skdp.accounting", "skdp.audit", "skdp.datasets",
-                    "skdp.exceptions", "skdp.linear_model", "skdp.model_selection",
-                    "skdp.preprocessing"]:
+                    "skdp.exceptions", "skdp.inspection", "skdp.linear_model",
+                    "skdp.model_selection", "skdp.preprocessing"]:
         try:
             mod = importlib.import_module(modname)
         except ModuleNotFoundError as exc:

@@ -38,6 +38,7 @@ PUBLIC_MODULES = [
     "skdp.audit",
     "skdp.datasets",
     "skdp.exceptions",
+    "skdp.inspection",
     "skdp.linear_model",
     "skdp.model_selection",
     "skdp.preprocessing",
