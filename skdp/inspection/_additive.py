@@ -120,17 +120,25 @@ def _trace(step, inputs):
                 continue
             out.extend(Origin(origin.raw, step, j, k, origin.direct) for k in range(width))
         return out
-    # any other transformer: its output width from its names; each output depends on
-    # the one raw column all its inputs come from, or on several (not additive)
+    # any other transformer (an imputer, a selector, a row-wise function): column-wise
+    # when it is one-to-one or names every output after one input (scikit-learn's
+    # SimpleImputer); else each output depends on the one raw column all its inputs come
+    # from, or on several (not additive)
     from sklearn.base import OneToOneFeatureMixin
 
-    n_out = len(step.get_feature_names_out())
-    if isinstance(step, OneToOneFeatureMixin) and n_out == len(inputs):
+    names_out = [str(n) for n in step.get_feature_names_out()]
+    names_in = getattr(step, "feature_names_in_", None)
+    names_in = [str(n) for n in names_in] if names_in is not None else \
+        [f"x{i}" for i in range(len(inputs))]
+    if isinstance(step, OneToOneFeatureMixin) and len(names_out) == len(inputs):
         return [_opaque(o) for o in inputs]
+    position = {name: i for i, name in enumerate(names_in)}
+    if len(names_in) == len(inputs) and all(n in position for n in names_out):
+        return [_opaque(inputs[position[n]]) for n in names_out]
     raws = {o.raw for o in inputs}
     if len(raws) == 1 and None not in raws:
-        return [_opaque(inputs[0])] * n_out
-    return [Origin(None, lost=True)] * n_out
+        return [_opaque(inputs[0])] * len(names_out)
+    return [Origin(None, lost=True)] * len(names_out)
 
 
 @dataclass

@@ -279,6 +279,28 @@ def test_row_wise_function_of_one_column_has_its_grid_on_the_function_scale():
                                rtol=1e-10, atol=1e-10)
 
 
+def test_plain_pipeline_with_an_imputer_is_walked_column_by_column():
+    """A scikit-learn Pipeline (not a PrivatePipeline, which refuses a data-fitted
+    imputer) with a column-wise imputer before the spline: still additive; the imputed
+    columns are listed as transformed (NaN never reaches the spline's missing bucket)."""
+    from sklearn.impute import SimpleImputer
+
+    pipe = Pipeline([
+        ("columns", ColumnTransformer([
+            ("num", Pipeline([("impute", SimpleImputer(strategy="constant", fill_value=0.0)),
+                              ("spline", DPSplineTransformer(n_knots=5, random_state=0))]),
+             ["age", "income"]),
+            ("onehot", DPOneHotEncoder(random_state=0), ["job"])])),
+        ("model", DPLogisticRegression(classes=[0, 1], data_norm=4.0, random_state=0))])
+    pipe.fit(DF, Y2)
+    sf = shape_functions(pipe)
+    assert sf.attrs["transformed"] == ["age", "income"]
+    c = contributions(pipe, DF.head(200))
+    np.testing.assert_allclose(c.sum(axis=1), pipe.decision_function(DF.head(200)),
+                               rtol=1e-10, atol=1e-10)
+    assert c["hours"].eq(0).all()      # a dropped column contributes nothing
+
+
 def test_display_draws_lines_bars_and_missing_markers():
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
