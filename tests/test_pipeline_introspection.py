@@ -84,6 +84,14 @@ def test_every_skdp_transformer_names_its_outputs_like_sklearn():
         assert str(t.get_feature_names_out(["p", "q"])[0]).startswith("p")
     assert list(RowwiseFunctionTransformer(np.sum).fit(X).get_feature_names_out()) == [
         "rowwisefunctiontransformer0"]
+
+    def needs_positive(row):
+        if not (row > 0).all():
+            raise ArithmeticError("positive values only")
+        return np.log(row)
+
+    with pytest.raises(ValueError, match="give feature_names_out"):
+        RowwiseFunctionTransformer(needs_positive).fit(X).get_feature_names_out()
     assert list(DPOneHotEncoder(categories=[[1, 2]]).fit(X[["b"]])
                 .get_feature_names_out()) == ["b_1", "b_2", "b_other", "b_missing"]
 

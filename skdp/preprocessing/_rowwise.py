@@ -218,9 +218,16 @@ class RowwiseFunctionTransformer(TransformerMixin, BaseEstimator):
                 self.feature_names_out is None and self.func is None):
             names = input_features
         elif self.feature_names_out is None:
-            with np.errstate(all="ignore"):
-                probe = np.asarray(self.func(np.zeros(self.n_features_in_),
-                                             **(self.kw_args or {})), dtype=np.float64)
+            try:
+                with np.errstate(all="ignore"):
+                    probe = np.asarray(self.func(np.zeros(self.n_features_in_),
+                                                 **(self.kw_args or {})), dtype=np.float64)
+            except Exception as exc:
+                raise ValueError(
+                    "get_feature_names_out calls func on a public row of zeros to learn its "
+                    f"output width, and func raised {type(exc).__name__}; give "
+                    "feature_names_out (a callable or 'one-to-one') to name the outputs"
+                ) from exc
             prefix = type(self).__name__.lower()
             names = [f"{prefix}{i}" for i in range(probe.size)]
         else:
