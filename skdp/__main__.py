@@ -178,11 +178,12 @@ def _add_compile_parser(sub):
         description="Compile the numba kernels of every solver and default into numba's "
                     "on-disk cache, one line per group with its seconds, so that the first "
                     "fit of every later session reads them from the cache instead of "
-                    "compiling (a first multinomial or pipeline fit otherwise spends 7-12 s "
-                    "compiling).  The cache is NUMBA_CACHE_DIR if set, else the __pycache__ "
+                    "compiling (a first multinomial or pipeline fit otherwise spends 12-13 s "
+                    "compiling on two cores).  The cache is NUMBA_CACHE_DIR if set, else the __pycache__ "
                     "folders of the install, else ~/.cache/numba; run again after upgrading "
                     "skdp or numba.  Exit status 0, or 1 when a group failed or no cache "
                     "can be kept.")
+
     def group(name):
         if name not in GROUP_NAMES:
             raise argparse.ArgumentTypeError(

@@ -3,13 +3,25 @@
 skdp's solvers run numba kernels, compiled on their first call and then cached on disk
 (:mod:`skdp._numba_cache`).  A fit whose kernels are not cached yet pays their compilation:
 0 s for the binary logistic and Huber defaults (objective perturbation draws its noise in
-plain Python and needs no kernel), but 7-12 s on two cores for a first multinomial
-``DPLogisticRegression`` or ``make_private_pipeline(DPLogisticRegression(...))`` fit (both
-DP-SGD: its parallel batch sum, its loop, the exact noise sampler; numba's own typing and
-lowering, which no optimisation level removes:
-``benchmarks/results/startup_opt_levels.md``), and 5-15 s for each other solver.  This
+plain Python and needs no kernel), but 12-13 s on a quiet two-core machine for a first
+multinomial ``DPLogisticRegression`` or ``make_private_pipeline(DPLogisticRegression(...))``
+fit (both DP-SGD: its parallel batch sum, its loop, the exact noise sampler; numba's own
+typing and lowering, which no optimisation level removes:
+``benchmarks/results/startup_opt_levels.md``), and up to 10 s for each other solver
+(``benchmarks/results/startup.md``).  This
 command pays all of it once, group by group, so that the first fit of every session after
 it reads its kernels from the cache.
+
+Why the first fit cannot simply compile less (issue 48 asked for at most 3 s): in a
+multinomial default fit every skdp kernel compiles exactly one signature, all are cached,
+and the kernels of unused solvers never compile; what remains is DP-SGD's chain (13.8-14.1
+s of compiling CPU time, thread time, on a loaded two-core machine).  Two levers were
+measured and not taken: compiling the parallel batch sum with ``parallel={"prange": True}``
+only (the other parfor passes off) cost 2 s *more* (the allocations compile as separate
+functions); pruning DP-SGD's unused row forms (CSR, copy) and its float-noise branch by
+passing None saved 1.5 s (11.7-13.1 s, coefficients bitwise equal) but would make the
+dense and CSR designs and the float noise compile a loop each, so a session fitting both,
+and this command, would compile more.  Neither brings a first fit near 3 s.
 
 How: each group runs tiny fits of the public estimators (a few rows, a few steps) with the
 arguments that select each compiled variant -- dense float64 rows in C and Fortran order
@@ -84,16 +96,12 @@ def _fit(estimator, X, y):
 def _secure_noise(float32):
     """The exact discrete Gaussian and Laplace samplers (ChaCha20 words), serial and in
     parallel chunks: every release's noise (``secure_noise``, the default)."""
-    import numpy as np
-
     from ._mechanisms import _exact
-    from ._mechanisms._exact_kernels import grid_value
 
     for size in (_exact.PY_MAX_DRAWS + 1, max(_exact.PARALLEL_MIN, _exact.PY_MAX_DRAWS + 1)):
         source = _exact.new_word_source(0)
         _exact._draw(source, 1 << 20, size, True)
         _exact._draw(source, 1 << 20, size, False)
-    grid_value(0.5, 2.0 ** -20, np.int64(3))
 
 
 def _convex(solver, *, sparse=False, wide=False, multinomial=True):
