@@ -16,6 +16,14 @@ everything pays, and the demo is timed the same way.  Where the cold time goes i
 for the default estimators by numba's own compile events
 (``numba.core.event``: seconds spent compiling each dispatcher).
 
+The two defaults that run DP-SGD have rows of their own: the multinomial
+``DPLogisticRegression`` on scikit-learn's digits (pixels / 128, 10 classes) and
+``make_private_pipeline(DPLogisticRegression(...))`` on the raw Adult table (from
+``SKDP_DATA``; its load is not in the total).  Then ``skdp compile`` runs once into an
+empty cache (timed, its output kept), and the first fit of each default runs in a fresh
+process on that cache: the table says how long it took and how many kernels it still
+compiled (none, if the command covers it).
+
 ``--core-python PATH`` also times the three default fits with the interpreter of a
 virtual environment that has skdp and its *core* dependencies only (``python -m venv
 ENV && ENV/bin/pip install .``): what ``pip install skdp`` gives.  The development
@@ -75,6 +83,41 @@ CASES = [
 #: the first ``N_DEFAULT_CASES`` of ``CASES`` are the three estimators at their defaults
 N_DEFAULT_CASES = 3
 
+#: the two defaults that run DP-SGD (issue 48: each default's first fit): the multinomial
+#: default on scikit-learn's digits (pixels / 128: rows of norm <= 1, 10 classes, 1,797
+#: rows) and the private pipeline on the raw Adult table (32,561 rows, 14 raw columns; needs
+#: ``SKDP_DATA``), both at epsilon = 1
+DPSGD_DEFAULT_CASES = [
+    ("DPLogisticRegression() multinomial (default)", "digits",
+     "skdp.DPLogisticRegression(epsilon=1.0, data_norm=norm, classes=list(range(10)), "
+     "random_state=0)"),
+    ("make_private_pipeline(DPLogisticRegression()) (default)", "adult_raw",
+     "skdp.make_private_pipeline(skdp.DPLogisticRegression(classes=[0, 1], random_state=0), "
+     "epsilon=1.0, random_state=0)"),
+]
+
+#: every default (the rows of the ``skdp compile`` table)
+DEFAULT_CASES = CASES[:N_DEFAULT_CASES] + DPSGD_DEFAULT_CASES
+
+#: the data loaders of the snippet beyond the embedded sets
+LOADERS = """
+class _Bunch:
+    def __init__(self, data, target, row_norm_bound):
+        self.data, self.target, self.row_norm_bound = data, target, row_norm_bound
+
+def _load_digits():
+    from sklearn.datasets import load_digits
+    X, y = load_digits(return_X_y=True)
+    return _Bunch(X / 128.0, y, 1.0)
+
+def _load_adult_raw():
+    import sys
+    sys.path.insert(0, BENCH_DIR)
+    from _raw_protocol import load_raw
+    X, y = load_raw("adult")
+    return _Bunch(X, y, None)
+"""
+
 SNIPPET = """
 import json, time, warnings
 t0 = time.perf_counter()
@@ -108,7 +151,10 @@ try:
     _ev.register("numba:compile", _Listener())
 except Exception:
     pass
-data = {{"adult": datasets.load_demo_adult, "bike": datasets.load_demo_bike}}
+BENCH_DIR = {bench_dir!r}
+{loaders}
+data = {{"adult": datasets.load_demo_adult, "bike": datasets.load_demo_bike,
+        "digits": _load_digits, "adult_raw": _load_adult_raw}}
 import hashlib
 import numpy as np
 fits = []
@@ -131,8 +177,10 @@ for label, name, expr in {cases!r}:
     fit_each[label] = time.perf_counter() - t
     t_fit += fit_each[label]
     fits.append(label)
-    coef_hash[label] = hashlib.sha1(np.ascontiguousarray(est.coef_).tobytes()
-                                    + np.ascontiguousarray(est.intercept_).tobytes()).hexdigest()
+    model = est[-1] if hasattr(est, "steps") else est    # a pipeline's model
+    coef_hash[label] = hashlib.sha1(np.ascontiguousarray(model.coef_).tobytes()
+                                    + np.ascontiguousarray(model.intercept_).tobytes()
+                                    ).hexdigest()
 import sys
 print(json.dumps({{"import_s": t1 - t0 + t_construct, "fit_s": t_fit, "fits": fits,
                    "package_import_s": t1 - t0, "estimator_import_s": t_construct,
@@ -144,7 +192,8 @@ print(json.dumps({{"import_s": t1 - t0 + t_construct, "fit_s": t_fit, "fits": fi
 
 def measure(cases, cache_dir, executable=None, env=None):
     # another interpreter runs outside the repository, so that it imports its installed skdp
-    out = run_python(SNIPPET.format(cases=cases),
+    out = run_python(SNIPPET.format(cases=cases, bench_dir=str(Path(__file__).parent),
+                                    loaders=LOADERS),
                      env={"NUMBA_CACHE_DIR": str(cache_dir), **(env or {})},
                      timeout=1800, executable=executable,
                      cwd=tempfile.gettempdir() if executable else None)
@@ -176,6 +225,38 @@ def cold_warm_rows(cases, executable=None, raw=None):
                      ", ".join(f"{k} {v:.1f} s" for k, v in top),
                      ", ".join(warm.get("imported", [])) or "neither"])
         print(rows[-1], flush=True)
+    return rows
+
+
+def after_compile(cases):
+    """``skdp compile`` into an empty cache (timed, its lines kept), then the first fit of
+    each of ``cases`` in a fresh process on that cache: what a user pays after running the
+    command once.  Returns ``(compile wall s, command output, {label: measurement})``."""
+    import time
+
+    with tempfile.TemporaryDirectory() as cache:
+        t0 = time.perf_counter()
+        out = run_python(args=["-m", "skdp", "compile"], env={"NUMBA_CACHE_DIR": cache},
+                         timeout=3600)
+        compile_wall = time.perf_counter() - t0
+        fits = {}
+        for case in cases:
+            fits[case[0]] = measure([case], cache)
+            print(case[0], f"{fits[case[0]]['fit_s']:.2f}",
+                  len(fits[case[0]]["compile_s"]), flush=True)
+    return compile_wall, out, fits
+
+
+AFTER_HEADERS = ["fit", "cold first fit s (empty cache)", "first fit s after skdp compile",
+                 "kernels compiled in that fit", "warm fit s"]
+
+
+def after_compile_rows(cases, raw_cases, fits):
+    rows = []
+    for label, _, _ in cases:
+        cold, warm, after = raw_cases[label]["cold"], raw_cases[label]["warm"], fits[label]
+        rows.append([label, f"{cold['fit_s']:.2f}", f"{after['fit_s']:.2f}",
+                     str(len(after["compile_s"])), f"{warm['fit_s']:.2f}"])
     return rows
 
 
@@ -320,8 +401,14 @@ def main():
     if args.opt_levels:
         opt_levels()
         return
+    from _common import CpuLoad
+
+    load = CpuLoad()
     raw = {"cases": {}, "sklearn_import_s": sklearn_import_s()}
-    rows = cold_warm_rows(CASES, raw=raw["cases"])
+    table_cases = CASES[:N_DEFAULT_CASES] + DPSGD_DEFAULT_CASES + CASES[N_DEFAULT_CASES:]
+    rows = cold_warm_rows(table_cases, raw=raw["cases"])
+    compile_wall, compile_out, after = after_compile(DEFAULT_CASES)
+    raw["skdp_compile"] = {"wall_s": compile_wall, "output": compile_out, "fits": after}
     core_rows = []
     if args.core_python:
         raw["core_only"] = {}
@@ -335,15 +422,24 @@ def main():
         every = measure(CASES, cache)
     raw["every_solver"] = every
     raw["demo"] = {"full": demo_times(False), "quick": demo_times(True)}
+    raw["load"] = load.stop()
     info = machine_info()
     raw["machine"] = info
+    threads = (f"numba {info['numba_num_threads']} threads "
+               f"(NUMBA_NUM_THREADS={info['env'].get('NUMBA_NUM_THREADS') or 'unset'}), "
+               f"OMP_NUM_THREADS={info['env'].get('OMP_NUM_THREADS') or 'unset'}")
     lines = [
         "# First-run latency: import + first fit, cold and warm numba cache",
         "",
         __doc__.split("\n\n", 1)[1].rsplit("Writes", 1)[0].strip(),
         "",
-        f"Machine: {info.get('cpu', '?')}, {info.get('nproc', '?')} cores; load average at "
-        f"start {info.get('loadavg_at_start')}.",
+        f"Machine: {info.get('cpu', '?')}, {info.get('nproc', '?')} cores; {threads}; "
+        f"skdp at commit {info['git']['commit']} "
+        f"({len(info['git']['skdp_changes'])} uncommitted changes under skdp/).  Load: other "
+        f"processes used {raw['load']['external_cores']:.2f} of the cores on average over "
+        f"the run's {raw['load']['wall_s'] / 60:.0f} min (load average at the end "
+        f"{', '.join(f'{x:.1f}' for x in raw['load']['loadavg_end'] or ())}): a shared "
+        "machine, so absolute seconds are inflated; the counts of compiled kernels are not.",
         "",
         f"``import sklearn.base`` alone (median of 3 fresh interpreters): "
         f"{raw['sklearn_import_s']:.2f} s.",
@@ -362,6 +458,18 @@ def main():
             "",
         ]
     lines += [
+        f"**After ``skdp compile``** (run once into an empty cache: {compile_wall:.1f} s "
+        "wall, every group; then each default's first fit in a fresh process on that cache; "
+        "*kernels compiled* counts numba's compile events of skdp kernels in that fit):",
+        "",
+        md_table(AFTER_HEADERS, after_compile_rows(DEFAULT_CASES, raw["cases"], after)),
+        "",
+        "``skdp compile``'s own lines:",
+        "",
+        "```text",
+        *[line.rstrip() for line in compile_out.splitlines()],
+        "```",
+        "",
         f"**Every solver once in one fresh process, empty cache:** import "
         f"{every['import_s']:.2f} s, fits {every['fit_s']:.2f} s "
         f"({len(every['fits'])} fits); numba compilation "

@@ -67,7 +67,8 @@ def _parsers(parser, path=("skdp",)):
 def test_every_option_of_every_command_has_help(capsys):
     parsers = list(_parsers(cli._parser()))
     assert {" ".join(p) for p, _ in parsers} == {
-        "skdp", "skdp demo", "skdp ledger", "skdp ledger summary", "skdp audit"}
+        "skdp", "skdp demo", "skdp ledger", "skdp ledger summary", "skdp audit",
+        "skdp compile"}
     for path, parser in parsers:
         rc, text, _ = run_main([*path[1:], "--help"], capsys)
         assert rc == 0
