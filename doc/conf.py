@@ -6,7 +6,8 @@ Build (from the repository root; warnings are errors)::
 
 ``-D plot_gallery=0`` skips running the gallery scripts (their pages are then built without
 figures); ``tests/test_docs.py`` builds that way because ``tests/examples/`` already runs
-every script.  Nothing here uses the network (no intersphinx).
+every script.  Nothing here uses the network (no intersphinx), and the built site needs
+none either: MathJax ships with it.
 """
 
 import os
@@ -29,6 +30,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3 ships with the built site (_static/mathjax/), so math renders offline
+    "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "myst_parser",
@@ -57,11 +60,9 @@ numpydoc_xref_param_type = False
 numpydoc_validation_checks = set()
 default_role = "literal"
 
-# MathJax comes from a CDN by default.  Offline (screenshots, a machine without network)
-# point SKDP_DOCS_MATHJAX at a local copy, e.g. Debian's libjs-mathjax:
-#   SKDP_DOCS_MATHJAX=file:///usr/share/javascript/mathjax/MathJax.js
-if os.environ.get("SKDP_DOCS_MATHJAX"):
-    mathjax_path = os.environ["SKDP_DOCS_MATHJAX"] + "?config=TeX-AMS-MML_HTMLorMML"
+# MathJax: sphinx-mathjax-offline (the docs extra) copies MathJax 3 into _static/mathjax/
+# and points mathjax_path at it, so no page loads anything from a CDN
+# (tests/test_docs.py::test_math_renders_offline).
 
 # myst (the benchmark result pages are the markdown files the scripts write)
 myst_enable_extensions = []
