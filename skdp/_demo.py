@@ -64,11 +64,12 @@ def _gross_outliers(y, fraction=0.1, seed=0):
 def _raw_adult():
     """The raw Adult table (shipped with the package) as a Bunch with a public schema."""
     from . import datasets
+    from .datasets._uci import _ADULT_LEVELS
 
     bunch = datasets.load_adult(as_frame=True)
-    numeric = [c for c in bunch.data.columns if bunch.data[c].dtype.kind in "iuf"]
-    bunch.numeric = numeric      # the documented column types (adult.names), public
-    bunch.categorical = [c for c in bunch.data.columns if c not in numeric]
+    # the documented schema (adult.names), public -- not read from the frame's dtypes
+    bunch.categorical = [c for c in bunch.data.columns if c in _ADULT_LEVELS]
+    bunch.numeric = [c for c in bunch.data.columns if c not in _ADULT_LEVELS]
     bunch.row_norm_bound = None  # the pipeline takes its basis' public bound
     return bunch
 
