@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-for pkg in ("numpy", "scipy", "scikit-learn", "numba", "dp-accounting"):
+for pkg in ("numpy", "scipy", "scikit-learn", "numba", "dp-accounting", "pandas"):
     print(f"{pkg} {md.version(pkg)}")
 
 from skdp import (  # noqa: E402
@@ -88,9 +88,9 @@ with PrivacyLedger(epsilon=3.0) as ledger:
     assert 0 < ledger.epsilon_spent() <= 3.0
 print("scaler, DPGridSearchCV and PrivacyLedger: ok")
 
-# A raw table without pandas (the floors install the core dependencies only): numeric
-# columns with NaN through the private spline basis, a string column through the private
-# one-hot discovery (its dict path), one budget for the pipeline.
+# A raw table as an object array (no DataFrame): numeric columns with NaN through the
+# private spline basis, a string column through the private one-hot discovery (its dict
+# path), one budget for the pipeline.
 from sklearn.compose import ColumnTransformer  # noqa: E402
 
 from skdp import PrivatePipeline  # noqa: E402
@@ -110,3 +110,21 @@ pipe = PrivatePipeline([
     epsilon=1.0).fit(raw, labels)
 assert pipe.privacy_guaranteed_ and pipe.epsilon_ <= 1.0, pipe.epsilon_
 print(f"raw-table pipeline: epsilon_={pipe.epsilon_:.4f} score={pipe.score(raw, labels):.3f}")
+
+# The README's first example at the floors (pandas is a core dependency): the raw Adult
+# frame from the copy shipped in the package (no data home, no network), 8,000 rows.
+import os  # noqa: E402
+
+from sklearn.model_selection import train_test_split  # noqa: E402
+
+from skdp import make_private_pipeline  # noqa: E402
+from skdp.datasets import load_adult  # noqa: E402
+
+os.environ.pop("SKDP_DATA", None)
+os.environ["XDG_CACHE_HOME"] = os.path.join(os.path.dirname(__file__), "min-env", "empty")
+frame, income = load_adult(as_frame=True, return_X_y=True)
+frame, _, income, _ = train_test_split(frame, income, train_size=8000, random_state=0)
+model = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                              random_state=0).fit(frame, income)
+assert model.privacy_guaranteed_ and model.epsilon_ <= 1.0, model.epsilon_
+print(f"README example on the shipped Adult frame: score={model.score(frame, income):.3f}")

@@ -6,11 +6,11 @@ Build (from the repository root; warnings are errors)::
 
 ``-D plot_gallery=0`` skips running the gallery scripts (their pages are then built without
 figures); ``tests/test_docs.py`` builds that way because ``tests/examples/`` already runs
-every script.  Nothing here uses the network (no intersphinx).
+every script.  Nothing here uses the network (no intersphinx), and the built site needs
+none either: MathJax ships with it.
 """
 
 import os
-import re
 import sys
 import warnings
 
@@ -29,6 +29,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3 ships with the built site (_static/mathjax/), so math renders offline
+    "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "myst_parser",
@@ -57,11 +59,9 @@ numpydoc_xref_param_type = False
 numpydoc_validation_checks = set()
 default_role = "literal"
 
-# MathJax comes from a CDN by default.  Offline (screenshots, a machine without network)
-# point SKDP_DOCS_MATHJAX at a local copy, e.g. Debian's libjs-mathjax:
-#   SKDP_DOCS_MATHJAX=file:///usr/share/javascript/mathjax/MathJax.js
-if os.environ.get("SKDP_DOCS_MATHJAX"):
-    mathjax_path = os.environ["SKDP_DOCS_MATHJAX"] + "?config=TeX-AMS-MML_HTMLorMML"
+# MathJax: sphinx-mathjax-offline (the docs extra) copies MathJax 3 into _static/mathjax/
+# and points mathjax_path at it, so no page loads anything from a CDN
+# (tests/test_docs.py::test_math_renders_offline).
 
 # myst (the benchmark result pages are the markdown files the scripts write)
 myst_enable_extensions = []
@@ -107,44 +107,6 @@ sphinx_gallery_conf = {
 # Matplotlib in the gallery must not try to open windows.
 os.environ.setdefault("MPLBACKEND", "Agg")
 warnings.filterwarnings("ignore", message="Matplotlib is currently using agg")
-# numpydoc's signature hook parses the estimators' docstrings and warns about their
-# "Privacy" section, which _privacy_to_notes below renders under Notes.
-warnings.filterwarnings("ignore", message="Unknown section Privacy", category=UserWarning)
 warnings.filterwarnings(
     "ignore", message="FigureCanvasAgg is non-interactive", category=UserWarning
 )
-
-
-# numpydoc only renders its standard sections and drops any other.  skdp's estimators have
-# a "Privacy" section (the guarantee and what it does not cover); render it as a rubric at
-# the top of "Notes" so it is shown, not silently dropped.
-_HEADER = re.compile(r"^(\s*)([A-Z][A-Za-z ]+)\n\1(-{3,})$", re.M)
-
-
-def _privacy_to_notes(app, what, name, obj, options, lines):
-    text = "\n".join(lines)
-    headers = list(_HEADER.finditer(text))
-    privacy = [h for h in headers if h.group(2).strip() == "Privacy"]
-    if not privacy:
-        return
-    h = privacy[0]
-    nxt = next((g for g in headers if g.start() > h.start()), None)
-    body = text[h.end(): nxt.start() if nxt else len(text)].strip("\n")
-    indent = h.group(1)
-    rest = text[: h.start()] + (text[nxt.start():] if nxt else "")
-    block = f"{indent}.. rubric:: Privacy\n\n{body}\n"
-    notes = [g for g in _HEADER.finditer(rest) if g.group(2).strip() == "Notes"]
-    if notes:
-        at = notes[0].end()
-        rest = rest[:at] + "\n\n" + block + "\n" + rest[at:].lstrip("\n")
-    else:
-        examples = [g for g in _HEADER.finditer(rest) if g.group(2).strip() == "Examples"]
-        at = examples[0].start() if examples else len(rest)
-        notes_block = f"{indent}Notes\n{indent}-----\n\n{block}\n"
-        rest = rest[:at] + notes_block + rest[at:]
-    lines[:] = rest.split("\n")
-
-
-def setup(app):
-    # numpydoc listens at the default priority (500): run before it.
-    app.connect("autodoc-process-docstring", _privacy_to_notes, priority=400)

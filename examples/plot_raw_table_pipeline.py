@@ -13,10 +13,8 @@ The estimator takes the basis' public row bound (``data_norm="auto"``) at no cos
 The learnt per-column shape functions are then plotted: the model is additive, so they are
 post-processing of the release (free), as are the private knots marked on the axes.
 :func:`skdp.datasets.load_adult` with ``as_frame=True`` reads the UCI file from
-``SKDP_DATA``; without it, the same file shipped inside the package is read the same way.
+``SKDP_DATA``, else the same file shipped inside the package: no network is needed.
 """
-
-from importlib import resources
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -29,22 +27,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, SplineTransformer
 
 from skdp import DPLogisticRegression, make_private_pipeline
-from skdp.datasets import DatasetNotFoundError, load_adult
+from skdp.datasets import load_adult
 
-try:
-    X, y = load_adult(as_frame=True, return_X_y=True)
-except DatasetNotFoundError:  # no data home: the raw adult.data shipped with skdp
-    names = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
-             "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
-             "hours-per-week", "native-country", "income"]
-    strings = [c for c in names if c not in {"age", "fnlwgt", "education-num",
-                                             "capital-gain", "capital-loss",
-                                             "hours-per-week"}]
-    with resources.as_file(resources.files("skdp.datasets") / "data/adult.data.gz") as path:
-        X = pd.read_csv(path, header=None, names=names, skipinitialspace=True,
-                        na_values=["?"], keep_default_na=False,
-                        dtype=dict.fromkeys(strings, object))
-    y = X.pop("income").str.startswith(">50K").astype(np.int64).to_numpy()
+X, y = load_adult(as_frame=True, return_X_y=True)   # shipped with skdp: no network
 print(X.head(3).to_string(), "\nmissing values per column:",
       X.isna().sum()[lambda s: s > 0].to_dict())
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, random_state=0,

@@ -17,27 +17,15 @@ a public bound that the fit enforces by clipping.
 """
 
 import time
-from importlib import resources
-
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 from sklearn.feature_extraction import FeatureHasher
 from sklearn.model_selection import train_test_split
 
 from skdp import DPLogisticRegression
-from skdp.datasets import DatasetNotFoundError, load_adult
+from skdp.datasets import load_adult
 
-try:
-    X, y = load_adult(as_frame=True, return_X_y=True)
-except DatasetNotFoundError:  # no data home: the raw adult.data shipped with skdp
-    names = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
-             "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
-             "hours-per-week", "native-country", "income"]
-    with resources.as_file(resources.files("skdp.datasets") / "data/adult.data.gz") as path:
-        X = pd.read_csv(path, header=None, names=names, skipinitialspace=True,
-                        na_values=["?"], keep_default_na=False, dtype=str)
-    y = X.pop("income").str.startswith(">50K").astype(np.int64).to_numpy()
+X, y = load_adult(as_frame=True, return_X_y=True)   # shipped with skdp: no network
 
 strings = ["workclass", "education", "marital-status", "occupation", "relationship", "race",
            "sex", "native-country"]

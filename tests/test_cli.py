@@ -47,8 +47,9 @@ def test_demo_quick_prints_a_narrow_table(tmp_path):
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0].startswith("skdp demo:") and lines[1].startswith("estimator")
-    rows = [line for line in lines if re.match(r"DP\w+ ", line)]
-    assert len(rows) == 3 and all(" 1 " in r for r in rows)        # one epsilon: 1
+    rows = [line for line in lines if re.match(r"(DP\w+|make_private_pipeline) ", line)]
+    assert len(rows) == 4 and all(" 1 " in r for r in rows)        # one epsilon: 1
+    assert rows[1].startswith("make_private_pipeline raw adult")   # the headline feature
     assert max(len(line) for line in lines if "saved to" not in line) <= 100
     assert lines[-1] == f"privacy-utility curve saved to {tmp_path / 'curve.png'}"
     assert (tmp_path / "curve.png").stat().st_size > 0

@@ -273,7 +273,7 @@ except Stop:
 def test_demo_header_is_printed_before_anything_heavy_is_imported():
     report = run_python(FIRST_WRITE.format(lines=3, heavy=HEAVY, argv=["demo", "--quick"]))
     lines = report["text"].splitlines()
-    assert lines[0].startswith("skdp demo: 3 models x epsilon in [1.0]")
+    assert lines[0].startswith("skdp demo: 4 models x epsilon in [1.0]")
     assert lines[1].startswith("estimator") and set(lines[2]) == {"-"}
     assert report["loaded"] == []
 
@@ -289,26 +289,30 @@ def test_audit_announces_itself_before_numba_is_imported():
 # -- a line before every fit ----------------------------------------------------------------
 
 def test_demo_announces_every_fit_before_it_starts(monkeypatch):
-    """The quick demo on the first 600 rows of each data set (the same code path, fast),
-    with every estimator's ``fit`` wrapped to record the output at the moment it starts."""
+    """The quick demo on the first 600 rows of each data set (3,000 of the raw Adult table;
+    the same code path, fast), with every estimator's ``fit`` wrapped to record the output
+    at the moment it starts."""
     import sklearn.linear_model as sk
+    import sklearn.pipeline
 
     import skdp
     import skdp.datasets as datasets
 
-    for loader in ("load_demo_adult", "load_demo_bike"):
+    for loader, rows in (("load_demo_adult", 600), ("load_demo_bike", 600),
+                         ("load_adult", 3000)):
         real = getattr(datasets, loader)
 
-        def small(real=real):
-            bunch = real()
-            bunch.data, bunch.target = bunch.data[:600], bunch.target[:600]
+        def small(*args, real=real, rows=rows, **kwargs):
+            bunch = real(*args, **kwargs)
+            bunch.data, bunch.target = bunch.data[:rows], bunch.target[:rows]
             return bunch
         monkeypatch.setattr(datasets, loader, small)
 
     out = io.StringIO()
     starts, depth = [], [0]
     for cls in (sk.LogisticRegression, sk.HuberRegressor, skdp.DPLogisticRegression,
-                skdp.DPHuberRegressor, skdp.DPNonconvexRegressor):
+                skdp.DPHuberRegressor, skdp.DPNonconvexRegressor, sklearn.pipeline.Pipeline,
+                skdp.PrivatePipeline):
         def fit(self, *args, _fit=cls.fit, **kwargs):
             if depth[0] == 0:             # the demo's own fits, not those inside a fit
                 starts.append((type(self).__name__, out.getvalue()))
@@ -323,14 +327,26 @@ def test_demo_announces_every_fit_before_it_starts(monkeypatch):
 
     rows = run_demo(out=out, quick=True)
     assert [name for name, _ in starts] == [
-        "LogisticRegression", "DPLogisticRegression", "HuberRegressor", "DPHuberRegressor",
-        "HuberRegressor", "DPNonconvexRegressor"]
-    assert len(rows) == 3
+        "LogisticRegression", "DPLogisticRegression", "Pipeline", "PrivatePipeline",
+        "HuberRegressor", "DPHuberRegressor", "HuberRegressor", "DPNonconvexRegressor"]
+    assert len(rows) == 4
+    # the headline feature is shown: a row of the private pipeline on the raw table
+    (pipeline_row,) = [r for r in rows if r["estimator"] == "make_private_pipeline"]
+    assert pipeline_row["data"] == "raw adult" and pipeline_row["guaranteed"]
+    assert pipeline_row["spent"] <= 1.0 and pipeline_row["solver"] == "dpsgd"
     for k, (name, text) in enumerate(starts, 1):
         lines = text.splitlines()
         assert lines[0].startswith("skdp demo:") and lines[1].startswith("estimator")
-        assert lines[-1].startswith(f"  fit {k}/6: {name} on "), (name, lines[-1])
-        assert ("scikit-learn" in lines[-1]) == (not name.startswith("DP")), lines[-1]
+        shown = "make_private_pipeline" if name == "PrivatePipeline" else name
+        assert lines[-1].startswith(f"  fit {k}/8: {shown} on "), (name, lines[-1])
+        reference = not (name.startswith("DP") or name == "PrivatePipeline")
+        assert ("non-private reference" in lines[-1]) == reference, lines[-1]
+    # every announcement fits an 80-column terminal's status line with its timer
+    # (Progress.step shows "TEXT 1.7 min" and cuts it at 79 columns)
+    announced = [line[2:] for line in out.getvalue().splitlines() if line.startswith("  ")]
+    assert len(announced) >= 8
+    for text in announced:
+        assert len(f"{text} 99.9 min") <= 79, text
 
 
 # -- the progress output itself -------------------------------------------------------------

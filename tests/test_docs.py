@@ -24,7 +24,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOC = ROOT / "doc"
 
-DOCS_MODULES = ["sphinx", "numpydoc", "sphinx_gallery", "myst_parser", "pydata_sphinx_theme"]
+DOCS_MODULES = ["sphinx", "numpydoc", "sphinx_gallery", "myst_parser", "pydata_sphinx_theme",
+                "sphinx-mathjax-offline"]
 MISSING = [m for m in DOCS_MODULES if importlib.util.find_spec(m) is None]
 needs_docs = pytest.mark.skipif(
     bool(MISSING), reason=f"docs extra not installed (missing {MISSING}): pip install -e '.[docs]'"
@@ -64,6 +65,29 @@ def test_docs_build(built_html):
 
 
 @needs_docs
+def test_math_renders_offline(built_html):
+    """MathJax ships with the built site (sphinx-mathjax-offline): no page loads it, or
+    anything else, from a CDN, so the math renders without a network."""
+    html, _ = built_html
+    mathjax = html / "_static" / "mathjax" / "tex-chtml.js"
+    assert mathjax.is_file() and mathjax.stat().st_size > 100_000
+    pages = list(html.rglob("*.html"))
+    assert len(pages) > 20
+    math_pages = 0
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for src in re.findall(r"<script[^>]*\ssrc=\"([^\"]+)\"", text):
+            assert not re.match(r"(https?:)?//", src), (page.name, src)
+        math_pages += "_static/mathjax/tex-chtml.js" in text
+    assert math_pages >= 5   # the estimator and solver pages load the local copy
+
+
+def test_long_code_lines_wrap():
+    css = (DOC / "_static" / "skdp.css").read_text()
+    assert re.search(r"\.highlight pre\s*\{[^}]*white-space:\s*pre-wrap", css)
+
+
+@needs_docs
 def test_every_example_has_a_gallery_page(built_html):
     html, _ = built_html
     scripts = sorted((ROOT / "examples").glob("plot_*.py"))
@@ -94,13 +118,29 @@ def test_benchmark_pages_include_the_results(built_html):
     assert list((html / "_images").glob("table3*.png")), "the Table 3 plot is not on the page"
 
 
-def test_home_page_example_runs(capsys):
-    """The one-minute example on the home page runs and prints what the page shows."""
-    text = (DOC / "index.rst").read_text()
+def _python_blocks_rst(text):
     blocks = re.findall(r"\.\. code-block:: (\w+)\n\n((?:   .*\n|\n)+)", text)
+    return [(lang, "\n".join(line[3:] for line in body.splitlines()).strip("\n") + "\n")
+            for lang, body in blocks]
+
+
+def test_home_page_example_is_the_readme_example():
+    """The README and the docs index start from the same example, character for character."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first_readme = re.findall(r"^```python[ \t]*\n(.*?)^```", readme, flags=re.S | re.M)[0]
+    first_page = next(body for lang, body in _python_blocks_rst((DOC / "index.rst").read_text())
+                      if lang == "python")
+    assert first_page == first_readme
+
+
+def test_home_page_example_runs(capsys, monkeypatch, tmp_path):
+    """The one-minute example on the home page runs offline, with no data home, and prints
+    what the page shows."""
+    monkeypatch.delenv("SKDP_DATA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
+    blocks = _python_blocks_rst((DOC / "index.rst").read_text())
     code = next(body for lang, body in blocks if lang == "python")
     shown = next(body for lang, body in blocks if lang == "text")
-    code = "\n".join(line[3:] for line in code.splitlines())
     exec(compile(code, "doc/index.rst", "exec"), {})
     printed = capsys.readouterr().out.split("\n")
     expected = [line.strip() for line in shown.strip().splitlines()]

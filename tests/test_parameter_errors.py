@@ -319,6 +319,33 @@ def test_smoothing_outside_its_range_is_refused(solver, smoothing):
     assert _fitted_names(est) == []
 
 
+@pytest.mark.parametrize("radius", [1e308, 1e101, 5e-324, 1e-101, 0.0, -1.0])
+@pytest.mark.parametrize("solver", ["zeroth_order", "zeroth_order_naive"])
+def test_smoothing_radius_outside_its_range_is_refused(solver, radius):
+    """DPNonconvexRegressor's ``smoothing_radius`` has the range of ``smoothing``: it was
+    only checked positive, so 1e150 fitted coefficients of 1e149 and 1e308 or 5e-324 ended
+    in an error about the noise calibration that did not name the radius."""
+    from skdp import DPNonconvexRegressor
+
+    X, y = _regression()
+    est = DPNonconvexRegressor(data_norm=1.0, y_bound=2.0, solver=solver,
+                               smoothing_radius=radius, random_state=0)
+    with pytest.raises(ValueError, match=r"smoothing_radius.*1e-100.*1e\+100"):
+        est.fit(X, y)
+    assert _fitted_names(est) == []
+
+
+@pytest.mark.parametrize("radius", [1e100, 1e-100])
+@pytest.mark.parametrize("solver", ["zeroth_order", "zeroth_order_naive"])
+def test_smoothing_radius_at_the_ends_of_its_range_fits(solver, radius):
+    from skdp import DPNonconvexRegressor
+
+    X, y = _regression()
+    est = DPNonconvexRegressor(data_norm=1.0, y_bound=2.0, solver=solver,
+                               smoothing_radius=radius, random_state=0).fit(X, y)
+    assert np.all(np.isfinite(est.coef_))
+
+
 @pytest.mark.parametrize("smoothing", [1e100, 1e-100, 0.0])
 @pytest.mark.parametrize("solver", ["phased", "resque"])
 def test_smoothing_at_the_ends_of_its_range_fits(solver, smoothing):

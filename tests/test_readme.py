@@ -1,8 +1,8 @@
 """The README is short, true, and runs as written; stale claims do not come back.
 
-* The README's Python code blocks run, in order, in one namespace, with ``SKDP_DATA`` set
-  and the network refused (skipped when the UCI Adult file is absent), and print what
-  their comments say.
+* The README's Python code blocks run, in order, in one namespace, without ``SKDP_DATA``,
+  with an empty cache and the network refused (Adult is shipped in the package), and
+  print what their comments say.
 * Length: at most ``MAX_WORDS`` words, counting **every** whitespace-separated token of
   ``README.md`` -- code blocks, tables and the license included (``len(text.split())``,
   what ``wc -w`` counts); no table cell longer than ``MAX_CELL`` characters and no
@@ -18,11 +18,9 @@
   default whatever the solver.
 """
 
-import os
 import pathlib
 import re
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -33,8 +31,6 @@ MAX_WORDS = 900
 MAX_CELL = 200
 MAX_PARAGRAPH_WORDS = 100
 
-#: ``$SKDP_DATA``, else ``../shared/data`` next to the repository root
-DATA_DIR = Path(os.environ.get("SKDP_DATA") or ROOT.parent / "shared" / "data")
 
 #: (pattern, why it is false); searched case-insensitively, whitespace-insensitively
 STALE = [
@@ -143,13 +139,14 @@ def test_readme_multiclass_count_is_that_of_the_benchmark_file():
 
 
 @pytest.fixture
-def adult_data(monkeypatch):
-    if not (DATA_DIR / "adult" / "adult.data").is_file():
-        pytest.skip(f"UCI Adult not found under {DATA_DIR} (set SKDP_DATA)")
-    monkeypatch.setenv("SKDP_DATA", str(DATA_DIR))
+def adult_data(monkeypatch, tmp_path):
+    """A newcomer's machine: no SKDP_DATA, an empty cache, no network.  The README's first
+    example must run anyway (load_adult reads the adult.data shipped in the package)."""
+    monkeypatch.delenv("SKDP_DATA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
 
     def refuse(*args, **kwargs):
-        raise AssertionError("the README example must not touch the network here")
+        raise AssertionError("the README example must not touch the network")
 
     monkeypatch.setattr(urllib.request, "urlopen", refuse)
 
@@ -207,3 +204,23 @@ def test_every_solver_has_the_exact_noise_path():
         assert solvers and solvers <= SECURE_NOISE_SOLVERS, solvers - SECURE_NOISE_SOLVERS
         for solver in solvers:
             assert est._secure_noise(solver) is True
+
+
+def test_readme_states_test_duration_and_how_to_run_the_slow_audits():
+    """The default run's duration is stated, and the slow audits' command is the one CI
+    runs (the default run deselects them: pyproject's addopts has ``-m 'not slow'``)."""
+    text = re.sub(r"\s+", " ", _outside_code(_readme()))
+    assert re.search(r"Tests \(\d+ min on \d+ busy cores\)", text)
+    assert "`python -m pytest -n 2 -m slow`" in text
+    assert "python -m pytest -n 2 -m slow" in (ROOT / ".ci" / "run").read_text()
+    assert "-m 'not slow'" in (ROOT / "pyproject.toml").read_text()
+
+
+def test_readme_results_file_ran_on_a_clean_commit():
+    """The benchmark file behind the README's headline table records a clean commit."""
+    found = re.search(r"`(benchmarks/results/[\w.]+\.md)`", _readme())
+    results = (ROOT / found.group(1)).read_text(encoding="utf-8")
+    source = re.findall(r"skdp source: git commit ([0-9a-f]{7,40})(.*)", results)
+    assert source, "the results file must record the skdp commit it ran on"
+    for commit, rest in source:
+        assert rest.strip().startswith(", no uncommitted changes"), (commit, rest)

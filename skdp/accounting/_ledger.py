@@ -506,7 +506,7 @@ class PrivacyLedger:
     >>> ledger.close()
     """
 
-    def __init__(self, epsilon=None, delta=1e-6, *, path=None):
+    def __init__(self, *, epsilon=None, delta=1e-6, path=None):
         epsilon, delta = _check_budget(epsilon, delta)
         owner_dir = None
         if path is None:

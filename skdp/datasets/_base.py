@@ -103,6 +103,9 @@ class RemoteFileMetadata:
         Human-readable UCI page of the dataset.
     no_download_reason : str or None
         Why ``url`` is None; shown in the error when a download is requested.
+    offline_note : str or None
+        What works without a network (e.g. a copy shipped with the package);
+        appended to the errors for a missing file and for a failed download.
     """
 
     folder: str
@@ -113,6 +116,7 @@ class RemoteFileMetadata:
     transform: str | None = None
     landing_page: str = ""
     no_download_reason: str | None = None
+    offline_note: str | None = None
 
 
 def _default_cache_dir() -> Path:
@@ -189,6 +193,16 @@ def _verify_checksum(path: Path, meta: RemoteFileMetadata, source=None) -> None:
     )
 
 
+def _where_to_put(metas, data_home: Path) -> str:
+    """Where the files of ``metas`` must be placed to be found without a download."""
+    files = ", ".join(f"'{m.filename}'" for m in metas)
+    folder = metas[0].folder
+    return (
+        f"Put {files} in {data_home / folder}, or set {DATA_HOME_ENV_VAR}=/path/to/data "
+        f"with the file{'s' if len(metas) > 1 else ''} in /path/to/data/{folder}/."
+    )
+
+
 def _missing_message(path: Path, data_home: Path, meta: RemoteFileMetadata) -> str:
     if meta.url is not None:
         how = (
@@ -203,11 +217,13 @@ def _missing_message(path: Path, data_home: Path, meta: RemoteFileMetadata) -> s
             f"{meta.no_download_reason} Place a copy with SHA-256 {meta.sha256} "
             f"at the path above"
         )
+    note = f" {meta.offline_note}" if meta.offline_note else ""
     return (
         f"Dataset file not found: {path}. Dataset files are looked up under "
         f"data_home (the argument), else the {DATA_HOME_ENV_VAR} environment "
         f"variable, else {_default_cache_dir()}; the resolved data_home is "
-        f"{data_home}. To obtain the file, {how}."
+        f"{data_home}. To obtain the file, {how}. "
+        f"{_where_to_put([meta], data_home)}{note}"
     )
 
 
@@ -244,7 +260,11 @@ def _download(metas, data_home: Path) -> None:
         try:
             archive = fetch_file(url, folder=tmp, n_retries=_N_RETRIES, delay=1)
         except OSError as exc:  # URLError, HTTPError, TimeoutError
-            raise OSError(f"Could not download {url}: {exc}") from exc
+            notes = "".join(f" {m.offline_note}" for m in metas if m.offline_note)
+            raise OSError(
+                f"Could not download {url}: {exc}. Without a network: "
+                f"{_where_to_put(metas, data_home)}{notes}"
+            ) from exc
         for meta in metas:
             data = _read_member(archive, meta.members)
             if meta.transform == "lf_newlines":

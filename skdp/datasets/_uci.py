@@ -26,12 +26,22 @@ public domain bounds (or a DP scaler). The bounds used are returned in
 from __future__ import annotations
 
 import csv
+import gzip
+import hashlib
 import numbers
+from importlib import resources
+from pathlib import Path
 
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._base import RemoteFileMetadata, _fetch_files
+from ._base import (
+    DATA_HOME_ENV_VAR,
+    ChecksumError,
+    RemoteFileMetadata,
+    _fetch_files,
+    get_data_home,
+)
 
 __all__ = [
     "load_adult",
@@ -72,7 +82,14 @@ _ADULT_TEST = RemoteFileMetadata(
     url=f"{_UCI}/2/adult.zip",
     members=("adult.test",),
     landing_page="https://archive.ics.uci.edu/dataset/2/adult",
+    offline_note=(
+        "The training file needs no download: skdp ships adult.data "
+        "(skdp/datasets/data/adult.data.gz, the same SHA-256), which "
+        "load_adult(subset='train') reads when the data home lacks it."
+    ),
 )
+#: adult.data as shipped inside the package (gzip of the UCI file, byte-identical)
+_ADULT_DATA_SHIPPED = "adult.data.gz"
 _CREDIT_CSV = RemoteFileMetadata(
     folder="creditcard",
     filename="UCI_Credit_Card.csv",
@@ -712,9 +729,50 @@ _ADULT_LEVELS = {
 }  # fmt: skip
 
 
+def _shipped_adult_data():
+    """Path of the adult.data copy shipped in the package, after checking its SHA-256.
+
+    The gzip holds the UCI file byte for byte: its decompressed SHA-256 is the one of
+    ``_ADULT_DATA``, so every loader output is the same as from the data home's copy.
+    """
+    path = Path(str(resources.files("skdp.datasets").joinpath("data", _ADULT_DATA_SHIPPED)))
+    with gzip.open(path, "rb") as f:
+        actual = hashlib.sha256(f.read()).hexdigest()   # 3.97 MB
+    if actual != _ADULT_DATA.sha256:
+        raise ChecksumError(
+            f"Checksum mismatch for the shipped copy {path}: expected SHA-256 of "
+            f"the decompressed file {_ADULT_DATA.sha256}, got {actual}. The "
+            f"installation is damaged; reinstall skdp, or put 'adult.data' in the "
+            f"data home ({DATA_HOME_ENV_VAR}=/path/to/data with /path/to/data/adult/)."
+        )
+    return path
+
+
+def _adult_files(subset, data_home, download_if_missing, *, need_train):
+    """Verified paths of adult.data (if ``need_train``) and of adult.test (``subset="test"``).
+
+    adult.data is read from the data home when it is there, else from the copy shipped in
+    the package (never downloaded: the shipped copy has the same SHA-256), so the training
+    subset needs no network and no data home.  adult.test is not shipped.
+    """
+    paths = []
+    if need_train:
+        home = get_data_home(data_home)
+        if (home / _ADULT_DATA.folder / _ADULT_DATA.filename).is_file():
+            paths += _fetch_files([_ADULT_DATA], data_home=data_home)
+        else:
+            paths.append(_shipped_adult_data())
+    if subset == "test":
+        paths += _fetch_files(
+            [_ADULT_TEST], data_home=data_home, download_if_missing=download_if_missing
+        )
+    return paths
+
+
 def _read_adult(path):
     """Columns of adult.data / adult.test (blank and '|' comment lines skipped)."""
-    with open(path, newline="") as f:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
         rows = [r for r in csv.reader(f, skipinitialspace=True) if r and r[0][:1] != "|"]
     if {len(row) for row in rows} != {len(_ADULT_COLUMNS)}:
         raise ValueError(f"Expected {len(_ADULT_COLUMNS)} columns in every row of {path}.")
@@ -734,6 +792,11 @@ def load_adult(
     Reads ``<data_home>/adult/adult.data`` (and ``adult.test`` for
     ``subset="test"``) after verifying their SHA-256. The task is whether a
     person's income exceeds 50K USD (1994 US Census extract).
+
+    ``adult.data`` ships with skdp (``skdp/datasets/data/adult.data.gz``, the
+    same bytes, checked against the same SHA-256): when the data home lacks it,
+    the shipped copy is read, so ``subset="train"`` needs neither a data home
+    nor a network. Only ``adult.test`` may need a download.
 
     ====================  ==================================================
     Samples               32,561 (train) / 16,281 (test)
@@ -791,10 +854,11 @@ def load_adult(
         environment variable, else ``$XDG_CACHE_HOME/skdp`` or
         ``~/.cache/skdp`` (see :func:`get_data_home`).
     download_if_missing : bool, default=False
-        If a file is missing, download the official UCI archive
+        If ``adult.test`` is missing, download the official UCI archive
         ``https://archive.ics.uci.edu/static/public/2/adult.zip``, extract the
         file, verify its SHA-256 and write it atomically. Otherwise a missing
-        file raises :class:`DatasetNotFoundError`.
+        ``adult.test`` raises :class:`DatasetNotFoundError`. ``adult.data`` is
+        never downloaded (the shipped copy is used).
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch.
     as_frame : bool, default=False
@@ -833,7 +897,7 @@ def load_adult(
     Raises
     ------
     DatasetNotFoundError
-        If a file is missing and ``download_if_missing`` is False.
+        If ``adult.test`` is missing and ``download_if_missing`` is False.
     ChecksumError
         If a file's SHA-256 differs from the published one.
 
@@ -848,17 +912,14 @@ def load_adult(
     >>> X, y = load_adult(return_X_y=True)  # doctest: +SKIP
     >>> X.shape, int(y.sum())  # doctest: +SKIP
     ((32561, 108), 7841)
-    >>> raw, y = load_adult(return_X_y=True, as_frame=True)  # doctest: +SKIP
-    >>> raw.shape, int(raw["workclass"].isna().sum())  # doctest: +SKIP
+    >>> raw, y = load_adult(return_X_y=True, as_frame=True)  # no network needed
+    >>> raw.shape, int(raw["workclass"].isna().sum())
     ((32561, 14), 1836)
     """
     _check_option("subset", subset, {"train", "test"})
     if as_frame:
         return _load_adult_frame(subset, data_home, download_if_missing, return_X_y)
-    metas = [_ADULT_DATA] if subset == "train" else [_ADULT_DATA, _ADULT_TEST]
-    paths = _fetch_files(
-        metas, data_home=data_home, download_if_missing=download_if_missing
-    )
+    paths = _adult_files(subset, data_home, download_if_missing, need_train=True)
     train, n_train = _read_adult(paths[0])
     if subset == "train":
         columns, n = train, n_train
@@ -904,9 +965,8 @@ def _adult_target(labels):
 
 def _load_adult_frame(subset, data_home, download_if_missing, return_X_y):
     pd = _import_pandas()
-    meta = _ADULT_DATA if subset == "train" else _ADULT_TEST
-    (path,) = _fetch_files(
-        [meta], data_home=data_home, download_if_missing=download_if_missing
+    (path,) = _adult_files(
+        subset, data_home, download_if_missing, need_train=subset == "train"
     )
     strings = [name for name in _ADULT_COLUMNS if name in _ADULT_LEVELS]
     strings.append("income")

@@ -41,11 +41,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._dask import DASK_SOLVERS, dask_design, is_dask_collection
 from .._mechanisms import max_row_norm, new_word_source, row_bound
 from .._mechanisms._clipping import feature_row_norms
+from .._raw_input import validate_numeric_data
 from .._solvers import (CONVEX_SOLVERS, SECURE_NOISE_SOLVERS, SOLVER_OPTIONS, SOLVERS,
                         SPARSE_SOLVERS)
 from .._solvers._dask_objective import DaskDesign
@@ -93,9 +94,14 @@ _CONVEX_SOLVER_PARAMS_DOC = r"""    batch_size : int or None, default=None
         only; privacy does not depend on it.  Ignored otherwise.
 """
 
+#: the guarantee, under numpydoc's standard "Notes" heading (an own "Privacy" section made
+#: numpydoc -- and scikit-learn's HTML repr, which parses the docstring with it -- warn
+#: "Unknown section Privacy" on every estimator shown in a notebook)
 _PRIVACY_DOC = """\
-    Privacy
-    -------
+    Notes
+    -----
+    .. rubric:: Privacy
+
     Neighbouring datasets differ by **replacing one row** of ``(X, y)``; ``n`` is public.
     The released model (``coef_``, ``intercept_``) is ``(epsilon_, delta_)``-DP provided
     ``data_norm`` is given: every feature row is clipped to that norm before any
@@ -110,8 +116,9 @@ _PRIVACY_DOC = """\
     Not protected: fit time and those diagnostics.  The released bits are protected when
     ``secure_noise_`` is True (exact noise on a public grid; the default of every solver);
     ``secure_noise=False`` brings back float noise, which is open to precision attacks
-    (``doc/floating_point.rst``).  A fixed ``random_state`` reuses the same noise: two fits on different data with the same seed reveal the
-    difference of their noise-free models -- use it for tests only.
+    (``doc/floating_point.rst``).  A fixed ``random_state`` reuses the same noise: two fits
+    on different data with the same seed reveal the difference of their noise-free models
+    -- use it for tests only.
 """
 
 
@@ -127,57 +134,10 @@ FIT_DTYPES = (np.float64, np.float32)
 PLAN_ONLY_OPTIONS = ("follow_up_ratio", "clip_fraction")
 
 
-def _non_numeric_columns(X):
-    """What makes ``X`` a raw table rather than a numeric array, from its public schema
-    only (never its values): ``(names or None, what)`` for a DataFrame with non-numeric
-    columns (their names) or an array/list of strings or objects (which columns hold
-    the strings is not said: that depends on the values), None otherwise."""
-    dtypes = getattr(X, "dtypes", None)
-    columns = getattr(X, "columns", None)
-    if dtypes is not None and columns is not None and not hasattr(X, "dtype"):
-        names = []
-        for name, dtype in zip(list(columns), list(dtypes)):
-            is_numeric = getattr(dtype, "is_numeric", None)
-            if callable(is_numeric):                              # polars
-                numeric = is_numeric() or str(dtype) == "Boolean"
-            else:                                                 # pandas
-                numeric = getattr(dtype, "kind", "O") in "biufc"
-            if not numeric:
-                names.append(str(name))
-        return (names, "DataFrame") if names else None
-    if isinstance(X, (list, tuple)):
-        try:
-            X = np.asarray(X)
-        except (TypeError, ValueError):
-            return None, "a list that is not all numbers"
-    kind = getattr(getattr(X, "dtype", None), "kind", None)
-    if kind in ("O", "U", "S"):
-        return None, "an array of strings or objects, not only numbers"
-    return None
-
-
 def _validate_fit_data(estimator, X, y, **kwargs):
-    """``validate_data(estimator, X, y, **kwargs)`` of a fit; when ``X`` is a raw table
-    (strings or categories) the float conversion's error becomes one that says the
-    estimators take numeric arrays and how to fit a raw table, without quoting any value
-    of the data: the conversion error, which quotes a row's value, is not chained (an
-    exception's text travels in logs and tracebacks like any output)."""
-    try:
-        return validate_data(estimator, X, y, **kwargs)
-    except ValueError:
-        raw = _non_numeric_columns(X)
-        if raw is None:
-            raise
-        names, what = raw
-        name = type(estimator).__name__
-        found = (f"X has non-numeric columns {names} (strings or categories)" if names
-                 else f"X is {what}")
-        raise ValueError(
-            f"{name} takes numeric arrays, and {found}. Fit a raw table with strings or "
-            f"categories through skdp.make_private_pipeline({name}(...), epsilon=...), "
-            "which encodes its columns under the same budget (a private spline basis of "
-            "the numeric columns, a one-hot encoding of the others), or encode them "
-            "yourself with public categories first") from None
+    """``validate_data(estimator, X, y, **kwargs)`` of a fit, with the raw-table error of
+    :func:`skdp._raw_input.validate_numeric_data`."""
+    return validate_numeric_data(estimator, X, y, **kwargs)
 
 
 def _called_by_bagging(max_depth=60):
@@ -571,8 +531,8 @@ class DPLinearRegressorMixin(RegressorMixin):
             Predicted targets.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=FIT_SPARSE_FORMATS, reset=False,
-                          dtype=np.float64)
+        X = validate_numeric_data(self, X, accept_sparse=FIT_SPARSE_FORMATS, reset=False,
+                                  dtype=np.float64)
         return linear_scores(X, self.coef_, self.intercept_)
 
 

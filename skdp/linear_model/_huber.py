@@ -177,9 +177,9 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
 
     def __init__(
         self,
+        *,
         epsilon=1.0,
         delta=1e-6,
-        *,
         huber_threshold=1.0,
         data_norm=None,
         y_bound=None,

@@ -9,7 +9,7 @@ from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils._param_validation import Options, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._losses import LogisticLoss, MultinomialLoss
 from ._base import (
@@ -24,6 +24,7 @@ from ._base import (
     linear_scores,
 )
 from .._dask import dask_design, is_dask_collection
+from .._raw_input import validate_numeric_data
 from .._fitted_attributes import atomic_fit
 from .._stacklevel import user_stacklevel
 from ..exceptions import PrivacyLeakWarning
@@ -244,9 +245,9 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
 
     def __init__(
         self,
+        *,
         epsilon=1.0,
         delta=1e-6,
-        *,
         data_norm=None,
         alpha="auto",
         fit_intercept=True,
@@ -440,7 +441,7 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=FIT_SPARSE_FORMATS, reset=False)
+        X = validate_numeric_data(self, X, accept_sparse=FIT_SPARSE_FORMATS, reset=False)
         scores = linear_scores(X, self.coef_.T, self.intercept_)
         return scores.reshape(-1) if scores.ndim > 1 and scores.shape[1] == 1 else scores
 

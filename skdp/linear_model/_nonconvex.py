@@ -13,6 +13,8 @@ from .._solvers import NONCONVEX_SOLVERS
 from ._base import (
     _PRIVACY_DOC,
     PLANNERS,
+    SMOOTHING_MAX,
+    SMOOTHING_MIN,
     BaseDPLinear,
     DPLinearRegressorMixin,
     _refuse_sample_weight,
@@ -243,7 +245,8 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         Radius ``delta`` of the uniform smoothing of the zeroth-order solvers (public, a
         hyperparameter in parameter space; the output is near-stationary for the
         Goldstein ``2 delta``-subdifferential).  None: ``0.2 y_bound/data_norm`` (or
-        ``0.4 loss_scale/data_norm`` without ``y_bound``).  Ignored by other solvers.
+        ``0.4 loss_scale/data_norm`` without ``y_bound``).  In ``[1e-100, 1e100]``.
+        Ignored by other solvers.
     max_iter : int, default=100000
         Public cap on the iterations of ``"spider"`` (applied to the rule's ``T_max`` before
         the noise is calibrated; the default does not bind below ~10^7 rows).  Ignored by
@@ -348,7 +351,10 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         "loss": [StrOptions(set(ROBUST_LOSSES) | {"auto", "capped_absolute", "absolute",
                                                    "truncated_squared"}), callable],
         "loss_lipschitz": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "smoothing_radius": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        # the range of the convex models' ``smoothing``: outside it the zeroth-order
+        # steps, the noise calibration or the model overflow or vanish
+        "smoothing_radius": [Interval(numbers.Real, SMOOTHING_MIN, SMOOTHING_MAX,
+                                      closed="both"), None],
         "loss_scale": [Interval(numbers.Real, 0, None, closed="neither")],
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"}),
                     None],
@@ -359,9 +365,9 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
 
     def __init__(
         self,
+        *,
         epsilon=1.0,
         delta=1e-6,
-        *,
         loss="auto",
         loss_scale=1.0,
         loss_lipschitz=None,

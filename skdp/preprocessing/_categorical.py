@@ -461,7 +461,7 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         **DP_TRANSFORMER_CONSTRAINTS,
     }
 
-    def __init__(self, categories="auto", *, epsilon=1.0, delta=1e-6, random_state=None,
+    def __init__(self, *, categories="auto", epsilon=1.0, delta=1e-6, random_state=None,
                  sparse_output=False):
         self.categories = categories
         self.epsilon = epsilon

@@ -162,9 +162,8 @@ def _validate_fit_input(estimator, X):
     """``X`` of a numeric DP transformer's fit: an in-memory array validated by
     scikit-learn (NaN and +-inf allowed: they have public bins), or a Dask array/DataFrame
     kept on the workers (:func:`skdp._dask.as_dask_array`; its feature names recorded)."""
-    from sklearn.utils.validation import validate_data
-
     from .._dask import as_dask_array, is_dask_collection
+    from .._raw_input import validate_numeric_data
 
     if is_dask_collection(X):
         X, names = as_dask_array(X)
@@ -174,4 +173,4 @@ def _validate_fit_input(estimator, X):
         if X.shape[0] == 0:
             raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
         return X
-    return validate_data(estimator, X, dtype=np.float64, ensure_all_finite=False)
+    return validate_numeric_data(estimator, X, dtype=np.float64, ensure_all_finite=False)

@@ -18,7 +18,9 @@ input -- the bound a next ``data_norm="auto"`` step takes at no cost.
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+
+from .._raw_input import validate_numeric_data
 
 from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, gdp_mu,
                       set_release_attributes, word_source)
@@ -131,7 +133,8 @@ class DPRobustScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         XT : ndarray of shape (n_samples, n_features_in_)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
+        X = validate_numeric_data(self, X, dtype=np.float64, ensure_all_finite=False,
+                                  reset=False)
         Z = (np.clip(X, self.clip_bounds_[0], self.clip_bounds_[1]) - self.center_) \
             / self.scale_
         return np.where(np.isnan(Z), 0.0, Z)

@@ -78,9 +78,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from scipy.sparse import issparse
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._dask import as_dask_array, check_dask_array, is_dask_collection
+from .._raw_input import validate_numeric_data
 from ..accounting import compose, gaussian_event, gaussian_mu_for, get_delta, get_epsilon
 from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from ..exceptions import PrivacyLeakWarning
@@ -426,9 +427,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         epsilon=1.0,
         delta=1e-6,
-        *,
         feature_bounds=None,
         with_mean=True,
         with_std=True,
@@ -559,7 +560,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             elif hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
         else:
-            X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64)
+            X = validate_numeric_data(self, X, accept_sparse=("csr", "csc", "coo"),
+                                      dtype=np.float64)
         n, d = X.shape
         self._check_n_samples(n)
         auto = isinstance(self.feature_bounds, str)
@@ -735,8 +737,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             if self.with_mean:
                 X = X - self.mean_
             return X / self.scale_ if self.with_std else X
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), reset=False,
-                          dtype=np.float64, copy=True)
+        X = validate_numeric_data(self, X, accept_sparse=("csr", "csc"), reset=False,
+                                  dtype=np.float64, copy=True)
         if issparse(X):      # fitted with_mean=False (a dense fit may have centred)
             cols = self._sparse_columns(X, "center")
             if self.clip:
@@ -777,8 +779,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             ``x * scale_ + mean_`` (each part only when enabled).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), reset=False,
-                          dtype=np.float64, copy=True)
+        X = validate_numeric_data(self, X, accept_sparse=("csr", "csc"), reset=False,
+                                  dtype=np.float64, copy=True)
         if issparse(X):
             cols = self._sparse_columns(X, "uncenter")
             if self.with_std:

@@ -26,7 +26,9 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+
+from .._raw_input import validate_numeric_data
 
 from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, check_public_bounds,
                       dense_container_requested, gdp_mu, set_release_attributes,
@@ -306,7 +308,8 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
             row has L2 norm at most ``output_norm_bound_``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
+        X = validate_numeric_data(self, X, dtype=np.float64, ensure_all_finite=False,
+                                  reset=False)
         if self.sparse_output and not dense_container_requested(self):
             return self._transform_csr(X)
         out = np.zeros((X.shape[0], self.n_features_out_))

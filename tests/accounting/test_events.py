@@ -109,6 +109,6 @@ def test_delta_event_is_peeled_off_and_survives_the_ledger(tmp_path):
     assert get_epsilon(event, 1e-6) == get_epsilon(rest, 1e-6 - 1e-7)
     assert get_epsilon(event, 1e-7) == float("inf")
     assert event_from_json(event_to_json(event)) == event
-    with PrivacyLedger(2.0, 1e-6, path=tmp_path / "l.db") as ledger:
+    with PrivacyLedger(epsilon=2.0, delta=1e-6, path=tmp_path / "l.db") as ledger:
         ledger.record(event, source="discovery")
         assert get_epsilon(ledger.dp_event, 1e-6) == get_epsilon(event, 1e-6)

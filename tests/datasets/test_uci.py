@@ -7,6 +7,7 @@ the download tests serve their archives from a local HTTP server.
 """
 
 import dataclasses
+import functools
 import hashlib
 import io
 import shutil
@@ -390,7 +391,7 @@ def test_truncated_wine_file_is_refused(tmp_path):
     "loader, filename, url",
     [
         (load_bank, "bank-full.csv", "222/bank+marketing.zip"),
-        (load_adult, "adult.data", "2/adult.zip"),
+        (functools.partial(load_adult, subset="test"), "adult.test", "2/adult.zip"),
         (load_wine_quality, "winequality-red.csv", "186/wine+quality.zip"),
         (load_bike_sharing, "hour.csv", "275/bike+sharing+dataset.zip"),
         (load_airfoil, "airfoil_self_noise.dat", "291/airfoil+self+noise.zip"),

@@ -82,7 +82,7 @@ def test_y_bound_auto_with_public_data_norm():
 
 def test_ledger_counts_the_bound_release(tmp_path):
     X, y = _classification()
-    with PrivacyLedger(1.05, 1e-6, path=tmp_path / "ledger.db") as ledger:
+    with PrivacyLedger(epsilon=1.05, delta=1e-6, path=tmp_path / "ledger.db") as ledger:
         clf = DPLogisticRegression(classes=[0, 1], data_norm="auto", random_state=0,
                                    privacy_ledger=ledger).fit(X, y)
         recorded = ledger.dp_event

@@ -1,4 +1,5 @@
-"""A raw table (strings, categories) passed to an estimator's fit gets an error that says
+"""A raw table (strings, categories) passed to an estimator's fit, predict or score, or to a
+numeric DP transformer's fit or transform, gets an error that says
 the estimators take numeric arrays and points to ``skdp.make_private_pipeline``, without
 quoting any value of the data (it used to be a bare "could not convert string to float:
 '<a row's value>'")."""
@@ -7,6 +8,7 @@ import numpy as np
 import pytest
 
 from skdp import DPHuberRegressor, DPLogisticRegression, DPNonconvexRegressor
+from skdp.preprocessing import DPRobustScaler, DPSplineTransformer, DPStandardScaler
 
 pd = pytest.importorskip("pandas")
 
@@ -55,3 +57,58 @@ def test_numeric_dataframe_still_fits():
     X = _table()[["age"]] / 100.0
     reg = DPHuberRegressor(data_norm=1.0, random_state=0).fit(X, np.arange(40) % 2 * 1.0)
     assert reg.privacy_guaranteed_ and reg.coef_.shape == (1,)
+
+
+@pytest.mark.parametrize("method", ["predict", "score", "decision_function", "predict_proba"])
+def test_raw_table_to_a_fitted_estimator_points_to_make_private_pipeline(method):
+    rng = np.random.default_rng(0)
+    clf = DPLogisticRegression(data_norm=1.0, classes=[0, 1], random_state=0).fit(
+        pd.DataFrame({"age": rng.uniform(size=40), "city": rng.uniform(size=40)}),
+        np.arange(40) % 2)
+    X = _table()
+    with pytest.raises(ValueError) as info:
+        if method == "score":
+            clf.score(X, np.arange(40) % 2)
+        else:
+            getattr(clf, method)(X)
+    msg = str(info.value)
+    assert msg.startswith("DPLogisticRegression takes numeric arrays")
+    assert "make_private_pipeline" in msg and "non-numeric columns ['city']" in msg
+    assert SECRET not in msg and info.value.__cause__ is None
+
+
+def test_raw_table_to_a_regressor_predict():
+    reg = DPHuberRegressor(data_norm=1.0, random_state=0).fit(
+        np.full((40, 2), 0.1), np.arange(40) % 2 * 1.0)
+    with pytest.raises(ValueError, match="make_private_pipeline") as info:
+        reg.predict(_table().to_numpy())
+    assert SECRET not in str(info.value)
+
+
+TRANSFORMERS = {
+    "standard": lambda: DPStandardScaler(feature_bounds=(0, 100), random_state=0),
+    "robust": lambda: DPRobustScaler(random_state=0),
+    "spline": lambda: DPSplineTransformer(random_state=0),
+}
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+@pytest.mark.parametrize("kind", sorted(TRANSFORMERS))
+def test_raw_table_to_a_numeric_transformer_points_to_the_encoders(kind, table):
+    est = TRANSFORMERS[kind]()
+    with pytest.raises(ValueError) as info:
+        est.fit(TABLES[table]())
+    msg = str(info.value)
+    name = type(est).__name__
+    assert msg.startswith(f"{name} takes numeric columns")
+    assert "DPOneHotEncoder" in msg and "make_private_pipeline" in msg
+    assert SECRET not in msg and "could not convert" not in msg
+    assert info.value.__cause__ is None
+    if table in ("strings", "category"):
+        assert "non-numeric columns ['city']" in msg
+    # and after a numeric fit, transform says the same
+    numeric = pd.DataFrame({"age": np.linspace(20, 70, 400), "city": np.linspace(0, 1, 400)})
+    est.fit(numeric if table in ("strings", "category") else numeric.to_numpy())
+    with pytest.raises(ValueError, match=f"{name} takes numeric columns") as info:
+        est.transform(TABLES[table]())
+    assert SECRET not in str(info.value)

@@ -134,6 +134,20 @@ def test_a_dense_row_solver_refuses_a_huge_sparse_design_before_allocating():
     assert not hasattr(est, "coef_")
 
 
+@pytest.mark.parametrize("solver", ["auto", "warm_gd", "spider", "zeroth_order", "rrpsgd"])
+def test_nonconvex_refusal_suggests_only_its_own_sparse_solver(solver):
+    """DPNonconvexRegressor has neither objective nor output perturbation: on a design too
+    large to densify, the way out it names is its own sparse solver, dpsgd, only."""
+    S = sp.csr_matrix(([1.0], ([0], [0])), shape=(100_000, 100_000))
+    est = DPNonconvexRegressor(epsilon=1.0, data_norm=1.0, y_bound=1.0, solver=solver)
+    with pytest.raises(ValueError, match="dense copy of this sparse X") as info:
+        est.fit(S, np.zeros(100_000))
+    msg = str(info.value)
+    assert msg.endswith("use solver='dpsgd', which fits on the sparse rows without a copy")
+    assert "perturbation" not in msg
+    assert not hasattr(est, "coef_")
+
+
 def test_dpsgd_fits_a_huge_sparse_design_on_its_non_zeros():
     """dpsgd reads the CSR rows in its compiled loop (clipped as they are sampled): a
     100,000 x 100,000 design, whose dense copy would take 75 GiB, fits with a peak Python

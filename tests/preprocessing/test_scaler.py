@@ -55,7 +55,7 @@ def test_sensitivity_attained_by_adversarial_neighbours_and_never_exceeded(w):
     upper = np.array([1.0, 3.0, 12.0, 5.0])
     c, r = (lower + upper) / 2, (upper - lower) / 2
     X0 = rng.uniform(lower, upper, (n, d))
-    scaler = DPStandardScaler(EPS, DELTA, feature_bounds=(lower, upper), mean_share=w,
+    scaler = DPStandardScaler(epsilon=EPS, delta=DELTA, feature_bounds=(lower, upper), mean_share=w,
                               random_state=0).fit(X0)
     mu = gaussian_mu_for(EPS, DELTA)
     assert scaler.sensitivity_ == pytest.approx(mu)
@@ -86,7 +86,7 @@ def test_naive_split_would_be_noisier():
 
 def test_accounting_matches_closed_form_and_dp_accounting():
     X = np.random.default_rng(0).uniform(0, 1, (500, 3))
-    scaler = DPStandardScaler(0.7, 1e-6, feature_bounds=(0, 1), random_state=0).fit(X)
+    scaler = DPStandardScaler(epsilon=0.7, delta=1e-6, feature_bounds=(0, 1), random_state=0).fit(X)
     # closed-form Balle-Wang delta of a Gaussian with sensitivity/noise = sensitivity_
     mu = scaler.sensitivity_ / scaler.noise_scale_
     eps = 0.7
@@ -119,14 +119,14 @@ def test_means_only_spends_everything_on_means():
 def test_accuracy_and_postprocessing_clamps():
     rng = np.random.default_rng(0)
     X = rng.normal([2.0, -1.0], [0.5, 2.0], (20_000, 2))
-    scaler = DPStandardScaler(1.0, 1e-6, feature_bounds=([0, -7], [4, 5]), random_state=3)
+    scaler = DPStandardScaler(epsilon=1.0, delta=1e-6, feature_bounds=([0, -7], [4, 5]), random_state=3)
     Z = scaler.fit_transform(X)
     np.testing.assert_allclose(scaler.mean_, [2.0, -1.0], atol=0.05)
     np.testing.assert_allclose(scaler.scale_, [0.5, 2.0], rtol=0.05)
     np.testing.assert_allclose(Z.mean(0), 0, atol=0.1)
     np.testing.assert_allclose(scaler.inverse_transform(Z), np.clip(X, [0, -7], [4, 5]))
     # tiny n: noise dominates, yet mean stays in bounds and var in [floor, r^2]
-    tiny = DPStandardScaler(0.1, 1e-3, feature_bounds=(0, 1), random_state=0).fit(X[:5])
+    tiny = DPStandardScaler(epsilon=0.1, delta=1e-3, feature_bounds=(0, 1), random_state=0).fit(X[:5])
     assert np.all((tiny.mean_ >= 0) & (tiny.mean_ <= 1))
     assert np.all(tiny.var_ <= 0.25 + 1e-15)
     assert np.all(tiny.var_ >= np.minimum(tiny.moment_noise_std_, 0.25) * (1 - 1e-12))
@@ -191,8 +191,8 @@ def test_pipeline_end_to_end_event():
     y = (X[:, 0] - 5.0 > 0).astype(int)
     with PrivacyLedger(epsilon=None, delta=1e-6) as led:
         pipe = led.attach(make_pipeline(
-            DPStandardScaler(0.5, 1e-6, feature_bounds=([-5, -6], [15, 0]), random_state=0),
-            DPLogisticRegression(0.5, 1e-6, data_norm=4.0, classes=[0, 1], random_state=0),
+            DPStandardScaler(epsilon=0.5, delta=1e-6, feature_bounds=([-5, -6], [15, 0]), random_state=0),
+            DPLogisticRegression(epsilon=0.5, delta=1e-6, data_norm=4.0, classes=[0, 1], random_state=0),
         ))
         pipe.fit(X, y)
         event = fitted_dp_event(pipe)
@@ -224,7 +224,7 @@ def _audit(under_noised, monkeypatch):
     if under_noised:
         true_h = _scaler.moment_sensitivity_factor
         monkeypatch.setattr(_scaler, "moment_sensitivity_factor", lambda w: true_h(w) / 16)
-    proto = DPStandardScaler(EPS, DELTA, feature_bounds=(-1.0, 1.0), mean_share=w)
+    proto = DPStandardScaler(epsilon=EPS, delta=DELTA, feature_bounds=(-1.0, 1.0), mean_share=w)
     ref = proto.set_params(random_state=0).fit(X0)
     sm, ss = ref.mean_noise_std_[0], ref.moment_noise_std_[0]
     # optimal linear test statistic in noise units: project onto the neighbours' gap
