@@ -552,11 +552,31 @@ def _column_list(columns, what):
     return list(columns)
 
 
+def _declared_schema(X):
+    """The schema a frame declares in ``X.attrs["skdp_schema"]`` (skdp's loaders write the
+    dataset documentation's split there), if its ``numeric`` and ``categorical`` lists
+    cover the frame's columns exactly and do not overlap; else None.  Metadata, not rows."""
+    attrs = getattr(X, "attrs", None)
+    declared = attrs.get("skdp_schema") if isinstance(attrs, dict) else None
+    if not isinstance(declared, dict):
+        return None
+    numeric, categorical = declared.get("numeric"), declared.get("categorical")
+    if not isinstance(numeric, list) or not isinstance(categorical, list):
+        return None
+    columns = list(X.columns)
+    if set(numeric) & set(categorical) or set(numeric) | set(categorical) != set(columns) \
+            or len(numeric) + len(categorical) != len(columns):
+        return None
+    return {"numeric": numeric, "categorical": categorical}
+
+
 class _SchemaFromDtypes:
-    """Column selector of :func:`make_private_pipeline` when the schema is left to the
-    dtypes: numeric dtypes (``numeric=True``) or the others.  A function of the column
-    names and dtypes only; the first selection in a process says once that the schema was
-    inferred (the message names no column: what a warning says is released too)."""
+    """Column selector of :func:`make_private_pipeline` when the schema is not stated:
+    the schema the frame declares in ``attrs["skdp_schema"]`` (skdp's loaders declare the
+    documentation's) when it covers the frame's columns exactly, else the dtypes: numeric
+    dtypes (``numeric=True``) or the others.  A function of the column names, attrs and
+    dtypes only; the first inference from dtypes in a process says once that the schema
+    was inferred (the message names no column: what a warning says is released too)."""
 
     _told = False
 
@@ -571,6 +591,10 @@ class _SchemaFromDtypes:
                 "make_private_pipeline takes a pandas or polars DataFrame (its columns are "
                 f"routed by name and dtype); got {type(X).__name__}. Wrap an array in "
                 "pandas.DataFrame, or build a PrivatePipeline of DP transformers for arrays")
+        declared = _declared_schema(X)
+        if declared is not None:
+            wanted = set(declared["numeric" if self.numeric else "categorical"])
+            return [name for name in X.columns if name in wanted]
         if not _SchemaFromDtypes._told:
             import warnings
 

@@ -463,7 +463,13 @@ def placeholder_frame(X, n_rows, spread=False):
                                           dtype=dtype)
             else:
                 columns[name] = pd.Series([""] * n_rows, dtype=dtype)
-        return pd.DataFrame(columns, columns=X.columns)
+        frame = pd.DataFrame(columns, columns=X.columns)
+        attrs = getattr(X, "attrs", None)
+        if isinstance(attrs, dict) and "skdp_schema" in attrs:
+            # the schema the frame declares (metadata, public) routes the placeholder's
+            # columns as it routes the data's
+            frame.attrs["skdp_schema"] = attrs["skdp_schema"]
+        return frame
     shape = getattr(X, "shape", None)
     width = shape[1] if shape is not None and len(shape) > 1 else 1
     dtype = getattr(X, "dtype", np.dtype(float))
@@ -518,7 +524,8 @@ def _remember(key, value):
 def _probe_key(tag, probe, X, n_rows, *extra):
     """A complete, hashable description of a placeholder fit: every leaf parameter of the
     probe (estimator-valued parameters are covered by their own parameters), the schema
-    of ``X`` (names and dtypes, or width and dtype) and the number of rows."""
+    of ``X`` (names, dtypes and the schema it declares in ``attrs``, or width and dtype)
+    and the number of rows."""
     items = []
     for name, value in sorted(probe.get_params(deep=True).items()):
         if hasattr(value, "get_params") and not isinstance(value, type):
@@ -526,7 +533,10 @@ def _probe_key(tag, probe, X, n_rows, *extra):
         else:
             items.append((name, _stable_repr(value)))
     if hasattr(X, "dtypes") and hasattr(X, "columns"):
-        schema = (tuple(map(str, X.columns)), tuple(map(str, X.dtypes)))
+        attrs = getattr(X, "attrs", None)
+        declared = attrs.get("skdp_schema") if isinstance(attrs, dict) else None
+        schema = (tuple(map(str, X.columns)), tuple(map(str, X.dtypes)),
+                  _stable_repr(declared))
     else:
         schema = (_width(X), str(getattr(X, "dtype", None)))
     return (tag, tuple(items), schema, int(n_rows), extra)

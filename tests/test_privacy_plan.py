@@ -291,3 +291,56 @@ def test_fit_transform_and_fit_predict_follow_the_final_step():
     assert not hasattr(model_last, "fit_transform") and hasattr(model_last, "fit_predict")
     assert hasattr(transformer_last, "fit_transform")
     assert not hasattr(transformer_last, "fit_predict")
+
+
+def test_a_frame_that_declares_its_schema_is_routed_by_it_without_a_warning():
+    """skdp's loaders declare the documentation's schema in ``attrs``; the pipeline routes
+    by it (even against the dtypes) when it covers the frame's columns exactly, and
+    otherwise falls back to the dtypes with the warning."""
+    from skdp._pipeline import _SchemaFromDtypes
+
+    df, y = _table()
+    declared = df.copy()
+    # 'age' declared categorical although its dtype is numeric: the declaration wins
+    declared.attrs["skdp_schema"] = {"numeric": ["income"], "categorical": ["job", "age"]}
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), random_state=0)
+    _SchemaFromDtypes._told = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        pipe.fit(declared, y)
+    names = list(pipe[:-1].get_feature_names_out())
+    assert any(name.startswith("categorical__age_") for name in names), names
+    assert not any(name.startswith("numeric__age") for name in names), names
+
+    # the plan's cached placeholder fits are keyed on the declaration too: the same
+    # names and dtypes without it are routed by the dtypes
+    _SchemaFromDtypes._told = True
+    plain = make_private_pipeline(DPLogisticRegression(classes=[0, 1]),
+                                  random_state=0).fit(df, y)
+    plain_names = list(plain[:-1].get_feature_names_out())
+    assert not any(name.startswith("categorical__age_") for name in plain_names)
+    from skdp._plan import _probe_key
+
+    probe = pipe[:-1]
+    assert _probe_key("widths", probe, declared, 10) != _probe_key("widths", probe, df, 10)
+
+    stale = df.assign(extra=1.0)      # a column the declaration does not name
+    stale.attrs["skdp_schema"] = declared.attrs["skdp_schema"]
+    _SchemaFromDtypes._told = False
+    with pytest.warns(UserWarning, match="inferred the public schema"):
+        make_private_pipeline(DPLogisticRegression(classes=[0, 1]),
+                              random_state=0).fit(stale, y)
+
+
+def test_loader_frames_declare_the_documented_schema():
+    from sklearn.model_selection import train_test_split
+
+    from skdp.datasets import load_adult
+
+    X, y = load_adult(as_frame=True, return_X_y=True)
+    schema = X.attrs["skdp_schema"]
+    assert sorted(schema["numeric"]) == sorted(
+        ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"])
+    assert len(schema["categorical"]) == 8
+    X_train, _, _, _ = train_test_split(X, y, test_size=0.3, random_state=0)
+    assert X_train.attrs["skdp_schema"] == schema

@@ -412,6 +412,27 @@ def _check_raw_dtypes(path, df, string_columns):
             )
 
 
+SCHEMA_ATTR = "skdp_schema"
+
+
+def _declare_schema(data, string_columns):
+    """Record the documented schema in ``data.attrs["skdp_schema"]``.
+
+    The split into numeric and categorical columns is the dataset documentation's (the
+    string columns every loader passes to ``read_csv`` and checks with
+    :func:`_check_raw_dtypes`), not a reading of the rows, so it is public.
+    :func:`skdp.make_private_pipeline` routes a frame's columns by it when the frame's
+    columns are exactly the declared ones (pandas carries ``attrs`` through
+    ``train_test_split`` and row selections), and only otherwise infers the schema from the
+    dtypes, with a warning.
+    """
+    data.attrs[SCHEMA_ATTR] = {
+        "numeric": [c for c in data.columns if c not in string_columns],
+        "categorical": [c for c in data.columns if c in string_columns],
+    }
+    return data
+
+
 def _frame_result(data, y, target_column, target_names, descr, return_X_y):
     """``(data, y)`` or the Bunch of an ``as_frame=True`` loader."""
     if return_X_y:
@@ -645,7 +666,7 @@ def _load_bank_frame(data_home, download_if_missing, return_X_y):
     _check_header(path, list(df.columns), _BANK_COLUMNS)
     _check_raw_dtypes(path, df, strings)
     y = _binary_target(df["y"].to_numpy(), positive="yes", negative="no", name="y")
-    data = df.drop(columns="y")
+    data = _declare_schema(df.drop(columns="y"), strings)
     descr = _descr_raw(
         "Bank Marketing (UCI)",
         "Direct-marketing phone campaigns of a Portuguese bank, May 2008 to "
@@ -987,7 +1008,7 @@ def _load_adult_frame(subset, data_home, download_if_missing, return_X_y):
     if df["income"].isna().any():
         raise ValueError(f"Missing income label in {path}.")
     y = _adult_target(df["income"])
-    data = df.drop(columns="income")
+    data = _declare_schema(df.drop(columns="income"), strings)
     descr = _descr_raw(
         f"Adult / Census Income (UCI), {subset} subset",
         "1994 US Census extract. Binary target: income >50K (1 = '>50K', "
@@ -1203,7 +1224,7 @@ def _load_credit_card_frame(data_home, download_if_missing, return_X_y):
     _check_header(path, list(df.columns), _CREDIT_HEADER)
     _check_raw_dtypes(path, df, [])
     y = _credit_target(df["Y"].to_numpy(), path)
-    data = df.drop(columns=["ID", "Y"])
+    data = _declare_schema(df.drop(columns=["ID", "Y"]), [])
     descr = _descr_raw(
         "Default of Credit Card Clients, Taiwan (UCI)",
         "Card holders of a Taiwanese bank, April to September 2005. Binary "
