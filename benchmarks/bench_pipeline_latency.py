@@ -16,7 +16,13 @@ final composition; only the outermost call timed) and the rest (the fit proper).
 
 Usage::
 
-    python benchmarks/bench_pipeline_latency.py [--rounds 12] [--sizes 3000 30000]
+    python benchmarks/bench_pipeline_latency.py [--rounds 12] [--sizes 3000 30000] \
+        [--baseline /work/main] [--selection airfoil adult]
+
+``--baseline``: another skdp tree measured the same way (its own processes, after this
+tree's for each size); ``--selection``: the wall time of a private grid search over the
+pipeline (``bench_pipeline_selection.py``'s "main" grid, epsilon 1) in fresh processes,
+alternating the trees, and whether both released the same coefficients.
 
 Writes ``benchmarks/results/pipeline_latency.{md,json}`` with the commit it ran on.
 """
@@ -27,6 +33,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -104,6 +111,39 @@ def _child(n, rounds):
     return rows
 
 
+def _selection_child(name):
+    """One private grid search (bench_pipeline_selection.py's "main" grid, epsilon 1,
+    seed 0) in a fresh process: its wall time and what it released."""
+    import warnings
+
+    import numpy as np
+
+    sys.path.insert(0, HERE)
+    import bench_pipeline_selection as sel
+    from _raw_protocol import (CATEGORICAL, NUMERIC, load_raw, load_raw_regression, split,
+                               split_regression)
+
+    from skdp.model_selection import DPGridSearchCV
+
+    warnings.simplefilter("ignore")
+    if sel.is_regression(name):
+        X, y = load_raw_regression(name)
+        Xtr, _, ytr, _ = split_regression(X, y, 0)
+    else:
+        X, y = load_raw(name)
+        Xtr, _, ytr, _ = split(X, y, 0)
+    start = time.perf_counter()
+    search = DPGridSearchCV(sel.make_pipe(name, 1.0, NUMERIC(X), CATEGORICAL(X), None),
+                            sel.GRIDS["main"], epsilon=1.0, delta=sel.DELTA,
+                            scoring=sel.scorer_for(name), random_state=0).fit(Xtr, ytr)
+    seconds = time.perf_counter() - start
+    return {"dataset": name, "seconds": seconds,
+            "best_params": {k: str(v) for k, v in sorted(search.best_params_.items())},
+            "best_score": float(search.best_score_),
+            "fit_mu": search.budget_split_.get("fit_mu"),
+            "coef": np.asarray(search.best_estimator_[-1].coef_).ravel().tolist()}
+
+
 def _summary(n, rows):
     ratios = [r["new"]["seconds"] / r["repeat"]["seconds"] for r in rows]
     med = lambda kind, key: statistics.median(r[kind][key] for r in rows)  # noqa: E731
@@ -135,29 +175,63 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--sizes", type=int, nargs="+", default=[3000, 30000])
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--selection", nargs="*", default=[],
+                        help="data sets whose private grid search is timed (e.g. airfoil)")
+    parser.add_argument("--selection-rounds", type=int, default=2)
+    parser.add_argument("--baseline", default=None,
+                        help="another skdp tree (e.g. /work/main) run the same way, "
+                             "interleaved, for comparison")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--selection-child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     if args.child is not None:
         json.dump(_child(args.child, args.rounds), sys.stdout)
         return
-    env = dict(os.environ, NUMBA_NUM_THREADS=str(args.threads),
-               OMP_NUM_THREADS=str(args.threads), PYTHONPATH=ROOT)
-    env.setdefault("NUMBA_CACHE_DIR", os.path.join(ROOT, ".numba_cache"))
-    summaries, raw = [], {}
+    if args.selection_child is not None:
+        json.dump(_selection_child(args.selection_child), sys.stdout)
+        return
+    trees = {"this": ROOT}
+    baseline_commit = None
+    if args.baseline:
+        trees["baseline"] = os.path.abspath(args.baseline)
+        baseline_commit = subprocess.run(["git", "-C", trees["baseline"], "rev-parse", "HEAD"],
+                                         capture_output=True, text=True).stdout.strip()
+
+    def run(tree, *child_args):
+        env = dict(os.environ, NUMBA_NUM_THREADS=str(args.threads),
+                   OMP_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS=str(args.threads),
+                   MKL_NUM_THREADS=str(args.threads), PYTHONPATH=trees[tree],
+                   NUMBA_CACHE_DIR=os.path.join(ROOT, ".numba_cache") if tree == "this"
+                   else os.path.join(tempfile.gettempdir(), "skdp_baseline_numba_cache"))
+        out = subprocess.run([sys.executable, __file__, *child_args], env=env,
+                             capture_output=True, text=True)
+        if out.returncode:
+            raise RuntimeError(out.stderr[-3000:])
+        return json.loads(out.stdout)
+
+    summaries, raw = {t: [] for t in trees}, {t: {} for t in trees}
     for n in args.sizes:
-        out = subprocess.run([sys.executable, __file__, "--child", str(n), "--rounds",
-                              str(args.rounds)], env=env, capture_output=True, text=True,
-                             check=True).stdout
-        rows = json.loads(out)
-        raw[n] = rows
-        summaries.append(_summary(n, rows))
-        s = summaries[-1]
-        print(f"n={n}: new {s['new_seconds']:.3f} s, repeat {s['repeat_seconds']:.3f} s, "
-              f"median ratio {s['median_ratio']:.2f}", flush=True)
+        for tree in trees:     # one process per tree and size, one after the other
+            rows = run(tree, "--child", str(n), "--rounds", str(args.rounds))
+            raw[tree][n] = rows
+            summaries[tree].append(_summary(n, rows))
+            s = summaries[tree][-1]
+            print(f"{tree} n={n}: new {s['new_seconds']:.3f} s, repeat "
+                  f"{s['repeat_seconds']:.3f} s, median ratio {s['median_ratio']:.2f}",
+                  flush=True)
+    selection = {t: {} for t in trees}
+    for name in args.selection:
+        for r in range(args.selection_rounds):
+            for tree in trees:
+                selection[tree].setdefault(name, []).append(
+                    run(tree, "--selection-child", name))
+                print(f"{tree} search on {name}: "
+                      f"{selection[tree][name][-1]['seconds']:.2f} s", flush=True)
     commit, dirty = _commit()
     doc = {"commit": commit, "dirty_tree": dirty, "threads": args.threads,
-           "summaries": summaries, "rows": raw}
+           "baseline": args.baseline, "baseline_commit": baseline_commit,
+           "summaries": summaries, "rows": raw, "selection": selection}
     lines = [
         "# Pipeline fit at a new epsilon against a repeat fit (issue 48, part 3)", "",
         f"Commit `{commit}`{' (tree had uncommitted changes)' if dirty else ''}; "
@@ -167,13 +241,15 @@ def main(argv=None):
         "(1 + k 1e-3) then a repeat at the same epsilon, interleaved in one process per n. "
         "Generated by `benchmarks/bench_pipeline_latency.py`.", "",
         "Target: median ratio new / repeat <= 1.5.", "",
-        "| n | rounds | new fit (s) | repeat fit (s) | median ratio | new: placeholder fits (s) "
-        "| new: accounting (s) | repeat: accounting + placeholder share | met |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| tree | n | rounds | new fit (s) | repeat fit (s) | median ratio | new: placeholder "
+        "fits (s) | new: accounting (s) | repeat: accounting + placeholder share | met |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for s in summaries:
+    for tree, s in [(t, s) for t in trees for s in summaries[t]]:
+        label = "this" if tree == "this" else f"baseline `{baseline_commit[:7]}`"
         lines.append(
-            f"| {s['n']} | {s['rounds']} | {s['new_seconds']:.3f} | {s['repeat_seconds']:.3f} "
+            f"| {label} | {s['n']} | {s['rounds']} | {s['new_seconds']:.3f} | "
+            f"{s['repeat_seconds']:.3f} "
             f"| {s['median_ratio']:.2f} | {s['new_probes']:.3f} | {s['new_accounting']:.3f} "
             f"| {100 * s['repeat_accounting_share']:.1f} % "
             f"| {'yes' if s['median_ratio'] <= 1.5 else 'no'} |")
@@ -181,6 +257,27 @@ def main(argv=None):
               "calibrations and the final composition (outermost calls), 'placeholder fits' "
               "the plan's fits of the transformers on public placeholder rows (their events "
               "and the design width), which a new epsilon refits.", ""]
+    if args.selection:
+        lines += ["## A private grid search over the pipeline", "",
+                  "`DPGridSearchCV` over the pipeline, `bench_pipeline_selection.py`'s \"main\" "
+                  "grid (4 candidates), epsilon 1, seed 0, each run in a fresh process, the "
+                  "trees alternating.", "",
+                  "| data set | tree | seconds (each run) | best candidate | best score | "
+                  "released coefficients equal to the baseline's |", "|---|---|---|---|---|---|"]
+        for name in args.selection:
+            for tree in trees:
+                runs = selection[tree][name]
+                same = ""
+                if args.baseline:
+                    same = "yes" if all(
+                        a["coef"] == b["coef"] and a["best_params"] == b["best_params"]
+                        for a, b in zip(runs, selection["baseline"][name])) else "no"
+                label = "this" if tree == "this" else f"baseline `{baseline_commit[:7]}`"
+                times = ", ".join(f"{r['seconds']:.2f}" for r in runs)
+                lines.append(f"| {name} | {label} | {times} | "
+                             f"{runs[0]['best_params']} | {runs[0]['best_score']:.4f} | "
+                             f"{same if tree == 'this' else ''} |")
+        lines.append("")
     if not args.no_write:
         os.makedirs(RESULTS, exist_ok=True)
         with open(os.path.join(RESULTS, "pipeline_latency.json"), "w") as f:
