@@ -309,6 +309,10 @@ def _joint_share(probe, events, n_samples, n_features, epsilon, delta):
 
     if not joint_calibrations_active():
         return None
+    if probe._data_derived_inputs() or probe._released_bounds():
+        # a model that releases its own bounds first splits its share with its own
+        # search (a nested split, whose calibrations a proposal would answer too)
+        return None
     epsilon, delta = float(epsilon), float(delta)
     floor = epsilon * 2.0 ** -SMALLEST_SHARE_EXPONENT
 

@@ -156,3 +156,21 @@ def test_pipeline_fit_uses_the_checked_noise_and_depends_on_public_quantities_on
     for key in list(_JOINT._data):
         assert all(isinstance(v, (float, int)) and not isinstance(v, bool) for v in key)
         assert math.isfinite(_JOINT._data[key])
+
+
+def test_a_model_that_releases_its_own_bounds_keeps_its_search():
+    """A data_norm='auto' model splits its share with its own (nested) search: the joint
+    path declines it (its inner model, with a public bound, may take it), and the share
+    found in the context is checked as any: the model's planned event, read in the
+    context, composes within the budget."""
+    from skdp.linear_model._budget import _joint_share
+
+    events = _prior(9.0, 9.5)
+    auto = DPLogisticRegression(classes=[0, 1], solver="dpsgd", data_norm="auto")
+    with joint_calibrations():
+        assert _joint_share(auto, events, 3000, 20, 1.0, DELTA) is None
+        share = largest_model_epsilon(auto, events, 3000, 20, 1.0, DELTA)
+        planned = planned_dp_event(
+            DPLogisticRegression(classes=[0, 1], solver="dpsgd", data_norm="auto",
+                                 epsilon=share, delta=DELTA), 3000, 20)
+    assert get_epsilon(compose(*events, planned), DELTA) <= 1.0
