@@ -193,8 +193,11 @@ class PrivatePipeline(Pipeline):
         """
         from ._plan import make_plan
 
+        from .accounting._sampled import joint_calibrations
+
         n, delta = self._check_budget_and_rows(X, y, {})
-        return make_plan(self, as_pandas(X), n, float(self.epsilon), delta)
+        with joint_calibrations():      # the model's share as the fit computes it
+            return make_plan(self, as_pandas(X), n, float(self.epsilon), delta)
 
     def _ledger(self):
         """The one ledger of this fit: the pipeline's or its steps' (all the same)."""
@@ -225,13 +228,18 @@ class PrivatePipeline(Pipeline):
         """
         n, delta = self._check_budget_and_rows(X, y, params)
         from ._plan import make_plan
+        from .accounting._sampled import joint_calibrations
 
-        plan = make_plan(self, as_pandas(X), n, float(self.epsilon), delta)
+        # the model's noise is calibrated with the releases before it (one search; the
+        # model, fitted inside, uses the noise the plan verified: linear_model/_budget.py)
+        with joint_calibrations():
+            plan = make_plan(self, as_pandas(X), n, float(self.epsilon), delta)
         objects = _tree_objects(self)
         saved_state = [(obj, dict(vars(obj))) for obj in objects]
         saved_params = self.get_params(deep=True)
         try:
-            self._execute(plan, X, y)
+            with joint_calibrations():
+                self._execute(plan, X, y)
         except BaseException:
             for obj, state in saved_state:
                 vars(obj).clear()

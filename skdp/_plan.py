@@ -404,11 +404,15 @@ def make_plan(pipeline, X, n_samples, epsilon, delta):
         raise ValueError("two steps' derived noise keys collide (probability ~2^-32): "
                          "choose another random_state for the pipeline")
     plan = PrivacyPlan(float(epsilon), float(delta), int(n_samples), tuple(planned), mu)
-    events = planned_transformer_events(pipeline, plan, X)
-    planned = [
-        _replace(s, event=events[s.path]) if s.role == "release" else s for s in plan.steps]
-    plan = _replace(plan, steps=tuple(planned))
-    return _plan_model(pipeline, plan, X, events, compose)
+    from ._mechanisms._exact import public_noise_memo
+
+    # both placeholder fits (events, widths) draw a step's noise with the same public key
+    with public_noise_memo():
+        events = planned_transformer_events(pipeline, plan, X)
+        planned = [_replace(s, event=events[s.path]) if s.role == "release" else s
+                   for s in plan.steps]
+        plan = _replace(plan, steps=tuple(planned))
+        return _plan_model(pipeline, plan, X, events, compose)
 
 
 def _replace(obj, **changes):

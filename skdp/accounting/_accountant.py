@@ -109,10 +109,17 @@ def _analyse(event):
 
 
 def _pld(event, interval=PLD_FINEST):
+    """The PLD of ``event`` on a grid of width ``interval``: built from memoised parts
+    (:func:`skdp.accounting._pld_memo.pld_of`, the accountant's PLD bit for bit) when
+    every part is a (Poisson-sampled) Gaussian, else by dp-accounting's accountant."""
     from dp_accounting.pld import PLDAccountant  # scipy.signal: imported when used
 
     from ._events import NEIGHBORING_RELATION
+    from ._pld_memo import pld_of
 
+    memoised = pld_of(event, interval, NEIGHBORING_RELATION)
+    if memoised is not None:
+        return memoised
     acc = PLDAccountant(NEIGHBORING_RELATION, value_discretization_interval=interval)
     try:
         acc.compose(event)

@@ -42,12 +42,16 @@ one (a few times cheaper) and then needs two to four evaluations of the reportin
 around that point (measured in ``benchmarks/bench_calibration.py``).
 """
 
+import collections
+import contextlib
+import contextvars
 import functools
 import math
+import threading
 
 from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
-from ._accountant import (PLD_COARSEST_LEVEL, get_epsilon, grid_corrected, grid_epsilon,
-                          grid_width, pld_epsilon_on_grid, pld_interval)
+from ._accountant import (PLD_COARSEST_LEVEL, composition_count, get_epsilon, grid_corrected,
+                          grid_epsilon, grid_width, pld_epsilon_on_grid, pld_interval)
 from ._gaussian import gaussian_mu_for
 
 __all__ = ["poisson_gaussian_event", "calibrate_poisson_gaussian"]
@@ -192,11 +196,34 @@ def calibrate_poisson_gaussian(epsilon, delta, sampling_rate, steps, follow_up_m
     follow_up_mu = float(follow_up_mu)
     if not (follow_up_mu >= 0.0 and math.isfinite(follow_up_mu)):
         raise ValueError(f"follow_up_mu must be finite and >= 0, got {follow_up_mu!r}")
+    mode = _HINTS.get()
+    if mode is not None:
+        key = (epsilon, delta, q, steps, follow_up_mu)
+        if mode[0] == "propose":
+            mode[2].append(key)
+            return mode[1]
+        joint = _JOINT.get(key)
+        if joint is not None:
+            return joint
     return _calibrate_cached(epsilon, delta, q, steps, follow_up_mu)
 
 
 @functools.lru_cache(maxsize=256)
 def _calibrate_cached(epsilon, delta, q, steps, follow_up_mu=0.0):
+    return _calibrate_core(epsilon, delta, q, steps, follow_up_mu, (), epsilon)
+
+
+def _calibrate_core(epsilon, delta, q, steps, follow_up_mu, prior, guess_epsilon):
+    """The search of :func:`calibrate_poisson_gaussian` for the event ``prior`` (a tuple
+    of earlier releases, ``()``: none) composed with the steps and their follow-up;
+    ``guess_epsilon``: the steps' share the central-limit starting point is computed for.
+    With ``prior = ()`` it is the plain calibration, unchanged: the same events, grids
+    and steps."""
+    def event_at(z):
+        own = _with_follow_up(poisson_gaussian_event(q, z, steps), follow_up_mu)
+        return own if not prior else dp_accounting.ComposedDpEvent(prior + (own,))
+
+    count = steps if not prior else composition_count(event_at(1.0))
     log_target = math.log(epsilon)
 
     def objective(eps_of_z):
@@ -206,25 +233,25 @@ def _calibrate_cached(epsilon, delta, q, steps, follow_up_mu=0.0):
         return f
 
     lo_limit, hi_limit = math.log(Z_MIN), math.log(Z_MAX)
-    guess = min(max(math.log(_initial_guess(epsilon, delta, q, steps)), lo_limit), hi_limit)
+    guess = min(max(math.log(_initial_guess(guess_epsilon, delta, q, steps)), lo_limit),
+                hi_limit)
     args = (lo_limit, hi_limit, epsilon, delta, q, steps)
     # 1. a grid COARSE_FACTOR times coarser than the one the reporting accountant will pick
     #    at the answer: a few times cheaper, pessimistic by ~COARSE_FACTOR^2 GRID_RTOL; its
     #    answer is only a starting point
-    interval = min(pld_interval(epsilon, steps) * COARSE_FACTOR,
+    interval = min(pld_interval(epsilon, count) * COARSE_FACTOR,
                    grid_width(PLD_COARSEST_LEVEL))
-    coarse = objective(lambda z: pld_epsilon_on_grid(
-        _with_follow_up(poisson_gaussian_event(q, z, steps), follow_up_mu), delta, interval))
+    coarse = objective(lambda z: pld_epsilon_on_grid(event_at(z), delta, interval))
     x, slope = _secant(coarse, guess, lo_limit, hi_limit)
     # 2. the reporting accountant, first at the point where the pessimism model
     #    (:func:`skdp.accounting._accountant.grid_corrected`) expects ε a little below the
     #    target, then the bracketing search with small steps, always on the safe side
-    report = objective(lambda z: _epsilon(q, z, steps, delta, follow_up_mu))
+    report = objective(lambda z: get_epsilon(event_at(z), delta))
     aim = math.log1p(-0.6 * RTOL)
-    true_eps = grid_corrected(epsilon, interval, steps)
+    true_eps = grid_corrected(epsilon, interval, count)
     gap = 0.0  # predicted log(eps_report / eps_coarse) at x
     if true_eps < epsilon:  # inside the model's range
-        gap = math.log(grid_epsilon(true_eps, pld_interval(epsilon, steps), steps) / epsilon)
+        gap = math.log(grid_epsilon(true_eps, pld_interval(epsilon, count), count) / epsilon)
     x0 = min(max(x + (aim - gap) / slope, lo_limit), hi_limit)
     f0 = report(x0)
     if math.log1p(-RTOL) <= f0 <= 0.0:
@@ -334,3 +361,131 @@ def _solve_safe_side(f, x, factor, lo_limit, hi_limit, epsilon, delta, q, steps,
                 w_hi *= 0.5
             side = -1
     return hi
+
+
+# --------------------------------------------------------------------------------------
+# One search for a model that follows earlier releases (a pipeline's budget split)
+# --------------------------------------------------------------------------------------
+
+#: ``None`` (no hints: every calibration searches), ``("joint",)`` (inside a composite's
+#: fit: a calibration the composite registered is answered from :data:`_JOINT`) or
+#: ``("propose", z, calls)`` (every calibration answers ``z`` and records its inputs: how
+#: the composite reads a model's calibration inputs without searching)
+_HINTS = contextvars.ContextVar("skdp_calibration_hints", default=None)
+
+
+class _Registry:
+    """Thread-safe LRU map ``(epsilon, delta, q, steps, follow_up_mu) -> z`` of joint
+    calibrations; keys and values are public (functions of public sizes and budgets)."""
+
+    def __init__(self, size):
+        self.size = size
+        self._data = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key, value):
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+
+
+_JOINT = _Registry(4096)
+
+
+@contextlib.contextmanager
+def joint_calibrations():
+    """Within: :func:`calibrate_poisson_gaussian` answers the inputs a composite
+    registered (:func:`register_joint_calibration`) with the registered ``z``.  A
+    :class:`~skdp.PrivatePipeline` holds it over its plan and fit (and a private search
+    over its plans), so the model it fits uses the noise its budget split verified;
+    outside, no calibration ever sees the registry (a standalone fit's noise does not
+    depend on what the process fitted before)."""
+    token = _HINTS.set(("joint",))
+    try:
+        yield
+    finally:
+        _HINTS.reset(token)
+
+
+def joint_calibrations_active():
+    """Whether :func:`joint_calibrations` holds (a proposal inside one counts)."""
+    return _HINTS.get() is not None
+
+
+@contextlib.contextmanager
+def proposing(z):
+    """Within: every :func:`calibrate_poisson_gaussian` returns ``z`` without searching
+    and appends its inputs ``(epsilon, delta, q, steps, follow_up_mu)`` to the yielded
+    list -- how a composite learns the calibration a model *would* run (and the event it
+    would release with ``z``) before deciding to register it."""
+    calls = []
+    token = _HINTS.set(("propose", float(z), calls))
+    try:
+        yield calls
+    finally:
+        _HINTS.reset(token)
+
+
+def register_joint_calibration(key, z):
+    """Answer the calibration ``key = (epsilon, delta, q, steps, follow_up_mu)`` with
+    ``z`` inside :func:`joint_calibrations`.  The caller has verified with the reporting
+    accountant that ``get_epsilon`` of the model's event at ``z`` is at most ``epsilon``
+    (the contract of :func:`calibrate_poisson_gaussian`; ``z`` is then a valid answer,
+    exactly at the budget rather than within ``RTOL`` below it)."""
+    _JOINT.put(tuple(key), float(z))
+
+
+def calibrate_poisson_gaussian_after(prior, epsilon, delta, sampling_rate, steps,
+                                     follow_up_mu=0.0, guess_epsilon=None):
+    """Smallest noise multiplier ``z`` (to ``RTOL``) for which the releases ``prior``
+    followed by :func:`poisson_gaussian_event` ``(q, z, steps)`` (and its Gaussian
+    follow-up of GDP parameter ``follow_up_mu``) are (ε, δ)-DP together: one search over
+    ``z`` of the *composed* event, where a composite's budget split searched the model's
+    epsilon and ran a calibration at every point (a search inside a search).
+
+    The search is :func:`calibrate_poisson_gaussian`'s (coarse secant, then the
+    reporting accountant on the safe side), so
+
+        get_epsilon(compose(*prior, poisson_gaussian_event(q, z, steps) [, follow-up]),
+                    delta) <= epsilon
+
+    holds for the returned ``z``.  ``prior`` may hold Gaussian releases and
+    ``DeltaDpEvent`` thresholds (their ``delta_i`` is taken off ``delta``) only; anything
+    else returns None (the caller falls back to its own search), as does a target out of
+    reach.  ``guess_epsilon``: the steps' share the starting point is computed for (e.g.
+    the Gaussian-DP share; default ``epsilon``).  Cached on the exact (public) inputs.
+    """
+    from ._accountant import _gaussian_leaves_only, _hashable_form
+    from ._rdp import peel_delta_events
+
+    epsilon, delta, q, steps = float(epsilon), float(delta), float(sampling_rate), int(steps)
+    follow_up_mu = float(follow_up_mu)
+    rest, extra = peel_delta_events(dp_accounting.ComposedDpEvent(tuple(prior)))
+    frozen = _hashable_form(rest)
+    if frozen is None or not _gaussian_leaves_only(frozen):
+        return None
+    delta_left = delta - extra
+    if not (0.0 < delta_left < 1.0 and epsilon > 0.0 and math.isfinite(epsilon)):
+        return None
+    parts = (frozen.events if isinstance(frozen, dp_accounting.ComposedDpEvent)
+             else (frozen,))
+    parts = tuple(p for p in parts if not isinstance(p, dp_accounting.NoOpDpEvent))
+    guess = float(epsilon if guess_epsilon is None else guess_epsilon)
+    return _calibrate_after_cached(parts, epsilon, delta_left, q, steps, follow_up_mu, guess)
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrate_after_cached(prior, epsilon, delta, q, steps, follow_up_mu, guess):
+    try:
+        return _calibrate_core(epsilon, delta, q, steps, follow_up_mu, prior, guess)
+    except ValueError:      # out of reach even at Z_MAX: the caller's search says why
+        return None

@@ -206,8 +206,11 @@ def _pipeline_probe(pipe, X, n_rows):
     from .._plan import make_plan
     from ..accounting import _lazy_dp_accounting as dp_accounting
 
+    from ..accounting._sampled import joint_calibrations
+
     delta = pipe._total_delta(n_rows)
-    plan = make_plan(pipe, as_pandas(X), n_rows, float(pipe.epsilon), delta)
+    with joint_calibrations():      # as the pipeline's own fit plans
+        plan = make_plan(pipe, as_pandas(X), n_rows, float(pipe.epsilon), delta)
     event = plan.planned_event
     if isinstance(event, dp_accounting.NonPrivateDpEvent):
         return event, False
