@@ -99,3 +99,28 @@ def test_the_pinned_solver_is_what_the_fixed_plan_accounts():
     assert pipe[-1].solver_ == "dpsgd"
     assert get_epsilon(plan.planned_event, 1e-6) <= 10.0 * (1 + 1e-9)
     assert pipe.epsilon_ <= 10.0
+
+
+def test_binary_dpsgd_runs_fewer_epochs_at_a_small_privacy_size():
+    from skdp.linear_model._auto import (DPSGD_SMALL_EPOCHS, DPSGD_SMALL_SIZE, MAX_EPOCHS,
+                                         _privacy_size, dpsgd_schedule)
+
+    def epochs(n, eps, **kw):
+        b, T = dpsgd_schedule(n, 20, epsilon=eps, delta=1e-6, **kw)
+        return T * b / n
+
+    sizes = [(n, _privacy_size(n, 1.0, 1e-6)) for n in (1000, 3000, 6000, 8000, 9000,
+                                                       20000, 50000)]
+    assert any(s < DPSGD_SMALL_SIZE for _, s in sizes) and \
+        any(s >= DPSGD_SMALL_SIZE for _, s in sizes)
+    got = [epochs(n, 1.0, binary=True) for n, _ in sizes]
+    for (n, s), e in zip(sizes, got):
+        expected = DPSGD_SMALL_EPOCHS if s < DPSGD_SMALL_SIZE else MAX_EPOCHS
+        assert expected <= e < expected + 1.0        # ceil of the steps only
+        # the multinomial and the unlabelled calls keep the epoch rule
+        assert epochs(n, 1.0) >= MAX_EPOCHS
+    assert all(a <= b + 1.0 for a, b in zip(got, got[1:]))   # never fewer for more n mu
+    # the same n at a larger epsilon leaves the small regime (n mu grows)
+    assert epochs(3000, 10.0, binary=True) >= MAX_EPOCHS
+    # a given number of steps is never changed
+    assert dpsgd_schedule(3000, 20, 100, 77, epsilon=1.0, delta=1e-6, binary=True) == (100, 77)
