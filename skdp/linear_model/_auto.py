@@ -652,7 +652,7 @@ def spline_knots(n_samples, noise_std):
     large part of ``n`` and the model's noise per coefficient is large, so each basis
     coefficient must collect the signal of many rows.  The rule before (a floor of 6 knots)
     lost ROC AUC on the analogue tables of ``benchmarks/_small_tables.py`` (10 seeds,
-    ``make_private_pipeline``, AUC of 6 knots -> 4 knots -> 3 knots): credit card 4,000 rows
+    ``make_private_pipeline`` with 20 dpsgd epochs, AUC of 6 knots -> 4 knots -> 3 knots): credit card 4,000 rows
     at 4 % positives at epsilon 0.5 / 1 (``x`` = 9 / 18) 0.551 -> 0.593 -> 0.566 / 0.567 ->
     0.612 -> 0.648; 2,000 rows at 3 % at 0.5 (``x`` = 6) 0.507 -> 0.535 -> 0.584; a
     synthetic monotone signal on 7,000 rows at 3 % at 0.5 / 1 / 2 (``x`` = 16 / 31 / 58)
@@ -733,7 +733,8 @@ def pipeline_sparse_design(model):
 #: epsilon = 10 in accuracy (10 seeds: Adult AUC 0.914 against 0.908, Bank 0.913 against
 #: 0.908).  **Small tables** (``n epsilon < PIPELINE_DPSGD_BELOW_SIZE = 1e5``, ``n`` the
 #: training rows) get ``dpsgd`` at every epsilon: at epsilon = 10 on the analogue tables of
-#: ``benchmarks/_small_tables.py`` (10 seeds, ``n epsilon`` 12,000 to 70,000) dpsgd's AUC
+#: ``benchmarks/_small_tables.py`` (10 seeds, the knots rule before the small-table knee,
+#: ``n epsilon`` 12,000 to 70,000) dpsgd's AUC
 #: is ahead in all 7 binary tables: credit card on 2,000 / 4,000 / 7,000 rows 0.711 ->
 #: 0.746 / 0.705 -> 0.719 / 0.586 -> 0.601, the synthetic monotone signal 0.779 -> 0.800,
 #: Adult on 1,700 / 5,000 rows 0.868 -> 0.880 / 0.900 -> 0.902, Bank on 10,000 rows
