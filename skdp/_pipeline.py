@@ -341,6 +341,9 @@ class PrivatePipeline(Pipeline):
                             "use DP transformers only")
                     final.set_params(data_norm=bound)
                 eps_model = step.epsilon
+                # the plan's pins (a public solver rule, pinned choices) before the model's
+                # share is computed from them
+                final.set_params(**step.params)
                 if eps_model is None:
                     # the width was set by a category release: the largest share that
                     # composes (released events and public sizes only)

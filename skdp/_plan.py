@@ -154,7 +154,9 @@ class PrivacyPlan:
                         + (f" mu^2 share={s.mu_share:.3g}" if s.role == "release" else "")
                         + (f" threshold delta={s.threshold_delta:.3g}"
                            if s.threshold_delta else "")
-                        + f" key={'OS' if s.key is None else 'derived'}")
+                        + f" key={'OS' if s.key is None else 'derived'}"
+                        + "".join(f" {k}={v!r}" for k, v in s.params.items()
+                                  if k == "solver"))
             else:
                 what = s.reason
             lines.append(f"  {s.path:<{width}}  {s.estimator:<22} {s.role:<9} {what}")
@@ -605,6 +607,12 @@ def _plan_model(pipeline, plan, X, events, compose):
         return _replace(plan, planned_event=total, ledger_event=total)
     model_step = model_steps[0]
     model = pipeline.steps[-1][1]
+    solver_pin = _small_table_solver(model, plan, transformer_events)
+    if solver_pin:
+        # a public rule of n and epsilon (the model's own params are the user's): the fit
+        # hands it over with the plan's other pins, so plan and fit see the same solver
+        model = clone(model).set_params(**solver_pin)
+        model_step = _replace(model_step, params=dict(solver_pin))
     low, public, bound = design_widths(pipeline, plan, X)
     norm = bound if isinstance(getattr(model, "data_norm", None), str) else None
     n = plan.n_samples
@@ -652,7 +660,8 @@ def _plan_model(pipeline, plan, X, events, compose):
                     "event does not follow the width (the DP-SGD solvers 'dpsgd' and "
                     "'rrpsgd', or 'output_perturbation')")
         total = compose(*transformer_events, event) if transformer_events else event
-        model_step = _replace(model_step, epsilon=eps_m, event=event, params=pins)
+        model_step = _replace(model_step, epsilon=eps_m, event=event,
+                              params={**solver_pin, **pins})
         ledger = total
         planned_width = width
     else:
@@ -668,6 +677,22 @@ def _plan_model(pipeline, plan, X, events, compose):
     steps = tuple(model_step if s.role == "model" else s for s in plan.steps)
     return _replace(plan, steps=steps, model_width=planned_width,
                     planned_event=total, ledger_event=ledger)
+
+
+def _small_table_solver(model, plan, transformer_events):
+    """``{"solver": ...}`` for a final ``solver="auto"`` classifier behind DP transformers
+    that release, when the pipeline rule of ``n`` and ``epsilon`` picks a solver for it
+    (:func:`skdp.linear_model._auto.pipeline_model_solver`: ``dpsgd`` on small tables,
+    ``n epsilon < PIPELINE_DPSGD_BELOW_SIZE``), else ``{}``.  Public: the model's class
+    and parameters, ``n`` and ``epsilon``."""
+    from .linear_model._auto import PIPELINE_DPSGD_BELOW_SIZE, pipeline_model_solver
+
+    if not transformer_events or getattr(model, "solver", None) != "auto":
+        return {}
+    if plan.n_samples * plan.epsilon >= PIPELINE_DPSGD_BELOW_SIZE:
+        return {}
+    solver = pipeline_model_solver(type(model).__name__, plan.epsilon, plan.n_samples)
+    return {} if solver is None else {"solver": solver}
 
 
 def design_widths(pipeline, plan, X, nominal=False):

@@ -57,13 +57,15 @@ def test_dpsgd_privacy_attributes(cls):
               n_steps="bst14", random_state=0, **_public(cls), **no_check).fit(X, y)
     assert isinstance(est.dp_event_, dp_accounting.SelfComposedDpEvent)
     assert est.n_iter_ == 400  # ceil(n^2 / m^2)
-    # the default schedule: batch max(64, 4 sqrt(n)) = 89, 20 epochs (5e8/(n p) > 20)
+    # the default schedule: batch max(64, 4 sqrt(n)) = 89, 20 epochs (5e8/(n p) > 20);
+    # binary logistic at n mu < DPSGD_SMALL_SIZE (here 500 x 0.17): 5 epochs
     default = cls(epsilon=0.7, data_norm=3.0, solver="dpsgd", random_state=0,
                   **_public(cls), **no_check).fit(X, y)
     # binary logistic: dpsgd clips at half the Lipschitz bound (_auto.DPSGD_CLIP_FRACTION)
     clip = {"clip_fraction": 0.5} if cls is DPLogisticRegression else {}
-    assert default.solver_params_ == {"batch_size": 89, "n_steps": 113, **clip}
-    assert default.n_iter_ == 113
+    steps = 29 if cls is DPLogisticRegression else 113    # ceil(5 n/89), ceil(20 n/89)
+    assert default.solver_params_ == {"batch_size": 89, "n_steps": steps, **clip}
+    assert default.n_iter_ == steps
     assert est.sensitivity_ == pytest.approx(2 * est.noise_scale_ / est.dp_event_.event.event.noise_multiplier)
     assert 0.69 <= est.epsilon_ <= 0.7
     with pytest.raises(ValueError, match="delta"):
