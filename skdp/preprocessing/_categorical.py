@@ -536,7 +536,20 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         public categories none (``NoOpDpEvent``), else the discovery's (:meth:`_calibration`,
         the arithmetic of the release itself).  A :class:`~skdp.PrivatePipeline` plans
         with it and checks after the fit that the release recorded exactly this event.
-        Raises the fit's errors on invalid parameters (before any row is read)."""
+        Raises the fit's errors on invalid parameters (before any row is read).
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of rows of the fit (public).
+        n_features : int
+            Number of input columns (public schema).
+
+        Returns
+        -------
+        event : dp_accounting.DpEvent
+            The event :meth:`fit` records as ``dp_event_``.
+        """
         from ..accounting import _lazy_dp_accounting as dp_accounting
 
         self._check_planned(n_features)
@@ -550,7 +563,23 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         ``other`` and ``missing``); a discovery can release no category, so its lowest
         width is ``2 n_features`` -- and so is its nominal one (what a plan pins the model's
         width-dependent choices at, as the plan's fits on public placeholder data with
-        empty category lists did).  The norm bound is ``sqrt(n_features)``."""
+        empty category lists did).  The norm bound is ``sqrt(n_features)``.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of rows of the fit (public).
+        n_features : int
+            Number of input columns (public schema).
+
+        Returns
+        -------
+        lowest, nominal : int
+            The least output width any release can give, and the width with every
+            knot/category the plan counts on.
+        norm_bound : float
+            ``output_norm_bound_`` of the fit.
+        """
         self._check_planned(n_features)
         d = int(n_features)
         if self.categories != "auto":

@@ -276,7 +276,20 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         (:func:`skdp._mechanisms._quantiles.tree_histogram_event`, the same arithmetic as
         the release).  A :class:`~skdp.PrivatePipeline` plans with it and checks, after the
         fit, that the release recorded exactly this event (a wrong plan fails loudly).
-        Raises the fit's errors on invalid parameters (before any row is read)."""
+        Raises the fit's errors on invalid parameters (before any row is read).
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of rows of the fit (public).
+        n_features : int
+            Number of input columns (public schema).
+
+        Returns
+        -------
+        event : dp_accounting.DpEvent
+            The event :meth:`fit` records as ``dp_event_``.
+        """
         from .._mechanisms._quantiles import tree_histogram_event
 
         self._check_planned(n_features)
@@ -293,7 +306,23 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         nominal one ``k = n_knots`` (``"auto"``: :func:`skdp.linear_model._auto.
         spline_knots` of ``n`` and the release's noise, which is public:
         :func:`skdp._mechanisms._quantiles.tree_histogram_calibration`), every knot kept.
-        The norm bound is ``sqrt(n_features)`` (module docstring)."""
+        The norm bound is ``sqrt(n_features)`` (module docstring).
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of rows of the fit (public).
+        n_features : int
+            Number of input columns (public schema).
+
+        Returns
+        -------
+        lowest, nominal : int
+            The least output width any release can give, and the width with every
+            knot/category the plan counts on.
+        norm_bound : float
+            ``output_norm_bound_`` of the fit.
+        """
         from .._mechanisms._quantiles import tree_histogram_calibration
 
         self._check_planned(n_features)
