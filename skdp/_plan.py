@@ -24,9 +24,12 @@ from the public schema (column names and dtypes), ``n`` and the parameters alone
   key, whatever seeds the user gave them (two equal keys would draw equal noise, which
   cancels in a difference of the two releases);
 * **the planned event** of every release (each DP transformer's event is a function of its
-  parameters, ``n`` and the schema; see :func:`planned_transformer_events`) and so the
-  planned total, which a :class:`~skdp.accounting.PrivacyLedger` is charged before the
-  first release.
+  parameters, ``n`` and the schema: stated by the transformer itself, ``planned_event(n,
+  d)``, when every transformer of the tree has that formula -- :func:`analytic_prefix`,
+  no fit -- else read from fits on public placeholder rows,
+  :func:`planned_transformer_events`; the fit checks the released events against the
+  plan either way) and so the planned total, which a
+  :class:`~skdp.accounting.PrivacyLedger` is charged before the first release.
 
 The design width the final estimator sees is public unless a category discovery runs (the
 released categories set it).  The model's ``epsilon`` is then computed after the
@@ -408,13 +411,23 @@ def make_plan(pipeline, X, n_samples, epsilon, delta):
     plan = PrivacyPlan(float(epsilon), float(delta), int(n_samples), tuple(planned), mu)
     from ._mechanisms._exact import public_noise_memo
 
+    analytic = analytic_prefix(pipeline, plan, X)
+    if analytic is not None:
+        # every transformer states its event and widths from public quantities: no fit
+        events, shape = analytic
+        plan = _with_events(plan, events)
+        return _plan_model(pipeline, plan, X, events, compose, shape=shape)
     # both placeholder fits (events, widths) draw a step's noise with the same public key
     with public_noise_memo():
         events = planned_transformer_events(pipeline, plan, X)
-        planned = [_replace(s, event=events[s.path]) if s.role == "release" else s
-                   for s in plan.steps]
-        plan = _replace(plan, steps=tuple(planned))
+        plan = _with_events(plan, events)
         return _plan_model(pipeline, plan, X, events, compose)
+
+
+def _with_events(plan, events):
+    planned = [_replace(s, event=events[s.path]) if s.role == "release" else s
+               for s in plan.steps]
+    return _replace(plan, steps=tuple(planned))
 
 
 def _replace(obj, **changes):
@@ -487,6 +500,154 @@ def placeholder_frame(X, n_rows, spread=False):
     if spread:
         return np.tile(np.arange(n_rows, dtype=np.float64)[:, None], (1, width))
     return np.zeros((n_rows, width), dtype=np.float64)
+
+
+# --------------------------------------------------------------------------------------
+# The analytic plan: transformers that state their event and widths
+# --------------------------------------------------------------------------------------
+
+
+class _NotAnalytic(Exception):
+    """A part of the tree whose events or widths only a placeholder fit can tell."""
+
+
+#: data-free steps whose output is their input (schema, width and values)
+_IDENTITY_STEPS = ("FrameToPandas",)
+
+
+def analytic_prefix(pipeline, plan, X):
+    """``({path: event}, (lowest, nominal, bound))`` of the pipeline's transformers from
+    their own public formulas -- ``planned_event(n, d)`` and ``planned_output(n, d)`` of
+    the DP transformers that have them (:class:`~skdp.preprocessing.DPSplineTransformer`,
+    :class:`~skdp.preprocessing.DPOneHotEncoder`) -- without fitting anything; None when
+    some part of the tree needs the placeholder fits (:func:`planned_transformer_events`,
+    :func:`design_widths`): another transformer, a ``FeatureUnion``, a ``remainder``, a
+    nested ``ColumnTransformer`` or a DP transformer whose input width is not public.
+
+    The events are those the placeholder fits read (tests compare them on a grid), and the
+    fit still checks that every release recorded its planned event, so a wrong formula
+    fails loudly at fit time, never silently.  The lowest width is the true lower bound
+    of each transformer's released width (the placeholder fits gave an upper estimate of
+    it); it only serves the plan's checks (:func:`skdp.linear_model._budget.
+    check_model_fits`), never a release."""
+    from .preprocessing import DPOneHotEncoder, DPSplineTransformer
+
+    supported = (DPSplineTransformer, DPOneHotEncoder)
+    by_path = {s.path: s for s in plan.steps}
+    steps = pipeline.steps[:-1] if _final_is_model(plan) else pipeline.steps
+    events = {}
+    d = _width(X)
+    try:
+        shape = _analytic_sequence(steps, "", X, (d, d, None), plan.n_samples, by_path,
+                                   events, supported)
+    except _NotAnalytic:
+        return None
+    if set(events) != {s.path for s in plan.steps if s.role == "release"}:
+        return None
+    return events, shape
+
+
+def _analytic_sequence(steps, prefix, X, shape, n, by_path, events, supported):
+    """Shape ``(lowest, nominal, bound)`` after the ``steps`` of a Pipeline, from the
+    input's; ``X`` the input's schema (None once a step changed it)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    for name, step in steps:
+        path = prefix + name
+        if step is None or (isinstance(step, str) and step == "passthrough") or \
+                type(step).__name__ in _IDENTITY_STEPS and \
+                type(step).__module__.startswith("skdp.preprocessing"):
+            shape = (shape[0], shape[1], None)
+        elif isinstance(step, Pipeline):
+            shape = _analytic_sequence(step.steps, path + "__", X, shape, n, by_path,
+                                       events, supported)
+            X = None
+        elif isinstance(step, ColumnTransformer):
+            shape = _analytic_columns(step, path + "__", X, shape, n, by_path, events,
+                                      supported)
+            X = None
+        elif isinstance(step, supported):
+            shape = _analytic_leaf(step, path, shape, n, by_path, events)
+            X = None
+        else:
+            raise _NotAnalytic(path)
+    return shape
+
+
+def _analytic_columns(step, prefix, X, shape, n, by_path, events, supported):
+    """Shape after a ColumnTransformer whose input is the schema ``X``: the sum of its
+    non-empty blocks' widths, the root of the sum of their squared bounds
+    (:func:`skdp._pipeline.output_norm_bound`)."""
+    if X is None or shape[0] != shape[1]:
+        raise _NotAnalytic(prefix)
+    remainder = step.remainder
+    if not (isinstance(remainder, str) and remainder == "drop"):
+        raise _NotAnalytic(prefix + "remainder")
+    low = nominal = 0
+    bounds = []
+    for name, sub, columns in step.transformers:
+        if isinstance(sub, str) and sub == "drop":
+            continue
+        if _block_is_empty(columns, X):
+            continue
+        count = _column_count(columns, X)
+        if count is None:
+            raise _NotAnalytic(prefix + name)
+        b_low, b_nominal, b_bound = _analytic_sequence(
+            [(name, sub)], prefix, None, (count, count, None), n, by_path, events, supported)
+        low, nominal = low + b_low, nominal + b_nominal
+        bounds.append(b_bound)
+    bound = None if not bounds or any(b is None for b in bounds) else \
+        math.sqrt(sum(b * b for b in bounds))
+    return low, nominal, bound
+
+
+def _analytic_leaf(step, path, shape, n, by_path, events):
+    """Shape after a DP transformer with public input width, and its planned event."""
+    if shape[0] != shape[1] or path not in by_path:
+        raise _NotAnalytic(path)
+    planned = by_path[path]
+    d = int(shape[0])
+    if planned.role == "release":
+        leaf = step.__class__(**step.get_params(deep=False))
+        leaf.set_params(epsilon=planned.epsilon, delta=planned.delta)
+        events[path] = leaf.planned_event(n, d)
+    elif planned.role == "public":
+        leaf = step
+    else:
+        raise _NotAnalytic(path)
+    return leaf.planned_output(n, d)
+
+
+def _column_count(columns, X):
+    """Number of columns of ``X`` (schema only) a ColumnTransformer block selects, or None
+    when it cannot be told without sklearn's own resolution (a slice, an unknown name)."""
+    from sklearn.compose import make_column_selector
+
+    from ._pipeline import _SchemaFromDtypes
+
+    if isinstance(columns, (_SchemaFromDtypes, make_column_selector)):
+        return len(columns(X))
+    names = list(X.columns) if hasattr(X, "columns") else None
+    width = _width(X)
+    if isinstance(columns, (str, int, np.integer)) and not isinstance(columns, bool):
+        columns = [columns]
+    if not isinstance(columns, (list, tuple, np.ndarray)):
+        return None
+    cols = list(columns)
+    if cols and all(isinstance(c, (bool, np.bool_)) for c in cols):
+        return int(sum(cols)) if len(cols) == width else None
+    for c in cols:
+        if isinstance(c, str):
+            if names is None or c not in names:
+                return None
+        elif isinstance(c, (int, np.integer)) and not isinstance(c, bool):
+            if not -width <= int(c) < width:
+                return None
+        else:
+            return None
+    return len(cols)
 
 
 def planned_transformer_events(pipeline, plan, X):
@@ -590,9 +751,11 @@ def _event_at(fitted, path):
     return getattr(leaf, "dp_event_", None)
 
 
-def _plan_model(pipeline, plan, X, events, compose):
+def _plan_model(pipeline, plan, X, events, compose, shape=None):
     """Plan the final estimator: its width if public, its epsilon if the width is, the
-    feasibility of the budget, and the event a ledger is charged."""
+    feasibility of the budget, and the event a ledger is charged.  ``shape``: the
+    transformers' ``(lowest, nominal, bound)`` from :func:`analytic_prefix` (None: from
+    placeholder fits, :func:`design_widths`)."""
     from sklearn.base import clone
 
     from .accounting import DeltaDpEvent, pure_dp_event
@@ -613,7 +776,11 @@ def _plan_model(pipeline, plan, X, events, compose):
         # hands it over with the plan's other pins, so plan and fit see the same solver
         model = clone(model).set_params(**solver_pin)
         model_step = _replace(model_step, params=dict(solver_pin))
-    low, public, bound = design_widths(pipeline, plan, X)
+    if shape is None:
+        low, public, bound = design_widths(pipeline, plan, X)
+    else:
+        low, bound = shape[0], shape[2]
+        public = not _tree_sets_width(pipeline, plan)
     norm = bound if isinstance(getattr(model, "data_norm", None), str) else None
     n = plan.n_samples
     if model._data_derived_inputs():
@@ -637,7 +804,8 @@ def _plan_model(pipeline, plan, X, events, compose):
         # the width is released, but the model's width-dependent choices (alpha="auto",
         # DP-SGD's schedule, solver="auto") are pinned at the planning width: its event is
         # then fixed before any row, whatever width the transformers release
-        width = design_widths(pipeline, plan, X, nominal=True)[0]
+        width = design_widths(pipeline, plan, X, nominal=True)[0] if shape is None \
+            else shape[1]
         eps_m = largest_model_epsilon(model, transformer_events, n, width, plan.epsilon,
                                       plan.delta, data_norm=norm)
         pins = model_pins(model, n, width, eps_m, plan.delta, data_norm=norm)
@@ -707,8 +875,7 @@ def design_widths(pipeline, plan, X, nominal=False):
     from sklearn.base import clone
     from sklearn.pipeline import Pipeline
 
-    discovering = any(_sets_width(fitted_leaf_template(pipeline, s.path))
-                      for s in plan.steps if s.role == "release")
+    discovering = _tree_sets_width(pipeline, plan)
     if len(pipeline.steps) == 1:
         return _width(X), True, None
     probe = clone(Pipeline(pipeline.steps[:-1]))
@@ -735,6 +902,12 @@ def design_widths(pipeline, plan, X, nominal=False):
         _remember(key, (int(out.shape[1]), output_norm_bound(probe)))
     width, bound = _PROBES[key]
     return width, not discovering, bound
+
+
+def _tree_sets_width(pipeline, plan):
+    """Whether a release of the tree sets the model's width (:func:`_sets_width`)."""
+    return any(_sets_width(fitted_leaf_template(pipeline, s.path))
+               for s in plan.steps if s.role == "release")
 
 
 def _width(X):

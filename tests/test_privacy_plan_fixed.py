@@ -110,6 +110,8 @@ def test_placeholder_fits_are_reused_only_for_the_same_probe(monkeypatch):
 
     monkeypatch.setattr(DPSplineTransformer, "fit", counting_fit)
     monkeypatch.setattr(plan_module, "_PROBES", {})
+    # the placeholder path (transformers without planned_event/planned_output take it)
+    monkeypatch.setattr(plan_module, "analytic_prefix", lambda *args: None)
     pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=0.7,
                                  numeric=["age", "income"], categorical=["job"])
     first = pipe.plan(df)

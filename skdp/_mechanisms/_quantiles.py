@@ -64,6 +64,7 @@ import numpy as np
 from ._exact import DOMINANCE_MARGIN, exact_gaussian_noise, release_on_grid
 
 __all__ = ["ValueGrid", "TreeHistogram", "release_tree_histogram", "tree_histogram_event",
+           "tree_histogram_calibration",
            "tree_sensitivity",
            "LEAVES", "LEVELS"]
 
@@ -305,6 +306,15 @@ def tree_histogram_event(n_rows, n_columns, mu):
     """The recorded event of :func:`release_tree_histogram` on ``n_rows`` rows of
     ``n_columns`` columns under ``mu``-GDP: a function of public quantities only, so that a
     composite can plan it before any row is read (the release records exactly this)."""
+    return tree_histogram_calibration(n_rows, n_columns, mu)[0]
+
+
+def tree_histogram_calibration(n_rows, n_columns, mu):
+    """``(event, noise_std)`` of :func:`release_tree_histogram` on ``n_rows`` rows of
+    ``n_columns`` columns under ``mu``-GDP: the recorded event (:func:`tree_histogram_event`)
+    and the standard deviation ``s gamma`` of the discrete noise on every node, the same
+    numbers :func:`~skdp._mechanisms._exact.exact_gaussian_noise` computes in the release
+    (public quantities only: a composite plans a spline basis's width from it)."""
     from ..accounting import gaussian_event
     from ._exact import gaussian_grid
 
@@ -314,7 +324,8 @@ def tree_histogram_event(n_rows, n_columns, mu):
     size = sum(n_columns * (LEAVES >> level) for level in range(LEVELS))
     gamma, s, _, _ = gaussian_grid(sensitivity / mu, sensitivity, size, float(n_rows))
     recorded_sens = sensitivity + gamma * math.sqrt(size)
-    return gaussian_event(s * gamma / (1.0 + DOMINANCE_MARGIN), recorded_sens)
+    return gaussian_event(s * gamma / (1.0 + DOMINANCE_MARGIN), recorded_sens), \
+        float(s * gamma)
 
 
 def release_tree_histogram(X, mu, source, bounds=None):

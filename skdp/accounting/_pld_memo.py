@@ -128,11 +128,14 @@ def _leaf_pld(leaf, count, interval, relation):
             standard_deviation=leaf.noise_multiplier / math.sqrt(count),
             value_discretization_interval=interval, neighboring_relation=relation)
     else:
-        pld = from_gaussian_mechanism(
+        # the library's self_compose, the same PLD, its truncation bounds vectorised
+        from ._self_compose import self_compose
+
+        pld = self_compose(from_gaussian_mechanism(
             standard_deviation=leaf.event.noise_multiplier,
             value_discretization_interval=interval,
             sampling_prob=leaf.sampling_probability,
-            neighboring_relation=relation).self_compose(count)
+            neighboring_relation=relation), count)
     _LEAVES.put(key, pld)
     return pld
 

@@ -531,12 +531,76 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
                    for j in range(len(names))]
         return counted, int(sum(rows for rows, _ in parts))
 
-    def _discover(self, counted, n):
-        from ..accounting import DeltaDpEvent, compose, gaussian_event
-        from .._mechanisms._exact import (DOMINANCE_MARGIN, discrete_gaussian_noise,
-                                          grid_for, release_on_grid)
+    def planned_event(self, n_samples, n_features):
+        """The event a fit on ``n_samples`` rows of ``n_features`` columns records: with
+        public categories none (``NoOpDpEvent``), else the discovery's (:meth:`_calibration`,
+        the arithmetic of the release itself).  A :class:`~skdp.PrivatePipeline` plans
+        with it and checks after the fit that the release recorded exactly this event.
+        Raises the fit's errors on invalid parameters (before any row is read).
 
-        d = len(counted)
+        Parameters
+        ----------
+        n_samples : int
+            Number of rows of the fit (public).
+        n_features : int
+            Number of input columns (public schema).
+
+        Returns
+        -------
+        event : dp_accounting.DpEvent
+            The event :meth:`fit` records as ``dp_event_``.
+        """
+        from ..accounting import _lazy_dp_accounting as dp_accounting
+
+        self._check_planned(n_features)
+        if self.categories != "auto":
+            return dp_accounting.NoOpDpEvent()
+        return self._calibration(int(n_samples), int(n_features))[-1]
+
+    def planned_output(self, n_samples, n_features):
+        """``(lowest, nominal, norm_bound)`` of a fit on ``n_features`` columns: with public
+        categories both widths are ``sum(len(c) + 2)`` (distinct categories, plus
+        ``other`` and ``missing``); a discovery can release no category, so its lowest
+        width is ``2 n_features`` -- and so is its nominal one (what a plan pins the model's
+        width-dependent choices at, as the plan's fits on public placeholder data with
+        empty category lists did).  The norm bound is ``sqrt(n_features)``.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of rows of the fit (public).
+        n_features : int
+            Number of input columns (public schema).
+
+        Returns
+        -------
+        lowest, nominal : int
+            The least output width any release can give, and the width with every
+            knot/category the plan counts on.
+        norm_bound : float
+            ``output_norm_bound_`` of the fit.
+        """
+        self._check_planned(n_features)
+        d = int(n_features)
+        if self.categories != "auto":
+            width = sum(len(canonical_column(list(c))[0]) + 2 for c in self.categories)
+        else:
+            width = 2 * d
+        return width, width, float(math.sqrt(d))
+
+    def _check_planned(self, n_features):
+        """The parameter checks of :meth:`fit` that need no row (a plan raises them)."""
+        self._validate_params()
+        if self.categories != "auto" and len(self.categories) != n_features:
+            raise ValueError(f"categories has {len(self.categories)} lists for "
+                             f"{n_features} columns")
+
+    def _calibration(self, n, d):
+        """``(gamma, s, noise_std, sensitivity, tau, event)`` of the discovery on ``n``
+        rows of ``d`` columns: public quantities only (module docstring)."""
+        from ..accounting import DeltaDpEvent, compose, gaussian_event
+        from .._mechanisms._exact import DOMINANCE_MARGIN, grid_for
+
         delta_g = delta_t = float(self.delta) / 2.0
         sens = math.sqrt(2.0 * d)
         sigma = sens / gdp_mu(self.epsilon, delta_g)
@@ -547,6 +611,14 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         s = int(math.ceil(sigma * (1.0 + DOMINANCE_MARGIN) / gamma))
         noise_std = s * gamma
         tau = discovery_threshold(noise_std, d, delta_t)
+        event = compose(gaussian_event(noise_std / (1.0 + DOMINANCE_MARGIN), sens),
+                        DeltaDpEvent(delta_t))
+        return gamma, s, noise_std, sens, tau, event
+
+    def _discover(self, counted, n):
+        from .._mechanisms._exact import discrete_gaussian_noise, release_on_grid
+
+        gamma, s, noise_std, sens, tau, event = self._calibration(n, len(counted))
         source = word_source(self.random_state)
         cats = []
         for values, counts in counted:
@@ -554,8 +626,6 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
             noisy = release_on_grid(counts.astype(np.float64), gamma, z)
             # ``values`` are sorted (canonical order): so are the draws and the release
             cats.append([v for v, c in zip(values, noisy) if c >= tau])
-        event = compose(gaussian_event(noise_std / (1.0 + DOMINANCE_MARGIN), sens),
-                        DeltaDpEvent(delta_t))
         return cats, event, noise_std, sens, tau
 
     def transform(self, X):

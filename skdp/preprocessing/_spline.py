@@ -270,6 +270,80 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         set_release_attributes(self, event, noise, sens)
         return self
 
+    def planned_event(self, n_samples, n_features):
+        """The event a fit on ``n_samples`` rows of ``n_features`` columns records: a
+        function of the parameters, ``n`` and ``d`` only
+        (:func:`skdp._mechanisms._quantiles.tree_histogram_event`, the same arithmetic as
+        the release).  A :class:`~skdp.PrivatePipeline` plans with it and checks, after the
+        fit, that the release recorded exactly this event (a wrong plan fails loudly).
+        Raises the fit's errors on invalid parameters (before any row is read).
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of rows of the fit (public).
+        n_features : int
+            Number of input columns (public schema).
+
+        Returns
+        -------
+        event : dp_accounting.DpEvent
+            The event :meth:`fit` records as ``dp_event_``.
+        """
+        from .._mechanisms._quantiles import tree_histogram_event
+
+        self._check_planned(n_features)
+        return tree_histogram_event(int(n_samples), int(n_features),
+                                    gdp_mu(self.epsilon, self.delta))
+
+    def planned_output(self, n_samples, n_features):
+        """``(lowest, nominal, norm_bound)`` of a fit on ``n_samples`` rows of
+        ``n_features`` columns, from public quantities only.
+
+        Per column the basis has ``k + (1 if degree == 0 else degree - 1)`` columns for
+        ``k`` released knots, plus the missing indicator.  Merging never leaves fewer than
+        2 knots (:func:`_merge_knots`): the lowest width has ``k = 2`` in every column; the
+        nominal one ``k = n_knots`` (``"auto"``: :func:`skdp.linear_model._auto.
+        spline_knots` of ``n`` and the release's noise, which is public:
+        :func:`skdp._mechanisms._quantiles.tree_histogram_calibration`), every knot kept.
+        The norm bound is ``sqrt(n_features)`` (module docstring).
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of rows of the fit (public).
+        n_features : int
+            Number of input columns (public schema).
+
+        Returns
+        -------
+        lowest, nominal : int
+            The least output width any release can give, and the width with every
+            knot/category the plan counts on.
+        norm_bound : float
+            ``output_norm_bound_`` of the fit.
+        """
+        from .._mechanisms._quantiles import tree_histogram_calibration
+
+        self._check_planned(n_features)
+        n, d = int(n_samples), int(n_features)
+        if self.n_knots == "auto":
+            _, noise = tree_histogram_calibration(n, d, gdp_mu(self.epsilon, self.delta))
+        else:
+            noise = 1.0
+        k = self._levels(n, noise).shape[0]
+        extra = 1 if self.degree == 0 else self.degree - 1
+        return d * (2 + extra + 1), d * (k + extra + 1), float(np.sqrt(d))
+
+    def _check_planned(self, n_features):
+        """The parameter checks of :meth:`fit` that need no row (a plan raises them)."""
+        self._validate_params()
+        self._levels(2, 1.0)
+        bounds = self._public_bounds()
+        if bounds is not None and len(bounds) != n_features:
+            raise ValueError(f"feature_bounds has {len(bounds)} entries for {n_features} "
+                             "columns")
+
     def _public_bounds(self):
         """``feature_bounds`` checked from the parameter alone (before any row is read):
         each entry None or a pair in the range of
