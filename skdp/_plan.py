@@ -334,13 +334,17 @@ def _refusal(path, step, final):
 # --------------------------------------------------------------------------------------
 
 
-def make_plan(pipeline, X, n_samples, epsilon, delta):
+def make_plan(pipeline, X, n_samples, epsilon, delta, *, lazy=False):
     """The :class:`PrivacyPlan` of ``pipeline`` (a PrivatePipeline) for a fit on ``X``'s
     schema and ``n_samples`` rows (module docstring).  Reads no row of ``X``: only its
     column names and dtypes (through the column selectors) and its width.
 
     Raises TypeError for a step that would learn without DP, BudgetExceededError when the
     budget cannot cover the plan; both before anything is fitted.
+
+    ``lazy``: ``X`` is the schema (an empty pandas frame) of a Dask DataFrame; the fits on
+    placeholder rows run on a lazy placeholder of ``n_samples`` rows
+    (:func:`skdp._dask_pipeline.placeholder`), never held on the client.
     """
     from .accounting import compose, gaussian_epsilon
     from .linear_model._auto import PIPELINE_THRESHOLD_DELTA_SHARE, pipeline_budget_split
@@ -404,11 +408,11 @@ def make_plan(pipeline, X, n_samples, epsilon, delta):
         raise ValueError("two steps' derived noise keys collide (probability ~2^-32): "
                          "choose another random_state for the pipeline")
     plan = PrivacyPlan(float(epsilon), float(delta), int(n_samples), tuple(planned), mu)
-    events = planned_transformer_events(pipeline, plan, X)
+    events = planned_transformer_events(pipeline, plan, X, lazy=lazy)
     planned = [
         _replace(s, event=events[s.path]) if s.role == "release" else s for s in plan.steps]
     plan = _replace(plan, steps=tuple(planned))
-    return _plan_model(pipeline, plan, X, events, compose)
+    return _plan_model(pipeline, plan, X, events, compose, lazy=lazy)
 
 
 def _replace(obj, **changes):
@@ -477,7 +481,7 @@ def placeholder_frame(X, n_rows, spread=False):
     return np.zeros((n_rows, width), dtype=np.float64)
 
 
-def planned_transformer_events(pipeline, plan, X):
+def planned_transformer_events(pipeline, plan, X, lazy=False):
     """``{path: event}`` of every releasing transformer, read from a fit of the
     pipeline's transformers, configured by ``plan``, on public placeholder data of ``X``'s
     schema and ``n`` rows (their events are functions of their parameters, ``n`` and the
@@ -498,7 +502,13 @@ def planned_transformer_events(pipeline, plan, X):
     if key not in _PROBES:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            probe.fit(placeholder_frame(X, plan.n_samples))
+            if lazy:
+                from ._dask_pipeline import fit_tree, placeholder, placeholder_lengths
+
+                fit_tree(probe, placeholder(X, plan.n_samples),
+                         placeholder_lengths(plan.n_samples))
+            else:
+                probe.fit(placeholder_frame(X, plan.n_samples))
         _remember(key, {s.path: _event_at(probe, s.path) for s in releasing})
     return dict(_PROBES[key])
 
@@ -574,7 +584,7 @@ def _event_at(fitted, path):
     return getattr(leaf, "dp_event_", None)
 
 
-def _plan_model(pipeline, plan, X, events, compose):
+def _plan_model(pipeline, plan, X, events, compose, lazy=False):
     """Plan the final estimator: its width if public, its epsilon if the width is, the
     feasibility of the budget, and the event a ledger is charged."""
     from sklearn.base import clone
@@ -591,7 +601,7 @@ def _plan_model(pipeline, plan, X, events, compose):
         return _replace(plan, planned_event=total, ledger_event=total)
     model_step = model_steps[0]
     model = pipeline.steps[-1][1]
-    low, public, bound = design_widths(pipeline, plan, X)
+    low, public, bound = design_widths(pipeline, plan, X, lazy=lazy)
     norm = bound if isinstance(getattr(model, "data_norm", None), str) else None
     n = plan.n_samples
     if model._data_derived_inputs():
@@ -615,7 +625,7 @@ def _plan_model(pipeline, plan, X, events, compose):
         # the width is released, but the model's width-dependent choices (alpha="auto",
         # DP-SGD's schedule, solver="auto") are pinned at the planning width: its event is
         # then fixed before any row, whatever width the transformers release
-        width = design_widths(pipeline, plan, X, nominal=True)[0]
+        width = design_widths(pipeline, plan, X, nominal=True, lazy=lazy)[0]
         eps_m = largest_model_epsilon(model, transformer_events, n, width, plan.epsilon,
                                       plan.delta, data_norm=norm)
         pins = model_pins(model, n, width, eps_m, plan.delta, data_norm=norm)
@@ -656,7 +666,7 @@ def _plan_model(pipeline, plan, X, events, compose):
                     planned_event=total, ledger_event=ledger)
 
 
-def design_widths(pipeline, plan, X, nominal=False):
+def design_widths(pipeline, plan, X, nominal=False, lazy=False):
     """``(width, public, bound)``: the width of the model's design on ``X``'s schema,
     whether it is public (no category discovery in the tree) -- when it is not, the lowest
     width (every discovering encoder releasing no category) -- and the transformers'
@@ -692,7 +702,15 @@ def design_widths(pipeline, plan, X, nominal=False):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             # n rows: the transformers' auto rules (the number of knots) see the real n
-            out = probe.fit_transform(placeholder_frame(X, plan.n_samples, spread=nominal))
+            if lazy:
+                from ._dask_pipeline import fit_tree, placeholder, placeholder_lengths
+
+                fit_tree(probe, placeholder(X, plan.n_samples, spread=nominal),
+                         placeholder_lengths(plan.n_samples))
+                out = probe.transform(placeholder_frame(X, 2))   # the width is public
+            else:
+                out = probe.fit_transform(placeholder_frame(X, plan.n_samples,
+                                                            spread=nominal))
         _remember(key, (int(out.shape[1]), output_norm_bound(probe)))
     width, bound = _PROBES[key]
     return width, not discovering, bound
