@@ -347,15 +347,21 @@ def _dense(out):
     return np.ascontiguousarray(out, dtype=np.float64)
 
 
-def _transform_block(step, block):
-    return _dense(step.transform(block))
+def _transform_block(step, block, sparse=False):
+    out = step.transform(block)
+    if sparse:
+        import scipy.sparse as sp
+
+        return sp.csr_matrix(out, dtype=np.float64)
+    return _dense(out)
 
 
-def lazy_transform(step, X, rows, keep_frames=False):
+def lazy_transform(step, X, rows, keep_frames=False, sparse=False):
     """The fitted ``step``'s output on ``X``, built per partition on the workers: a Dask
     array of dense float64 blocks with known row chunks (one per non-empty partition);
     ``keep_frames``: a step whose output is a pandas DataFrame (``FrameToPandas``, a
-    ``set_output`` step) gives a Dask DataFrame of the same partitions instead."""
+    ``set_output`` step) gives a Dask DataFrame of the same partitions instead;
+    ``sparse``: CSR blocks (a sparse basis kept sparse: what DP-SGD samples rows of)."""
     import dask
     import dask.array as da
 
@@ -363,10 +369,12 @@ def lazy_transform(step, X, rows, keep_frames=False):
         probe = step.transform(_placeholder_rows(X))
         if hasattr(probe, "columns") and hasattr(probe, "iloc"):
             return X.map(step.transform, probe.iloc[:0])
-    width = _transform_block(step, _placeholder_rows(X)).shape[1]
+    probe = _transform_block(step, _placeholder_rows(X), sparse)
+    width = probe.shape[1]
     if hasattr(X, "columns"):
-        blocks = [da.from_delayed(dask.delayed(_transform_block)(step, part),
-                                  shape=(m, width), dtype=np.float64)
+        meta = probe[:0]
+        blocks = [da.from_delayed(dask.delayed(_transform_block)(step, part, sparse),
+                                  shape=(m, width), dtype=np.float64, meta=meta)
                   for part, m in zip(X.to_delayed(), rows.lengths) if m > 0]
         return da.concatenate(blocks, axis=0)
     X = X.rechunk({1: -1})

@@ -379,9 +379,12 @@ class PrivatePipeline(Pipeline):
                 # a Dask DataFrame: counts per partition, the basis built on the workers
                 from ._dask_pipeline import fit_tree, lazy_transform
 
+                from .linear_model._auto import dask_design_sparse
+
                 X = rows.pinned()
                 fit_tree(Pipeline(transformers), X, rows)
-                Xt = lazy_transform(Pipeline(transformers), X, rows)
+                Xt = lazy_transform(Pipeline(transformers), X, rows,
+                                    sparse=has_model and dask_design_sparse(self.steps[-1][1]))
             elif transformers:
                 Xt = Pipeline(transformers).fit_transform(X, y)
             fitted = Pipeline(transformers) if transformers else None
