@@ -46,7 +46,7 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CHUNK_ROWS = 1_000_000
-ROW_GROUP = 250_000
+ROW_GROUP = 500_000
 EPSILON = 1.0
 NUMERIC = ["age", "fnlwgt", "education_num", "capital_gain", "capital_loss",
            "hours_per_week"]
@@ -191,7 +191,7 @@ def run_skdp_dask(path, n_rows, solver=0):
         warm = dd.from_pandas(chunk(20_000, 99, 0), npartitions=2)   # compile on workers
         make_pipe(solver).fit(warm.drop(columns="y"), warm["y"])
         t0 = time.perf_counter()
-        ddf = dd.read_parquet(path)
+        ddf = dd.read_parquet(path, split_row_groups=True)
         y = ddf["y"]
         X = ddf.drop(columns="y")
         pipe = make_pipe(solver).fit(X, y)
@@ -247,7 +247,7 @@ def run_dask_nonprivate(path, n_rows, n_knots):
     c, client = cluster()
     with c, client:
         t0 = time.perf_counter()
-        ddf = dd.read_parquet(path)
+        ddf = dd.read_parquet(path, split_row_groups=True)
         levels = np.linspace(0.01, 0.99, n_knots)
         qs = dask.compute(*[ddf[c].quantile(levels) for c in NUMERIC])
         knots = [np.unique(np.asarray(q, dtype=np.float64)) for q in qs]

@@ -67,11 +67,14 @@ class FrameRows:
     column names and dtypes) and the rows of every partition; ``frame``: the DataFrame
     with those partitions pinned (:meth:`pinned`)."""
 
-    def __init__(self, schema, lengths, parts=None):
+    def __init__(self, schema, lengths, parts=None, y=None):
         self.schema = schema
         self.lengths = tuple(int(m) for m in lengths)
         self.n = int(sum(self.lengths))
         self.parts = parts
+        #: ``y`` as a Dask array with the row chunks counted by :func:`inspect_frame`
+        #: (a Dask Series), else ``y`` as given
+        self.y = y
 
     def pinned(self):
         """The frame's partitions counted by :func:`inspect_frame`, as :class:`Partitions`:
@@ -152,13 +155,14 @@ def inspect_frame(X, y=None):
         raise ValueError("X has no columns: a private pipeline needs at least one")
     x_parts = list(X.to_delayed())
     tasks = [dask.delayed(_partition_profile)(p) for p in x_parts]
-    y_lengths = None
+    y_lengths = y_parts = None
     if y is not None and is_dask_collection(y):
         if getattr(y, "ndim", 1) == 2 and len(getattr(y, "columns", [])) != 1:
             raise TypeError("y must be a Dask Series (or a one-column DataFrame)")
         if hasattr(y, "to_delayed") and hasattr(y, "_meta"):
-            tasks += [dask.delayed(len)(p) for p in y.to_delayed()]
-            y_lengths = len(tasks) - len(x_parts)
+            y_parts = list(y.to_delayed())
+            tasks += [dask.delayed(len)(p) for p in y_parts]
+            y_lengths = len(y_parts)
     out = dask.compute(*tasks)
     parts = out[:len(out) - (y_lengths or 0)]
     declared = tuple(str(t) for t in schema.dtypes)
@@ -172,10 +176,12 @@ def inspect_frame(X, y=None):
                 "releases) must be the same in every partition; cast the column (e.g. "
                 "ddf.astype({...}) or read_csv(dtype={...}))")
     lengths = [m for m, _ in parts]
-    rows = FrameRows(schema, lengths, x_parts)
+    rows = FrameRows(schema, lengths, x_parts, y)
     if y is not None:
         if y_lengths is not None:
             n_y = int(sum(out[len(parts):]))
+            # pinned as counted (a projection of read_parquet may regroup its partitions)
+            rows.y = _pinned_vector(y_parts, out[len(parts):], y._meta)
         elif is_dask_collection(y):
             n_y = int(y.shape[0]) if not np.isnan(y.shape[0]) else None
             if n_y is None:
@@ -185,6 +191,21 @@ def inspect_frame(X, y=None):
         if n_y != rows.n:
             raise ValueError(f"X has {rows.n} rows and y has {n_y}: they must match")
     return rows
+
+
+def _vector_values(part):
+    values = np.asarray(part)
+    return values.reshape(-1) if values.ndim == 2 and values.shape[1] == 1 else values
+
+
+def _pinned_vector(parts, lengths, meta):
+    import dask
+    import dask.array as da
+
+    dtype = np.asarray(meta).dtype
+    blocks = [da.from_delayed(dask.delayed(_vector_values)(p), shape=(int(m),), dtype=dtype)
+              for p, m in zip(parts, lengths)]
+    return da.concatenate(blocks, axis=0)
 
 
 def _select_names(columns, schema):
@@ -415,44 +436,30 @@ def _method_or_empty(pipeline, method, block, shape_tail, dtype):
     return np.empty((0,) + tuple(shape_tail), dtype=dtype) if out is None else out
 
 
-def _score_sums(pipeline, classifier, block, y_block):
-    y_block = np.asarray(y_block)
-    if len(block) == 0:
-        return np.zeros(4)
-    pred = np.asarray(pipeline.predict(block))
-    if classifier:
-        return np.array([float(np.sum(pred == y_block)), len(y_block), 0.0, 0.0])
-    y_block = y_block.astype(np.float64)
-    return np.array([float(np.sum((y_block - pred) ** 2)), len(y_block),
-                     float(np.sum(y_block)), float(np.sum(y_block ** 2))])
-
-
 def lazy_score(pipeline, X, y):
     """The final estimator's default score of ``pipeline`` on Dask ``X`` and ``y``
-    (accuracy for a classifier, R^2 for a regressor), from per-partition sums: ``y`` must
-    be partitioned like ``X`` (as ``dd.from_pandas`` or ``read_parquet`` of the same
-    table give it)."""
+    (accuracy for a classifier, R^2 for a regressor), from sums over the partitions:
+    :func:`inspect_frame` counts the rows of both (their partitions need not match: ``y``
+    is aligned by position), the predictions are made per partition on the workers."""
     import dask
+    import dask.array as da
     from sklearn.base import is_classifier
 
-    x_parts = X.to_delayed()
-    if not is_dask_collection(y) or not hasattr(y, "to_delayed"):
-        raise TypeError("score on a Dask DataFrame needs y as a Dask Series partitioned "
-                        "like X")
-    y_parts = y.to_delayed()
-    if hasattr(y_parts, "ravel"):
-        y_parts = list(y_parts.ravel())
-    if len(y_parts) != len(x_parts):
-        raise ValueError(f"X has {len(x_parts)} partitions and y {len(y_parts)}: score "
-                         "needs y partitioned like X")
-    classifier = is_classifier(pipeline.steps[-1][1])
-    sums = dask.compute(*[dask.delayed(_score_sums)(pipeline, classifier, a, b)
-                          for a, b in zip(x_parts, y_parts)])
-    total = np.sum(sums, axis=0)
-    if classifier:
-        return float(total[0] / total[1])
-    sse, n, s, s2 = total
-    sst = s2 - s * s / n
+    if not is_dask_collection(y):
+        raise TypeError("score on a Dask DataFrame needs y as a Dask Series (or array)")
+    rows = inspect_frame(X, y)
+    target = rows.y if hasattr(rows.y, "chunks") else y
+    pred = da.concatenate([
+        da.from_delayed(dask.delayed(_method_or_empty)(pipeline, "predict", part, (),
+                                                       target.dtype),
+                        shape=(m,), dtype=target.dtype)
+        for part, m in zip(rows.parts, rows.lengths)], axis=0)
+    target = target.rechunk((pred.chunks[0],))
+    if is_classifier(pipeline.steps[-1][1]):
+        return float((pred == target).sum().compute()) / rows.n
+    t = target.astype(np.float64)
+    sse, s, s2 = dask.compute(((t - pred) ** 2).sum(), t.sum(), (t * t).sum())
+    sst = s2 - s * s / rows.n
     return float(1.0 - sse / sst) if sst > 0 else 0.0
 
 

@@ -373,6 +373,8 @@ class PrivatePipeline(Pipeline):
                                 type(self).__name__) as reservation:
             self.set_params(**configured(self, plan))
             has_model = any(s.role == "model" for s in plan.steps)
+            if rows is not None:
+                y = rows.y          # a Dask Series pinned to the partitions counted
             transformers = self.steps[:-1] if has_model else self.steps
             Xt = X
             if transformers and rows is not None:
