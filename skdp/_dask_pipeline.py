@@ -49,8 +49,8 @@ import numpy as np
 
 from ._dask import is_dask_collection
 
-__all__ = ["is_dask_frame", "inspect_frame", "placeholder", "fit_tree", "lazy_transform",
-           "lazy_method", "lazy_score", "FrameRows"]
+__all__ = ["FrameRows", "Partitions", "fit_tree", "inspect_frame", "is_dask_frame",
+           "lazy_method", "lazy_score", "lazy_transform", "placeholder"]
 
 #: rows of a partition of the lazy placeholder (the plan's probes)
 PLACEHOLDER_PARTITION_ROWS = 1_000_000
@@ -230,12 +230,6 @@ def _select_names(columns, schema):
     return [schema.columns[i] for i in idx]
 
 
-def _schema_of(X):
-    """Public schema of a lazy input: the pandas ``_meta`` of a frame, or ``(d,)`` of an
-    array."""
-    return X._meta if hasattr(X, "columns") else None
-
-
 def _placeholder_rows(X, m=2):
     """``m`` public rows of ``X``'s schema (in memory)."""
     from ._plan import placeholder_frame
@@ -287,8 +281,9 @@ def _frozen(leaves):
 
 def fit_tree(step, X, rows):
     """Fit ``step`` (a leaf or a composite of :mod:`sklearn.pipeline`/``compose``) on the
-    lazy ``X`` -- a Dask DataFrame whose partitions have ``rows.lengths`` rows, or a Dask
-    array with known row chunks -- in place (module docstring)."""
+    lazy ``X`` -- a table's :class:`Partitions` (``rows.lengths`` rows each), or a Dask
+    array with known row chunks -- in place (module docstring).  Every releasing DP
+    transformer reads the rows through its own Dask path; nothing else reads a row."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion, Pipeline
 
@@ -303,6 +298,9 @@ def fit_tree(step, X, rows):
                 Xi = lazy_transform(sub, Xi, rows, keep_frames=True)
         return
     if isinstance(step, ColumnTransformer):
+        if not isinstance(step.remainder, str):
+            raise TypeError("a ColumnTransformer remainder that is an estimator is not "
+                            "supported on a Dask DataFrame: select its columns in a block")
         blocks = list(step.transformers)
         for name, sub, columns in blocks:
             if isinstance(sub, str):
@@ -319,9 +317,6 @@ def fit_tree(step, X, rows):
                 if not idx:
                     continue
                 fit_tree(sub, X[:, idx], rows)
-        if not isinstance(step.remainder, str):
-            raise TypeError("a ColumnTransformer remainder that is an estimator is not "
-                            "supported on a Dask DataFrame: select its columns in a block")
         _assemble(step, X)
         return
     if isinstance(step, FeatureUnion):
