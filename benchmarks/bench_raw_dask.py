@@ -413,8 +413,8 @@ def report(doc):
             if r is None:
                 continue
             if "error" in r:
-                lines.append(f"| {int(n):,} | {kind} | error | | | | | | "
-                             f"{r['error'].splitlines()[-1][:120]} |")
+                why = (r["error"].strip().splitlines() or ["stopped (killed)"])[-1][:120]
+                lines.append(f"| {int(n):,} | {kind} | error | | | | | | {why} |")
                 continue
             notes = {"dask_nonprivate": f"L-BFGS {r.get('lbfgs_iterations')} iterations",
                      "dpebm": "bounds data-derived (leak)"}.get(
