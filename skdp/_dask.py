@@ -62,6 +62,28 @@ def check_dask_array(X):
         raise ValueError("Input X contains NaN or infinity.")
 
 
+def is_sparse_blocks(X):
+    """Whether the blocks of the Dask array ``X`` are scipy sparse matrices (CSR rows of a
+    private pipeline's basis, :mod:`skdp._dask_pipeline`)."""
+    import scipy.sparse as sp
+
+    return sp.issparse(getattr(X, "_meta", None))
+
+
+def _block_finite(block):
+    values = block.data if hasattr(block, "tocsr") else block
+    return np.array([[bool(np.isfinite(values).all())]])
+
+
+def all_finite(X):
+    """A lazy boolean: every entry of the 2-D Dask array ``X`` is finite (dense or sparse
+    blocks; one boolean per block travels)."""
+    flags = X.map_blocks(_block_finite, dtype=bool, chunks=((1,) * X.numblocks[0],
+                                                            (1,) * X.numblocks[1]),
+                         meta=np.zeros((0, 0), dtype=bool))
+    return flags.all()
+
+
 def _as_dask_vector(y, row_chunks):
     import dask.array as da
 
@@ -102,7 +124,7 @@ def dask_design(estimator, X, y, encode, labels=None):
         raise ValueError(f"Found array with shape {(n, d)}: at least one sample and one "
                          "feature are required")
     y = _as_dask_vector(y, X.chunks[0])
-    checks = [da.isfinite(X).all()]
+    checks = [all_finite(X)]
     if labels is None:
         checks.append(da.isfinite(y.astype(np.float64)).all())
     else:

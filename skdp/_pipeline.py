@@ -33,9 +33,10 @@ import math
 
 import numpy as np
 
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import Pipeline, _final_estimator_has
 from sklearn.utils.metaestimators import available_if
 
+from ._dask_pipeline import is_dask_frame
 from .preprocessing._rowwise import as_pandas   # the converter owns it; re-exported
 
 __all__ = ["PrivatePipeline", "make_private_pipeline", "output_norm_bound"]
@@ -148,8 +149,12 @@ class PrivatePipeline(Pipeline):
 
     # ------------------------------------------------------------------ the plan
     def _check_budget_and_rows(self, X, y, params):
-        """Public checks, before the plan: ``(n, delta)``."""
+        """Public checks, before the plan: ``(n, delta, rows)``.  For a Dask DataFrame, one
+        pass counts the rows of its partitions and checks their dtypes: ``rows`` is its
+        :class:`skdp._dask_pipeline.FrameRows` (schema and partition lengths), else None."""
         from sklearn.utils.validation import _num_samples
+
+        from ._dask_pipeline import inspect_frame, is_dask_frame
 
         if params:
             raise TypeError(f"PrivatePipeline.fit takes no fit parameters; got {sorted(params)}"
@@ -164,15 +169,20 @@ class PrivatePipeline(Pipeline):
                              f"{self.epsilon!r}")
         if hasattr(X, "columns") and len(X.columns) == 0:
             raise ValueError("X has no columns: a private pipeline needs at least one")
-        n = _num_samples(X)
+        rows = None
+        if is_dask_frame(X):
+            rows = inspect_frame(X, y)
+            n = rows.n
+        else:
+            n = _num_samples(X)
         if n < 2:
             raise ValueError(f"a private pipeline needs at least 2 rows; got {n}")
-        if y is not None and _num_samples(y) != n:
+        if y is not None and rows is None and _num_samples(y) != n:
             raise ValueError(f"X has {n} rows and y has {_num_samples(y)}: they must match")
         delta = self._total_delta(n)
         if not 0.0 < delta < 1.0:
             raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
-        return n, delta
+        return n, delta, rows
 
     def plan(self, X, y=None):
         """The :class:`skdp._plan.PrivacyPlan` a fit on ``X`` would execute.
@@ -195,8 +205,11 @@ class PrivatePipeline(Pipeline):
 
         from .accounting._sampled import joint_calibrations
 
-        n, delta = self._check_budget_and_rows(X, y, {})
+        n, delta, rows = self._check_budget_and_rows(X, y, {})
         with joint_calibrations():      # the model's share as the fit computes it
+            if rows is not None:
+                return make_plan(self, rows.schema, n, float(self.epsilon), delta,
+                                 lazy=True)
             return make_plan(self, as_pandas(X), n, float(self.epsilon), delta)
 
     def _ledger(self):
@@ -226,20 +239,24 @@ class PrivatePipeline(Pipeline):
         -------
         self : PrivatePipeline
         """
-        n, delta = self._check_budget_and_rows(X, y, params)
+        n, delta, rows = self._check_budget_and_rows(X, y, params)
         from ._plan import make_plan
         from .accounting._sampled import joint_calibrations
 
         # the model's noise is calibrated with the releases before it (one search; the
         # model, fitted inside, uses the noise the plan verified: linear_model/_budget.py)
         with joint_calibrations():
-            plan = make_plan(self, as_pandas(X), n, float(self.epsilon), delta)
+            if rows is not None:      # a Dask DataFrame: the schema is its _meta
+                plan = make_plan(self, rows.schema, n, float(self.epsilon), delta,
+                                 lazy=True)
+            else:
+                plan = make_plan(self, as_pandas(X), n, float(self.epsilon), delta)
         objects = _tree_objects(self)
         saved_state = [(obj, dict(vars(obj))) for obj in objects]
         saved_params = self.get_params(deep=True)
         try:
             with joint_calibrations():
-                self._execute(plan, X, y)
+                self._execute(plan, X, y, rows)
         except BaseException:
             for obj, state in saved_state:
                 vars(obj).clear()
@@ -291,7 +308,69 @@ class PrivatePipeline(Pipeline):
         """
         return self.fit(X, y, **params).predict(X)
 
-    def _execute(self, plan, X, y):
+    # ------------------------------------------------------------------ Dask frames
+    # A Dask DataFrame is predicted/transformed lazily: every partition by the in-memory
+    # method on its worker (:func:`skdp._dask_pipeline.lazy_method`); the rest is
+    # scikit-learn's Pipeline.
+
+    @available_if(_final_estimator_has("predict"))
+    def predict(self, X, **params):
+        """Pipeline.predict; a Dask DataFrame gives a lazy ``dask.array`` (per partition)."""
+        if is_dask_frame(X) and not params:
+            from ._dask_pipeline import lazy_method
+
+            return lazy_method(self, "predict", X)
+        return super().predict(X, **params)
+
+    @available_if(_final_estimator_has("predict_proba"))
+    def predict_proba(self, X, **params):
+        """Pipeline.predict_proba; a Dask DataFrame gives a lazy ``dask.array``."""
+        if is_dask_frame(X) and not params:
+            from ._dask_pipeline import lazy_method
+
+            return lazy_method(self, "predict_proba", X)
+        return super().predict_proba(X, **params)
+
+    @available_if(_final_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X, **params):
+        """Pipeline.predict_log_proba; a Dask DataFrame gives a lazy ``dask.array``."""
+        if is_dask_frame(X) and not params:
+            from ._dask_pipeline import lazy_method
+
+            return lazy_method(self, "predict_log_proba", X)
+        return super().predict_log_proba(X, **params)
+
+    @available_if(_final_estimator_has("decision_function"))
+    def decision_function(self, X, **params):
+        """Pipeline.decision_function; a Dask DataFrame gives a lazy ``dask.array``."""
+        if is_dask_frame(X) and not params:
+            from ._dask_pipeline import lazy_method
+
+            return lazy_method(self, "decision_function", X)
+        return super().decision_function(X, **params)
+
+    @available_if(Pipeline._can_transform)
+    def transform(self, X, **params):
+        """Pipeline.transform; a Dask DataFrame gives a lazy ``dask.array`` of dense
+        blocks (a CSR design is densified per partition)."""
+        if is_dask_frame(X) and not params:
+            from ._dask_pipeline import lazy_method
+
+            return lazy_method(self, "transform", X)
+        return super().transform(X, **params)
+
+    @available_if(_final_estimator_has("score"))
+    def score(self, X, y=None, sample_weight=None, **params):
+        """Pipeline.score; for a Dask DataFrame and a Dask Series ``y`` partitioned like
+        it, the final estimator's default score (accuracy or R^2) from per-partition sums
+        (a float: the one number computed)."""
+        if is_dask_frame(X) and sample_weight is None and not params:
+            from ._dask_pipeline import lazy_score
+
+            return lazy_score(self, X, y)
+        return super().score(X, y, sample_weight=sample_weight, **params)
+
+    def _execute(self, plan, X, y, rows=None):
         from .accounting import fitted_dp_event, fitted_privacy_guaranteed, get_epsilon
         from .accounting._fitted import _steps
         from .accounting._ledger import ledger_reservation
@@ -304,9 +383,21 @@ class PrivatePipeline(Pipeline):
                                 type(self).__name__) as reservation:
             self.set_params(**configured(self, plan))
             has_model = any(s.role == "model" for s in plan.steps)
+            if rows is not None:
+                y = rows.y          # a Dask Series pinned to the partitions counted
             transformers = self.steps[:-1] if has_model else self.steps
             Xt = X
-            if transformers:
+            if transformers and rows is not None:
+                # a Dask DataFrame: counts per partition, the basis built on the workers
+                from ._dask_pipeline import fit_tree, lazy_transform
+
+                from .linear_model._auto import dask_design_sparse
+
+                X = rows.pinned()
+                fit_tree(Pipeline(transformers), X, rows)
+                Xt = lazy_transform(Pipeline(transformers), X, rows,
+                                    sparse=has_model and dask_design_sparse(self.steps[-1][1]))
+            elif transformers:
                 Xt = Pipeline(transformers).fit_transform(X, y)
             fitted = Pipeline(transformers) if transformers else None
             events, split = [], {}

@@ -339,13 +339,17 @@ def _refusal(path, step, final):
 # --------------------------------------------------------------------------------------
 
 
-def make_plan(pipeline, X, n_samples, epsilon, delta):
+def make_plan(pipeline, X, n_samples, epsilon, delta, *, lazy=False):
     """The :class:`PrivacyPlan` of ``pipeline`` (a PrivatePipeline) for a fit on ``X``'s
     schema and ``n_samples`` rows (module docstring).  Reads no row of ``X``: only its
     column names and dtypes (through the column selectors) and its width.
 
     Raises TypeError for a step that would learn without DP, BudgetExceededError when the
     budget cannot cover the plan; both before anything is fitted.
+
+    ``lazy``: ``X`` is the schema (an empty pandas frame) of a Dask DataFrame; the fits on
+    placeholder rows run on a lazy placeholder of ``n_samples`` rows
+    (:func:`skdp._dask_pipeline.placeholder`), never held on the client.
     """
     from .accounting import compose, gaussian_epsilon
     from .linear_model._auto import PIPELINE_THRESHOLD_DELTA_SHARE, pipeline_budget_split
@@ -416,12 +420,12 @@ def make_plan(pipeline, X, n_samples, epsilon, delta):
         # every transformer states its event and widths from public quantities: no fit
         events, shape = analytic
         plan = _with_events(plan, events)
-        return _plan_model(pipeline, plan, X, events, compose, shape=shape)
+        return _plan_model(pipeline, plan, X, events, compose, shape=shape, lazy=lazy)
     # both placeholder fits (events, widths) draw a step's noise with the same public key
     with public_noise_memo():
-        events = planned_transformer_events(pipeline, plan, X)
+        events = planned_transformer_events(pipeline, plan, X, lazy=lazy)
         plan = _with_events(plan, events)
-        return _plan_model(pipeline, plan, X, events, compose)
+        return _plan_model(pipeline, plan, X, events, compose, lazy=lazy)
 
 
 def _with_events(plan, events):
@@ -650,7 +654,7 @@ def _column_count(columns, X):
     return len(cols)
 
 
-def planned_transformer_events(pipeline, plan, X):
+def planned_transformer_events(pipeline, plan, X, lazy=False):
     """``{path: event}`` of every releasing transformer, read from a fit of the
     pipeline's transformers, configured by ``plan``, on public placeholder data of ``X``'s
     schema and ``n`` rows (their events are functions of their parameters, ``n`` and the
@@ -671,7 +675,13 @@ def planned_transformer_events(pipeline, plan, X):
     if key not in _PROBES:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            probe.fit(placeholder_frame(X, plan.n_samples))
+            if lazy:
+                from ._dask_pipeline import fit_tree, placeholder, placeholder_lengths
+
+                fit_tree(probe, placeholder(X, plan.n_samples),
+                         placeholder_lengths(plan.n_samples))
+            else:
+                probe.fit(placeholder_frame(X, plan.n_samples))
         _remember(key, {s.path: _event_at(probe, s.path) for s in releasing})
     return dict(_PROBES[key])
 
@@ -751,7 +761,7 @@ def _event_at(fitted, path):
     return getattr(leaf, "dp_event_", None)
 
 
-def _plan_model(pipeline, plan, X, events, compose, shape=None):
+def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
     """Plan the final estimator: its width if public, its epsilon if the width is, the
     feasibility of the budget, and the event a ledger is charged.  ``shape``: the
     transformers' ``(lowest, nominal, bound)`` from :func:`analytic_prefix` (None: from
@@ -777,7 +787,7 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None):
         model = clone(model).set_params(**solver_pin)
         model_step = _replace(model_step, params=dict(solver_pin))
     if shape is None:
-        low, public, bound = design_widths(pipeline, plan, X)
+        low, public, bound = design_widths(pipeline, plan, X, lazy=lazy)
     else:
         low, bound = shape[0], shape[2]
         public = not _tree_sets_width(pipeline, plan)
@@ -804,8 +814,8 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None):
         # the width is released, but the model's width-dependent choices (alpha="auto",
         # DP-SGD's schedule, solver="auto") are pinned at the planning width: its event is
         # then fixed before any row, whatever width the transformers release
-        width = design_widths(pipeline, plan, X, nominal=True)[0] if shape is None \
-            else shape[1]
+        width = design_widths(pipeline, plan, X, nominal=True, lazy=lazy)[0] \
+            if shape is None else shape[1]
         eps_m = largest_model_epsilon(model, transformer_events, n, width, plan.epsilon,
                                       plan.delta, data_norm=norm)
         pins = model_pins(model, n, width, eps_m, plan.delta, data_norm=norm)
@@ -863,7 +873,7 @@ def _small_table_solver(model, plan, transformer_events):
     return {} if solver is None else {"solver": solver}
 
 
-def design_widths(pipeline, plan, X, nominal=False):
+def design_widths(pipeline, plan, X, nominal=False, lazy=False):
     """``(width, public, bound)``: the width of the model's design on ``X``'s schema,
     whether it is public (no category discovery in the tree) -- when it is not, the lowest
     width (every discovering encoder releasing no category) -- and the transformers'
@@ -898,7 +908,15 @@ def design_widths(pipeline, plan, X, nominal=False):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             # n rows: the transformers' auto rules (the number of knots) see the real n
-            out = probe.fit_transform(placeholder_frame(X, plan.n_samples, spread=nominal))
+            if lazy:
+                from ._dask_pipeline import fit_tree, placeholder, placeholder_lengths
+
+                fit_tree(probe, placeholder(X, plan.n_samples, spread=nominal),
+                         placeholder_lengths(plan.n_samples))
+                out = probe.transform(placeholder_frame(X, 2))   # the width is public
+            else:
+                out = probe.fit_transform(placeholder_frame(X, plan.n_samples,
+                                                            spread=nominal))
         _remember(key, (int(out.shape[1]), output_norm_bound(probe)))
     width, bound = _PROBES[key]
     return width, not discovering, bound

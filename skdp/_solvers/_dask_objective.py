@@ -68,6 +68,9 @@ class DaskDesign:
         self.scale = None
         self.intercept = 0.0
         self.n_coef = d
+        #: ``(row_bound, fit_intercept, intercept_scaling)`` when the rows are clipped and
+        #: augmented as a step samples them (CSR blocks, :func:`clipped_design`), else None
+        self.clip_rows = None
 
 
 def _block_scale(block, row_bound, fit_intercept, intercept_scaling):
@@ -112,9 +115,18 @@ def clipped_design(design, row_bound, fit_intercept, intercept_scaling):
     """``design`` with every partition clipped to the public ``row_bound`` and augmented
     with the intercept column *on its worker*, kept there (``persist``).  An augmented
     design is returned as is, so that several stages of a fit clip once."""
-    if design.augmented:
+    if design.augmented or design.clip_rows is not None:
         return design
     X, y = design.X, design.y
+    from .._dask import is_sparse_blocks
+
+    if is_sparse_blocks(X):
+        # CSR blocks (a pipeline's basis) stay CSR on the workers: the rows a step samples
+        # are clipped and augmented there, as they are drawn (``clip_rows``), bitwise the
+        # rows of the dense copy (clip_and_augment is row by row)
+        out = DaskDesign(X.persist(), y.persist())
+        out.clip_rows = (float(row_bound), bool(fit_intercept), float(intercept_scaling))
+        return out
     p = X.shape[1] + int(bool(fit_intercept))
     X = X.map_blocks(_clip_block, float(row_bound), bool(fit_intercept),
                      float(intercept_scaling), chunks=(X.chunks[0], (p,)), dtype=np.float64)

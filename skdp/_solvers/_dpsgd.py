@@ -405,13 +405,23 @@ def design_rows(design):
     return design.X, (design.scale, design.intercept)
 
 
-def _partition_batch_sum(X, y, W, seed, t, q, loss_id, param, clip):
+def _partition_batch_sum(X, y, W, seed, t, q, loss_id, param, clip, clip_rows=None):
     """On a partition's worker: step ``t``'s Poisson(q) sample of the partition's rows
-    (from the public seed ``(seed, t)``) and their clipped gradient sum; ``(sum, B)``."""
+    (from the public seed ``(seed, t)``) and their clipped gradient sum; ``(sum, B)``.
+    ``clip_rows = (row_bound, fit_intercept, intercept_scaling)``: ``X`` holds raw (CSR)
+    rows, and the sampled ones are clipped and augmented here
+    (:func:`~skdp._mechanisms.clip_and_augment`, row by row: the rows of the clipped
+    copy)."""
     m = X.shape[0]
     rng = np.random.default_rng([seed, t])
     B = int(rng.binomial(m, q)) if q < 1.0 else m
     idx = np.sort(rng.choice(m, size=B, replace=False)) if q < 1.0 else np.arange(m)
+    if clip_rows is not None:
+        from .._mechanisms import clip_and_augment
+
+        X = clip_and_augment(X[idx], *clip_rows)
+        y = np.asarray(y)[idx]
+        idx = np.arange(B)
     Wc = np.ascontiguousarray(W, dtype=np.float64)
     out = np.empty_like(Wc)
     K = Wc.shape[1]
@@ -450,7 +460,8 @@ def run_dask_steps(design, loss, clip, W, n_steps, hyper, noise_source, L,
     w_sum = None if average_from is None else np.zeros_like(W)
     for t in range(1, n_steps + 1):
         s, batch = partition_sum(design, _partition_batch_sum, W, per_partition={"seed": seeds},
-                                 t=t, q=q, loss_id=loss_id, param=param, clip=clip)
+                                 t=t, q=q, loss_id=loss_id, param=param, clip=clip,
+                                 clip_rows=design.clip_rows)
         total += int(batch)
         # the step's release: the clipped sum (sensitivity 2L, |s| <= n L) plus N(0, sigma^2)
         noisy, _ = release_gaussian(s, sigma, 2.0 * L, rng, noise_source, bound=n * L)
