@@ -42,17 +42,16 @@ one (a few times cheaper) and then needs two to four evaluations of the reportin
 around that point (measured in ``benchmarks/bench_calibration.py``).
 """
 
-import collections
 import contextlib
 import contextvars
 import functools
 import math
-import threading
 
 from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
 from ._accountant import (PLD_COARSEST_LEVEL, composition_count, get_epsilon, grid_corrected,
                           grid_epsilon, grid_width, pld_epsilon_on_grid, pld_interval)
 from ._gaussian import gaussian_mu_for
+from ._pld_memo import _LRU
 
 __all__ = ["poisson_gaussian_event", "calibrate_poisson_gaussian"]
 
@@ -374,31 +373,9 @@ def _solve_safe_side(f, x, factor, lo_limit, hi_limit, epsilon, delta, q, steps,
 _HINTS = contextvars.ContextVar("skdp_calibration_hints", default=None)
 
 
-class _Registry:
-    """Thread-safe LRU map ``(epsilon, delta, q, steps, follow_up_mu) -> z`` of joint
-    calibrations; keys and values are public (functions of public sizes and budgets)."""
-
-    def __init__(self, size):
-        self.size = size
-        self._data = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key):
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
-
-    def put(self, key, value):
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self.size:
-                self._data.popitem(last=False)
-
-
-_JOINT = _Registry(4096)
+#: joint calibrations ``(epsilon, delta, q, steps, follow_up_mu) -> z``: keys and values are
+#: public (functions of public sizes and budgets)
+_JOINT = _LRU(4096)
 
 
 @contextlib.contextmanager
