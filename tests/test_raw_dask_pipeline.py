@@ -270,3 +270,21 @@ def test_parquet_features_and_labels_from_one_read(tmp_path):
     mem = _pipe().fit(df, y)
     _assert_same_release(mem, lazy)
     assert np.abs(lazy[-1].coef_ - mem[-1].coef_).max() <= 1e-6 * np.abs(mem[-1].coef_).max()
+
+
+def test_read_csv_fits_as_the_pandas_read_of_the_same_file(tmp_path):
+    """``dd.read_csv`` in blocks (several partitions) releases the knots, categories and
+    events of ``pd.read_csv`` on the same file, and the model within the rounding of the
+    partition sums."""
+    df, y = _table(6000, seed=4)
+    path = tmp_path / "t.csv"
+    df.assign(y=y).to_csv(path, index=False)
+    dtypes = {"job": object, "edu": object}
+    ddf = dd.read_csv(path, dtype=dtypes, blocksize=80_000)
+    assert ddf.npartitions > 1
+    lazy = _pipe().fit(ddf.drop(columns="y"), ddf["y"])
+    table = pd.read_csv(path, dtype=dtypes)
+    mem = _pipe().fit(table.drop(columns="y"), table["y"])
+    _assert_same_release(mem, lazy)
+    scale = np.abs(mem[-1].coef_).max()
+    assert np.abs(lazy[-1].coef_ - mem[-1].coef_).max() <= 1e-6 * scale
