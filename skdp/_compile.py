@@ -268,10 +268,15 @@ def _cache_files(directory):
 
 
 class _CompileCounter:
-    """Counts the skdp kernels numba compiles (not those it loads from the cache)."""
+    """Records the skdp kernels numba compiles (not those it loads from the cache): their
+    qualified names in ``names``, in compile order."""
 
     def __init__(self):
-        self.count = 0
+        self.names = []
+
+    @property
+    def count(self):
+        return len(self.names)
 
     def install(self):
         from numba.core import event
@@ -285,7 +290,7 @@ class _CompileCounter:
             def on_end(self, ev):
                 func = getattr(ev.data.get("dispatcher"), "py_func", None)
                 if getattr(func, "__module__", "").startswith("skdp."):
-                    counter.count += 1
+                    counter.names.append(func.__qualname__)
 
         event.register("numba:compile", Listener())
 

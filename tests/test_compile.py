@@ -23,19 +23,10 @@ ENV = dict(os.environ, PYTHONWARNINGS="ignore")
 FIRST_FIT = textwrap.dedent("""
     import json, sys, warnings
     import numpy as np
-    from numba.core import event
-    compiled = []
-
-    class Listener(event.Listener):
-        def on_start(self, ev):
-            pass
-
-        def on_end(self, ev):
-            func = getattr(ev.data.get("dispatcher"), "py_func", None)
-            if getattr(func, "__module__", "").startswith("skdp."):
-                compiled.append(func.__qualname__)
-
-    event.register("numba:compile", Listener())
+    from skdp._compile import _CompileCounter
+    counter = _CompileCounter()
+    counter.install()
+    compiled = counter.names
     import skdp
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, (300, 4)) / 2.0
