@@ -395,8 +395,13 @@ class PrivatePipeline(Pipeline):
 
                 X = rows.pinned()
                 fit_tree(Pipeline(transformers), X, rows)
-                Xt = lazy_transform(Pipeline(transformers), X, rows,
-                                    sparse=has_model and dask_design_sparse(self.steps[-1][1]))
+                sparse = has_model and dask_design_sparse(self.steps[-1][1])
+                Xt = lazy_transform(Pipeline(transformers), X, rows, sparse=sparse)
+                if sparse:
+                    # the CSR basis is built once, kept on the workers, and every pass of
+                    # the model (its checks, the solver, the base-rate counts) reads it
+                    # there; a dense design is kept by the solver itself, clipped
+                    Xt, y = Xt.persist(), y.persist()
             elif transformers:
                 Xt = Pipeline(transformers).fit_transform(X, y)
             fitted = Pipeline(transformers) if transformers else None
@@ -432,6 +437,7 @@ class PrivatePipeline(Pipeline):
                             "use DP transformers only")
                     final.set_params(data_norm=bound)
                 eps_model = step.epsilon
+                user_solver = getattr(final, "solver", None)
                 # the plan's pins (a public solver rule, pinned choices) before the model's
                 # share is computed from them
                 final.set_params(**step.params)
@@ -442,7 +448,13 @@ class PrivatePipeline(Pipeline):
                                                       Xt.shape[1], epsilon, delta)
                 final.set_params(epsilon=eps_model, delta=delta, **step.params)
                 split[name] = (eps_model, delta)
-                final.fit(Xt, y)
+                try:
+                    final.fit(Xt, y)
+                finally:
+                    if "solver" in step.params:
+                        # the rule's pick is the fit's (solver_); the parameter stays
+                        # the user's "auto", so a refit on another n picks again
+                        final.set_params(solver=user_solver)
                 bounds = getattr(final, "budget_split_", None)
                 if isinstance(bounds, dict) and "bounds" in bounds:
                     split[f"{name} bounds"] = bounds["bounds"]
@@ -518,10 +530,11 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, numeric=None,
     (:class:`skdp.preprocessing.DPSplineTransformer`; ``degree=0``: one-hot bins), the
     other columns a one-hot encoding with privately discovered categories
     (:class:`skdp.preprocessing.DPOneHotEncoder`), or public ones. The estimator's
-    ``data_norm`` is set to ``"auto"``: it takes the basis' public bound ``sqrt(d)``; a
-    ``solver="auto"`` classifier becomes ``"dpsgd"`` below epsilon 5, whose event composes
-    with the transformers' almost without loss (:func:`skdp.linear_model._auto.
-    pipeline_model_solver`).
+    ``data_norm`` is set to ``"auto"``: it takes the basis' public bound ``sqrt(d)``; the
+    plan makes a ``solver="auto"`` classifier ``"dpsgd"`` below epsilon 5 or on small
+    tables, whose event composes with the transformers' almost without loss, and leaves
+    it objective perturbation from ``n epsilon = 3 x 10^5`` (:func:`skdp.linear_model.
+    _auto.pipeline_model_solver`).
 
     **The schema is public.**  Which columns are numeric and which categorical decides
     what the pipeline releases, so it must not depend on the rows.  State it with
@@ -586,8 +599,7 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, numeric=None,
     from sklearn.compose import ColumnTransformer
 
     from .preprocessing import DPOneHotEncoder, DPSplineTransformer, FrameToPandas
-    from .linear_model._auto import (PIPELINE_SPLINE_DEGREE, pipeline_model_solver,
-                                     pipeline_sparse_design)
+    from .linear_model._auto import PIPELINE_SPLINE_DEGREE, pipeline_sparse_design
 
     if isinstance(sparse_design, str):
         if sparse_design != "auto":
@@ -639,10 +651,9 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, numeric=None,
                                         sparse_output=bool(sparse_design)),
          categorical_cols),
     ], sparse_threshold=1.0 if sparse_design else 0.0)
+    # a solver="auto" model keeps "auto": the plan picks its solver from n and epsilon
+    # (skdp._plan._pipeline_solver), before any row is read
     model = clone(estimator).set_params(data_norm="auto")
-    solver = pipeline_model_solver(type(model).__name__, epsilon)
-    if getattr(model, "solver", None) == "auto" and solver is not None:
-        model.set_params(solver=solver)
     return PrivatePipeline([("frame", FrameToPandas()), ("columns", columns),
                             ("model", model)], epsilon=epsilon, delta=delta,
                            random_state=random_state)

@@ -780,7 +780,7 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
         return _replace(plan, planned_event=total, ledger_event=total)
     model_step = model_steps[0]
     model = pipeline.steps[-1][1]
-    solver_pin = _small_table_solver(model, plan, transformer_events)
+    solver_pin = _pipeline_solver(model, plan, transformer_events)
     if solver_pin:
         # a public rule of n and epsilon (the model's own params are the user's): the fit
         # hands it over with the plan's other pins, so plan and fit see the same solver
@@ -857,17 +857,16 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
                     planned_event=total, ledger_event=ledger)
 
 
-def _small_table_solver(model, plan, transformer_events):
+def _pipeline_solver(model, plan, transformer_events):
     """``{"solver": ...}`` for a final ``solver="auto"`` classifier behind DP transformers
     that release, when the pipeline rule of ``n`` and ``epsilon`` picks a solver for it
-    (:func:`skdp.linear_model._auto.pipeline_model_solver`: ``dpsgd`` on small tables,
-    ``n epsilon < PIPELINE_DPSGD_BELOW_SIZE``), else ``{}``.  Public: the model's class
-    and parameters, ``n`` and ``epsilon``."""
-    from .linear_model._auto import PIPELINE_DPSGD_BELOW_SIZE, pipeline_model_solver
+    (:func:`skdp.linear_model._auto.pipeline_model_solver`: ``dpsgd`` below ``epsilon = 5``
+    or on small tables, ``n epsilon < 10^5``, unless ``n epsilon >= 3 x 10^5``), else
+    ``{}`` (the estimator's own rule).  Public: the model's class and parameters, ``n``
+    and ``epsilon``."""
+    from .linear_model._auto import pipeline_model_solver
 
     if not transformer_events or getattr(model, "solver", None) != "auto":
-        return {}
-    if plan.n_samples * plan.epsilon >= PIPELINE_DPSGD_BELOW_SIZE:
         return {}
     solver = pipeline_model_solver(type(model).__name__, plan.epsilon, plan.n_samples)
     return {} if solver is None else {"solver": solver}

@@ -239,12 +239,19 @@ def test_csr_partition_step_is_the_clipped_copys_step():
 
 
 def test_pipeline_design_stays_on_workers_as_csr_blocks():
-    """The auto solver (dpsgd) gets the basis as CSR blocks built per partition; the
-    objective-perturbation fit gets dense blocks; neither is collected on the client."""
+    """The basis is built per partition as CSR blocks for every solver that reads CSR
+    rows (dpsgd, objective and output perturbation: what the pipeline hands them in memory
+    too), dense blocks otherwise; neither is collected on the client."""
     import scipy.sparse as sp
     from sklearn.pipeline import Pipeline
 
+    from skdp import DPHuberRegressor
     from skdp._dask_pipeline import inspect_frame, lazy_transform
+    from skdp.linear_model._auto import dask_design_sparse
+
+    for solver in ("auto", "dpsgd", "objective_perturbation", "output_perturbation"):
+        assert dask_design_sparse(DPLogisticRegression(solver=solver))
+    assert not dask_design_sparse(DPHuberRegressor(huber_threshold=0.0))   # phased
 
     df, y = _table(3000, seed=8)
     ddf = dd.from_pandas(df, npartitions=3)

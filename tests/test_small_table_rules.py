@@ -9,8 +9,8 @@ import pytest
 from skdp import DPHuberRegressor, DPLogisticRegression, make_private_pipeline
 from skdp.accounting import get_epsilon
 from skdp.linear_model import _auto
-from skdp.linear_model._auto import (PIPELINE_DPSGD_BELOW_SIZE, SPLINE_KNOTS_KNEE,
-                                     pipeline_model_solver, spline_knots)
+from skdp.linear_model._auto import (PIPELINE_DPSGD_BELOW_SIZE, PIPELINE_OBJECTIVE_FROM_SIZE,
+                                     SPLINE_KNOTS_KNEE, pipeline_model_solver, spline_knots)
 
 
 def _old_rule(n, sigma):
@@ -46,6 +46,34 @@ def test_the_solver_rule_is_a_function_of_n_and_epsilon():
     assert pipeline_model_solver(name, 10.0, n_edge - 1) == "dpsgd"
     assert pipeline_model_solver(name, 10.0, n_edge) is None
     assert pipeline_model_solver("DPHuberRegressor", 10.0, 100) is None
+    # large tables: the estimator's own rule (objective perturbation) at every epsilon
+    n_large = PIPELINE_OBJECTIVE_FROM_SIZE / 1.0
+    assert pipeline_model_solver(name, 1.0, n_large - 1) == "dpsgd"
+    assert pipeline_model_solver(name, 1.0, n_large) is None
+    assert pipeline_model_solver(name, 0.5, 2 * n_large) is None
+    assert pipeline_model_solver(name, 0.5, 2 * n_large - 1) == "dpsgd"
+
+
+def test_the_plan_picks_the_solver_from_n_before_any_row_is_read():
+    """make_private_pipeline leaves solver="auto"; the plan pins dpsgd below
+    n epsilon = 3e5 and objective perturbation (no pin) from there, on the public size of
+    rows that are all zeros; a fit reports its pick in solver_ and leaves the parameter
+    "auto", so a refit on another n picks again."""
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 delta=1e-6, numeric=["a", "b"], categorical=[],
+                                 random_state=0)
+    assert pipe[-1].solver == "auto"
+    for n, pinned in ((int(PIPELINE_OBJECTIVE_FROM_SIZE) - 1, "dpsgd"),
+                      (int(PIPELINE_OBJECTIVE_FROM_SIZE), None)):
+        zeros = pd.DataFrame({"a": np.zeros(n), "b": np.zeros(n)})
+        assert pipe.plan(zeros).step("model").params.get("solver") == pinned
+    X, y = _table(3000)
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 delta=1e-6, numeric=["a", "b", "c"], categorical=[],
+                                 random_state=0).fit(X, y)
+    assert pipe[-1].solver_ == "dpsgd" and pipe[-1].solver == "auto"
+    pipe.set_params(epsilon=200.0).fit(X, y)                # n epsilon = 6e5
+    assert pipe[-1].solver_ == "objective_perturbation" and pipe[-1].solver == "auto"
 
 
 def _table(n, seed=0):

@@ -426,13 +426,11 @@ def _sparse_chunk(design, y, W, a, b, loss_id, param, margins=None):
     return value, out
 
 
-def sparse_value_grad(design, y, W, loss_id, param, alpha, grad, threads=1, margins=None):
-    """``F(W) = (1/n) sum_i l(x_i' W, y_i) + (alpha/2)||W||_F^2`` over a sparse
-    :class:`~skdp._mechanisms._clipped_rows.ClippedRows` (any loss, any ``K``); writes
-    ``grad F`` into ``grad``, and with one output the margins ``x_i' W`` into
-    ``margins`` if given (an array of ``n``).  Chunked as the module docstring says, each
-    chunk by :func:`_sparse_chunk`."""
-    n = design.shape[0]
+def sparse_sums(design, y, W, loss_id, param, threads=1, margins=None):
+    """``(sum_i l(x_i' W, y_i), sum_i x_i'^T l'_i)`` over a sparse
+    :class:`~skdp._mechanisms._clipped_rows.ClippedRows`: the chunks of
+    :func:`_sparse_chunk` added in chunk order, from zero (the order
+    :func:`chunked_sum_depth` bounds; a Dask partition's sums are these over its rows)."""
     total = np.zeros(W.shape)
     value = 0.0
 
@@ -440,10 +438,22 @@ def sparse_value_grad(design, y, W, loss_id, param, alpha, grad, threads=1, marg
         return _sparse_chunk(design, y, W, a, b, loss_id, param,
                              None if margins is None else margins[a:b])
 
-    if n:
-        for v, part in iter_chunks(chunk, n, threads, design.X.nnz * W.shape[1]):
+    if design.shape[0]:
+        for v, part in iter_chunks(chunk, design.shape[0], threads,
+                                   design.X.nnz * W.shape[1]):
             total += part
             value += v
+    return value, total
+
+
+def sparse_value_grad(design, y, W, loss_id, param, alpha, grad, threads=1, margins=None):
+    """``F(W) = (1/n) sum_i l(x_i' W, y_i) + (alpha/2)||W||_F^2`` over a sparse
+    :class:`~skdp._mechanisms._clipped_rows.ClippedRows` (any loss, any ``K``); writes
+    ``grad F`` into ``grad``, and with one output the margins ``x_i' W`` into
+    ``margins`` if given (an array of ``n``).  Chunked as the module docstring says, each
+    chunk by :func:`_sparse_chunk`."""
+    n = design.shape[0]
+    value, total = sparse_sums(design, y, W, loss_id, param, threads, margins)
     grad[:] = total / n + alpha * W
     sq = 0.0
     for wj in W.ravel().tolist():

@@ -328,15 +328,33 @@ class ClippedRows:
         d = self.n_features_in
         ws = weights * self.scale
         H = np.zeros((p, p))
-        gram = None
-        step = SPARSE_GRAM_BLOCK_ROWS
-        for a in range(0, n, step):     # row blocks: a block's weighted copy at a time
-            block = self.X[a:a + step]
-            part = block.T @ block.multiply(
-                (ws[a:a + step] * self.scale[a:a + step])[:, None]).tocsr()
-            gram = part if gram is None else gram + part       # sparse until the end
-        if gram is not None:
-            H[:d, :d] = gram.toarray()
+        if d <= SPARSE_DENSE_GRAM_MAX:
+            # the pairs of each row's non-zeros into a dense d x d sum per chunk
+            # (csr_weighted_gram), the chunks' sums added in chunk order
+            from .._losses._vectorised import iter_chunks
+            from .._parallel import current_threads
+            from ._sparse_kernels import csr_weighted_gram
+
+            X, c = self.X, ws * self.scale
+
+            def chunk(a, b):
+                out = np.zeros((d, d))
+                csr_weighted_gram(X.data, X.indices, X.indptr, a, b, c, out)
+                return out
+
+            if n:
+                for part in iter_chunks(chunk, n, current_threads(), X.nnz * 8):
+                    H[:d, :d] += part
+        else:
+            gram = None
+            step = SPARSE_GRAM_BLOCK_ROWS
+            for a in range(0, n, step):     # row blocks: a block's weighted copy at a time
+                block = self.X[a:a + step]
+                part = block.T @ block.multiply(
+                    (ws[a:a + step] * self.scale[a:a + step])[:, None]).tocsr()
+                gram = part if gram is None else gram + part       # sparse until the end
+            if gram is not None:
+                H[:d, :d] = gram.toarray()
         if self.augmented:
             cross = self.intercept * self.rmatvec(weights)[:d]
             H[:d, d] = cross
@@ -350,6 +368,10 @@ GRAM_BLOCK_ROWS = 4096
 #: rows per block of a sparse weighted Gram matrix (each block's product is a sparse
 #: matrix; a block's weighted copy is its memory cost)
 SPARSE_GRAM_BLOCK_ROWS = 65536
+#: widest sparse design whose Newton Hessian sums dense ``d x d`` parts per chunk
+#: (:func:`~skdp._mechanisms._sparse_kernels.csr_weighted_gram`; 32 MB a part); wider
+#: ones keep scipy's sparse product
+SPARSE_DENSE_GRAM_MAX = 2048
 
 
 def gram_of_blocks(blocks, p):

@@ -12,7 +12,7 @@ import numpy as np
 from .._numba_cache import ensure_cache_locator, kernel
 
 __all__ = ["csr_margins", "csr_accumulate", "csr_gram_product", "csr_squared_accumulate",
-           "csr_row_norms", "csr_clipped_row_norms"]
+           "csr_weighted_gram", "csr_row_norms", "csr_clipped_row_norms"]
 
 
 ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
@@ -76,6 +76,22 @@ def csr_gram_product(data, indices, indptr, start, stop, v, scale, shift, augmen
         weight = scale[i] * gi
         for t in range(lo, hi):
             out[indices[t]] += np.float64(data[t]) * weight
+
+
+@kernel(nogil=True)
+def csr_weighted_gram(data, indices, indptr, start, stop, c, out):
+    """``out[j, k] += sum_i c[i] x_ij x_ik`` over the rows ``start <= i < stop`` and the
+    pairs of each row's non-zeros (``out`` dense, ``d x d``): ``nnz_i^2`` products a row,
+    where scipy's ``X^T diag(c) X`` builds a sparse product (10-30x slower at ~26
+    non-zeros a row).  Newton steps only: the Hessian is never trusted by a certificate."""
+    for i in range(start, stop):
+        ci = c[i]
+        for t in range(indptr[i], indptr[i + 1]):
+            xt = np.float64(data[t])
+            j = indices[t]
+            for u in range(indptr[i], indptr[i + 1]):
+                # c_i (x_t x_u): the same bits for (j, k) and (k, j), so the sum is symmetric
+                out[j, indices[u]] += ci * (xt * np.float64(data[u]))
 
 
 @kernel(nogil=True)

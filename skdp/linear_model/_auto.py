@@ -740,29 +740,48 @@ def pipeline_sparse_design(model):
 #: Adult on 1,700 / 5,000 rows 0.868 -> 0.880 / 0.900 -> 0.902, Bank on 10,000 rows
 #: 0.682 -> 0.685; on Adult's 18,000-row sample (``n epsilon`` = 126,000) objective
 #: perturbation is still ahead (0.914 against 0.910), as on the full tables.
+#:
+#: **Large tables** (``n epsilon >= PIPELINE_OBJECTIVE_FROM_SIZE``) get the estimator's own
+#: rule at every epsilon -- objective perturbation for a binary model: the composition
+#: loss no longer matters where the noise is small against ``n``, and its minimiser is the
+#: exact regularised one where DP-SGD stops after its epochs.  It also fits a Dask table in
+#: ~30 passes over the workers' partitions where DP-SGD needs a round trip per step.
+#: Measured with ``benchmarks/bench_pipeline_solver_size.py`` (results/
+#: pipeline_solver_size.md; 3 seeds; Adult's training split resampled to ``n`` rows and
+#: scored on the held-out rows, and the Adult-shaped public generator): see that file for
+#: the table; the crossover lies between ``n epsilon`` = 10^5 (even) and 3 x 10^5
+#: (objective perturbation ahead in AUC and accuracy in every cell from there).
 PIPELINE_AUTO_SOLVER = {"DPLogisticRegression": "dpsgd"}
 PIPELINE_DPSGD_BELOW = 5.0
 PIPELINE_DPSGD_BELOW_SIZE = 1e5
+PIPELINE_OBJECTIVE_FROM_SIZE = 3e5
 
 
 def pipeline_model_solver(model_name, epsilon, n_samples=None):
     """The solver ``solver="auto"`` becomes for the final ``model_name`` of a private
     pipeline with total budget ``epsilon`` on ``n_samples`` training rows (None: not known
-    yet, the epsilon rule alone; returns None for the estimator's own rule).  Public:
-    ``epsilon`` and ``n``."""
-    if epsilon < PIPELINE_DPSGD_BELOW or (
-            n_samples is not None
-            and float(n_samples) * float(epsilon) < PIPELINE_DPSGD_BELOW_SIZE):
+    yet, the epsilon rule alone; returns None for the estimator's own rule): ``dpsgd`` for
+    a classifier below ``epsilon = 5`` or ``n epsilon = 10^5``, unless
+    ``n epsilon >= 3 x 10^5``.  Public: ``epsilon`` and ``n``."""
+    size = None if n_samples is None else float(n_samples) * float(epsilon)
+    if size is not None and size >= PIPELINE_OBJECTIVE_FROM_SIZE:
+        return None
+    if epsilon < PIPELINE_DPSGD_BELOW or (size is not None
+                                          and size < PIPELINE_DPSGD_BELOW_SIZE):
         return PIPELINE_AUTO_SOLVER.get(model_name)
     return None
 
 
 def dask_design_sparse(model):
     """Whether a private pipeline fitting a Dask DataFrame keeps the model's design as CSR
-    blocks on the workers (:func:`skdp._dask_pipeline.lazy_transform`): for
-    ``solver="dpsgd"``, whose steps clip only the rows they sample
-    (:func:`skdp._solvers._dpsgd._partition_batch_sum`; CSR stores ``degree + 2`` entries
-    per numeric column and 1 per categorical one, about 300 bytes a row for an Adult-shaped
-    table where the dense basis takes 1.8 kB).  The other Dask solvers take dense blocks.
-    Public: the model's parameters."""
-    return getattr(model, "solver", None) == "dpsgd"
+    blocks on the workers (:func:`skdp._dask_pipeline.lazy_transform`): exactly when it
+    would in memory (:func:`pipeline_sparse_design`: every solver the model can run reads
+    CSR rows -- DP-SGD's steps clip only the rows they sample,
+    :func:`skdp._solvers._dpsgd._partition_batch_sum`; objective and output perturbation's
+    passes run the in-memory sparse pass per partition,
+    :func:`skdp._solvers._dask_objective._partition_sums`).  CSR stores ``degree + 2``
+    entries per numeric column and 1 per categorical one: about 300 bytes a row for an
+    Adult-shaped table where the dense basis takes 1.8 kB, what a non-private Dask pipeline
+    keeps (``benchmarks/bench_raw_dask.py``).  The other Dask solvers (``phased``) take
+    dense blocks.  Public: the model's class and parameters."""
+    return pipeline_sparse_design(model)

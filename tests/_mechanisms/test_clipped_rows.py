@@ -254,3 +254,24 @@ def test_sparse_curvature_reuses_the_margins_of_the_last_evaluation(loss):
     assert np.array_equal(objective.curvature(W1), fresh.curvature(W1))
     assert np.array_equal(objective.curvature(W2), fresh.curvature(W2))
     assert objective.n_example_gradients == passes + 2 * objective.n
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("dense_sum", [True, False])
+def test_sparse_weighted_gram_is_the_copys(fit_intercept, dense_sum, monkeypatch):
+    """Newton's Hessian on CSR rows clipped on the fly -- the pairs of each row's non-zeros
+    summed into dense chunk parts (csr_weighted_gram), or scipy's sparse product for wide
+    designs -- is ``X'^T diag(w) X'`` of the clipped copy, symmetric."""
+    from skdp._mechanisms import _clipped_rows
+
+    if not dense_sum:
+        monkeypatch.setattr(_clipped_rows, "SPARSE_DENSE_GRAM_MAX", 0)
+    rng = np.random.default_rng(5)
+    X = _sparse_adversarial(rng, 3000, 9)
+    reference = clip_and_augment(X.toarray(), 2.0, fit_intercept, 0.5)
+    w = rng.random(X.shape[0])
+    w[::7] = 0.0
+    H = ClippedRows(X, 2.0, fit_intercept, 0.5).weighted_gram(w.copy())
+    np.testing.assert_allclose(H, (reference.T * w) @ reference, rtol=1e-12, atol=1e-12)
+    if dense_sum:
+        assert np.array_equal(H, H.T)       # c_i (x_t x_u) for both (j, k) and (k, j)

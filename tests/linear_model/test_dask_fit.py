@@ -360,3 +360,62 @@ def test_the_objective_keeps_clip_factors_not_a_clipped_copy(client):
     np.testing.assert_allclose(lazy.hessian(W), copy.hessian(W), rtol=1e-12, atol=1e-15)
     sub = lazy.subsample(3)
     assert sub.design.scale is not None and sub.n == copy.subsample(3).n
+
+
+def test_the_objective_on_csr_partitions_is_the_in_memory_sparse_objective(client):
+    """CSR partitions (a private pipeline's basis, kept sparse on the workers): each pass
+    is the in-memory sparse pass over a partition's rows, so the Dask objective equals the
+    in-memory one on the same CSR rows within the sparse path's rounding allowance (which
+    it reports), and equals the dense partitions' objective likewise; the Hessian and the
+    warm start's subsample keep CSR."""
+    import scipy.sparse as sp
+
+    from skdp._losses import LogisticLoss
+    from skdp._mechanisms._clipped_rows import ClippedRows
+    from skdp._solvers._dask_objective import DaskDesign, DaskObjective
+    from skdp._solvers._objective import Objective
+
+    rng = np.random.default_rng(4)
+    n, d = 20_000, 30
+    dense = np.where(rng.random((n, d)) < 0.15, rng.standard_normal((n, d)), 0.0)
+    dense[:10] *= 40.0                                # beyond the bound: clipped
+    y = np.where(dense[:, :5].sum(axis=1) + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    R = 2.0
+    blocks = [sp.csr_matrix(dense[a:a + 7_000]) for a in range(0, n, 7_000)]
+    csr = da.concatenate([da.from_delayed(dask_delayed(b), shape=b.shape, dtype=float,
+                                          meta=sp.csr_matrix((0, d)))
+                          for b in blocks], axis=0)
+    y_d = da.from_array(y, chunks=(tuple(b.shape[0] for b in blocks),))
+    lazy = DaskObjective(DaskDesign(csr.persist(), y_d.persist()), LogisticLoss(), 1e-3, R,
+                         True, 1.0)
+    assert lazy.sparse
+    dense_obj = DaskObjective(DaskDesign(da.from_array(dense, chunks=(7_000, d)).persist(),
+                                         y_d.persist()), LogisticLoss(), 1e-3, R, True, 1.0)
+    assert not dense_obj.sparse
+    memory = Objective(ClippedRows(sp.csr_matrix(dense), R, True, 1.0), y, LogisticLoss(),
+                       1e-3, 1, R)
+    W = rng.normal(size=(d + 1, 1))
+    v1, g1 = lazy.value_grad(W)
+    v2, g2 = memory.value_grad(W)
+    v3, g3 = dense_obj.value_grad(W)
+    allowance = lazy.rounding_allowance(W)
+    assert allowance >= memory.rounding_allowance(W)        # it adds the partitions' term
+    assert np.linalg.norm(g1 - g2) <= allowance
+    assert np.linalg.norm(g1 - g3) <= allowance + dense_obj.rounding_allowance(W)
+    assert abs(v1 - v2) <= 1e-12 * abs(v2)
+    assert not np.array_equal(g1, np.zeros_like(g1))
+    np.testing.assert_allclose(lazy.hessian(W), dense_obj.hessian(W), rtol=1e-10,
+                               atol=1e-14)
+    sub = lazy.subsample(3)
+    assert sub.sparse and sub.n == dense_obj.subsample(3).n == -(-7_000 // 3) * 2 + \
+        -(-6_000 // 3)
+    vs, gs = sub.value_grad(W)
+    vd, gd = dense_obj.subsample(3).value_grad(W)
+    assert np.linalg.norm(gs - gd) <= sub.rounding_allowance(W) + \
+        dense_obj.subsample(3).rounding_allowance(W)
+
+
+def dask_delayed(value):
+    import dask
+
+    return dask.delayed(value)
