@@ -69,7 +69,18 @@ def main():
     ap.add_argument("--seeds", default="0-2")
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     ap.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
+    ap.add_argument("--tables", nargs="+", default=["adult", "synth"])
+    ap.add_argument("--from-log", help="render the report from the JSON lines a run printed "
+                    "(an interrupted run), with the commit it ran on given by --commit")
+    ap.add_argument("--commit")
     args = ap.parse_args()
+    if args.from_log:
+        rows = [json.loads(line) for line in open(args.from_log) if line.startswith("{")]
+        doc = {"started": "see the log", "git": {"commit": args.commit}, "rows": rows,
+               "seeds": sorted({r["seed"] for r in rows}),
+               "threads": "1 (NUMBA_NUM_THREADS=1)"}
+        _write(doc)
+        return
     lo, _, hi = args.seeds.partition("-")
     seeds = range(int(lo), int(hi or lo) + 1)
     import skdp
@@ -79,6 +90,8 @@ def main():
     rows = []
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     for name, (draw, Xte, yte, schema) in tables.items():
+        if name not in args.tables:
+            continue
         for n in args.sizes:
             for seed in seeds:
                 Xtr, ytr = draw(n, seed)
@@ -95,6 +108,10 @@ def main():
                         print(json.dumps(rows[-1]), flush=True)
     doc = {"started": started, "git": git_state(), "seeds": list(seeds), "rows": rows,
            "threads": os.environ.get("NUMBA_NUM_THREADS", "numba default")}
+    _write(doc)
+
+
+def _write(doc):
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "pipeline_solver_size.json"), "w") as f:
         json.dump(doc, f, indent=1)
@@ -106,20 +123,24 @@ def report(doc):
     from collections import defaultdict
 
     cells = defaultdict(lambda: defaultdict(list))
+    seeds = defaultdict(set)
     for r in doc["rows"]:
         cells[(r["table"], r["n"], r["epsilon"])][r["solver"]].append((r["auc"], r["accuracy"]))
+        seeds[(r["table"], r["n"], r["epsilon"])].add(r["seed"])
     out = ["# The pipeline's model: DP-SGD or objective perturbation, by n epsilon", "",
            f"`python benchmarks/bench_pipeline_solver_size.py`, {doc['started']}, git "
            f"{doc['git']}, seeds {doc['seeds'][0]}-{doc['seeds'][-1]}, numba threads "
            f"{doc['threads']}. adult: Adult's 70 % training split resampled with replacement "
            "to n rows, scored on the held-out 30 %; synth: the Adult-shaped public generator "
            "of bench_raw_dask.py, scored on 10^5 fresh rows. Means over seeds.", "",
-           "| table | n | ε | n·ε | AUC dpsgd | AUC op | Δ AUC | acc dpsgd | acc op | Δ acc |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| table | n | ε | n·ε | seeds | AUC dpsgd | AUC op | Δ AUC | acc dpsgd | acc op | Δ acc |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for (table, n, eps), by in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1] * kv[0][2])):
+        if not (by["dpsgd"] and by["objective_perturbation"]):
+            continue                              # an interrupted run's last cell
         d = np.mean(by["dpsgd"], axis=0)
         o = np.mean(by["objective_perturbation"], axis=0)
-        out.append(f"| {table} | {n:,} | {eps:g} | {n * eps:,.0f} | {d[0]:.4f} | {o[0]:.4f} | "
+        out.append(f"| {table} | {n:,} | {eps:g} | {n * eps:,.0f} | {len(seeds[(table, n, eps)])} | {d[0]:.4f} | {o[0]:.4f} | "
                    f"{o[0] - d[0]:+.4f} | {d[1]:.4f} | {o[1]:.4f} | {o[1] - d[1]:+.4f} |")
     return "\n".join(out) + "\n"
 
