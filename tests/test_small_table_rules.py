@@ -19,14 +19,43 @@ def _old_rule(n, sigma):
 
 
 def test_the_knots_rule_is_monotone_and_keeps_the_cube_root_rule_from_the_knee():
+    # on tables of at least SPLINE_SMALL_TABLE_ROWS rows (sigma scales with them)
     xs = np.geomspace(0.5, 5000, 400)
-    ks = [spline_knots(100.0 * x, 100.0) for x in xs]
+    sigma = float(_auto.SPLINE_SMALL_TABLE_ROWS)
+    ks = [spline_knots(sigma * x, sigma) for x in xs[xs >= 1.0]]
     assert all(a <= b for a, b in zip(ks, ks[1:]))          # more rows per noise: never fewer
     assert min(ks) == _auto.SPLINE_KNOTS_RANGE[0] == 3 and max(ks) == 16
     for x in xs[xs >= SPLINE_KNOTS_KNEE]:
-        assert spline_knots(100.0 * x, 100.0) == _old_rule(100.0 * x, 100.0)
+        assert spline_knots(sigma * x, sigma) == _old_rule(sigma * x, sigma)
     # below the knee: fewer knots than the old floor where the knots are mostly noise
     assert spline_knots(1400, 250.0) == 3 and spline_knots(2200, 100.0) == 4
+
+
+def test_small_tables_get_at_most_six_knots_whatever_the_noise():
+    from skdp.linear_model._auto import SPLINE_SMALL_TABLE_KNOTS, SPLINE_SMALL_TABLE_ROWS
+
+    assert SPLINE_SMALL_TABLE_KNOTS == 6
+    for n in (1190, 4900, SPLINE_SMALL_TABLE_ROWS - 1):
+        ks = [spline_knots(n, n / x) for x in np.geomspace(0.5, 5000, 200)]
+        assert max(ks) == SPLINE_SMALL_TABLE_KNOTS and min(ks) == 3
+        assert all(a <= b for a, b in zip(ks, ks[1:]))
+    # at and above the size, the cube-root rule again (16 at a large n/sigma)
+    assert spline_knots(SPLINE_SMALL_TABLE_ROWS, 10.0) == 16
+    # below the cap, the knee's formula unchanged
+    for x in (8.0, 30.0, 45.0):
+        k = round(1.85 * x ** (1 / 3) * min(1.0, (x / SPLINE_KNOTS_KNEE) ** (1 / 3)))
+        assert spline_knots(4900, 4900 / x) == max(k, 3) <= 6
+
+
+def test_a_small_table_at_a_large_epsilon_gets_the_capped_basis():
+    X, y = _table(3000)
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=10.0,
+                                 delta=1e-6, numeric=["a", "b", "c"], categorical=[],
+                                 random_state=0).fit(X, y)
+    spline = pipe.named_steps["columns"].named_transformers_["numeric"]
+    assert X.shape[0] / spline.noise_scale_ > 100           # the old rule: 10+ knots
+    assert max(len(k) for k in spline.knots_) == 6
+    assert pipe.epsilon_ <= 10.0
 
 
 def test_the_knots_rule_reads_only_n_and_the_noise_scale():
