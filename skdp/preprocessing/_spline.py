@@ -187,7 +187,9 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         Knots per column (before merging coinciding ones), at the quantiles
         ``linspace(quantile_range[0], quantile_range[1], n_knots)``.  ``"auto"``: a public
         rule of the rows per unit of noise, ``n/sigma`` (:func:`skdp.linear_model._auto.
-        spline_knots`): 6 knots at small budgets, up to 16 when the noise is small.
+        spline_knots`): 3 knots where the noise is large, up to 16 where it is small (at
+        most 6 below 20,000 rows); 2 (the boundary quantiles) where ``tail_knots`` adds
+        its two public knots.
     degree : int, default=3
         Spline degree; ``0`` gives one-hot bins between the knots (a private
         ``KBinsDiscretizer(strategy="quantile", encode="onehot")``).  Before a private

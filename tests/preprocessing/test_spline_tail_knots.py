@@ -121,3 +121,26 @@ def test_bad_tail_knots_are_refused_before_any_release(value):
     with pytest.raises(ValueError, match="tail_knots"):
         spl.fit(_pay_like(100))
     assert not hasattr(spl, "knots_")
+
+
+PUBLIC = ("output_norm_bound_", "epsilon_", "delta_", "dp_event_", "noise_scale_",
+          "sensitivity_", "privacy_guaranteed_", "n_features_in_")
+
+
+@pytest.mark.parametrize("tail_knots", [True, "auto"])
+def test_tail_knots_leave_the_guarantee_unchanged_on_adversarial_neighbours(tail_knots):
+    # the spares are post-processing: the same event, noise and bound whatever one row is,
+    # and the decision to add them reads n and the (public) noise scale only
+    X = _pay_like()
+    ref = DPSplineTransformer(tail_knots=tail_knots, epsilon=0.12, random_state=0).fit(X)
+    assert ref.privacy_guaranteed_ and ref.epsilon_ <= 0.12
+    for bad in BAD_ROWS:
+        X2 = X.copy()
+        X2[7] = bad
+        other = DPSplineTransformer(tail_knots=tail_knots, epsilon=0.12,
+                                    random_state=0).fit(X2)
+        for name in PUBLIC:
+            assert getattr(other, name) == getattr(ref, name), name
+        assert all(len(k) <= TAIL_QUANTILE_KNOTS + 2 for k in other.knots_)
+        Z = other.transform(np.vstack([X[:50], BAD_ROWS]))
+        assert np.linalg.norm(Z, axis=1).max() <= other.output_norm_bound_ + 1e-12
