@@ -211,7 +211,10 @@ def test_the_tail_knots_follow_the_models_solver():
     assert tails(DPLogisticRegression(classes=[0, 1], solver="objective_perturbation"),
                  1.0) is False
     assert tails(DPHuberRegressor(y_bound=1.0), 1.0) is False
-    assert pipeline_tail_knots(DPHuberRegressor(solver="dpsgd")) is False
+    assert pipeline_tail_knots(DPHuberRegressor(solver="dpsgd"), 1.0) is False
+    # the solver parameter stays "auto" (the plan pins dpsgd): the rule reads epsilon
+    assert pipeline_tail_knots(DPLogisticRegression(classes=[0, 1]), 4.99) == "auto"
+    assert pipeline_tail_knots(DPLogisticRegression(classes=[0, 1]), 5.0) is False
 
 
 def test_a_rare_tail_is_kept_in_the_basis_and_ranked():
