@@ -134,8 +134,8 @@ def decade_spares(low, high):
     below ``max(|low|, |high|)`` (``e = 0`` for a range at 0), a step from 0 goes to
     ``-+10^e``, the range's own scale, and an end within ``10^(e - DECADE_SNAP)`` of 0
     counts as 0.  A value from 0 to the spare then activates the spare's basis fully at
-    ``10^e`` (an integer column at -1 and 0: 1 on the spare for every value from 1 up).  Post-processing of two released
-    quantiles: no further privacy cost.
+    ``10^e`` (an integer column at -1 and 0: 1 on the spare for every value from 1 up).
+    Post-processing of two released quantiles: no further privacy cost.
 
     Added to the quantile knots (``tail_knots`` of :class:`DPSplineTransformer`), they keep
     a column's tails in the basis -- linearly, between the boundary quantile and the next
