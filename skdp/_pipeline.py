@@ -534,7 +534,9 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, numeric=None,
     plan makes a ``solver="auto"`` classifier ``"dpsgd"`` below epsilon 5 or on small
     tables, whose event composes with the transformers' almost without loss, and leaves
     it objective perturbation from ``n epsilon = 3 x 10^5`` (:func:`skdp.linear_model.
-    _auto.pipeline_model_solver`).
+    _auto.pipeline_model_solver`); before a DP-SGD classifier the basis adds public tail
+    knots where the knots' noise is large (``tail_knots="auto"``:
+    :func:`skdp.linear_model._auto.pipeline_tail_knots`).
 
     **The schema is public.**  Which columns are numeric and which categorical decides
     what the pipeline releases, so it must not depend on the rows.  State it with
@@ -599,7 +601,8 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, numeric=None,
     from sklearn.compose import ColumnTransformer
 
     from .preprocessing import DPOneHotEncoder, DPSplineTransformer, FrameToPandas
-    from .linear_model._auto import PIPELINE_SPLINE_DEGREE, pipeline_sparse_design
+    from .linear_model._auto import (PIPELINE_SPLINE_DEGREE, pipeline_sparse_design,
+                                     pipeline_tail_knots)
 
     if isinstance(sparse_design, str):
         if sparse_design != "auto":
@@ -654,6 +657,7 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, numeric=None,
     # a solver="auto" model keeps "auto": the plan picks its solver from n and epsilon
     # (skdp._plan._pipeline_solver), before any row is read
     model = clone(estimator).set_params(data_norm="auto")
+    spline.set_params(tail_knots=pipeline_tail_knots(model, epsilon))
     return PrivatePipeline([("frame", FrameToPandas()), ("columns", columns),
                             ("model", model)], epsilon=epsilon, delta=delta,
                            random_state=random_state)

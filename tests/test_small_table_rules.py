@@ -19,14 +19,43 @@ def _old_rule(n, sigma):
 
 
 def test_the_knots_rule_is_monotone_and_keeps_the_cube_root_rule_from_the_knee():
+    # on tables of at least SPLINE_SMALL_TABLE_ROWS rows (sigma scales with them)
     xs = np.geomspace(0.5, 5000, 400)
-    ks = [spline_knots(100.0 * x, 100.0) for x in xs]
+    sigma = float(_auto.SPLINE_SMALL_TABLE_ROWS)
+    ks = [spline_knots(sigma * x, sigma) for x in xs[xs >= 1.0]]
     assert all(a <= b for a, b in zip(ks, ks[1:]))          # more rows per noise: never fewer
     assert min(ks) == _auto.SPLINE_KNOTS_RANGE[0] == 3 and max(ks) == 16
     for x in xs[xs >= SPLINE_KNOTS_KNEE]:
-        assert spline_knots(100.0 * x, 100.0) == _old_rule(100.0 * x, 100.0)
+        assert spline_knots(sigma * x, sigma) == _old_rule(sigma * x, sigma)
     # below the knee: fewer knots than the old floor where the knots are mostly noise
     assert spline_knots(1400, 250.0) == 3 and spline_knots(2200, 100.0) == 4
+
+
+def test_small_tables_get_at_most_six_knots_whatever_the_noise():
+    from skdp.linear_model._auto import SPLINE_SMALL_TABLE_KNOTS, SPLINE_SMALL_TABLE_ROWS
+
+    assert SPLINE_SMALL_TABLE_KNOTS == 6
+    for n in (1190, 4900, SPLINE_SMALL_TABLE_ROWS - 1):
+        ks = [spline_knots(n, n / x) for x in np.geomspace(0.5, 5000, 200)]
+        assert max(ks) == SPLINE_SMALL_TABLE_KNOTS and min(ks) == 3
+        assert all(a <= b for a, b in zip(ks, ks[1:]))
+    # at and above the size, the cube-root rule again (16 at a large n/sigma)
+    assert spline_knots(SPLINE_SMALL_TABLE_ROWS, 10.0) == 16
+    # below the cap, the knee's formula unchanged
+    for x in (8.0, 30.0, 45.0):
+        k = round(1.85 * x ** (1 / 3) * min(1.0, (x / SPLINE_KNOTS_KNEE) ** (1 / 3)))
+        assert spline_knots(4900, 4900 / x) == max(k, 3) <= 6
+
+
+def test_a_small_table_at_a_large_epsilon_gets_the_capped_basis():
+    X, y = _table(3000)
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=10.0,
+                                 delta=1e-6, numeric=["a", "b", "c"], categorical=[],
+                                 random_state=0).fit(X, y)
+    spline = pipe.named_steps["columns"].named_transformers_["numeric"]
+    assert X.shape[0] / spline.noise_scale_ > 100           # the old rule: 10+ knots
+    assert max(len(k) for k in spline.knots_) == 6
+    assert pipe.epsilon_ <= 10.0
 
 
 def test_the_knots_rule_reads_only_n_and_the_noise_scale():
@@ -152,3 +181,77 @@ def test_binary_dpsgd_runs_fewer_epochs_at_a_small_privacy_size():
     assert epochs(3000, 10.0, binary=True) >= MAX_EPOCHS
     # a given number of steps is never changed
     assert dpsgd_schedule(3000, 20, 100, 77, epsilon=1.0, delta=1e-6, binary=True) == (100, 77)
+
+
+def _rare_tail_table(n=2000, seed=0):
+    """A credit-card-like table (issue 48): an integer column with its mass at -1 and 0 and
+    the rare positives in its thin upper tail, and an amount column of noise."""
+    rng = np.random.default_rng(seed)
+    pay = rng.choice([-2, -1, 0, 1, 2, 3], size=n, p=[0.1, 0.2, 0.55, 0.1, 0.04, 0.01])
+    rate = np.where(pay >= 1, 0.12, 0.008)
+    X = pd.DataFrame({"pay": pay.astype(np.int64), "amount": rng.lognormal(11.5, 0.8, n)})
+    return X, (rng.random(n) < rate).astype(int)
+
+
+def _spline_of(pipe):
+    return pipe.named_steps["columns"].named_transformers_["numeric"]
+
+
+def test_the_tail_knots_follow_the_models_solver():
+    from skdp.linear_model._auto import pipeline_tail_knots
+
+    def tails(model, eps):
+        pipe = make_private_pipeline(model, epsilon=eps, numeric=["pay", "amount"],
+                                     categorical=[])
+        return pipe.named_steps["columns"].transformers[0][1].tail_knots
+
+    assert tails(DPLogisticRegression(classes=[0, 1]), 1.0) == "auto"      # dpsgd below 5
+    assert tails(DPLogisticRegression(classes=[0, 1], solver="dpsgd"), 10.0) == "auto"
+    assert tails(DPLogisticRegression(classes=[0, 1]), 10.0) is False      # n not known
+    assert tails(DPLogisticRegression(classes=[0, 1], solver="objective_perturbation"),
+                 1.0) is False
+    assert tails(DPHuberRegressor(y_bound=1.0), 1.0) is False
+    assert pipeline_tail_knots(DPHuberRegressor(solver="dpsgd"), 1.0) is False
+    # the solver parameter stays "auto" (the plan pins dpsgd): the rule reads epsilon
+    assert pipeline_tail_knots(DPLogisticRegression(classes=[0, 1]), 4.99) == "auto"
+    assert pipeline_tail_knots(DPLogisticRegression(classes=[0, 1]), 5.0) is False
+
+
+def test_a_rare_tail_is_kept_in_the_basis_and_ranked():
+    from sklearn.metrics import roc_auc_score
+
+    from skdp.linear_model._auto import SPLINE_TAIL_KNOTS_BELOW
+
+    X, y = _rare_tail_table(4000)
+    Xtr, ytr, Xte, yte = X.iloc[:2000], y[:2000], X.iloc[2000:], y[2000:]
+    aucs = {True: [], False: []}
+    for seed in range(5):
+        for rule in (True, False):
+            pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                         delta=1e-6, numeric=["pay", "amount"],
+                                         categorical=[], random_state=seed)
+            if not rule:
+                pipe.set_params(columns__numeric__tail_knots=False)
+            pipe.fit(Xtr, ytr)
+            spline = _spline_of(pipe)
+            assert Xtr.shape[0] / spline.noise_scale_ < SPLINE_TAIL_KNOTS_BELOW
+            if rule:
+                # pay = 0 and pay = 1 are apart: the upper tail is not clamped away
+                z = spline.transform(pd.DataFrame({"pay": [0, 1], "amount": [1e5, 1e5]}))
+                z = z.toarray() if hasattr(z, "toarray") else np.asarray(z)
+                assert not np.allclose(z[0], z[1])
+            assert pipe.epsilon_ <= 1.0 and pipe.privacy_guaranteed_
+            aucs[rule].append(roc_auc_score(yte, pipe.decision_function(Xte)))
+    assert np.mean(aucs[True]) > np.mean(aucs[False]) + 0.05
+
+
+def test_the_tail_knots_are_what_the_fixed_plan_accounts():
+    X, y = _rare_tail_table(2000)
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 delta=1e-6, numeric=["pay", "amount"], categorical=[],
+                                 random_state=0).set_params(model_plan="fixed")
+    plan = pipe.plan(X)
+    pipe.fit(X, y)
+    assert get_epsilon(plan.planned_event, 1e-6) <= 1.0 * (1 + 1e-9)
+    assert pipe.epsilon_ <= 1.0
+    assert all(len(k) <= 4 for k in _spline_of(pipe).knots_)
