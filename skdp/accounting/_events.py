@@ -85,6 +85,10 @@ def gaussian_event(noise_std, sensitivity):
     return dp_accounting.GaussianDpEvent(2.0 * float(noise_std) / float(sensitivity))
 
 
+#: the largest pure-DP epsilon an event records (``e^epsilon`` stays a finite float)
+MAX_PURE_EPSILON = 700.0
+
+
 def pure_dp_event(epsilon):
     """Event of a pure ``epsilon``-DP release (dominating randomized-response pair).
 
@@ -111,6 +115,13 @@ def pure_dp_event(epsilon):
     """
     if not epsilon > 0.0:
         raise ValueError("epsilon must be > 0")
+    if not epsilon <= MAX_PURE_EPSILON:
+        # e^epsilon overflows a float: such a release protects nothing, and rounding it
+        # to a smaller epsilon would record less than was spent
+        raise ValueError(
+            f"epsilon={epsilon!r} is beyond what the accounting represents (at most "
+            f"{MAX_PURE_EPSILON:g}; e^epsilon overflows): a budget this large gives no "
+            "protection -- fit the non-private estimator instead")
     return dp_accounting.RandomizedResponseDpEvent(
         noise_parameter=2.0 / (1.0 + math.exp(epsilon)), num_buckets=2
     )

@@ -112,3 +112,27 @@ def test_delta_event_is_peeled_off_and_survives_the_ledger(tmp_path):
     with PrivacyLedger(epsilon=2.0, delta=1e-6, path=tmp_path / "l.db") as ledger:
         ledger.record(event, source="discovery")
         assert get_epsilon(ledger.dp_event, 1e-6) == get_epsilon(event, 1e-6)
+
+
+def test_an_epsilon_beyond_the_float_range_is_refused_clearly():
+    """e^epsilon overflows above ~709: refused with a ValueError naming the limit (not an
+    OverflowError from deep in the plan), before any row is read; the largest epsilon
+    represented still composes to itself."""
+    import numpy as np
+    import pandas as pd
+
+    from skdp import DPLogisticRegression, make_private_pipeline
+    from skdp.accounting import get_epsilon, pure_dp_event
+    from skdp.accounting._events import MAX_PURE_EPSILON
+
+    with pytest.raises(ValueError, match="beyond what the accounting represents"):
+        pure_dp_event(1000.0)
+    assert get_epsilon(pure_dp_event(MAX_PURE_EPSILON), 0.0) == pytest.approx(
+        MAX_PURE_EPSILON, rel=1e-9)
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300), "b": rng.choice(list("xyz"), 300)})
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1000.0,
+                                 numeric=["a"], categorical=["b"])
+    with pytest.raises(ValueError, match="beyond what the accounting represents"):
+        pipe.fit(X, (X["a"] > 0).astype(int))
+    assert not hasattr(pipe, "epsilon_")
