@@ -41,7 +41,7 @@ tree over a sub-block of ``B <= SUM_BLOCK_ROWS`` rows of its chunk), at most ``m
 additions of its chunk's ``m`` sub-block totals, and at most ``N - 1`` additions of chunk
 totals: :func:`blocked_sum_depth` counts the roundings on its path (``ceil(n/N) + N - 1``,
 :func:`chunked_sum_depth`, while a chunk of ``ceil(n/N)`` rows is one sub-block; a CSR
-pass adds a chunk's rows in order and keeps that depth), so the computed entry is within
+pass adds each sub-block's rows in order and has that depth too), so the computed entry is within
 ``gamma_depth sum_i |x_ij g_i|`` of the exact one (Higham, *Accuracy and Stability of
 Numerical Algorithms*, 2002, §3.1 and §4.2).  Either is at most the depth ``n - 1`` (plus
 the product) of recursive summation, for every ``n >= 1``, so a clip computed for
@@ -391,9 +391,11 @@ def _sparse_chunk(design, y, W, a, b, loss_id, param, margins=None):
     Margin ``z_ik = fl(s_i fl(x_i . w_k)) + fl(b w_dk)``: the CSR kernel adds a row's
     non-zeros in order (at most ``d`` terms), then two products and one addition more, so
     ``|z^ - z| <= gamma_{p+2} (s_i ||x_i|| ||w_k|| + b |w_dk|) <= gamma_{p+2} C ||w_k||``.
-    Gradient entry ``j < d``: ``sum_i x_ij fl(s_i g_ik)``, the kernel adding the chunk's
-    rows in order; entry ``d``: ``b fl(sum_i g_ik)``.  Either way a term meets
-    one rounding more than in a dense chunk: the depth is ``chunked_sum_depth(n) + 1``
+    Gradient entry ``j < d``: ``sum_i x_ij fl(s_i g_ik)``, the kernel adding the rows of
+    each sub-block of ``SUM_BLOCK_ROWS`` rows in order from zero, the sub-block totals
+    added in order (a dense pass's layout); entry ``d``: ``b fl(sum_i g_ik)`` (numpy's
+    pairwise sum, shallower).  Either way a term meets one rounding more than in a dense
+    chunk: the depth is ``blocked_sum_depth(n) + 1``
     (:func:`skdp._solvers._objective.gradient_rounding_allowance` with ``sparse=True``).
     The derivatives are :func:`binary_losses` (logistic, Huber) or the kernels' own
     (:func:`skdp._losses._kernels._row_derivatives`: multinomial, robust losses).
@@ -420,7 +422,19 @@ def _sparse_chunk(design, y, W, a, b, loss_id, param, margins=None):
         value = float(_row_derivatives(Z, np.ascontiguousarray(y[a:b], dtype=np.float64),
                                        loss_id, float(param), G))
     out = np.zeros((design.shape[1], W.shape[1]))
-    csr_accumulate(X.data, X.indices, X.indptr, a, b, design.scale[a:b, None] * G, out)
+    SG = design.scale[a:b, None] * G
+    if b - a <= SUM_BLOCK_ROWS:
+        csr_accumulate(X.data, X.indices, X.indptr, a, b, SG, out)
+    else:
+        # sub-blocks of SUM_BLOCK_ROWS rows, each added in order from zero, their totals
+        # added in order: the dense pass's depth (blocked_sum_depth), not the chunk's
+        # ceil(n/N) rows in one recursive sum (625,015 roundings at n = 10^7)
+        part = np.empty_like(out)
+        for a2 in range(a, b, SUM_BLOCK_ROWS):
+            b2 = min(a2 + SUM_BLOCK_ROWS, b)
+            part[:] = 0.0
+            csr_accumulate(X.data, X.indices, X.indptr, a2, b2, SG[a2 - a:b2 - a], part)
+            out += part
     if design.augmented:
         out[d] = design.intercept * np.sum(G, axis=0)
     return value, out

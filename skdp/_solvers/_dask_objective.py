@@ -24,7 +24,7 @@ Rounding
 --------
 Within a partition of ``n_k <= n`` rows the kernel's summation depth is at most that of an
 in-memory pass over ``n`` rows (:func:`~skdp._solvers._objective.kernel_sum_depth`; CSR:
-:func:`~skdp._losses._vectorised.chunked_sum_depth`, increasing in ``n``), and
+:func:`~skdp._losses._vectorised.blocked_sum_depth`, increasing in ``n``), and
 adding the ``P`` partition totals in order adds ``(P - 1) u sum_i |x_ij g_i|`` to entry
 ``j``, a vector of 2-norm ``<= (P - 1) u n C g_max``:
 :func:`~skdp._solvers._objective.gradient_rounding_allowance` with ``partitions=P``.  The
@@ -142,6 +142,10 @@ def _every(block, step):
     return np.ascontiguousarray(block[::step])
 
 
+def _max_row_terms(block):
+    return int(np.max(np.diff(block.indptr), initial=0)) if block.shape[0] else 0
+
+
 def _rows_on_worker(X, scale, intercept, augmented):
     """A partition's rows clipped on the fly (:class:`ClippedRows` over the block and its
     factors ``scale``; no copy)."""
@@ -160,7 +164,7 @@ def _partition_sums(X, y, W, loss_id, param, intercept=0.0, scale=None):
         if scale is None:
             raise ValueError("CSR partitions are passed with their clip factors")
         # CSR rows (a pipeline's basis): the in-memory sparse pass over the partition, its
-        # chunks added in order (depth chunked_sum_depth(n_k) + 1 <= that of n rows)
+        # chunks added in order (depth blocked_sum_depth(n_k) + 1 <= that of n rows)
         from .._losses._vectorised import sparse_sums
 
         rows = _rows_on_worker(X, scale, intercept, W.shape[0] > X.shape[1])
@@ -223,6 +227,15 @@ class DaskObjective:
         #: pass over a partition's rows (:func:`_partition_sums`), and the rounding
         #: allowance is the sparse path's
         self.sparse = is_sparse_blocks(self.design.X)
+        #: the largest count of non-zeros in a row (CSR partitions; one reduction over the
+        #: persisted partitions' row pointers): the margins' terms in the allowance
+        self.row_terms = None
+        if self.sparse:
+            import dask
+
+            self.row_terms = int(max(dask.compute(*[
+                dask.delayed(_max_row_terms)(x) for x in self.design.X.to_delayed().ravel()])
+                + (0,)))
 
     def value_grad(self, W):
         """``(F(W), grad F(W))``: one reduction over the partitions."""
@@ -256,7 +269,7 @@ class DaskObjective:
                                             partitions=self.design.n_partitions,
                                             curvature=margin_curvature(self.loss, 1),
                                             vectorised=self.sparse, scaled=self.sparse,
-                                            sparse=self.sparse)
+                                            sparse=self.sparse, row_terms=self.row_terms)
         if self.b_over_n is not None:
             bound += linear_term_allowance(float(self.loss.lipschitz(self.row_bound)),
                                            self.alpha, w_norm,

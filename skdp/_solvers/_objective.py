@@ -63,6 +63,10 @@ class Objective:
                                                          loss.loss_id)
         self.n_evals = 0
         self.extra_example_gradients = 0  # e.g. spent on a warm start elsewhere
+        #: the largest count of non-zeros in a row of a sparse design (its margins' terms,
+        #: for the rounding allowance), None for a dense one
+        self.row_terms = (int(np.max(np.diff(self.design.X.indptr), initial=0))
+                          if self.sparse else None)
         #: ``(W, x_i' W)`` of the last evaluation of a sparse single-output objective:
         #: :meth:`curvature` at that point (Newton-CG's next step) reads them instead of
         #: another pass over the rows
@@ -134,9 +138,8 @@ class Objective:
           of its own chunk's blocks only); on the numpy path
           ``B + m + N_CHUNKS`` becomes :func:`~skdp._losses._vectorised.blocked_sum_depth`
           (BLAS's order within sub-blocks of ``BLOCK`` rows, their totals added in order
-          within each of the ``N_CHUNKS`` chunks) on a dense design, and
-          :func:`~skdp._losses._vectorised.chunked_sum_depth` on a sparse one (a chunk's
-          rows added in order);
+          within each of the ``N_CHUNKS`` chunks) on a dense design, and on a sparse one
+          (each sub-block's rows added in order), plus one for the scaling;
         * dividing by ``n`` and adding ``alpha W`` adds ``<= 2u (|grad| + alpha |W|)``.
 
         Summing and doubling for second-order terms gives the bound returned, times
@@ -156,7 +159,7 @@ class Objective:
                                            vectorised=self.vectorised,
                                            curvature=margin_curvature(self.loss, K),
                                            scaled=self.vectorised and not self.plain,
-                                           sparse=self.sparse)
+                                           sparse=self.sparse, row_terms=self.row_terms)
 
     def hessian(self, W):
         """``X^T diag(l''(X W)) X / n + alpha I`` for a single-output loss (``K = 1``):
@@ -250,26 +253,30 @@ def kernel_sum_depth(n):
 
 
 def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partitions=1,
-                                vectorised=False, curvature=1.0, scaled=False, sparse=False):
+                                vectorised=False, curvature=1.0, scaled=False, sparse=False,
+                                row_terms=None):
     """The bound of :meth:`Objective.rounding_allowance` from public sizes and ``||W||``
     (also used to plan a certificate before any data is read).  ``partitions > 1``: the sums
     of that many partitions (each at most the in-memory depth) added in order, which adds
     ``(partitions - 1) u C g_max`` per output (:mod:`skdp._solvers._dask_objective`).
     ``vectorised``: the numpy path's depths and derivative error; ``sparse``: a CSR
-    design's (its chunks' rows added in order).  ``curvature``: ``sup |l''|``
-    (:func:`margin_curvature`; 1 is always safe for the losses here)."""
+    design's (each sub-block's rows added in order, the dense pass's depth; a margin adds
+    a row's non-zeros: at most ``row_terms`` of them when given -- the design's largest
+    row count of non-zeros, a floating-point bound that the certificate checks, not a
+    privacy bound -- else ``d``).  ``curvature``: ``sup |l''|`` (:func:`margin_curvature`;
+    1 is always safe for the losses here)."""
     u = UNIT_ROUNDOFF
     C = float(row_bound)
     # the numpy path's summation depth: sub-blocks in each chunk (dense), or a chunk's rows
     # in order (CSR; skdp._losses._vectorised._sparse_chunk)
-    numpy_depth = (_vectorised.chunked_sum_depth(n) if sparse
-                   else _vectorised.blocked_sum_depth(n))
+    numpy_depth = _vectorised.blocked_sum_depth(n)
     if scaled or sparse:
         # numpy passes on the rows scaled on the fly, dense or CSR
         # (skdp._losses._vectorised._scaled_value_grad, _sparse_chunk): the scaled margin
         # and the scaled derivative add two roundings to a margin and one to a gradient
         # term; derivatives from numpy or the kernels' expressions
-        margin_depth = int(d) + 2
+        terms = int(d) if not sparse or row_terms is None else min(int(d), int(row_terms))
+        margin_depth = terms + 2
         depth = numpy_depth + 1
         derivative = max(_vectorised.DERIVATIVE_ULPS, 8 + 2 * K)
     elif vectorised:

@@ -73,7 +73,8 @@ def test_the_path_is_a_public_size_rule():
 def test_blocked_sum_depth():
     """A dense pass's depth is the chunked one while a chunk is one sub-block, at most
     ``n``, and at 10^7 rows near the kernels' (4,096-row blocks) instead of a chunk's
-    625,000 rows; a sparse design keeps the chunked depth in its allowance."""
+    625,000 rows; a sparse design sums in the same sub-blocks, so its allowance has that
+    depth too, and counts a margin's terms as its rows' non-zeros when given."""
     B, N = vec.SUM_BLOCK_ROWS, vec.N_CHUNKS
     for n in (1, 2, 16, 17, 1000, N * B - 1, N * B):
         assert vec.blocked_sum_depth(n) == vec.chunked_sum_depth(n)
@@ -85,7 +86,43 @@ def test_blocked_sum_depth():
                                         scaled=True)
     sparse = gradient_rounding_allowance(10**7, 21, 1, 1.0, 1.0, 1e-3, 5.0, vectorised=True,
                                          scaled=True, sparse=True)
-    assert 50 * dense < sparse
+    assert sparse == dense
+    fewer = gradient_rounding_allowance(10**7, 21, 1, 1.0, 1.0, 1e-3, 5.0, vectorised=True,
+                                        scaled=True, sparse=True, row_terms=4)
+    assert fewer < sparse
+    assert gradient_rounding_allowance(10**7, 21, 1, 1.0, 1.0, 1e-3, 5.0, vectorised=True,
+                                       scaled=True, sparse=True, row_terms=99) == sparse
+
+
+def test_sparse_pass_sums_in_sub_blocks():
+    """A CSR chunk of more than SUM_BLOCK_ROWS rows adds each sub-block's rows in order
+    from zero and the sub-block totals in order (the depth blocked_sum_depth counts): the
+    bits of that sum written out; one recursive sum over the chunk gives other bits."""
+    import scipy.sparse as sp
+
+    from skdp._mechanisms._clipped_rows import ClippedRows
+    from skdp._mechanisms._sparse_kernels import csr_accumulate
+
+    B, N = vec.SUM_BLOCK_ROWS, vec.N_CHUNKS
+    rng = np.random.default_rng(7)
+    n = N * (2 * B + 100)                       # chunks of 2 B + 100 rows: 3 sub-blocks
+    X = sp.random(n, 12, density=0.3, format="csr", random_state=3) * 1e3
+    rows = ClippedRows(X, 50.0, True, 1.0)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    W = rng.normal(size=(13, 1))
+    a, b = 0, n // N
+    _, got = vec._sparse_chunk(rows, y, W, a, b, LOGISTIC, 0.0)
+    z = rows.matvec(W[:, 0])[a:b]
+    _, g = vec.binary_losses(z, y[a:b], LOGISTIC, 0.0)
+    SG = rows.scale[a:b, None] * g[:, None]
+    expected, whole = np.zeros((13, 1)), np.zeros((13, 1))
+    for a2 in range(a, b, B):
+        part = np.zeros((13, 1))
+        csr_accumulate(X.data, X.indices, X.indptr, a2, min(a2 + B, b), SG[a2 - a:], part)
+        expected += part
+    csr_accumulate(X.data, X.indices, X.indptr, a, b, SG, whole)
+    assert np.array_equal(got[:12], expected[:12])
+    assert not np.array_equal(expected[:12], whole[:12])
 
 
 @pytest.mark.parametrize("loss", [LOGISTIC, HUBER])
