@@ -112,3 +112,20 @@ def test_cox_de_boor_stencil_matches_scipy(degree):
     x = np.concatenate([rng.uniform(knots[0], knots[-1], 500), knots])
     ref = BSpline.design_matrix(x, _extended_knots(knots, degree), degree).toarray()
     np.testing.assert_allclose(bspline_basis(x, knots, degree), ref, atol=1e-14)
+
+
+@pytest.mark.parametrize("degree", [0, 1, 3])
+def test_csr_output_stores_no_zero_and_equals_the_dense_output(degree):
+    """The CSR basis is the dense one, without the entries that are 0 (a present value's
+    indicator, a missing value's stencil): what a Dask fit persists and every pass reads."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(11)
+    X = np.column_stack([rng.lognormal(3, 1, 4000), rng.integers(0, 5, 4000).astype(float)])
+    X[::9, 0] = np.nan
+    kw = dict(degree=degree, epsilon=1.0, random_state=0, n_knots=6)
+    dense = DPSplineTransformer(**kw).fit(X).transform(X)
+    csr = DPSplineTransformer(sparse_output=True, **kw).fit(X).transform(X)
+    assert sp.issparse(csr) and csr.has_canonical_format
+    assert np.count_nonzero(csr.data == 0.0) == 0
+    np.testing.assert_array_equal(csr.toarray(), dense)
