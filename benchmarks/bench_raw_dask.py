@@ -352,6 +352,10 @@ def main():
     ap.add_argument("--memory-up-to", type=int, default=10 ** 7)
     ap.add_argument("--dpsgd-up-to", type=int, default=10 ** 6,
                     help="also fit solver='dpsgd' (Dask and in memory) up to this size")
+    ap.add_argument("--no-nonprivate", action="store_true",
+                    help="skip the non-private Dask pipeline (e.g. at 10^8 rows)")
+    ap.add_argument("--out", default="raw_dask",
+                    help="results/<out>.{md,json} (default raw_dask)")
     ap.add_argument("--child", nargs="+")
     args = ap.parse_args()
     if args.child:
@@ -385,21 +389,22 @@ def main():
                 cell[f"coef_max_abs_{tag}"] = float(np.max(np.abs(mem["coef"])))
         dsk = cell["skdp_dask_auto"]
         n_knots = max(len(k) for k in dsk.get("knots", [[0] * 8]))
-        cell["dask_nonprivate"] = spawn("dask_nonprivate", path, n, n_knots)
+        if not args.no_nonprivate:
+            cell["dask_nonprivate"] = spawn("dask_nonprivate", path, n, n_knots)
         doc["sizes"][str(n)] = cell
         print(json.dumps({k: {kk: vv for kk, vv in v.items()
                               if kk not in ("knots", "categories", "coef")}
                           if isinstance(v, dict) else v for k, v in cell.items()}),
               flush=True)
         RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "raw_dask.json").write_text(json.dumps(doc, indent=1))
+        (RESULTS / f"{args.out}.json").write_text(json.dumps(doc, indent=1))
     if str(10 ** 6) in doc["sizes"]:     # last: the slowest peer, in memory only
         doc["sizes"][str(10 ** 6)]["dpebm"] = spawn(
             "dpebm", Path(args.data) / f"rows_{10 ** 6}", 10 ** 6)
     doc["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     doc["load_average_end"] = os.getloadavg()[0]
-    (RESULTS / "raw_dask.json").write_text(json.dumps(doc, indent=1))
-    (RESULTS / "raw_dask.md").write_text(report(doc))
+    (RESULTS / f"{args.out}.json").write_text(json.dumps(doc, indent=1))
+    (RESULTS / f"{args.out}.md").write_text(report(doc))
 
 
 def report(doc):
