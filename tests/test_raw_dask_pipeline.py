@@ -295,3 +295,28 @@ def test_read_csv_fits_as_the_pandas_read_of_the_same_file(tmp_path):
     _assert_same_release(mem, lazy)
     scale = np.abs(mem[-1].coef_).max()
     assert np.abs(lazy[-1].coef_ - mem[-1].coef_).max() <= 1e-6 * scale
+
+
+def test_huber_pipeline_on_csr_partitions_is_the_in_memory_model():
+    """A regression pipeline's basis goes to the workers as CSR blocks too (objective
+    perturbation's sparse pass per partition): the same event and the in-memory
+    coefficients within the rounding of the partition sums."""
+    from skdp import DPHuberRegressor
+
+    df, _ = _table(5000, seed=4)
+    rng = np.random.default_rng(4)
+    y = pd.Series(np.clip(df["age"].to_numpy() / 50 - 1 + 0.2 * rng.normal(size=len(df)),
+                          -1, 1), name="y")
+
+    def pipe():
+        return make_private_pipeline(DPHuberRegressor(y_bound=1.0), epsilon=2.0,
+                                     numeric=NUMERIC, categorical=CATEGORICAL,
+                                     random_state=1)
+
+    mem = pipe().fit(df, y)
+    lazy = pipe().fit(dd.from_pandas(df, npartitions=3), dd.from_pandas(y, npartitions=3))
+    assert lazy[-1].solver_ == mem[-1].solver_ == "objective_perturbation"
+    _assert_same_release(mem, lazy)
+    assert lazy[-1].dp_event_ == mem[-1].dp_event_
+    scale = np.abs(mem[-1].coef_).max()
+    assert np.abs(lazy[-1].coef_ - mem[-1].coef_).max() <= 1e-6 * scale
