@@ -73,13 +73,15 @@ def main():
     ap.add_argument("--from-log", help="render the report from the JSON lines a run printed "
                     "(an interrupted run), with the commit it ran on given by --commit")
     ap.add_argument("--commit")
+    ap.add_argument("--out", default="pipeline_solver_size",
+                    help="results/<out>.{md,json} (default pipeline_solver_size)")
     args = ap.parse_args()
     if args.from_log:
         rows = [json.loads(line) for line in open(args.from_log) if line.startswith("{")]
         doc = {"started": "see the log", "git": {"commit": args.commit}, "rows": rows,
                "seeds": sorted({r["seed"] for r in rows}),
                "threads": "1 (NUMBA_NUM_THREADS=1)"}
-        _write(doc)
+        _write(doc, args.out)
         return
     lo, _, hi = args.seeds.partition("-")
     seeds = range(int(lo), int(hi or lo) + 1)
@@ -108,14 +110,14 @@ def main():
                         print(json.dumps(rows[-1]), flush=True)
     doc = {"started": started, "git": git_state(), "seeds": list(seeds), "rows": rows,
            "threads": os.environ.get("NUMBA_NUM_THREADS", "numba default")}
-    _write(doc)
+    _write(doc, args.out)
 
 
-def _write(doc):
+def _write(doc, out="pipeline_solver_size"):
     os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, "pipeline_solver_size.json"), "w") as f:
+    with open(os.path.join(RESULTS, f"{out}.json"), "w") as f:
         json.dump(doc, f, indent=1)
-    with open(os.path.join(RESULTS, "pipeline_solver_size.md"), "w") as f:
+    with open(os.path.join(RESULTS, f"{out}.md"), "w") as f:
         f.write(report(doc))
 
 
