@@ -873,8 +873,10 @@ def pipeline_sparse_design(model):
 #: AUC / accuracy: ``n epsilon`` = 3 x 10^4 -0.006 / -0.006, 9 x 10^4 -0.002 / -0.001,
 #: 10^5 -0.001 / +0.002 (even), 3 x 10^5 (two cells) +0.003 / +0.003 to +0.005,
 #: 9 x 10^5 +0.003 / +0.005; on the Adult-shaped public generator of
-#: ``benchmarks/bench_raw_dask.py`` at 10^6 rows, epsilon 1: +0.0045 / +0.0043
-#: (results/raw_dask.md).
+#: ``benchmarks/bench_raw_dask.py`` (results/pipeline_solver_size_synth.md, clean 50ca855,
+#: 3 seeds): 3 x 10^4 -0.005 / -0.004, 9 x 10^4 -0.002 / -0.002, 10^5 -0.000 / +0.001,
+#: 3 x 10^5 (two cells) +0.001 to +0.002 / +0.001 to +0.002, 9 x 10^5 +0.002 / +0.002,
+#: and at 10^6 rows, epsilon 1: +0.0045 / +0.0043 (results/raw_dask.md).
 PIPELINE_AUTO_SOLVER = {"DPLogisticRegression": "dpsgd"}
 PIPELINE_DPSGD_BELOW = 5.0
 PIPELINE_DPSGD_BELOW_SIZE = 1e5
