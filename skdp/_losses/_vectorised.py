@@ -444,7 +444,8 @@ def sparse_sums(design, y, W, loss_id, param, threads=1, margins=None):
     """``(sum_i l(x_i' W, y_i), sum_i x_i'^T l'_i)`` over a sparse
     :class:`~skdp._mechanisms._clipped_rows.ClippedRows`: the chunks of
     :func:`_sparse_chunk` added in chunk order, from zero (the order
-    :func:`chunked_sum_depth` bounds; a Dask partition's sums are these over its rows)."""
+    :func:`blocked_sum_depth` bounds, plus one; a Dask partition's sums are these over its
+    rows)."""
     total = np.zeros(W.shape)
     value = 0.0
 

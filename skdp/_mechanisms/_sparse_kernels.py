@@ -82,8 +82,10 @@ def csr_gram_product(data, indices, indptr, start, stop, v, scale, shift, augmen
 def csr_weighted_gram(data, indices, indptr, start, stop, c, out):
     """``out[j, k] += sum_i c[i] x_ij x_ik`` over the rows ``start <= i < stop`` and the
     pairs of each row's non-zeros (``out`` dense, ``d x d``): ``nnz_i^2`` products a row,
-    where scipy's ``X^T diag(c) X`` builds a sparse product (10-30x slower at ~26
-    non-zeros a row).  Newton steps only: the Hessian is never trusted by a certificate."""
+    where scipy's ``X^T diag(c) X`` builds a sparse product: 10^6 x 191 rows of ~19
+    non-zeros (a pipeline's basis), 0.55 s on one thread against 2.04 s for scipy's
+    (single-threaded) product; 0.28 s on two.  Newton steps only: the Hessian is never
+    trusted by a certificate."""
     for i in range(start, stop):
         ci = c[i]
         for t in range(indptr[i], indptr[i + 1]):

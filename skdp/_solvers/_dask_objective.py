@@ -227,15 +227,20 @@ class DaskObjective:
         #: pass over a partition's rows (:func:`_partition_sums`), and the rounding
         #: allowance is the sparse path's
         self.sparse = is_sparse_blocks(self.design.X)
-        #: the largest count of non-zeros in a row (CSR partitions; one reduction over the
-        #: persisted partitions' row pointers): the margins' terms in the allowance
-        self.row_terms = None
-        if self.sparse:
+        #: the largest count of non-zeros in a row of CSR partitions (the margins' terms in
+        #: the allowance): one reduction over the partitions' row pointers, on first use
+        self._row_terms = None
+
+    @property
+    def row_terms(self):
+        """The design's largest count of non-zeros in a row (CSR partitions), else None."""
+        if self.sparse and self._row_terms is None:
             import dask
 
-            self.row_terms = int(max(dask.compute(*[
+            self._row_terms = int(max(dask.compute(*[
                 dask.delayed(_max_row_terms)(x) for x in self.design.X.to_delayed().ravel()])
                 + (0,)))
+        return self._row_terms
 
     def value_grad(self, W):
         """``(F(W), grad F(W))``: one reduction over the partitions."""
@@ -302,8 +307,10 @@ class DaskObjective:
             design.scale = source.scale.map_blocks(_every, step, chunks=(rows,),
                                                    dtype=np.float64).persist()
             design.intercept, design.n_coef = source.intercept, source.n_coef
-        return DaskObjective(design, self.loss, self.alpha, self.row_bound,
-                             self.fit_intercept, self.intercept_scaling, self.b_over_n)
+        sub = DaskObjective(design, self.loss, self.alpha, self.row_bound,
+                            self.fit_intercept, self.intercept_scaling, self.b_over_n)
+        sub._row_terms = self.row_terms       # its rows are some of these: still a bound
+        return sub
 
 
 def partition_blocks(design):

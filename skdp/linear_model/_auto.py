@@ -905,9 +905,9 @@ def dask_design_sparse(model):
     CSR rows -- DP-SGD's steps clip only the rows they sample,
     :func:`skdp._solvers._dpsgd._partition_batch_sum`; objective and output perturbation's
     passes run the in-memory sparse pass per partition,
-    :func:`skdp._solvers._dask_objective._partition_sums`).  CSR stores ``degree + 2``
-    entries per numeric column and 1 per categorical one: about 300 bytes a row for an
-    Adult-shaped table where the dense basis takes 1.8 kB, what a non-private Dask pipeline
-    keeps (``benchmarks/bench_raw_dask.py``).  The other Dask solvers (``phased``) take
+    :func:`skdp._solvers._dask_objective._partition_sums`).  CSR stores a row's non-zero
+    basis entries only: 18 a row, 219 bytes, on the Adult-shaped table of
+    ``benchmarks/bench_raw_dask.py`` (145 columns, 1.16 kB dense), where that benchmark's
+    non-private pipeline keeps 207 bytes a row.  The other Dask solvers (``phased``) take
     dense blocks.  Public: the model's class and parameters."""
     return pipeline_sparse_design(model)
