@@ -598,9 +598,9 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, numeric=None,
     (True, True)
     """
     from sklearn.base import clone
-    from sklearn.compose import ColumnTransformer
 
     from .preprocessing import DPOneHotEncoder, DPSplineTransformer, FrameToPandas
+    from .preprocessing._csr_assembly import SparseColumnTransformer
     from .linear_model._auto import (PIPELINE_SPLINE_DEGREE, pipeline_sparse_design,
                                      pipeline_tail_knots)
 
@@ -648,7 +648,8 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, numeric=None,
                                  sparse_output=bool(sparse_design))
     if bounds is not None:
         spline.set_params(feature_bounds=bounds)
-    columns = ColumnTransformer([
+    # scikit-learn's ColumnTransformer, its all-CSR output stacked in one numba copy
+    columns = SparseColumnTransformer([
         ("numeric", spline, numeric_cols),
         ("categorical", DPOneHotEncoder(categories=categories,
                                         sparse_output=bool(sparse_design)),

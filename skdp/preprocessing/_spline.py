@@ -487,38 +487,29 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         indices increasing (canonical CSR, no sort needed); the entries that are 0 -- a
         present value's indicator, a missing value's stencil, a stencil's vanishing end --
         are not stored (a third of them on an Adult-shaped table: the memory of a Dask
-        fit's persisted basis, the work of every pass; zeros add nothing to a sum)."""
-        import scipy.sparse as sp
+        fit's persisted basis, the work of every pass; zeros add nothing to a sum).  The
+        stencils are numpy's (:func:`bspline_stencil`), the assembly one numba pass
+        (:func:`~skdp.preprocessing._csr_assembly.stencil_csr`)."""
+        from ._csr_assembly import stencil_csr
 
-        n = X.shape[0]
-        per_col = (1 if self.degree == 0 else self.degree + 1) + 1
-        k = per_col * len(self.knots_)
-        data = np.empty((n, k))
-        indices = np.empty((n, k), dtype=np.int64 if self.n_features_out_ > 2**31 - 1
-                           else np.int32)
+        n, n_cols = X.shape[0], len(self.knots_)
+        n_values = 1 if self.degree == 0 else self.degree + 1
+        first = np.empty((n_cols, n), dtype=np.int64)
+        values = np.empty((n_cols, n_values, n))
+        missing = np.empty((n_cols, n), dtype=bool)
+        starts = np.empty(n_cols, dtype=np.int64)
+        widths = np.empty(n_cols, dtype=np.int64)
         start = 0
         for j, knots in enumerate(self.knots_):
-            missing, x = _clamped(X[:, j], knots)
-            width = self._width(knots)
-            base = j * per_col
+            missing[j], x = _clamped(X[:, j], knots)
+            widths[j], starts[j] = self._width(knots), start
             if self.degree == 0:
-                data[:, base] = 1.0
-                indices[:, base] = start + np.searchsorted(knots, x, side="right")
+                first[j] = np.searchsorted(knots, x, side="right")
+                values[j] = 1.0
             else:
-                first, values = bspline_stencil(x, knots, self.degree)
-                for r in range(self.degree + 1):
-                    data[:, base + r] = values[r]
-                    indices[:, base + r] = start + first + r
-            data[missing, base:base + per_col - 1] = 0.0
-            data[:, base + per_col - 1] = missing
-            indices[:, base + per_col - 1] = start + width
-            start += width + 1
-        indptr = np.arange(0, n * k + 1, k, dtype=indices.dtype if n * k < 2**31 else np.int64)
-        out = sp.csr_matrix((data.ravel(), indices.ravel(), indptr),
-                            shape=(n, self.n_features_out_))
-        out.has_sorted_indices = True
-        out.eliminate_zeros()
-        return out
+                first[j], values[j] = bspline_stencil(x, knots, self.degree)
+            start += widths[j] + 1
+        return stencil_csr(first, values, missing, starts, widths, self.n_features_out_)
 
     def get_feature_names_out(self, input_features=None):
         """``<column>_sp<k>`` for the basis and ``<column>_missing`` for the indicator.

@@ -1,0 +1,126 @@
+"""The numba CSR assemblies are the matrices scipy builds, bit for bit: the spline basis
+(stencils + indicators, no stored zero) and a ColumnTransformer's stacked sparse output."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from sklearn.compose import ColumnTransformer
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from skdp import DPLogisticRegression, make_private_pipeline
+from skdp.preprocessing import DPOneHotEncoder, DPSplineTransformer
+from skdp.preprocessing._csr_assembly import SparseColumnTransformer, hstack_csr
+
+
+def _same_csr(a, b):
+    assert a.shape == b.shape
+    np.testing.assert_array_equal(a.indptr, b.indptr)
+    np.testing.assert_array_equal(a.indices, b.indices)
+    # bit for bit (0.0 and -0.0, every rounding)
+    np.testing.assert_array_equal(a.data.view(np.int64), b.data.view(np.int64))
+
+
+def _table(n, seed):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.lognormal(3, 1, n), rng.integers(0, 5, n).astype(float),
+                         np.where(rng.random(n) < 0.9, 0.0, rng.pareto(1.2, n) * 3e3)])
+    X[::7, 0] = np.nan
+    X[3::11, 2] = np.nan
+    X[:4] = [[np.inf, -np.inf, 1e300], [-1e300, np.nan, -np.inf], [5e-324, 0.0, 0.0],
+             [np.nan, np.nan, np.nan]]
+    return X
+
+
+@pytest.mark.parametrize("degree", [0, 1, 2, 3])
+@pytest.mark.parametrize("tail_knots", [False, True])
+def test_spline_csr_is_the_dense_basis_without_zeros(degree, tail_knots):
+    """Values on the knots (a stencil end of exactly 0), missing and infinite values,
+    integer columns: the CSR is csr_matrix(dense) -- its structure and every bit."""
+    X = _table(3000, degree)
+    kw = dict(degree=degree, epsilon=1.0, random_state=0, n_knots=6,
+              tail_knots=tail_knots)
+    spline = DPSplineTransformer(sparse_output=True, **kw).fit(X)
+    Z = np.vstack([X, np.concatenate(spline.knots_[:1] * 3).reshape(-1, 3)[:6]])
+    dense = DPSplineTransformer(**kw).fit(X).transform(Z)
+    expected = sp.csr_matrix(dense)
+    expected.eliminate_zeros()
+    got = spline.transform(Z)
+    assert got.has_sorted_indices and got.has_canonical_format
+    _same_csr(got, expected)
+
+
+def _random_csr(rng, n, width, density):
+    M = sp.random(n, width, density=density, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.normal(size=k))
+    M.sort_indices()
+    return M
+
+
+@pytest.mark.parametrize("widths", [(5,), (3, 1, 7), (4, 0, 2), (1, 1)])
+def test_hstack_csr_is_scipy_hstack(widths):
+    rng = np.random.default_rng(len(widths))
+    n = 257
+    blocks = [_random_csr(rng, n, w, 0.3) for w in widths]
+    keep = np.ones(n)
+    keep[5] = 0.0                        # an empty row
+    blocks[0] = sp.csr_matrix(sp.diags(keep) @ blocks[0])
+    blocks[0].eliminate_zeros()
+    _same_csr(hstack_csr(blocks), sp.hstack(blocks).tocsr())
+
+
+def test_hstack_csr_of_empty_blocks_and_rows():
+    blocks = [sp.csr_matrix((0, 3)), sp.csr_matrix((0, 2))]
+    out = hstack_csr(blocks)
+    assert out.shape == (0, 5) and out.nnz == 0
+    blocks = [sp.csr_matrix((4, 3)), sp.csr_matrix(np.eye(4, 2))]
+    _same_csr(hstack_csr(blocks), sp.hstack(blocks).tocsr())
+
+
+def _frame(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": rng.normal(40, 12, n), "hours": rng.integers(1, 80, n),
+                       "job": rng.choice(["a", "b", "c", None], n),
+                       "city": rng.choice(["x", "y"], n)})
+    df.loc[::13, "age"] = np.nan
+    return df
+
+
+def test_sparse_column_transformer_output_is_column_transformers():
+    df = _frame()
+    blocks = [("n", DPSplineTransformer(sparse_output=True, random_state=0), ["age", "hours"]),
+              ("c", DPOneHotEncoder(sparse_output=True, random_state=1), ["job", "city"])]
+    ours = SparseColumnTransformer(blocks, sparse_threshold=1.0).fit(df)
+    # the same fitted object (its leaves' releases are random), stacked by scikit-learn
+    theirs = ColumnTransformer.__new__(ColumnTransformer)
+    theirs.__dict__.update(ours.__dict__)
+    _same_csr(ours.transform(df), theirs.transform(df))
+
+
+def test_sparse_column_transformer_falls_back_for_other_outputs():
+    """A dense block, or a dense output: ColumnTransformer's own stacking."""
+    df = _frame()
+    blocks = [("n", StandardScaler(), ["age", "hours"]),
+              ("c", OneHotEncoder(), ["job", "city"])]
+    df = df.fillna({"age": 0.0, "job": "none"})
+    for threshold in (1.0, 0.0):
+        ours = SparseColumnTransformer(blocks, sparse_threshold=threshold).fit_transform(df)
+        theirs = ColumnTransformer(blocks, sparse_threshold=threshold).fit_transform(df)
+        assert sp.issparse(ours) == sp.issparse(theirs)
+        np.testing.assert_array_equal(ours.toarray() if sp.issparse(ours) else ours,
+                                      theirs.toarray() if sp.issparse(theirs) else theirs)
+
+
+def test_private_pipeline_uses_it_and_is_a_column_transformer():
+    df, y = _frame(), np.arange(2000) % 2
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 numeric=["age", "hours"], categorical=["job", "city"],
+                                 random_state=0).fit(df, y)
+    columns = pipe.named_steps["columns"]
+    assert isinstance(columns, SparseColumnTransformer)
+    assert isinstance(columns, ColumnTransformer)
+    B = pipe[:-1].transform(df)
+    assert sp.issparse(B) and B.has_canonical_format
+    parts = [est.transform(df[cols]) for _, est, cols in columns.transformers_
+             if not isinstance(est, str)]
+    _same_csr(B, sp.hstack(parts).tocsr())
