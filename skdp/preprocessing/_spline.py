@@ -74,27 +74,37 @@ def bspline_basis(x, knots, degree, out=None):
 
 def bspline_stencil(x, knots, degree):
     """The ``degree + 1`` non-zero B-spline values of every ``x`` and the index of the first:
-    ``(first (n,), values (degree + 1, n))``, by the Cox-de Boor recursion vectorised over
-    ``x`` (Piegl & Tiller, *The NURBS Book*, Alg. A2.2) on the knot vector extended by
-    :func:`_extended_knots`; ``x`` in ``[knots[0], knots[-1]]`` (the last knot belongs to
-    the last interval)."""
-    t = _extended_knots(knots, degree)
-    m = knots.shape[0]
-    span = degree + np.minimum(np.searchsorted(knots, x, side="right") - 1, m - 2)
-    values = np.zeros((degree + 1, x.shape[0]))
-    values[0] = 1.0
-    left = np.empty((degree + 1, x.shape[0]))
-    right = np.empty((degree + 1, x.shape[0]))
-    for j in range(1, degree + 1):
-        left[j] = x - t[span + 1 - j]
-        right[j] = t[span + j] - x
-        saved = np.zeros(x.shape[0])
-        for r in range(j):
-            temp = values[r] / (right[r + 1] + left[j - r])
-            values[r] = saved + right[r + 1] * temp
-            saved = left[j - r] * temp
-        values[j] = saved
-    return span - degree, values
+    ``(first (n,), values (degree + 1, n))``, by the Cox-de Boor recursion (Piegl & Tiller,
+    *The NURBS Book*, Alg. A2.2) on the knot vector extended by :func:`_extended_knots`;
+    ``x`` in ``[knots[0], knots[-1]]`` (the last knot belongs to the last interval).
+
+    With ``t`` the extended knots and ``s`` the span of ``x`` (``t[s] <= x < t[s + 1]``),
+    ``N_0 = 1`` and for ``j = 1 .. degree``, with ``left_j = x - t[s + 1 - j]`` and
+    ``right_j = t[s + j] - x``::
+
+        saved = 0
+        for r < j:  temp = N_r / (right_{r+1} + left_{j-r})
+                    N_r = saved + right_{r+1} temp;  saved = left_{j-r} temp
+        N_j = saved
+
+    One numba pass (:func:`~skdp.preprocessing._spline_kernels.column_stencils`)."""
+    first, values, _ = column_stencils(x, knots, degree)
+    return first, values
+
+
+def column_stencils(col, knots, degree, first=None, values=None, missing=None):
+    """``(first, values, missing)`` of a raw column (NaN: missing, at the first knot;
+    values outside the knots: clamped), written into the given arrays when passed."""
+    from ._spline_kernels import column_stencils as kernel
+
+    n = col.shape[0]
+    first = np.empty(n, dtype=np.int64) if first is None else first
+    values = np.empty((1 if degree == 0 else degree + 1, n)) if values is None else values
+    missing = np.empty(n, dtype=bool) if missing is None else missing
+    knots = np.ascontiguousarray(knots, dtype=np.float64)
+    kernel(np.ascontiguousarray(col, dtype=np.float64), knots,
+           _extended_knots(knots, degree), int(degree), missing, first, values)
+    return first, values, missing
 
 
 def _clamped(col, knots):
@@ -488,8 +498,8 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         present value's indicator, a missing value's stencil, a stencil's vanishing end --
         are not stored (a third of them on an Adult-shaped table: the memory of a Dask
         fit's persisted basis, the work of every pass; zeros add nothing to a sum).  The
-        stencils are numpy's (:func:`bspline_stencil`), the assembly one numba pass
-        (:func:`~skdp.preprocessing._csr_assembly.stencil_csr`)."""
+        stencils (:func:`column_stencils`) and the assembly
+        (:func:`~skdp.preprocessing._csr_assembly.stencil_csr`) are numba passes."""
         from ._csr_assembly import stencil_csr
 
         n, n_cols = X.shape[0], len(self.knots_)
@@ -501,13 +511,8 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         widths = np.empty(n_cols, dtype=np.int64)
         start = 0
         for j, knots in enumerate(self.knots_):
-            missing[j], x = _clamped(X[:, j], knots)
+            column_stencils(X[:, j], knots, self.degree, first[j], values[j], missing[j])
             widths[j], starts[j] = self._width(knots), start
-            if self.degree == 0:
-                first[j] = np.searchsorted(knots, x, side="right")
-                values[j] = 1.0
-            else:
-                first[j], values[j] = bspline_stencil(x, knots, self.degree)
             start += widths[j] + 1
         return stencil_csr(first, values, missing, starts, widths, self.n_features_out_)
 

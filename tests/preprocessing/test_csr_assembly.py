@@ -124,3 +124,46 @@ def test_private_pipeline_uses_it_and_is_a_column_transformer():
     parts = [est.transform(df[cols]) for _, est, cols in columns.transformers_
              if not isinstance(est, str)]
     _same_csr(B, sp.hstack(parts).tocsr())
+
+
+def _numpy_stencil(x, knots, degree):
+    """The vectorised Cox-de Boor recursion (the reference the numba pass must equal)."""
+    from skdp.preprocessing._spline import _extended_knots
+
+    t = _extended_knots(knots, degree)
+    m = knots.shape[0]
+    span = degree + np.minimum(np.searchsorted(knots, x, side="right") - 1, m - 2)
+    values = np.zeros((degree + 1, x.shape[0]))
+    values[0] = 1.0
+    left = np.empty((degree + 1, x.shape[0]))
+    right = np.empty((degree + 1, x.shape[0]))
+    for j in range(1, degree + 1):
+        left[j] = x - t[span + 1 - j]
+        right[j] = t[span + j] - x
+        saved = np.zeros(x.shape[0])
+        for r in range(j):
+            temp = values[r] / (right[r + 1] + left[j - r])
+            values[r] = saved + right[r + 1] * temp
+            saved = left[j - r] * temp
+        values[j] = saved
+    return span - degree, values
+
+
+@pytest.mark.parametrize("degree", [1, 2, 3, 5])
+def test_stencils_are_the_vectorised_recursion_bit_for_bit(degree):
+    from skdp.preprocessing._spline import bspline_stencil, column_stencils
+
+    rng = np.random.default_rng(degree)
+    knots = np.unique(np.concatenate([np.sort(rng.lognormal(0, 2, 9)), [0.0]]))
+    raw = np.concatenate([rng.uniform(-1, knots[-1] * 1.2, 5000), knots, -knots,
+                          [np.nan, np.inf, -np.inf, -0.0, 5e-324]])
+    missing = np.isnan(raw)
+    x = np.clip(np.where(missing, knots[0], raw), knots[0], knots[-1])
+    first_ref, values_ref = _numpy_stencil(x, knots, degree)
+    first, values = bspline_stencil(x, knots, degree)
+    np.testing.assert_array_equal(first, first_ref)
+    np.testing.assert_array_equal(values.view(np.int64), values_ref.view(np.int64))
+    first, values, got_missing = column_stencils(raw, knots, degree)
+    np.testing.assert_array_equal(got_missing, missing)
+    np.testing.assert_array_equal(first, first_ref)
+    np.testing.assert_array_equal(values.view(np.int64), values_ref.view(np.int64))
