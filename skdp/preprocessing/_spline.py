@@ -107,13 +107,6 @@ def column_stencils(col, knots, degree, first=None, values=None, missing=None):
     return first, values, missing
 
 
-def _clamped(col, knots):
-    """``(missing, x)``: the NaN mask of a column and its values clamped to the boundary
-    knots (NaN at the first knot; the basis of a missing value is zeroed afterwards)."""
-    missing = np.isnan(col)
-    return missing, np.clip(np.where(missing, knots[0], col), knots[0], knots[-1])
-
-
 def _merge_knots(values):
     """Sorted knots, those within ``1e-6`` of the span of their predecessor merged (a point
     mass read through the interpolation inside its bin); a single value ``k`` becomes
@@ -482,10 +475,12 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
             return self._transform_csr(X)
         out = np.zeros((X.shape[0], self.n_features_out_))
         start = 0
+        rows = np.arange(X.shape[0])
         for j, knots in enumerate(self.knots_):
-            missing, x = _clamped(X[:, j], knots)
+            first, values, missing = column_stencils(X[:, j], knots, self.degree)
             width = self._width(knots)
-            bspline_basis(x, knots, self.degree, out=out[:, start:start + width])
+            for r in range(values.shape[0]):
+                out[rows, start + first + r] = values[r]
             out[missing, start:start + width] = 0.0
             out[:, start + width] = missing
             start += width + 1
