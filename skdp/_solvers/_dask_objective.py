@@ -92,9 +92,10 @@ def scaled_design(design, row_bound, fit_intercept, intercept_scaling):
     if design.augmented or design.scale is not None:
         return design
     X, y = design.X.persist(), design.y.persist()
-    scale = X.map_blocks(_block_scale, float(row_bound), bool(fit_intercept),
-                         float(intercept_scaling), drop_axis=1, chunks=(X.chunks[0],),
-                         dtype=np.float64).persist()
+    from .._dask import map_rows
+
+    scale = map_rows(X, _block_scale, float(row_bound), bool(fit_intercept),
+                     float(intercept_scaling)).persist()
     out = DaskDesign(X, y)
     out.scale = scale
     out.intercept = float(intercept_scaling) if fit_intercept else 0.0

@@ -113,8 +113,9 @@ def _training_counts(X, y_enc, coef, intercept):
         design = X.X[:, :X.shape[1]] if X.augmented else X.X
         positive = X.y > 0
         # block by block (dense or CSR blocks: a pipeline's basis)
-        predicted = design.map_blocks(_block_margin, coef[0], drop_axis=1,
-                                      dtype=np.float64, meta=np.zeros(0)) + intercept[0] > 0
+        from .._dask import map_rows
+
+        predicted = map_rows(design, _block_margin, coef[0]) + intercept[0] > 0
         c, a = dask.compute(positive.sum(), (predicted == positive).sum())
         return np.array([float(c), float(a)])
     y_enc = np.asarray(y_enc)
