@@ -400,8 +400,10 @@ class PrivatePipeline(Pipeline):
                 if sparse:
                     # the CSR basis is built once, kept on the workers, and every pass of
                     # the model (its checks, the solver, the base-rate counts) reads it
-                    # there; a dense design is kept by the solver itself, clipped
-                    Xt, y = Xt.persist(), y.persist()
+                    # there; a dense design is kept by the solver itself, clipped.  y is
+                    # not: the model keeps its encoded targets (a second copy of n
+                    # numbers on the workers otherwise), read from the source twice
+                    Xt = Xt.persist()
             elif transformers:
                 Xt = Pipeline(transformers).fit_transform(X, y)
             fitted = Pipeline(transformers) if transformers else None
