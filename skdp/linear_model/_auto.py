@@ -557,11 +557,14 @@ def resolve_fit_plan(estimator, *, n_samples, n_features, loss, n_outputs, row_b
     checked = uses_base_rate_fallback(estimator, solver, loss, n_outputs, delta, n=n,
                                       epsilon=float(estimator.epsilon))
     alpha = estimator.alpha
-    if isinstance(alpha, str):  # "auto"
+    if isinstance(alpha, str):  # "auto" (or the spline-basis rule's SPLINE_BASIS_ALPHA)
         flat = uses_flat_comparator(estimator, solver, loss, n_outputs, delta, n=n,
                                     epsilon=float(estimator.epsilon))
+        rule = alpha
         alpha = auto_alpha(solver, loss, n=n, p=p, epsilon=float(estimator.epsilon),
                            delta=delta, row_bound=row_bound, checked=flat)
+        if rule == SPLINE_BASIS_ALPHA and spline_basis_alpha_applies(solver, loss):
+            alpha *= spline_basis_alpha_factor(n, p, float(estimator.epsilon), delta)
     options = {}
     if solver == "dpsgd" or (solver == "rrpsgd" and estimator.n_steps == "bst14"):
         b, T = dpsgd_schedule(n, p, estimator.batch_size, estimator.n_steps,
@@ -575,6 +578,49 @@ def resolve_fit_plan(estimator, *, n_samples, n_features, loss, n_outputs, row_b
         options.update(follow_up_ratio=FALLBACK_RATIO)
     return FitPlan(solver=solver, alpha=float(alpha), row_bound=float(row_bound),
                    options=options, reason=reason)
+
+
+#: ``alpha`` a private pipeline hands its final ``DPHuberRegressor`` (given ``alpha="auto"``)
+#: for the fit when its design is a private spline basis (:func:`pipeline_model_alpha`):
+#: the ``auto`` rule times :func:`spline_basis_alpha_factor` (objective perturbation only)
+SPLINE_BASIS_ALPHA = "auto_spline"
+#: :func:`spline_basis_alpha_factor`: ``clip(t/SPLINE_ALPHA_KNEE, 1, SPLINE_ALPHA_MAX_FACTOR)``
+SPLINE_ALPHA_KNEE = 12.0
+SPLINE_ALPHA_MAX_FACTOR = 6.0
+
+
+def spline_basis_alpha_applies(solver, loss):
+    """Whether ``alpha=SPLINE_BASIS_ALPHA`` differs from ``"auto"``: a Huber fit
+    (``huber_threshold > 0``) by objective perturbation."""
+    return solver == "objective_perturbation" and loss.loss_id == HUBER
+
+
+def spline_basis_alpha_factor(n, p, epsilon, delta):
+    """Factor on the ``alpha="auto"`` rule of a Huber model fitted by objective
+    perturbation on a private pipeline's spline basis::
+
+        f = clip(t / SPLINE_ALPHA_KNEE, 1, SPLINE_ALPHA_MAX_FACTOR),   t = n mu / sqrt(p),
+
+    ``mu`` the GDP parameter of the model's ``(epsilon, delta)`` (:func:`budget_mu`), ``p``
+    its coefficients: the privacy sample size of the ``alpha`` rule (module docstring).
+    Public: ``n``, ``p``, ``epsilon``, ``delta``.
+
+    EVIDENCE_PLACEHOLDER
+    """
+    t = float(n) * budget_mu(float(epsilon), float(delta), int(p)) / math.sqrt(int(p))
+    return min(SPLINE_ALPHA_MAX_FACTOR, max(1.0, t / SPLINE_ALPHA_KNEE))
+
+
+def pipeline_model_alpha(model_name, alpha, release_names):
+    """``{"alpha": SPLINE_BASIS_ALPHA}`` -- what a private pipeline hands its final model
+    for the fit (restored afterwards, like the solver rule's pin) -- when the model is a
+    ``DPHuberRegressor`` with ``alpha="auto"`` and a ``DPSplineTransformer`` among the
+    releasing transformers (``release_names``: their class names), else ``{}``.  Public:
+    the pipeline's classes and the model's parameter (:func:`spline_basis_alpha_factor`)."""
+    if (model_name == "DPHuberRegressor" and alpha == "auto"
+            and "DPSplineTransformer" in release_names):
+        return {"alpha": SPLINE_BASIS_ALPHA}
+    return {}
 
 
 #: share of a private pipeline's Gaussian-DP budget ``mu^2`` given to each DP transformer
