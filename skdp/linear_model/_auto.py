@@ -636,8 +636,9 @@ def spline_basis_alpha_factor(n, p, epsilon, delta):
       0.136 / 0.532 -> 0.650; wine 2,000 -0.139 -> -0.052 / -0.688 -> -0.101 / -1.209 ->
       -0.032 / -0.020 -> 0.160.
 
-    28 of 32 cells gain or tie; the losses (-0.003 to -0.011) are at ``t`` = 12-24, where
-    R^2 is near or below 0 either way.  On ``years_reg``'s generator at 20,000 and 100,000
+    29 of 32 cells gain or tie; the three losses (-0.003, -0.006, -0.011: concrete,
+    airfoil 500 and concrete 500 at epsilon 1) are at ``t`` = 12-24, within about one
+    standard error, where R^2 is near or below 0 but for concrete.  On ``years_reg``'s generator at 20,000 and 100,000
     rows (10 seeds, epsilon 1 / 10; ``t`` up to ~5,000, the factor at its cap) R^2 moved
     by +0.007 / +0.000 and +0.001 / +0.000.
 
