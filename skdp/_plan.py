@@ -874,16 +874,15 @@ def _pipeline_solver(model, plan, transformer_events):
 
 
 def _pipeline_alpha(model, plan):
-    """``{"alpha": "auto_spline"}`` for a final ``DPHuberRegressor(alpha="auto")`` behind a
-    releasing ``DPSplineTransformer`` (:func:`skdp.linear_model._auto.pipeline_model_alpha`:
+    """``{"alpha": "auto_spline"}`` for a final ``DPHuberRegressor(alpha="auto")`` with a
+    public ``y_bound <= huber_threshold`` behind a releasing ``DPSplineTransformer`` (:func:`skdp.linear_model._auto.pipeline_model_alpha`:
     the ``auto`` rule scaled for a spline basis), else ``{}``.  The plan and the fit both
     read the pinned value (the plan's events are computed with it), and the fit restores
     the user's ``alpha``.  Public: the pipeline's classes and the model's parameter."""
     from .linear_model._auto import pipeline_model_alpha
 
     releases = {s.estimator for s in plan.steps if s.role == "release"}
-    return pipeline_model_alpha(type(model).__name__, getattr(model, "alpha", None),
-                                releases)
+    return pipeline_model_alpha(model, releases)
 
 
 def design_widths(pipeline, plan, X, nominal=False, lazy=False):

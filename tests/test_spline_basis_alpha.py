@@ -40,28 +40,60 @@ def _pipe(eps, **kw):
                                  random_state=0)
 
 
+def _factor(n, p, eps):
+    return spline_basis_alpha_factor(n, p, eps, DELTA)
+
+
 def test_the_factor_is_the_clipped_privacy_sample_size():
     for n, p, eps in ((1400, 12, 0.39), (1400, 13, 0.8), (721, 30, 0.39), (4547, 82, 7.7),
                       (350, 32, 0.39), (10**6, 50, 5.0)):
         t = n * budget_mu(eps, DELTA, p) / math.sqrt(p)
         expected = min(SPLINE_ALPHA_MAX_FACTOR, max(1.0, t / SPLINE_ALPHA_KNEE))
-        assert spline_basis_alpha_factor(n, p, eps, DELTA) == pytest.approx(expected, 1e-12)
+        assert _factor(n, p, eps) == pytest.approx(expected, 1e-12)
     # 1 at small t, the cap at large t, monotone in n and epsilon between
-    assert spline_basis_alpha_factor(350, 32, 0.39, DELTA) == 1.0            # t = 6
-    assert spline_basis_alpha_factor(10**6, 50, 5.0, DELTA) == SPLINE_ALPHA_MAX_FACTOR
-    fs = [spline_basis_alpha_factor(n, 20, 1.0, DELTA) for n in np.geomspace(100, 1e5, 50)]
+    assert _factor(350, 32, 0.39) == 1.0            # t = 6
+    assert _factor(10**6, 50, 5.0) == SPLINE_ALPHA_MAX_FACTOR
+    fs = [_factor(n, 20, 1.0) for n in np.geomspace(100, 1e5, 50)]
     assert all(a <= b for a, b in zip(fs, fs[1:])) and fs[0] == 1.0
     assert fs[-1] == SPLINE_ALPHA_MAX_FACTOR
 
 
+def test_the_pin_needs_a_public_target_bound_within_the_threshold():
+    # evidence only for y_bound <= huber_threshold (docstring): beyond, the auto rule
+    spline = {"DPSplineTransformer"}
+    for y_bound, kappa in ((1.0, 1.0), (0.5, 1.0), (50.0, 50.0)):
+        model = DPHuberRegressor(y_bound=y_bound, huber_threshold=kappa)
+        assert pipeline_model_alpha(model, spline) == {"alpha": SPLINE_BASIS_ALPHA}
+    for y_bound, kappa in ((1.0001, 1.0), (3.0, 1.0), (900.0, 50.0), (None, 1.0),
+                           ("auto", 1.0), (1.0, 0.0)):
+        model = DPHuberRegressor(y_bound=y_bound, huber_threshold=kappa)
+        assert pipeline_model_alpha(model, spline) == {}
+
+
+def test_a_target_beyond_the_threshold_keeps_the_auto_rule():
+    # |y| in the hundreds with huber_threshold = 50: the factor would cost the fit its
+    # intercept (R^2 0.95 -> -0.25 on tests/test_private_pipeline.py's table)
+    X, y = _table(2000)
+    pipe = make_private_pipeline(DPHuberRegressor(y_bound=900.0, huber_threshold=50.0),
+                                 epsilon=1.0, delta=DELTA, numeric=["x", "u", "year"],
+                                 categorical=[], random_state=0).fit(X, 300 * y + 400)
+    model = pipe[-1]
+    n, p = len(y), model.coef_.shape[0] + 1
+    base = auto_alpha("objective_perturbation", HuberLoss(50.0), n=n, p=p,
+                      epsilon=pipe.budget_split_["model"][0], delta=DELTA,
+                      row_bound=model.row_bound_)
+    assert model.alpha_ == pytest.approx(base, rel=1e-12)
+    assert pipe.epsilon_ <= 1.0 * (1 + 1e-9)
+
+
 def test_the_pipeline_pin_fires_for_a_huber_model_behind_a_spline_basis_only():
     spline = {"DPSplineTransformer"}
-    assert pipeline_model_alpha("DPHuberRegressor", "auto", spline) == \
-        {"alpha": SPLINE_BASIS_ALPHA}
-    assert pipeline_model_alpha("DPHuberRegressor", 0.01, spline) == {}      # user's alpha
-    assert pipeline_model_alpha("DPLogisticRegression", "auto", spline) == {}
-    assert pipeline_model_alpha("DPHuberRegressor", "auto", {"DPRobustScaler"}) == {}
-    assert pipeline_model_alpha("DPHuberRegressor", "auto", set()) == {}
+    huber = DPHuberRegressor(y_bound=1.0)
+    assert pipeline_model_alpha(huber, spline) == {"alpha": SPLINE_BASIS_ALPHA}
+    assert pipeline_model_alpha(DPHuberRegressor(y_bound=1.0, alpha=0.01), spline) == {}
+    assert pipeline_model_alpha(DPLogisticRegression(), spline) == {}
+    assert pipeline_model_alpha(huber, {"DPRobustScaler"}) == {}
+    assert pipeline_model_alpha(huber, set()) == {}
     # the hidden option is the constant the rule reads
     assert SPLINE_BASIS_ALPHA == "auto_spline"
     assert spline_basis_alpha_applies("objective_perturbation", HuberLoss(1.0))
@@ -92,7 +124,7 @@ def test_the_fitted_alpha_is_the_rules_and_the_noise_is_calibrated_with_it(eps):
     eps_m = pipe.budget_split_["model"][0]
     base = auto_alpha("objective_perturbation", HuberLoss(1.0), n=n, p=p, epsilon=eps_m,
                       delta=DELTA, row_bound=model.row_bound_)
-    factor = spline_basis_alpha_factor(n, p, eps_m, DELTA)
+    factor = _factor(n, p, eps_m)
     assert factor > 1.0
     assert model.alpha_ == pytest.approx(base * factor, rel=1e-12)
     # the released event is the one planned at the final alpha, not at the rule's base

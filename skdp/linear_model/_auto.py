@@ -204,6 +204,7 @@ and gained at most 0.002 once the clip below is in place (solver docstring, step
 """
 
 import math
+import numbers
 import types
 from dataclasses import dataclass, field
 
@@ -597,7 +598,8 @@ def spline_basis_alpha_applies(solver, loss):
 
 def spline_basis_alpha_factor(n, p, epsilon, delta):
     """Factor on the ``alpha="auto"`` rule of a Huber model fitted by objective
-    perturbation on a private pipeline's spline basis::
+    perturbation on a private pipeline's spline basis (``alpha=SPLINE_BASIS_ALPHA``, which
+    the plan pins where :func:`pipeline_model_alpha` says so)::
 
         f = clip(t / SPLINE_ALPHA_KNEE, 1, SPLINE_ALPHA_MAX_FACTOR),   t = n mu / sqrt(p),
 
@@ -605,7 +607,25 @@ def spline_basis_alpha_factor(n, p, epsilon, delta):
     its coefficients: the privacy sample size of the ``alpha`` rule (module docstring).
     Public: ``n``, ``p``, ``epsilon``, ``delta``.
 
-**Why** (issue 48, a weak integer column of 20 years costs R^2): on the pipeline's
+    **Only where the targets lie within the threshold**: the plan pins the rule only for a
+    public ``y_bound <= huber_threshold`` (:func:`pipeline_model_alpha`; the loss is
+    quadratic over the whole target range), the regime of the evidence below (targets
+    scaled into [-1, 1], ``y_bound = kappa = 1``).  The rule's comparator is a margin in
+    target units; a target ``s`` times larger needs coefficients ``s`` times larger, and
+    more shrinkage then costs bias.  Measured (20 seeds, ``y`` and ``y_bound`` multiplied
+    by ``s``, ``kappa = 1``; R^2 without -> with ``clip(t/12, 1, 6)``): ``s = 2`` mixed --
+    epsilon 0.5 / 1 / 10: ``years_reg`` 0.311 -> 0.278 / 0.444 -> 0.459 / 0.498 -> 0.499,
+    airfoil 0.080 -> 0.057 / 0.244 -> 0.265 / 0.511 -> 0.524, concrete 0.019 -> 0.011 /
+    0.262 -> 0.213 / 0.786 -> 0.787, wine -0.092 -> 0.107 / 0.139 -> 0.222 / 0.322 ->
+    0.326; ``s = 3`` concrete 0.260 -> 0.183 at epsilon 1; ``s = 10`` losses of 0.08 to
+    0.11 at epsilon 1 (``years_reg`` 0.460 -> 0.380, airfoil 0.286 -> 0.178, concrete 0.142
+    -> 0.057); a pipeline test table (``|y|`` up to 890, ``kappa`` = 50, released
+    ``y_bound`` ~ 900) 0.95 -> -0.25.  What this says about the threshold: the same tables
+    scaled by 2-3 (``kappa = y_bound/2`` to ``y_bound/3``) score better without the rule
+    than at ``kappa = y_bound`` with it (``years_reg`` at epsilon 0.5: 0.320 at ``s = 3``;
+    airfoil at 1: 0.289) -- a public threshold rule would be the larger lever (not done).
+
+    **Why** (issue 48, a weak integer column of 20 years costs R^2): on the pipeline's
     basis the ``auto`` rule under-regularises the Huber model.  Its constants were fitted
     on dense decaying and one-hot designs with loose bounds; a piecewise-linear spline
     basis is local (each coefficient sees the rows between two knots, so many directions
@@ -638,9 +658,9 @@ def spline_basis_alpha_factor(n, p, epsilon, delta):
 
     29 of 32 cells gain or tie; the three losses (-0.003, -0.006, -0.011: concrete,
     airfoil 500 and concrete 500 at epsilon 1) are at ``t`` = 12-24, within about one
-    standard error, where R^2 is near or below 0 but for concrete.  On ``years_reg``'s generator at 20,000 and 100,000
-    rows (10 seeds, epsilon 1 / 10; ``t`` up to ~5,000, the factor at its cap) R^2 moved
-    by +0.007 / +0.000 and +0.001 / +0.000.
+    standard error, where R^2 is near or below 0 but for concrete.  On ``years_reg``'s
+    generator at 20,000 and 100,000 rows (10 seeds, epsilon 1 / 10; ``t`` up to ~5,000,
+    the factor at its cap) R^2 moved by +0.007 / +0.000 and +0.001 / +0.000.
 
     **The constants** (seeds 0-39, same tables): factors x2, x3, x4, x6, x8 flat and
     ``clip(t/t_0, 1, c)`` for ``(t_0, c)`` = (10, 4), (10, 6), (15, 4), (15, 6), (12, 6),
@@ -652,8 +672,10 @@ def spline_basis_alpha_factor(n, p, epsilon, delta):
     knee of ``t`` = 12 keeps the smallest, noise-dominated cells (``t`` < 12, where the
     Huber knee ``SMALL_SIZE_KNEE`` already shrinks hard) at the old ``alpha``.
 
-    **Privacy**: the factor reads ``n``, ``p``, ``epsilon``, ``delta`` only, and it is
-    applied inside :func:`resolve_fit_plan`, which both the planner
+    **Privacy**: the factor reads ``n``, ``p``, ``epsilon``, ``delta`` only, the pin the
+    model's public parameters only (not a released ``y_bound_``: a ``y_bound="auto"`` model
+    keeps the plain rule, so the plan, made before the bound is released, and the fit
+    agree), and the factor is applied inside :func:`resolve_fit_plan`, which both the planner
     (:func:`skdp.linear_model._base.planned_dp_event`, so the pipeline's split of the
     budget) and the fit call, before objective perturbation computes its noise: its
     Jacobian term ``eps_J = log(1 + beta/(n alpha))`` and so ``sigma`` are those of the
@@ -663,13 +685,19 @@ def spline_basis_alpha_factor(n, p, epsilon, delta):
     return min(SPLINE_ALPHA_MAX_FACTOR, max(1.0, t / SPLINE_ALPHA_KNEE))
 
 
-def pipeline_model_alpha(model_name, alpha, release_names):
+def pipeline_model_alpha(model, release_names):
     """``{"alpha": SPLINE_BASIS_ALPHA}`` -- what a private pipeline hands its final model
     for the fit (restored afterwards, like the solver rule's pin) -- when the model is a
-    ``DPHuberRegressor`` with ``alpha="auto"`` and a ``DPSplineTransformer`` among the
-    releasing transformers (``release_names``: their class names), else ``{}``.  Public:
-    the pipeline's classes and the model's parameter (:func:`spline_basis_alpha_factor`)."""
-    if (model_name == "DPHuberRegressor" and alpha == "auto"
+    ``DPHuberRegressor`` with ``alpha="auto"``, a public ``y_bound`` at most its
+    ``huber_threshold`` (the targets within the threshold: the regime of the evidence,
+    :func:`spline_basis_alpha_factor`), and a ``DPSplineTransformer`` among the releasing
+    transformers (``release_names``: their class names); else ``{}``.  Public: the
+    pipeline's classes and the model's parameters."""
+    if type(model).__name__ != "DPHuberRegressor" or getattr(model, "alpha", None) != "auto":
+        return {}
+    y_bound, kappa = getattr(model, "y_bound", None), getattr(model, "huber_threshold", 0)
+    if (isinstance(y_bound, numbers.Real) and not isinstance(y_bound, bool)
+            and kappa and 0.0 < float(y_bound) <= float(kappa)
             and "DPSplineTransformer" in release_names):
         return {"alpha": SPLINE_BASIS_ALPHA}
     return {}
