@@ -638,7 +638,8 @@ def spline_basis_alpha_factor(n, p, epsilon, delta):
     the shrinkage, not the column: without the year column more ``alpha`` gains as well.
 
     **Measured** (``benchmarks/bench_spline_alpha.py``, ``results/spline_alpha.md``: clean
-    3296174, seeds 0-39, 1 thread; ``make_private_pipeline(DPHuberRegressor(y_bound=1.0))``,
+    88e9684 (and 3296174, bitwise the same), seeds 0-39, 1 thread;
+    ``make_private_pipeline(DPHuberRegressor(y_bound=1.0))``,
     delta = 1e-6), mean test R^2 before -> with the rule at epsilon 0.5 / 1 / 2 / 10:
 
     * ``years_reg`` 0.252 -> 0.302 / 0.378 -> 0.433 / 0.459 -> 0.476 / 0.485 -> 0.490;
