@@ -18,6 +18,11 @@ over the seeds +- its standard error.  Writes ``results/spline_alpha.md`` and ``
 
     NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 nice -n 10 \\
         python benchmarks/bench_spline_alpha.py [--seeds 0-39] [--report-only]
+
+``--thresholds 1,0.5,0.3333`` instead fits the pipeline as the code stands (the rule fires
+only where ``y_bound <= huber_threshold``) with ``DPHuberRegressor(y_bound=1.0,
+huber_threshold=k)`` for each ``k`` and writes ``results/huber_threshold.md`` and ``.json``:
+how the threshold compares with the alpha rule as a lever (a follow-up of issue 48).
 """
 
 import os
@@ -63,6 +68,56 @@ def table(name):
                                                                    replace=False))
         X, y = X.iloc[idx].reset_index(drop=True), y[idx]
     return X, y
+
+
+def threshold_scores(X, y, eps, seeds, kappa):
+    out = []
+    for s in seeds:
+        Xtr, Xte, ytr, yte = split_regression(X, y, s)
+        pipe = make_private_pipeline(DPHuberRegressor(y_bound=1.0, huber_threshold=kappa),
+                                     epsilon=eps, delta=DELTA, numeric=NUMERIC(X),
+                                     categorical=CATEGORICAL(X), random_state=s)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe.fit(Xtr, ytr)
+        assert pipe.privacy_guaranteed_ and pipe.epsilon_ <= eps * (1 + 1e-9)
+        out.append(r2_score(yte, pipe.predict(Xte)))
+    return np.array(out)
+
+
+def run_thresholds(args, seeds):
+    kappas = [float(k) for k in args.thresholds.split(",")]
+    t0 = time.time()
+    raw = {"seeds": args.seeds, "n_seeds": len(seeds), "thresholds": kappas, "cells": [],
+           "git": git_state(), "machine": machine_info()}
+    for name in args.tables.split(","):
+        X, y = table(name)
+        for eps in EPSILONS:
+            cell = {"table": name, "epsilon": eps, "r2": {}, "se": {}}
+            for k in kappas:
+                r = threshold_scores(X, y, eps, seeds, k)
+                cell["r2"][f"{k:g}"] = float(r.mean())
+                cell["se"][f"{k:g}"] = float(r.std() / np.sqrt(len(r)))
+            raw["cells"].append(cell)
+            log(f"{name:14s} eps={eps:<4} " + " ".join(
+                f"k={k}: {v:+.4f}" for k, v in cell["r2"].items()))
+    raw["elapsed_s"] = time.time() - t0
+    keys = [f"{k:g}" for k in kappas]
+    lines = ["# The Huber threshold of a private pipeline's regressor on targets in [-1, 1]", "",
+             f"`benchmarks/bench_spline_alpha.py --thresholds {args.thresholds} --seeds "
+             f"{args.seeds}` ({len(seeds)} seeds), git {raw['git']}, "
+             f"{raw['elapsed_s']:.0f} s, NUMBA_NUM_THREADS="
+             f"{raw['machine']['env'].get('NUMBA_NUM_THREADS')}.  "
+             "`make_private_pipeline(DPHuberRegressor(y_bound=1.0, huber_threshold=k))`, "
+             "delta = 1e-6; mean test R^2 +- standard error.  The spline-basis alpha rule "
+             "fires at k = 1 only (y_bound <= k).", "",
+             "| table | eps | " + " | ".join(f"k = {k}" for k in keys) + " |",
+             "|---|---|" + "---|" * len(keys)]
+    for c in raw["cells"]:
+        lines.append(f"| {c['table']} | {c['epsilon']:g} | " + " | ".join(
+            f"{c['r2'][k]:+.4f} +- {c['se'][k]:.4f}" for k in keys) + " |")
+    md, _ = write_results("huber_threshold", "\n".join(lines), raw)
+    print(md.read_text())
 
 
 def fit_scores(X, y, eps, seeds, rule):
@@ -122,6 +177,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", default="0-39")
     ap.add_argument("--tables", default=",".join(TABLES))
+    ap.add_argument("--thresholds", default=None,
+                    help="comma-separated huber_threshold values (module docstring)")
     ap.add_argument("--report-only", action="store_true",
                     help="re-render results/spline_alpha.md from its .json")
     args = ap.parse_args()
@@ -135,6 +192,9 @@ def main():
         print(md.read_text())
         return
     seeds = parse_seeds(args.seeds)
+    if args.thresholds:
+        run_thresholds(args, seeds)
+        return
     t0 = time.time()
     raw = {"seeds": args.seeds, "n_seeds": len(seeds), "cells": [], "git": git_state(),
            "machine": machine_info(), "knee": _auto.SPLINE_ALPHA_KNEE,
