@@ -440,6 +440,7 @@ class PrivatePipeline(Pipeline):
                     final.set_params(data_norm=bound)
                 eps_model = step.epsilon
                 user_solver = getattr(final, "solver", None)
+                user_alpha = getattr(final, "alpha", None)
                 # the plan's pins (a public solver rule, pinned choices) before the model's
                 # share is computed from them
                 final.set_params(**step.params)
@@ -457,6 +458,10 @@ class PrivatePipeline(Pipeline):
                         # the rule's pick is the fit's (solver_); the parameter stays
                         # the user's "auto", so a refit on another n picks again
                         final.set_params(solver=user_solver)
+                    if "alpha" in step.params:
+                        # the spline-basis alpha rule (or a pinned value) is the fit's
+                        # (alpha_); the parameter stays the user's
+                        final.set_params(alpha=user_alpha)
                 bounds = getattr(final, "budget_split_", None)
                 if isinstance(bounds, dict) and "bounds" in bounds:
                     split[f"{name} bounds"] = bounds["bounds"]

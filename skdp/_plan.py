@@ -780,7 +780,8 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
         return _replace(plan, planned_event=total, ledger_event=total)
     model_step = model_steps[0]
     model = pipeline.steps[-1][1]
-    solver_pin = _pipeline_solver(model, plan, transformer_events)
+    solver_pin = {**_pipeline_solver(model, plan, transformer_events),
+                  **_pipeline_alpha(model, plan)}
     if solver_pin:
         # a public rule of n and epsilon (the model's own params are the user's): the fit
         # hands it over with the plan's other pins, so plan and fit see the same solver
@@ -870,6 +871,18 @@ def _pipeline_solver(model, plan, transformer_events):
         return {}
     solver = pipeline_model_solver(type(model).__name__, plan.epsilon, plan.n_samples)
     return {} if solver is None else {"solver": solver}
+
+
+def _pipeline_alpha(model, plan):
+    """``{"alpha": "auto_spline"}`` for a final ``DPHuberRegressor(alpha="auto")`` with a
+    public ``y_bound <= huber_threshold`` behind a releasing ``DPSplineTransformer`` (:func:`skdp.linear_model._auto.pipeline_model_alpha`:
+    the ``auto`` rule scaled for a spline basis), else ``{}``.  The plan and the fit both
+    read the pinned value (the plan's events are computed with it), and the fit restores
+    the user's ``alpha``.  Public: the pipeline's classes and the model's parameter."""
+    from .linear_model._auto import pipeline_model_alpha
+
+    releases = {s.estimator for s in plan.steps if s.role == "release"}
+    return pipeline_model_alpha(model, releases)
 
 
 def design_widths(pipeline, plan, X, nominal=False, lazy=False):

@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from .._fitted_attributes import atomic_fit
 from .._losses import HuberLoss
@@ -170,6 +170,10 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
     _parameter_constraints: dict = {
         **BaseDPLinear._parameter_constraints,
         **CONVEX_MODEL_CONSTRAINTS,
+        # "auto_spline": the auto rule for a private spline basis, which a private pipeline
+        # hands its final model for the fit (linear_model/_auto.py, SPLINE_BASIS_ALPHA)
+        "alpha": [*BaseDPLinear._parameter_constraints["alpha"],
+                  Hidden(StrOptions({"auto_spline"}))],
         "huber_threshold": [Interval(numbers.Real, 0, None, closed="left")],
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"}),
                     None],
