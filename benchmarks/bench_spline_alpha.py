@@ -70,19 +70,22 @@ def table(name):
     return X, y
 
 
+def pipeline_r2(X, y, eps, seed, **model_kw):
+    """``(test R^2, alpha_, training rows)`` of ``make_private_pipeline(DPHuberRegressor(
+    y_bound=1.0, **model_kw))`` on the seed's split, its guarantee checked."""
+    Xtr, Xte, ytr, yte = split_regression(X, y, seed)
+    pipe = make_private_pipeline(DPHuberRegressor(y_bound=1.0, **model_kw), epsilon=eps,
+                                 delta=DELTA, numeric=NUMERIC(X),
+                                 categorical=CATEGORICAL(X), random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(Xtr, ytr)
+    assert pipe.privacy_guaranteed_ and pipe.epsilon_ <= eps * (1 + 1e-9)
+    return r2_score(yte, pipe.predict(Xte)), pipe[-1].alpha_, len(ytr)
+
+
 def threshold_scores(X, y, eps, seeds, kappa):
-    out = []
-    for s in seeds:
-        Xtr, Xte, ytr, yte = split_regression(X, y, s)
-        pipe = make_private_pipeline(DPHuberRegressor(y_bound=1.0, huber_threshold=kappa),
-                                     epsilon=eps, delta=DELTA, numeric=NUMERIC(X),
-                                     categorical=CATEGORICAL(X), random_state=s)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            pipe.fit(Xtr, ytr)
-        assert pipe.privacy_guaranteed_ and pipe.epsilon_ <= eps * (1 + 1e-9)
-        out.append(r2_score(yte, pipe.predict(Xte)))
-    return np.array(out)
+    return np.array([pipeline_r2(X, y, eps, s, huber_threshold=kappa)[0] for s in seeds])
 
 
 def run_thresholds(args, seeds):
@@ -126,17 +129,10 @@ def fit_scores(X, y, eps, seeds, rule):
     try:
         out, alphas = [], []
         for s in seeds:
-            Xtr, Xte, ytr, yte = split_regression(X, y, s)
-            pipe = make_private_pipeline(DPHuberRegressor(y_bound=1.0), epsilon=eps,
-                                         delta=DELTA, numeric=NUMERIC(X),
-                                         categorical=CATEGORICAL(X), random_state=s)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                pipe.fit(Xtr, ytr)
-            assert pipe.privacy_guaranteed_ and pipe.epsilon_ <= eps * (1 + 1e-9)
-            out.append(r2_score(yte, pipe.predict(Xte)))
-            alphas.append(pipe[-1].alpha_)
-        return np.array(out), float(np.median(alphas)), len(ytr)
+            r2, alpha, n_train = pipeline_r2(X, y, eps, s)
+            out.append(r2)
+            alphas.append(alpha)
+        return np.array(out), float(np.median(alphas)), n_train
     finally:
         _auto.SPLINE_ALPHA_MAX_FACTOR = saved
 
