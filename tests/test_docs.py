@@ -12,12 +12,19 @@ The other tests check that the home page's one-minute example runs and prints wh
 page says, and that every public name is listed in the API reference.
 """
 
+import hashlib
 import importlib
 import importlib.util
 import pathlib
 import re
 import subprocess
 import sys
+import tempfile
+
+try:
+    import fcntl                      # POSIX: serialise the documentation builds
+except ImportError:                   # pragma: no cover
+    fcntl = None
 
 import pytest
 
@@ -41,7 +48,19 @@ def built_html(tmp_path_factory):
         "-d", str(out / "doctrees"),
         str(DOC), str(out / "html"),
     ]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=290)
+    # sphinx-gallery writes its pages into doc/auto_examples: two pytest-xdist workers
+    # building at once raced there (FileNotFoundError on a '.rst.new'); build one at a time
+    lock = pathlib.Path(tempfile.gettempdir()) / (
+        "skdp-docs-" + hashlib.sha1(str(ROOT).encode()).hexdigest()[:12] + ".lock")
+    with open(lock, "w") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+                                  timeout=290)
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle, fcntl.LOCK_UN)
     assert proc.returncode == 0, (
         f"sphinx -W failed (exit {proc.returncode}):\n{proc.stderr[-6000:]}"
     )
