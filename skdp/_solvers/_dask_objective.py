@@ -45,6 +45,7 @@ from ._objective import (
     gradient_rounding_allowance,
     linear_term_allowance,
     margin_curvature,
+    max_row_terms,
     weighted_gram,
 )
 
@@ -143,10 +144,6 @@ def _every(block, step):
     return np.ascontiguousarray(block[::step])
 
 
-def _max_row_terms(block):
-    return int(np.max(np.diff(block.indptr), initial=0)) if block.shape[0] else 0
-
-
 def _rows_on_worker(X, scale, intercept, augmented):
     """A partition's rows clipped on the fly (:class:`ClippedRows` over the block and its
     factors ``scale``; no copy)."""
@@ -239,7 +236,7 @@ class DaskObjective:
             import dask
 
             self._row_terms = int(max(dask.compute(*[
-                dask.delayed(_max_row_terms)(x) for x in self.design.X.to_delayed().ravel()])
+                dask.delayed(max_row_terms)(x) for x in self.design.X.to_delayed().ravel()])
                 + (0,)))
         return self._row_terms
 

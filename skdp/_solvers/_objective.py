@@ -65,8 +65,7 @@ class Objective:
         self.extra_example_gradients = 0  # e.g. spent on a warm start elsewhere
         #: the largest count of non-zeros in a row of a sparse design (its margins' terms,
         #: for the rounding allowance), None for a dense one
-        self.row_terms = (int(np.max(np.diff(self.design.X.indptr), initial=0))
-                          if self.sparse else None)
+        self.row_terms = max_row_terms(self.design.X) if self.sparse else None
         #: ``(W, x_i' W)`` of the last evaluation of a sparse single-output objective:
         #: :meth:`curvature` at that point (Newton-CG's next step) reads them instead of
         #: another pass over the rows
@@ -250,6 +249,13 @@ def kernel_sum_depth(n):
     n_chunks, rows = _vectorised.chunk_layout(n)
     blocks = -(-rows // BLOCK)
     return BLOCK + blocks + n_chunks
+
+
+def max_row_terms(X):
+    """The largest count of stored entries in a row of the CSR matrix ``X`` (0 without
+    rows): the terms of a margin, for :func:`gradient_rounding_allowance`'s
+    ``row_terms``."""
+    return int(np.max(np.diff(X.indptr), initial=0)) if X.shape[0] else 0
 
 
 def gradient_rounding_allowance(n, d, K, row_bound, g_max, alpha, w_norm, partitions=1,

@@ -58,18 +58,18 @@ def bspline_basis(x, knots, degree, out=None):
     ``(len(x), len(knots) + degree - 1)``, rows non-negative summing to 1; ``degree = 0``:
     one-hot bins ``(-inf, k_1), [k_1, k_2), ..., [k_last, inf)`` (``len(knots) + 1``).
     ``out``: a zeroed array (or view) of that shape to write into."""
-    n = x.shape[0]
     width = knots.shape[0] + (1 if degree == 0 else degree - 1)
     if out is None:
-        out = np.zeros((n, width))
-    rows = np.arange(n)
-    if degree == 0:
-        out[rows, np.searchsorted(knots, x, side="right")] = 1.0
-        return out
-    first, values = bspline_stencil(x, knots, degree)
-    for r in range(degree + 1):
-        out[rows, first + r] = values[r]
+        out = np.zeros((x.shape[0], width))
+    _scatter(out, *bspline_stencil(x, knots, degree))
     return out
+
+
+def _scatter(out, first, values):
+    """``out[i, first[i] + r] = values[r, i]``: stencils into a zeroed dense basis."""
+    rows = np.arange(out.shape[0])
+    for r in range(values.shape[0]):
+        out[rows, first + r] = values[r]
 
 
 def bspline_stencil(x, knots, degree):
@@ -475,12 +475,10 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
             return self._transform_csr(X)
         out = np.zeros((X.shape[0], self.n_features_out_))
         start = 0
-        rows = np.arange(X.shape[0])
         for j, knots in enumerate(self.knots_):
             first, values, missing = column_stencils(X[:, j], knots, self.degree)
             width = self._width(knots)
-            for r in range(values.shape[0]):
-                out[rows, start + first + r] = values[r]
+            _scatter(out[:, start:start + width], first, values)
             out[missing, start:start + width] = 0.0
             out[:, start + width] = missing
             start += width + 1

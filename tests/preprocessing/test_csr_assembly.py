@@ -13,12 +13,14 @@ from skdp.preprocessing import DPOneHotEncoder, DPSplineTransformer
 from skdp.preprocessing._csr_assembly import SparseColumnTransformer, hstack_csr
 
 
-def _same_csr(a, b):
-    assert a.shape == b.shape
-    np.testing.assert_array_equal(a.indptr, b.indptr)
-    np.testing.assert_array_equal(a.indices, b.indices)
-    # bit for bit (0.0 and -0.0, every rounding)
-    np.testing.assert_array_equal(a.data.view(np.int64), b.data.view(np.int64))
+def _csr_differences(a, b):
+    """The parts in which two CSR matrices differ: shape, row pointers, column indices,
+    or the bits of a stored value (0.0 and -0.0, every rounding); [] when equal."""
+    if a.shape != b.shape:
+        return ["shape"]
+    parts = [("indptr", a.indptr, b.indptr), ("indices", a.indices, b.indices),
+             ("data", a.data.view(np.int64), b.data.view(np.int64))]
+    return [name for name, u, v in parts if not np.array_equal(u, v)]
 
 
 def _table(n, seed):
@@ -47,7 +49,7 @@ def test_spline_csr_is_the_dense_basis_without_zeros(degree, tail_knots):
     expected.eliminate_zeros()
     got = spline.transform(Z)
     assert got.has_sorted_indices and got.has_canonical_format
-    _same_csr(got, expected)
+    assert not _csr_differences(got, expected)
 
 
 def _random_csr(rng, n, width, density):
@@ -66,7 +68,7 @@ def test_hstack_csr_is_scipy_hstack(widths):
     keep[5] = 0.0                        # an empty row
     blocks[0] = sp.csr_matrix(sp.diags(keep) @ blocks[0])
     blocks[0].eliminate_zeros()
-    _same_csr(hstack_csr(blocks), sp.hstack(blocks).tocsr())
+    assert not _csr_differences(hstack_csr(blocks), sp.hstack(blocks).tocsr())
 
 
 def test_hstack_csr_of_empty_blocks_and_rows():
@@ -74,7 +76,7 @@ def test_hstack_csr_of_empty_blocks_and_rows():
     out = hstack_csr(blocks)
     assert out.shape == (0, 5) and out.nnz == 0
     blocks = [sp.csr_matrix((4, 3)), sp.csr_matrix(np.eye(4, 2))]
-    _same_csr(hstack_csr(blocks), sp.hstack(blocks).tocsr())
+    assert not _csr_differences(hstack_csr(blocks), sp.hstack(blocks).tocsr())
 
 
 def _frame(n=2000, seed=0):
@@ -94,7 +96,7 @@ def test_sparse_column_transformer_output_is_column_transformers():
     # the same fitted object (its leaves' releases are random), stacked by scikit-learn
     theirs = ColumnTransformer.__new__(ColumnTransformer)
     theirs.__dict__.update(ours.__dict__)
-    _same_csr(ours.transform(df), theirs.transform(df))
+    assert not _csr_differences(ours.transform(df), theirs.transform(df))
 
 
 def test_sparse_column_transformer_falls_back_for_other_outputs():
@@ -123,7 +125,7 @@ def test_private_pipeline_uses_it_and_is_a_column_transformer():
     assert sp.issparse(B) and B.has_canonical_format
     parts = [est.transform(df[cols]) for _, est, cols in columns.transformers_
              if not isinstance(est, str)]
-    _same_csr(B, sp.hstack(parts).tocsr())
+    assert not _csr_differences(B, sp.hstack(parts).tocsr())
 
 
 def _numpy_stencil(x, knots, degree):
