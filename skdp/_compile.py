@@ -88,7 +88,7 @@ def _layouts(X, float32):
 def _fit(estimator, X, y):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        estimator.fit(X, y)
+        return estimator.fit(X, y)
 
 
 # -- the groups -------------------------------------------------------------------------------
@@ -190,8 +190,13 @@ def _pipeline(float32):
     for epsilon in (1.0, 10.0):
         _fit(make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=epsilon,
                                    **schema), frame, y)
-    _fit(make_private_pipeline(DPHuberRegressor(huber_threshold=0.1, y_bound=1.0),
-                               **schema), frame, (age - 50.0) / 40.0)
+    pipe = _fit(make_private_pipeline(DPHuberRegressor(huber_threshold=0.1, y_bound=1.0),
+                                      **schema), frame, (age - 50.0) / 40.0)
+    # a Dask fit's compact basis (its encode and expand kernels, on the workers)
+    from .preprocessing._compact_basis import CompactBasis
+
+    recipe = CompactBasis.of(pipe[:-1])
+    recipe.expand(recipe.encode(frame))
     return None
 
 

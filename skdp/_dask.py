@@ -70,6 +70,26 @@ def is_sparse_blocks(X):
     return sp.issparse(getattr(X, "_meta", None))
 
 
+#: name prefix of the blocks of a Dask array rebuilt on every pass from rows kept compact
+#: on the workers (:func:`skdp._dask_pipeline.rebuilt_basis`)
+REBUILT_PREFIX = "skdp-rebuilt-basis"
+
+
+def rebuilt_per_pass(X):
+    """Whether the Dask array ``X`` is (derived from) blocks rebuilt on every pass from
+    compact rows kept on the workers: persisting it would keep the full blocks, which is
+    what the compact rows avoid."""
+    layers = getattr(getattr(X, "dask", None), "layers", {})
+    return any(str(name).startswith(REBUILT_PREFIX) for name in layers)
+
+
+def keep_rows(X):
+    """``X`` kept on the workers for the passes to come: ``X.persist()``, or ``X`` itself
+    when its blocks are rebuilt on every pass (:func:`rebuilt_per_pass`) from what the
+    workers already keep."""
+    return X if rebuilt_per_pass(X) else X.persist()
+
+
 def map_rows(X, fn, *args, dtype=np.float64):
     """The 1-D Dask array ``fn(block, *args)`` over the row blocks of the 2-D Dask array
     ``X`` (one column chunk), each block's output of its rows' length.  Each call gets its

@@ -50,7 +50,7 @@ import numpy as np
 from ._dask import is_dask_collection
 
 __all__ = ["FrameRows", "Partitions", "fit_tree", "inspect_frame", "is_dask_frame",
-           "lazy_method", "lazy_score", "lazy_transform", "placeholder"]
+           "lazy_method", "lazy_score", "lazy_transform", "placeholder", "rebuilt_basis"]
 
 #: rows of a partition of the lazy placeholder (the plan's probes)
 PLACEHOLDER_PARTITION_ROWS = 1_000_000
@@ -397,6 +397,48 @@ def lazy_transform(step, X, rows, keep_frames=False, sparse=False):
     return X.map_blocks(lambda b: _transform_block(step, b) if b.shape[0] else
                         np.zeros((0, width)), chunks=(X.chunks[0], (width,)),
                         dtype=np.float64)
+
+
+def _encode_block(recipe, part):
+    return recipe.encode(part)
+
+
+def _expand_block(recipe, rows):
+    return recipe.expand(rows)
+
+
+def rebuilt_basis(step, X, rows):
+    """The fitted ``step``'s CSR basis on ``X`` (:class:`Partitions`) as a Dask array whose
+    blocks are rebuilt on every pass, or None when ``step`` is not a basis that
+    :class:`~skdp.preprocessing._compact_basis.CompactBasis` can keep compact.
+
+    Each partition is read and encoded once, its compact rows (70 bytes a row on an
+    Adult-shaped table, against 220 for its CSR) kept on its worker (``persist``); every
+    task that reads a block expands it there from those rows (bitwise the block of
+    :func:`lazy_transform`), so a worker holds its compact rows and, while a task runs, the
+    basis of one partition.  The blocks' names start with
+    :data:`skdp._dask.REBUILT_PREFIX`: the model's solvers do not persist them
+    (:func:`skdp._dask.keep_rows`)."""
+    import dask
+    import dask.array as da
+    import scipy.sparse as sp
+
+    from ._dask import REBUILT_PREFIX
+    from .preprocessing._compact_basis import CompactBasis
+
+    recipe = CompactBasis.of(step)
+    if recipe is None:
+        return None
+    kept = [(dask.delayed(_encode_block)(recipe, part), m)
+            for part, m in zip(X.to_delayed(), rows.lengths) if m > 0]
+    kept = list(zip(dask.persist(*[c for c, _ in kept]), [m for _, m in kept]))
+    width = recipe.n_features_out
+    meta = sp.csr_matrix((0, width), dtype=np.float64)
+    token = dask.base.tokenize(*[c for c, _ in kept])
+    return da.concatenate([
+        da.from_delayed(dask.delayed(_expand_block)(recipe, c), shape=(m, width),
+                        dtype=np.float64, meta=meta, name=f"{REBUILT_PREFIX}-{token}-{k}")
+        for k, (c, m) in enumerate(kept)], axis=0)
 
 
 def _method_block(pipeline, method, block):

@@ -389,21 +389,24 @@ class PrivatePipeline(Pipeline):
             Xt = X
             if transformers and rows is not None:
                 # a Dask DataFrame: counts per partition, the basis built on the workers
-                from ._dask_pipeline import fit_tree, lazy_transform
+                from ._dask_pipeline import fit_tree, lazy_transform, rebuilt_basis
 
                 from .linear_model._auto import dask_design_sparse
 
                 X = rows.pinned()
                 fit_tree(Pipeline(transformers), X, rows)
                 sparse = has_model and dask_design_sparse(self.steps[-1][1])
-                Xt = lazy_transform(Pipeline(transformers), X, rows, sparse=sparse)
-                if sparse:
-                    # the CSR basis is built once, kept on the workers, and every pass of
-                    # the model (its checks, the solver, the base-rate counts) reads it
-                    # there; a dense design is kept by the solver itself, clipped.  y is
-                    # not: the model keeps its encoded targets (a second copy of n
-                    # numbers on the workers otherwise), read from the source twice
-                    Xt = Xt.persist()
+                # a CSR basis is kept on the workers for every pass of the model (its
+                # checks, the solver, the base-rate counts): as compact rows, each pass
+                # expanding one partition at a time (rebuilt_basis), else as built (a
+                # dense design is kept by the solver itself, clipped).  y is not: the model
+                # keeps its encoded targets (a second copy of n numbers on the workers
+                # otherwise), read from the source twice
+                Xt = rebuilt_basis(Pipeline(transformers), X, rows) if sparse else None
+                if Xt is None:
+                    Xt = lazy_transform(Pipeline(transformers), X, rows, sparse=sparse)
+                    if sparse:
+                        Xt = Xt.persist()
             elif transformers:
                 Xt = Pipeline(transformers).fit_transform(X, y)
             fitted = Pipeline(transformers) if transformers else None

@@ -92,8 +92,11 @@ def scaled_design(design, row_bound, fit_intercept, intercept_scaling):
     ``n (d + 1)``).  A design already clipped (augmented) or scaled is returned as is."""
     if design.augmented or design.scale is not None:
         return design
-    X, y = design.X.persist(), design.y.persist()
-    from .._dask import map_rows
+    from .._dask import keep_rows, map_rows
+
+    # a pipeline's basis rebuilt per pass from compact rows (keep_rows) is not persisted:
+    # each pass expands one partition at a time on its worker
+    X, y = keep_rows(design.X), design.y.persist()
 
     scale = map_rows(X, _block_scale, float(row_bound), bool(fit_intercept),
                      float(intercept_scaling)).persist()

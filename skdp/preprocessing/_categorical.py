@@ -654,6 +654,17 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
             start += width
         return out
 
+    def _basis_codes(self, X, dtype=np.int64):
+        """``(n, n_features_in_)`` codes: column ``j``'s entry is the position of the row's
+        1 in that column's one-hot block (:meth:`_codes`).  What a Dask fit keeps of a
+        partition (:mod:`~skdp.preprocessing._compact_basis`)."""
+        check_is_fitted(self)
+        columns = _columns(self, X, reset=False)
+        out = np.empty((columns[0].shape[0], len(columns)), dtype=dtype)
+        for j, (col, index) in enumerate(zip(columns, self._index)):
+            out[:, j] = self._codes(col, index)
+        return out
+
     def _transform_csr(self, columns, n, widths):
         """:meth:`transform` as CSR: one entry (1.0) per column and row, in increasing
         column order (canonical)."""

@@ -468,9 +468,7 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
             CSR with ``sparse_output`` unless ``set_output`` asks for a DataFrame.  Every
             row has L2 norm at most ``output_norm_bound_``.
         """
-        check_is_fitted(self)
-        X = validate_numeric_data(self, X, dtype=np.float64, ensure_all_finite=False,
-                                  reset=False)
+        X = self._basis_input(X)
         if self.sparse_output and not dense_container_requested(self):
             return self._transform_csr(X)
         out = np.zeros((X.shape[0], self.n_features_out_))
@@ -483,6 +481,14 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
             out[:, start + width] = missing
             start += width + 1
         return out
+
+    def _basis_input(self, X):
+        """The float64 columns the basis is a function of (validated as in ``transform``;
+        NaN is missing): what a Dask fit keeps of a partition
+        (:mod:`~skdp.preprocessing._compact_basis`)."""
+        check_is_fitted(self)
+        return validate_numeric_data(self, X, dtype=np.float64, ensure_all_finite=False,
+                                     reset=False)
 
     def _transform_csr(self, X):
         """:meth:`transform` as CSR: per column ``degree + 1`` basis entries (the stencil of
