@@ -17,7 +17,7 @@ than collecting the data on the client.
 import numpy as np
 
 __all__ = ["is_dask_collection", "as_dask_array", "check_dask_array", "dask_design",
-           "map_rows", "DASK_SOLVERS"]
+           "map_rows", "block_tasks", "keep_rows", "rebuilt_per_pass", "DASK_SOLVERS"]
 
 #: solvers that fit a Dask collection without collecting it (the others refuse it)
 DASK_SOLVERS = ("objective_perturbation", "output_perturbation", "phased", "dpsgd",
@@ -90,6 +90,31 @@ def keep_rows(X):
     return X if rebuilt_per_pass(X) else X.persist()
 
 
+def _on_expanded(fn, recipe, rows, *args, **kwargs):
+    return fn(recipe.expand(rows), *args, **kwargs)
+
+
+def block_tasks(X, fn, *per_block, args=(), kwargs=None):
+    """``[fn(block_k, *(v[k] for v in per_block), *args, **kwargs)]`` as delayed tasks
+    over the row blocks of the 2-D Dask array ``X``, one task per block.  A basis rebuilt
+    per pass (:func:`skdp._dask_pipeline.rebuilt_basis`, which records its compact rows on
+    the array as ``_skdp_rebuilt``) is expanded inside the task that reads it, so a worker
+    holds the basis of the one partition its task reads (as separate tasks, the scheduler
+    ran up to three expansions ahead of their readers, measured at 10^7 rows)."""
+    import dask
+
+    kwargs = kwargs or {}
+    rebuilt = getattr(X, "_skdp_rebuilt", None)
+    extra = list(zip(*per_block)) if per_block else None
+    if rebuilt is not None and len(rebuilt[1]) == len(X.chunks[0]):
+        recipe, parts = rebuilt
+        return [dask.delayed(_on_expanded)(fn, recipe, part, *(extra[k] if extra else ()),
+                                           *args, **kwargs)
+                for k, part in enumerate(parts)]
+    return [dask.delayed(fn)(block, *(extra[k] if extra else ()), *args, **kwargs)
+            for k, block in enumerate(X.to_delayed().ravel())]
+
+
 def map_rows(X, fn, *args, dtype=np.float64):
     """The 1-D Dask array ``fn(block, *args)`` over the row blocks of the 2-D Dask array
     ``X`` (one column chunk), each block's output of its rows' length.  Each call gets its
@@ -97,13 +122,11 @@ def map_rows(X, fn, *args, dtype=np.float64):
     concatenation of the dropped axis, which for CSR blocks is ``scipy.sparse.hstack`` of
     the one block -- a copy of every partition (0.6 s and 100 MB a 5 x 10^5-row partition
     of a pipeline's basis, measured with py-spy on a worker)."""
-    import dask
     import dask.array as da
 
-    blocks = X.to_delayed().ravel()
     return da.concatenate([
-        da.from_delayed(dask.delayed(fn)(block, *args), shape=(int(m),), dtype=dtype)
-        for block, m in zip(blocks, X.chunks[0])], axis=0)
+        da.from_delayed(task, shape=(int(m),), dtype=dtype)
+        for task, m in zip(block_tasks(X, fn, args=args), X.chunks[0])], axis=0)
 
 
 def _block_finite(block):
@@ -114,10 +137,12 @@ def _block_finite(block):
 def all_finite(X):
     """A lazy boolean: every entry of the 2-D Dask array ``X`` is finite (dense or sparse
     blocks; one boolean per block travels)."""
-    flags = X.map_blocks(_block_finite, dtype=bool, chunks=((1,) * X.numblocks[0],
-                                                            (1,) * X.numblocks[1]),
-                         meta=np.zeros((0, 0), dtype=bool))
-    return flags.all()
+    import dask.array as da
+
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    return da.concatenate([da.from_delayed(task, shape=(1, 1), dtype=bool)
+                           for task in block_tasks(X, _block_finite)], axis=0).all()
 
 
 def _as_dask_vector(y, row_chunks):

@@ -435,10 +435,13 @@ def rebuilt_basis(step, X, rows):
     width = recipe.n_features_out
     meta = sp.csr_matrix((0, width), dtype=np.float64)
     token = dask.base.tokenize(*[c for c, _ in kept])
-    return da.concatenate([
+    Xt = da.concatenate([
         da.from_delayed(dask.delayed(_expand_block)(recipe, c), shape=(m, width),
                         dtype=np.float64, meta=meta, name=f"{REBUILT_PREFIX}-{token}-{k}")
         for k, (c, m) in enumerate(kept)], axis=0)
+    # for the passes that expand a block inside the task reading it (block_tasks)
+    Xt._skdp_rebuilt = (recipe, [c for c, _ in kept])
+    return Xt
 
 
 def _method_block(pipeline, method, block):

@@ -238,9 +238,10 @@ class DaskObjective:
         if self.sparse and self._row_terms is None:
             import dask
 
-            self._row_terms = int(max(dask.compute(*[
-                dask.delayed(max_row_terms)(x) for x in self.design.X.to_delayed().ravel()])
-                + (0,)))
+            from .._dask import block_tasks
+
+            self._row_terms = int(max(dask.compute(*block_tasks(self.design.X,
+                                                                 max_row_terms)) + (0,)))
         return self._row_terms
 
     def value_grad(self, W):
@@ -296,10 +297,17 @@ class DaskObjective:
     def subsample(self, step):
         """The same objective on every ``step``-th row of each partition (warm starts: the
         path only), kept on the workers."""
+        import dask.array as da
+
+        from .._dask import block_tasks
+
         source = self.design
         rows = tuple(-(-int(c) // step) for c in source.X.chunks[0])   # public sizes
-        X = source.X.map_blocks(_every, step, chunks=(rows, (source.X.shape[1],)),
-                                dtype=np.float64)
+        # one task a partition (a basis rebuilt per pass is expanded inside it)
+        X = da.concatenate([
+            da.from_delayed(task, shape=(r, source.X.shape[1]), dtype=np.float64,
+                            meta=source.X._meta)
+            for task, r in zip(block_tasks(source.X, _every, args=(step,)), rows)], axis=0)
         y = source.y.map_blocks(_every, step, chunks=(rows,), dtype=np.float64)
         if source.scale is None:
             design = DaskDesign(X.persist(), y.persist(), raw_features=source.shape[1])
@@ -329,14 +337,24 @@ def partition_sum(design, fn, *args, per_partition=None, **kwargs):
     returns an array, or a tuple of arrays/numbers summed componentwise."""
     import dask
 
-    blocks = partition_blocks(design)
-    per = [{name: values[k] for name, values in (per_partition or {}).items()}
-           for k in range(len(blocks))]
-    parts = dask.compute(*[dask.delayed(fn)(x, y, *args, **kwargs, **per[k])
-                           for k, (x, y) in enumerate(blocks)])
+    from .._dask import block_tasks
+
+    ys = list(design.y.to_delayed().ravel())
+    names = list(per_partition or {})
+    values = [list(per_partition[name]) for name in names]
+    # each term one task (a basis rebuilt per pass is expanded inside it: block_tasks)
+    parts = dask.compute(*block_tasks(design.X, _with_keywords, ys, *values,
+                                      args=(fn, tuple(names), args, kwargs)))
     if isinstance(parts[0], tuple):
         return tuple(_ordered_sum([part[i] for part in parts]) for i in range(len(parts[0])))
     return _ordered_sum(parts)
+
+
+def _with_keywords(x, y, *rest):
+    """``fn(x, y, *args, **kwargs, **{names: per-partition values})`` (rest: the values,
+    then ``fn, names, args, kwargs``)."""
+    *values, fn, names, args, kwargs = rest
+    return fn(x, y, *args, **kwargs, **dict(zip(names, values)))
 
 
 def _ordered_sum(values):

@@ -146,7 +146,7 @@ def test_dask_fit_expands_each_partition_on_every_pass(monkeypatch):
     from skdp import _dask_pipeline
     from skdp._dask import keep_rows, rebuilt_per_pass
 
-    counts = {"encode": 0, "expand": 0}
+    counts = {"encode": 0, "expand": 0, "expand task": 0}
     encode, expand = _dask_pipeline._encode_block, _dask_pipeline._expand_block
 
     def counted(name, fn):
@@ -156,7 +156,8 @@ def test_dask_fit_expands_each_partition_on_every_pass(monkeypatch):
         return call
 
     monkeypatch.setattr(_dask_pipeline, "_encode_block", counted("encode", encode))
-    monkeypatch.setattr(_dask_pipeline, "_expand_block", counted("expand", expand))
+    monkeypatch.setattr(_dask_pipeline, "_expand_block", counted("expand task", expand))
+    monkeypatch.setattr(CompactBasis, "expand", counted("expand", CompactBasis.expand))
     df, y = _table(6000, seed=5)
     with dask.config.set(scheduler="threads"):
         pipe = make_private_pipeline(
@@ -166,6 +167,9 @@ def test_dask_fit_expands_each_partition_on_every_pass(monkeypatch):
                         dd.from_pandas(pd.Series(y), npartitions=3))
         assert counts["encode"] == 3
         assert counts["expand"] >= 3 * 10             # at least ten passes, all rebuilt
+        # every pass expands a block inside the task that reads it (block_tasks): a
+        # worker holds the basis of one partition at a time, never a separate expansion
+        assert counts["expand task"] == 0
         mem = make_private_pipeline(
             DPLogisticRegression(classes=[0, 1], solver="objective_perturbation"),
             epsilon=1.0, numeric=NUMERIC, categorical=CATEGORICAL, random_state=3
