@@ -391,18 +391,23 @@ class PrivatePipeline(Pipeline):
                 # a Dask DataFrame: counts per partition, the basis built on the workers
                 from ._dask_pipeline import fit_tree, lazy_transform, rebuilt_basis
 
-                from .linear_model._auto import dask_design_sparse
+                from .linear_model._auto import dask_basis_compact, dask_design_sparse
 
                 X = rows.pinned()
                 fit_tree(Pipeline(transformers), X, rows)
                 sparse = has_model and dask_design_sparse(self.steps[-1][1])
                 # a CSR basis is kept on the workers for every pass of the model (its
                 # checks, the solver, the base-rate counts): as compact rows, each pass
-                # expanding one partition at a time (rebuilt_basis), else as built (a
-                # dense design is kept by the solver itself, clipped).  y is not: the model
-                # keeps its encoded targets (a second copy of n numbers on the workers
-                # otherwise), read from the source twice
-                Xt = rebuilt_basis(Pipeline(transformers), X, rows) if sparse else None
+                # expanding one partition at a time (rebuilt_basis), for the solvers that
+                # pass over all rows (dask_basis_compact), else as built (a dense design is
+                # kept by the solver itself, clipped).  y is not: the model keeps its
+                # encoded targets (a second copy of n numbers on the workers otherwise),
+                # read from the source twice
+                model_name, model = self.steps[-1]
+                solver = {"solver": getattr(model, "solver", None),
+                          **(plan.step(model_name).params if has_model else {})}["solver"]
+                compact = sparse and dask_basis_compact(solver)
+                Xt = rebuilt_basis(Pipeline(transformers), X, rows) if compact else None
                 if Xt is None:
                     Xt = lazy_transform(Pipeline(transformers), X, rows, sparse=sparse)
                     if sparse:

@@ -10,7 +10,10 @@ What travels
 The rows stay on the workers (``persist``) with their clip factors, computed there
 partition by partition (:func:`scaled_design`); each pass forms the clipped, augmented rows
 on the fly, bitwise those of :func:`skdp._mechanisms.clip_and_augment` (the per-step
-solvers' :func:`clipped_design` keeps that copy instead).
+solvers' :func:`clipped_design` keeps that copy instead).  A private pipeline's basis is
+not persisted: its workers keep it as compact rows and each task that reads a partition
+expands it first (:func:`skdp._dask.block_tasks`,
+:func:`skdp._dask_pipeline.rebuilt_basis`).
 Each evaluation sends ``W`` (``p`` numbers) to every partition and brings back ``p + 1``
 numbers per partition: the partition's loss sum and gradient sum, computed by the same
 specialised kernel as in memory (:func:`skdp._losses._kernels.binary_sums`,
@@ -89,7 +92,9 @@ def scaled_design(design, row_bound, fit_intercept, intercept_scaling):
     ``[s_i x_i, intercept_scaling]`` on the fly
     (:class:`~skdp._mechanisms._clipped_rows.ClippedRows`), bitwise the clipped copy's
     rows, without holding that copy (``n`` numbers per partition instead of
-    ``n (d + 1)``).  A design already clipped (augmented) or scaled is returned as is."""
+    ``n (d + 1)``).  A design already clipped (augmented) or scaled is returned as is.
+    Rows rebuilt per pass from compact rows kept on the workers (a private pipeline's
+    basis, :func:`skdp._dask.keep_rows`) are not persisted: only their factors are."""
     if design.augmented or design.scale is not None:
         return design
     from .._dask import keep_rows, map_rows

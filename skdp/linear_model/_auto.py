@@ -1029,6 +1029,25 @@ def pipeline_model_solver(model_name, epsilon, n_samples=None):
     return None
 
 
+def dask_basis_compact(solver):
+    """Whether a private pipeline's Dask fit keeps its CSR basis on the workers as compact
+    rows, expanded inside every task that reads a partition
+    (:func:`skdp._dask_pipeline.rebuilt_basis`), rather than persisted as built: for the
+    solvers that make passes over all the rows -- objective and output perturbation (and
+    ``"auto"``, left to the estimator, which picks them on large tables), a few dozen passes
+    (35 at 10^6 rows).  DP-SGD (and ``phased``) reads a sample of every partition at each
+    of thousands of steps: expanding a partition for each (0.11 s per 10^6 rows) would cost
+    more than its fit, so it keeps the built basis.
+
+    Measured (``benchmarks/results/raw_dask.md``, 2 worker processes x 1 thread, epsilon
+    1): at 10^7 rows the compact basis fit in 38.2 s (0.96 x the in-memory fit, 0.70 x the
+    non-private Dask pipeline) with workers peaking at 1.02-1.08 GB, against 34.7 s and
+    1.66 GB for the persisted basis and 1.69-1.70 GB for the non-private pipeline; at 10^6
+    rows 6.5 s and 0.70-0.73 GB against 7.0 s and 0.74-0.78 GB.  Public: the solver the
+    plan pins (or the estimator's parameter)."""
+    return solver in ("auto", "objective_perturbation", "output_perturbation")
+
+
 def dask_design_sparse(model):
     """Whether a private pipeline fitting a Dask DataFrame keeps the model's design as CSR
     blocks on the workers (:func:`skdp._dask_pipeline.lazy_transform`): exactly when it
@@ -1039,6 +1058,8 @@ def dask_design_sparse(model):
     :func:`skdp._solvers._dask_objective._partition_sums`).  CSR stores a row's non-zero
     basis entries only: 18 a row, 219 bytes, on the Adult-shaped table of
     ``benchmarks/bench_raw_dask.py`` (145 columns, 1.16 kB dense), where that benchmark's
-    non-private pipeline keeps 207 bytes a row.  The other Dask solvers (``phased``) take
+    non-private pipeline keeps 207 bytes a row.  The workers keep that basis as compact
+    rows (70 bytes a row there) and expand a partition inside each task that reads it
+    (:func:`skdp._dask_pipeline.rebuilt_basis`).  The other Dask solvers (``phased``) take
     dense blocks.  Public: the model's class and parameters."""
     return pipeline_sparse_design(model)

@@ -13,8 +13,12 @@ a worker kept it for all of its partitions.  Everything in it is a function of m
 
 :class:`CompactBasis` keeps those -- 64 bytes a row on that table, 3.4x less -- and
 :meth:`CompactBasis.expand` writes the partition's CSR from them in one numba pass
-(:func:`_expand_rows`) when a task needs it, so a worker holds its partitions' compact rows
-and, while a task runs, the basis of one partition.  The CSR is the fitted transformers'
+(:func:`_expand_rows`) inside each task that reads the partition
+(:func:`skdp._dask.block_tasks`), so a worker holds its partitions' compact rows and the
+basis of the one partition its task reads.  The expansion costs about 0.11 s per 10^6
+rows (one thread, page faults of its output included) against a model pass of about
+0.05 s: at 10^7 rows, where a fit makes about 35 passes, that is a few seconds of each
+worker's time, measured in ``benchmarks/results/raw_dask.md``.  The CSR is the fitted transformers'
 own, bit for bit: the same recursion (:func:`stencil_at`, which :func:`column_stencils`
 runs too), the same entries left out (a stencil's zeros, a present value's indicator, a
 missing value's stencil), the same column order as :func:`stencil_csr` and

@@ -188,3 +188,28 @@ def test_dask_fit_expands_each_partition_on_every_pass(monkeypatch):
         block = Xt.blocks[2].compute()
         start = sum(rows.lengths[:2])
         _assert_same_csr(block, lazy[:-1].transform(df.iloc[start:]))
+
+
+def test_dpsgd_keeps_the_built_basis(monkeypatch):
+    """DP-SGD samples every partition at each of its steps: its Dask fit keeps the basis
+    as built, and encodes no compact rows (``dask_basis_compact``)."""
+    dd = pytest.importorskip("dask.dataframe")
+    import dask
+
+    from skdp import _dask_pipeline
+    from skdp.linear_model._auto import dask_basis_compact
+
+    assert dask_basis_compact("objective_perturbation") and dask_basis_compact("auto")
+    assert not dask_basis_compact("dpsgd")
+    calls = []
+    encode = _dask_pipeline._encode_block
+    monkeypatch.setattr(_dask_pipeline, "_encode_block",
+                        lambda *a: calls.append(1) or encode(*a))
+    df, y = _table(4000, seed=6)
+    with dask.config.set(scheduler="threads"):
+        pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                     numeric=NUMERIC, categorical=CATEGORICAL,
+                                     random_state=3)
+        pipe.fit(dd.from_pandas(df, npartitions=2),
+                 dd.from_pandas(pd.Series(y), npartitions=2))
+    assert pipe[-1].solver_ == "dpsgd" and calls == []
