@@ -32,28 +32,13 @@ from skdp import DPLogisticRegression, PrivatePipeline, make_private_pipeline  #
 from skdp.accounting import PrivacyLedger  # noqa: E402
 from skdp.preprocessing import DPOneHotEncoder, DPRobustScaler  # noqa: E402
 
-NUMERIC, CATEGORICAL = ["age", "income", "hours"], ["job", "edu"]
+from ._raw_tables import CATEGORICAL, NUMERIC, raw_table as _table  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def _synchronous():
     with dask.config.set(scheduler="threads"):
         yield
-
-
-def _table(n=6000, seed=0):
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({
-        "age": rng.integers(18, 90, n).astype(float),
-        "income": rng.lognormal(10, 1, n),
-        "hours": rng.normal(40, 10, n),
-        "job": rng.choice(list("abcdefg"), n, p=[.3, .2, .2, .1, .1, .07, .03]).astype(object),
-        "edu": rng.choice(["hs", "ba", "ms", "phd"], n).astype(object),
-    })
-    df.loc[::13, "income"] = np.nan
-    df.loc[::17, "job"] = None
-    y = pd.Series(((df["age"] > 45) ^ (rng.random(n) < 0.1)).astype(int), name="y")
-    return df, y
 
 
 def _pipe(solver="objective_perturbation", **kw):

@@ -17,22 +17,12 @@ from skdp.preprocessing import (DPOneHotEncoder, DPRobustScaler,  # noqa: E402
 from skdp.preprocessing._compact_basis import CompactBasis  # noqa: E402
 from skdp.preprocessing._csr_assembly import SparseColumnTransformer  # noqa: E402
 
-NUMERIC, CATEGORICAL = ["age", "income", "hours"], ["job", "edu"]
+from .._raw_tables import CATEGORICAL, NUMERIC, raw_table  # noqa: E402
 
 
 def _table(n=4000, seed=0):
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({
-        "age": rng.integers(18, 90, n).astype(float),
-        "income": rng.lognormal(10, 1, n),
-        "hours": rng.normal(40, 10, n),
-        "job": rng.choice(list("abcdefg"), n, p=[.3, .2, .2, .1, .1, .07, .03]).astype(object),
-        "edu": rng.choice(["hs", "ba", "ms", "phd"], n).astype(object),
-    })
-    df.loc[::13, "income"] = np.nan
-    df.loc[::17, "job"] = None
-    y = ((df["age"] > 45) ^ (rng.random(n) < 0.1)).astype(int).to_numpy()
-    return df, y
+    df, y = raw_table(n, seed)
+    return df, y.to_numpy()
 
 
 def _adversarial(prefix, df):
