@@ -94,24 +94,29 @@ def _on_expanded(fn, recipe, rows, *args, **kwargs):
     return fn(recipe.expand(rows), *args, **kwargs)
 
 
-def block_tasks(X, fn, *per_block, args=(), kwargs=None):
-    """``[fn(block_k, *(v[k] for v in per_block), *args, **kwargs)]`` as delayed tasks
-    over the row blocks of the 2-D Dask array ``X``, one task per block.  A basis rebuilt
-    per pass (:func:`skdp._dask_pipeline.rebuilt_basis`, which records its compact rows on
-    the array as ``_skdp_rebuilt``) is expanded inside the task that reads it, so a worker
-    holds the basis of the one partition its task reads (as separate tasks, the scheduler
-    ran up to three expansions ahead of their readers, measured at 10^7 rows)."""
+def block_tasks(X, fn, *per_block, args=(), kwargs=None, per_block_kwargs=None):
+    """``[fn(block_k, *(v[k] for v in per_block), *args, **kwargs, **{name: v[k] for name,
+    v in per_block_kwargs.items()})]`` as delayed tasks over the row blocks of the 2-D
+    Dask array ``X``, one task per block.  A basis rebuilt per pass
+    (:func:`skdp._dask_pipeline.rebuilt_basis`, which records its compact rows on the array
+    as ``_skdp_rebuilt``) is expanded inside the task that reads it, so a worker holds the
+    basis of the one partition its task reads (as separate tasks, the scheduler ran up to
+    three expansions ahead of their readers, measured at 10^7 rows)."""
     import dask
 
     kwargs = kwargs or {}
+    per_block_kwargs = per_block_kwargs or {}
+
+    def inputs(k):
+        return ((*(values[k] for values in per_block), *args),
+                {**kwargs, **{name: values[k] for name, values in per_block_kwargs.items()}})
+
     rebuilt = getattr(X, "_skdp_rebuilt", None)
-    extra = list(zip(*per_block)) if per_block else None
     if rebuilt is not None and len(rebuilt[1]) == len(X.chunks[0]):
         recipe, parts = rebuilt
-        return [dask.delayed(_on_expanded)(fn, recipe, part, *(extra[k] if extra else ()),
-                                           *args, **kwargs)
+        return [dask.delayed(_on_expanded)(fn, recipe, part, *inputs(k)[0], **inputs(k)[1])
                 for k, part in enumerate(parts)]
-    return [dask.delayed(fn)(block, *(extra[k] if extra else ()), *args, **kwargs)
+    return [dask.delayed(fn)(block, *inputs(k)[0], **inputs(k)[1])
             for k, block in enumerate(X.to_delayed().ravel())]
 
 

@@ -344,22 +344,13 @@ def partition_sum(design, fn, *args, per_partition=None, **kwargs):
 
     from .._dask import block_tasks
 
-    ys = list(design.y.to_delayed().ravel())
-    names = list(per_partition or {})
-    values = [list(per_partition[name]) for name in names]
     # each term one task (a basis rebuilt per pass is expanded inside it: block_tasks)
-    parts = dask.compute(*block_tasks(design.X, _with_keywords, ys, *values,
-                                      args=(fn, tuple(names), args, kwargs)))
+    parts = dask.compute(*block_tasks(design.X, fn, list(design.y.to_delayed().ravel()),
+                                      args=args, kwargs=kwargs,
+                                      per_block_kwargs=per_partition))
     if isinstance(parts[0], tuple):
         return tuple(_ordered_sum([part[i] for part in parts]) for i in range(len(parts[0])))
     return _ordered_sum(parts)
-
-
-def _with_keywords(x, y, *rest):
-    """``fn(x, y, *args, **kwargs, **{names: per-partition values})`` (rest: the values,
-    then ``fn, names, args, kwargs``)."""
-    *values, fn, names, args, kwargs = rest
-    return fn(x, y, *args, **kwargs, **dict(zip(names, values)))
 
 
 def _ordered_sum(values):

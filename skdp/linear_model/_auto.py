@@ -1043,8 +1043,10 @@ def dask_basis_compact(solver):
     1): at 10^7 rows the compact basis fit in 38.2 s (0.96 x the in-memory fit, 0.70 x the
     non-private Dask pipeline) with workers peaking at 1.02-1.08 GB, against 34.7 s and
     1.66 GB for the persisted basis and 1.69-1.70 GB for the non-private pipeline; at 10^6
-    rows 6.5 s and 0.70-0.73 GB against 7.0 s and 0.74-0.78 GB.  Public: the solver the
-    plan pins (or the estimator's parameter)."""
+    rows 6.5 s and 0.70-0.73 GB against 7.0 s and 0.74-0.78 GB; at 10^8 rows
+    (``raw_dask_1e8.md``) 424.5 s with its compact rows in memory, against 975-1100 s with
+    the persisted basis spilled to disk (and 1760.9 s for the non-private pipeline).
+    Public: the solver the plan pins (or the estimator's parameter)."""
     return solver in ("auto", "objective_perturbation", "output_perturbation")
 
 
