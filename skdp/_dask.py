@@ -107,17 +107,16 @@ def block_tasks(X, fn, *per_block, args=(), kwargs=None, per_block_kwargs=None):
     kwargs = kwargs or {}
     per_block_kwargs = per_block_kwargs or {}
 
-    def inputs(k):
-        return ((*(values[k] for values in per_block), *args),
-                {**kwargs, **{name: values[k] for name, values in per_block_kwargs.items()}})
+    def task(k, call, *first):
+        return dask.delayed(call)(
+            *first, *(values[k] for values in per_block), *args, **kwargs,
+            **{name: values[k] for name, values in per_block_kwargs.items()})
 
     rebuilt = getattr(X, "_skdp_rebuilt", None)
     if rebuilt is not None and len(rebuilt[1]) == len(X.chunks[0]):
         recipe, parts = rebuilt
-        return [dask.delayed(_on_expanded)(fn, recipe, part, *inputs(k)[0], **inputs(k)[1])
-                for k, part in enumerate(parts)]
-    return [dask.delayed(fn)(block, *inputs(k)[0], **inputs(k)[1])
-            for k, block in enumerate(X.to_delayed().ravel())]
+        return [task(k, _on_expanded, fn, recipe, part) for k, part in enumerate(parts)]
+    return [task(k, fn, block) for k, block in enumerate(X.to_delayed().ravel())]
 
 
 def map_rows(X, fn, *args, dtype=np.float64):

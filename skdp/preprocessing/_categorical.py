@@ -649,21 +649,24 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         out = np.zeros((n, sum(widths)))
         rows = np.arange(n)
         start = 0
-        for col, index, width in zip(columns, self._index, widths):
-            out[rows, start + self._codes(col, index)] = 1.0
+        for code, width in zip(self._column_codes(columns).T, widths):
+            out[rows, start + code] = 1.0
             start += width
         return out
 
-    def _basis_codes(self, X, dtype=np.int64):
-        """``(n, n_features_in_)`` codes: column ``j``'s entry is the position of the row's
-        1 in that column's one-hot block (:meth:`_codes`).  What a Dask fit keeps of a
-        partition (:mod:`~skdp.preprocessing._compact_basis`)."""
-        check_is_fitted(self)
-        columns = _columns(self, X, reset=False)
+    def _column_codes(self, columns, dtype=np.int64):
+        """``(n, n_features_in_)``: column ``j``'s entry is the position of the row's 1 in
+        that column's one-hot block (:meth:`_codes`)."""
         out = np.empty((columns[0].shape[0], len(columns)), dtype=dtype)
         for j, (col, index) in enumerate(zip(columns, self._index)):
             out[:, j] = self._codes(col, index)
         return out
+
+    def _basis_codes(self, X, dtype=np.int64):
+        """:meth:`_column_codes` of ``X``: what a Dask fit keeps of a partition
+        (:mod:`~skdp.preprocessing._compact_basis`)."""
+        check_is_fitted(self)
+        return self._column_codes(_columns(self, X, reset=False), dtype)
 
     def _transform_csr(self, columns, n, widths):
         """:meth:`transform` as CSR: one entry (1.0) per column and row, in increasing
@@ -673,11 +676,8 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         d = len(widths)
         total = sum(widths)
         dtype = np.int32 if max(total, n * d) < 2**31 - 1 else np.int64
-        indices = np.empty((n, d), dtype=dtype)
-        start = 0
-        for j, (col, index, width) in enumerate(zip(columns, self._index, widths)):
-            indices[:, j] = start + self._codes(col, index)
-            start += width
+        indices = self._column_codes(columns, dtype)
+        indices += np.cumsum([0] + widths[:-1]).astype(dtype)   # each block's start
         out = sp.csr_matrix((np.ones(n * d), indices.ravel(),
                              np.arange(0, n * d + 1, d, dtype=dtype)), shape=(n, total))
         out.has_sorted_indices = True

@@ -99,7 +99,7 @@ def _expand_rows(values, spans, codes, kind, source, start, width, degree, knots
             k = knots[knot_ptr[j]:knot_ptr[j + 1]]
             first = span_stencil(clamped(x, k), spans[i, j], k.shape[0],
                                  extended[ext_ptr[j]:ext_ptr[j + 1]], d, left, right, out)
-            for r in range(1 if d == 0 else d + 1):
+            for r in range(d + 1):
                 v = out[r]
                 if v != 0.0:
                     data[t] = v
@@ -134,57 +134,42 @@ class CompactBasis:
 
     Use :meth:`of`; ``n_features_out``: the basis's width."""
 
-    def __init__(self, prefix, columns, blocks, n_features_out):
+    def __init__(self, prefix, blocks, n_features_out):
+        from ._spline import _extended_knots
+
         self.prefix = prefix                  # data-free steps before the column transformer
         self.blocks = blocks                  # [(kind, transformer, columns, offset)]
         self.n_features_out = int(n_features_out)
-        self.columns = columns
-        seg = {"kind": [], "source": [], "start": [], "width": [], "degree": []}
-        knots, extended = [], []
-        n_values = n_codes = 0
-        top = 0
-        for kind, step, _, offset in blocks:
+        segments, knots, extended = [], [], []   # (kind, source, start, width, degree)
+        n_codes = 0
+        for kind, step, _, start in blocks:
             if kind == SPLINE:
-                start = offset
                 for k in step.knots_:
                     k = np.ascontiguousarray(k, dtype=np.float64)
-                    w = step._width(k)
-                    seg["kind"].append(SPLINE)
-                    seg["source"].append(n_values)
-                    seg["start"].append(start)
-                    seg["width"].append(w)
-                    seg["degree"].append(int(step.degree))
+                    width = step._width(k)
+                    segments.append((SPLINE, len(knots), start, width, int(step.degree)))
                     knots.append(k)
-                    from ._spline import _extended_knots
-
                     extended.append(np.asarray(_extended_knots(k, int(step.degree)),
                                                dtype=np.float64))
-                    n_values += 1
-                    start += w + 1
+                    start += width + 1            # the column's basis, then its indicator
             else:
-                start = offset
                 for index in step._index:
-                    w = len(index) + 2
-                    seg["kind"].append(ONE_HOT)
-                    seg["source"].append(n_codes)
-                    seg["start"].append(start)
-                    seg["width"].append(w)
-                    seg["degree"].append(0)
-                    top = max(top, w)
+                    width = len(index) + 2        # its categories, "other", "missing"
+                    segments.append((ONE_HOT, n_codes, start, width, 0))
                     n_codes += 1
-                    start += w
-        order = np.argsort(np.asarray(seg["start"], dtype=np.int64), kind="stable")
-        self._segments = tuple(np.asarray(seg[name], dtype=np.int64)[order]
-                               for name in ("kind", "source", "start", "width", "degree"))
+                    start += width
+        # in output column order (the order of the transformer's blocks need not be it)
+        table = np.array(sorted(segments, key=lambda seg: seg[2]),
+                         dtype=np.int64).reshape(-1, 5)
+        self._segments = tuple(np.ascontiguousarray(table[:, c]) for c in range(5))
         self._knots = _flat(knots)
         self._extended = _flat(extended)
-        self._n_values, self._n_codes = n_values, n_codes
-        self.code_dtype = np.int16 if top <= np.iinfo(np.int16).max else np.int32
+        widest = max((seg[3] for seg in segments if seg[0] == ONE_HOT), default=0)
+        self.code_dtype = np.int16 if widest <= np.iinfo(np.int16).max else np.int32
         most = max((k.shape[0] for k in knots), default=0)
         self.span_dtype = np.int8 if most < np.iinfo(np.int8).max else np.int32
-        kinds, _, _, _, degrees = self._segments
-        self.max_row_entries = int(np.sum(np.where(kinds == SPLINE,
-                                                   np.maximum(degrees, 0) + 1, 1)))
+        # a spline value's stencil has degree + 1 entries (or its indicator), a code one
+        self.max_row_entries = int(np.sum(self._segments[4] + 1))
 
     @classmethod
     def of(cls, prefix):
@@ -224,7 +209,7 @@ class CompactBasis:
         if not blocks:
             return None
         width = max(ct.output_indices_[n].stop for n in ct.output_indices_)
-        return cls(steps[:-1], ct, blocks, width)
+        return cls(steps[:-1], blocks, width)
 
     def encode(self, frame):
         """A raw partition (a pandas DataFrame of the fitted schema) as
