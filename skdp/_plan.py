@@ -301,6 +301,48 @@ def walk(step, path, X, final):
         yield path, step, final
 
 
+def schema_input_widths(step, X, path=""):
+    """``{path: width}`` of the leaves whose input width the schema ``X`` tells: the
+    first steps of the pipeline (after identity steps such as ``FrameToPandas``) take
+    ``X``'s width, the leaves of a ``ColumnTransformer`` block on ``X`` the number of
+    columns the block selects (:func:`_column_count`), every branch of a ``FeatureUnion``
+    its input's.  Leaves after a step that changes the columns are left out (their width
+    is known only from a fit).  Public: names, dtypes and the width of ``X``."""
+    widths = {}
+    _input_widths(step, path, X, _width(X), widths)
+    return widths
+
+
+def _input_widths(step, path, X, width, widths):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    prefix = f"{path}__" if path else ""
+    if isinstance(step, Pipeline):
+        for name, sub in step.steps:
+            _input_widths(sub, prefix + name, X, width, widths)
+            if not (sub is None or (isinstance(sub, str) and sub == "passthrough")
+                    or _is_identity_step(sub)):
+                X = width = None
+    elif isinstance(step, ColumnTransformer):
+        for name, sub, columns in step.transformers:
+            if isinstance(sub, str) or X is None:
+                continue
+            count = _column_count(columns, X)
+            _input_widths(sub, prefix + name, None, count, widths)
+    elif isinstance(step, FeatureUnion):
+        for name, sub in step.transformer_list:
+            if not isinstance(sub, str):
+                _input_widths(sub, prefix + name, X, width, widths)
+    elif width is not None:
+        widths[path] = int(width)
+
+
+def _is_identity_step(step):
+    return (type(step).__name__ in _IDENTITY_STEPS
+            and type(step).__module__.startswith("skdp.preprocessing"))
+
+
 def data_free_reason(step):
     """Why ``step`` learns nothing from the rows (a verified property,
     :func:`skdp.accounting._fitted._is_data_free`), or None if that cannot be verified."""
@@ -370,14 +412,19 @@ def make_plan(pipeline, X, n_samples, epsilon, delta, *, lazy=False):
     seed = pipeline.random_state
     releasing = [(p, leaf) for (p, leaf, _), k in zip(leaves, kinds) if k == "release"]
     has_model = "model" in kinds
-    shares = pipeline_budget_split([type(t).__name__ for _, t in releasing])
+    discovering = [p for p, t in releasing if _discovers_categories(t)]
+    threshold_total = PIPELINE_THRESHOLD_DELTA_SHARE * delta if discovering else 0.0
+    mu = gdp_mu(epsilon, delta - threshold_total)
+    widths = schema_input_widths(pipeline, X)
+    discoveries = [
+        (int(n_samples), widths[p], mu, threshold_total / len(discovering))
+        if p in discovering and widths.get(p) else None
+        for p, _ in releasing]
+    shares = pipeline_budget_split([type(t).__name__ for _, t in releasing], discoveries)
     if not has_model and shares:
         # no final estimator takes the rest: the transformers share all of mu^2
         total = sum(shares)
         shares = [w / total for w in shares]
-    discovering = [p for p, t in releasing if _discovers_categories(t)]
-    threshold_total = PIPELINE_THRESHOLD_DELTA_SHARE * delta if discovering else 0.0
-    mu = gdp_mu(epsilon, delta - threshold_total)
 
     planned = []
     share_of = dict(zip([p for p, _ in releasing], shares))
@@ -659,6 +706,14 @@ def planned_transformer_events(pipeline, plan, X, lazy=False):
     pipeline's transformers, configured by ``plan``, on public placeholder data of ``X``'s
     schema and ``n`` rows (their events are functions of their parameters, ``n`` and the
     schema only: the real fit checks that it released the same)."""
+    return dict(_release_probe(pipeline, plan, X, lazy)[0])
+
+
+def _release_probe(pipeline, plan, X, lazy=False):
+    """``({path: event}, {path: n_features_in_})`` of the releasing transformers, from one
+    fit of the transformers on public placeholder rows (:func:`planned_transformer_events`;
+    the input widths serve the width probe of a discovery whose input the schema does not
+    tell, :func:`_n_columns_of`)."""
     import warnings
 
     from sklearn.base import clone
@@ -666,7 +721,7 @@ def planned_transformer_events(pipeline, plan, X, lazy=False):
 
     releasing = [s for s in plan.steps if s.role == "release"]
     if not releasing:
-        return {}
+        return {}, {}
     prefix = Pipeline(pipeline.steps[:-1]) if _final_is_model(plan) else Pipeline(
         pipeline.steps)
     probe = clone(prefix)
@@ -682,8 +737,10 @@ def planned_transformer_events(pipeline, plan, X, lazy=False):
                          placeholder_lengths(plan.n_samples))
             else:
                 probe.fit(placeholder_frame(X, plan.n_samples))
-        _remember(key, {s.path: _event_at(probe, s.path) for s in releasing})
-    return dict(_PROBES[key])
+        _remember(key, ({s.path: _event_at(probe, s.path) for s in releasing},
+                        {s.path: getattr(fitted_leaf(probe, s.path), "n_features_in_", None)
+                         for s in releasing}))
+    return _PROBES[key]
 
 
 #: results of fits on placeholder data (public), keyed by everything they depend on: the
@@ -908,7 +965,7 @@ def design_widths(pipeline, plan, X, nominal=False, lazy=False):
         leaf = fitted_leaf_template(pipeline, s.path)
         if s.role == "release" and _discovers_categories(leaf):
             params[f"{s.path}__categories"] = [[] for _ in range(_n_columns_of(
-                pipeline, s.path, X))]
+                pipeline, plan, s.path, X, lazy))]
             params.pop(f"{s.path}__epsilon", None)
             params.pop(f"{s.path}__delta", None)
     probe.set_params(**{k: v for k, v in params.items()
@@ -952,22 +1009,13 @@ def fitted_leaf_template(pipeline, path):
     return pipeline.get_params(deep=True)[path]
 
 
-def _n_columns_of(pipeline, path, X):
-    """Number of input columns of the ColumnTransformer block at ``path`` (schema only)."""
-    from sklearn.compose import ColumnTransformer, make_column_selector
-
-    parent_path, _, name = path.rpartition("__")
-    parent = fitted_leaf_template(pipeline, parent_path)
-    if isinstance(parent, ColumnTransformer):
-        for block, _, columns in parent.transformers:
-            if block == name:
-                if isinstance(columns, make_column_selector) or callable(columns):
-                    return len(columns(X))
-                if isinstance(columns, (str, int)):
-                    return 1
-                if hasattr(columns, "__len__"):
-                    cols = list(columns)
-                    if cols and all(isinstance(c, (bool, np.bool_)) for c in cols):
-                        return int(sum(cols))
-                    return len(cols)
-    return _width(X)
+def _n_columns_of(pipeline, plan, path, X, lazy=False):
+    """Number of input columns of the step at ``path``: from the schema when it tells
+    (:func:`schema_input_widths`), else from the fit of the transformers on placeholder
+    rows (:func:`_release_probe`: the step follows one that may change the columns)."""
+    width = schema_input_widths(pipeline, X).get(path)
+    if width is None:
+        width = _release_probe(pipeline, plan, X, lazy)[1].get(path)
+    if width is None:
+        raise ValueError(f"the input width of step {path!r} is not known before the fit")
+    return int(width)
