@@ -163,3 +163,25 @@ def test_an_encoder_whose_input_width_needs_a_fit_keeps_the_fixed_share():
     for fitted in (pipe.fit(X, y), direct.fit(X, y)):
         assert fitted.privacy_guaranteed_
         assert get_epsilon(fitted.dp_event_, 1e-6) <= 0.5 * (1 + 1e-9)
+
+
+def test_an_encoder_nested_in_a_blocks_pipeline_gets_the_blocks_width():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    from skdp.preprocessing import DPSplineTransformer
+
+    X, y = _adult_like(1190)
+    columns = ColumnTransformer([
+        ("num", DPSplineTransformer(feature_bounds=[(0, 100)]), ["age"]),
+        ("cat", Pipeline([("enc", DPOneHotEncoder())]), ["marital", "sex"])])
+    pipe = PrivatePipeline([("columns", columns),
+                            ("model", DPLogisticRegression(classes=[0, 1], data_norm="auto"))],
+                           epsilon=0.5, delta=1e-6, random_state=0)
+    widths = schema_input_widths(pipe, X)
+    assert widths["columns__num"] == 1 and widths["columns__cat__enc"] == 2
+    plan = pipe.plan(X)
+    enc = plan.step("columns__cat__enc")
+    assert enc.mu_share == discovery_share(1190, 2, plan.mu, enc.threshold_delta) > FLOOR
+    pipe.fit(X, y)
+    assert get_epsilon(pipe.dp_event_, 1e-6) <= 0.5 * (1 + 1e-9)
