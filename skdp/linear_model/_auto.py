@@ -776,7 +776,9 @@ def discovery_share(n_samples, n_columns, mu, threshold_delta):
     ``mu^2`` instead of 90 %: its ``mu`` falls by at most ``sqrt(0.65/0.90)`` = 0.85, about
     the model of an epsilon 0.85 times smaller.  The rule fires only where the fixed
     share's threshold lies above 30 % of the rows, so that at 5 % such columns released
-    (almost) nothing anyway.
+    (almost) nothing anyway.  Measured on ``cc_2k_3pct_2col`` with 4 added columns of 10
+    equally frequent values (20 seeds): at epsilon 0.5 the rule gives 0.105, AUC -0.021
+    +- 0.043 (within that cell's noise); at epsilon 1 it keeps 5 %.
 
     **Privacy**: a function of ``n``, the schema's column count, ``epsilon`` and ``delta``
     (through ``mu`` and ``delta_T``) only, fixed by the plan before any row is read.
