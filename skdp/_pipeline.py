@@ -404,8 +404,8 @@ class PrivatePipeline(Pipeline):
                 # encoded targets (a second copy of n numbers on the workers otherwise),
                 # read from the source twice
                 model_name, model = self.steps[-1]
-                solver = {"solver": getattr(model, "solver", None),
-                          **(plan.step(model_name).params if has_model else {})}["solver"]
+                pins = plan.step(model_name).params if has_model else {}
+                solver = pins.get("solver", getattr(model, "solver", None))
                 compact = sparse and dask_basis_compact(solver)
                 Xt = rebuilt_basis(Pipeline(transformers), X, rows) if compact else None
                 if Xt is None:

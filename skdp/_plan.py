@@ -321,8 +321,7 @@ def _input_widths(step, path, X, width, widths):
     if isinstance(step, Pipeline):
         for name, sub in step.steps:
             _input_widths(sub, prefix + name, X, width, widths)
-            if not (sub is None or (isinstance(sub, str) and sub == "passthrough")
-                    or _is_identity_step(sub)):
+            if not _keeps_columns(sub):
                 X = width = None
     elif isinstance(step, ColumnTransformer):
         for name, sub, columns in step.transformers:
@@ -338,9 +337,12 @@ def _input_widths(step, path, X, width, widths):
         widths[path] = int(width)
 
 
-def _is_identity_step(step):
-    return (type(step).__name__ in _IDENTITY_STEPS
-            and type(step).__module__.startswith("skdp.preprocessing"))
+def _keeps_columns(step):
+    """Whether a pipeline step hands on its input's columns unchanged: None,
+    ``"passthrough"`` or one of skdp's identity steps (``_IDENTITY_STEPS``)."""
+    return (step is None or (isinstance(step, str) and step == "passthrough")
+            or (type(step).__name__ in _IDENTITY_STEPS
+                and type(step).__module__.startswith("skdp.preprocessing")))
 
 
 def data_free_reason(step):
@@ -606,9 +608,7 @@ def _analytic_sequence(steps, prefix, X, shape, n, by_path, events, supported):
 
     for name, step in steps:
         path = prefix + name
-        if step is None or (isinstance(step, str) and step == "passthrough") or \
-                type(step).__name__ in _IDENTITY_STEPS and \
-                type(step).__module__.startswith("skdp.preprocessing"):
+        if _keeps_columns(step):
             shape = (shape[0], shape[1], None)
         elif isinstance(step, Pipeline):
             shape = _analytic_sequence(step.steps, path + "__", X, shape, n, by_path,

@@ -757,7 +757,7 @@ def discovery_share(n_samples, n_columns, mu, threshold_delta):
       rule's share is 0.146; AUC 0.741 -> 0.794 (+0.053 +- 0.011); DP-EBM (given
       data-derived bounds) has 0.773.  Shares 0.21 and 0.30 gave +0.045 +- 0.017 and
       +0.050 +- 0.013: the gain is flat over 0.15-0.3, hence the cap.  Marital status
-      then releases 1.7 categories on average, against 0.4.
+      and sex then release 1.7 and 1.8 categories on average, against 0.35 and 1.0.
     * Fractions ``f`` of 0.15-0.25 also raise the share at epsilon 1 on that table (0.058-
       0.161: -0.005 +- 0.003 to -0.003 +- 0.003, where the pipeline is 0.045 above
       DP-EBM) and on ``adult_5k_13col`` at epsilon 0.5 (0.079-0.140: -0.002 +- 0.002 to
@@ -767,8 +767,8 @@ def discovery_share(n_samples, n_columns, mu, threshold_delta):
       matter: 15 % cost ``bank_10k_5col`` at epsilon 0.5 0.015 +- 0.005 (its threshold is
       6 % of the rows at 5 %), which the rule leaves at 5 %.
     * The raw Adult and Bank tables of ``benchmarks/bench_raw_tables.py`` (22,792 and
-      31,647 training rows) get 5 % at every epsilon from 0.5: their thresholds are 3-4 %
-      of the rows.
+      31,647 training rows) get 5 % at every epsilon from 0.5: their thresholds are at
+      most 4 % of the rows (0.2-3.9 %).
 
     **The cost where it does not pay**: a table whose categorical columns have no value
     holding 30 % of the rows (many columns of many rare values) gets the larger share
@@ -783,6 +783,8 @@ def discovery_share(n_samples, n_columns, mu, threshold_delta):
     **Privacy**: a function of ``n``, the schema's column count, ``epsilon`` and ``delta``
     (through ``mu`` and ``delta_T``) only, fixed by the plan before any row is read.
     """
+    from ..preprocessing._categorical import discovery_sensitivity, threshold_factor
+
     floor = TRANSFORMER_SHARES["DPOneHotEncoder"]
     d, n = int(n_columns), float(n_samples)
     rows = DISCOVERY_ROW_FRACTION * n - 1.0
@@ -790,7 +792,8 @@ def discovery_share(n_samples, n_columns, mu, threshold_delta):
         return floor
     if rows <= 0.0:
         return DISCOVERY_SHARE_MAX
-    root = math.sqrt(2.0 * d) * math.sqrt(2.0 * math.log(2.0 * d / threshold_delta))
+    # tau(w) - 1 = sigma(w) factor, sigma(w) = sensitivity / (sqrt(w) mu)
+    root = discovery_sensitivity(d) * threshold_factor(d, threshold_delta)
     need = (root / (float(mu) * rows)) ** 2
     return min(DISCOVERY_SHARE_MAX, max(floor, need))
 

@@ -126,9 +126,19 @@ __all__ = ["DPOneHotEncoder", "canonical_column", "canonical_order", "canonical_
            "discovery_threshold"]
 
 
+def discovery_sensitivity(n_columns):
+    """L2 sensitivity ``sqrt(2 d)`` of the counts of ``d`` columns (module docstring)."""
+    return math.sqrt(2.0 * n_columns)
+
+
+def threshold_factor(n_columns, delta_threshold):
+    """``sqrt(2 ln(2 d / delta_T))``: the threshold's distance above 1 in noise units."""
+    return math.sqrt(2.0 * math.log(2.0 * n_columns / delta_threshold))
+
+
 def discovery_threshold(sigma, n_columns, delta_threshold):
     """``tau = 1 + sigma sqrt(2 ln(2 d / delta_T))`` (module docstring)."""
-    return 1.0 + sigma * math.sqrt(2.0 * math.log(2.0 * n_columns / delta_threshold))
+    return 1.0 + sigma * threshold_factor(n_columns, delta_threshold)
 
 
 def _canonical_float(x):
@@ -602,7 +612,7 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         from .._mechanisms._exact import DOMINANCE_MARGIN, grid_for
 
         delta_g = delta_t = float(self.delta) / 2.0
-        sens = math.sqrt(2.0 * d)
+        sens = discovery_sensitivity(d)
         sigma = sens / gdp_mu(self.epsilon, delta_g)
         gamma = grid_for(sigma, float(n))
         if gamma > 1.0:
