@@ -68,6 +68,29 @@ def output_norm_bound(step):
     return None if bound is None else float(bound)
 
 
+
+def _is_real_number(value):
+    """A real number that is not a bool (``True`` is no budget) nor a string."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and \
+        not isinstance(value, (bool, np.bool_))
+
+
+def check_total_epsilon(epsilon):
+    """``float(epsilon)`` of a pipeline's total budget; ``ValueError`` unless it is a
+    positive finite number (a string, a bool, NaN, 0 or inf is refused)."""
+    if not (_is_real_number(epsilon) and 0 < epsilon < math.inf):
+        raise ValueError(f"epsilon must be a positive finite number, got {epsilon!r}")
+    return float(epsilon)
+
+
+def check_total_delta(delta):
+    """``float(delta)`` of a pipeline's total budget; ``ValueError`` unless it is a number
+    in (0, 1) (a string, a bool or NaN is refused)."""
+    if not (_is_real_number(delta) and 0.0 < delta < 1.0):
+        raise ValueError(f"delta must be a number in (0, 1), got {delta!r}")
+    return float(delta)
+
+
 class PrivatePipeline(Pipeline):
     """A ``Pipeline`` with one ``(epsilon, delta)`` budget for all its steps, spent by one
     public plan made before any row is read (module docstring, :mod:`skdp._plan`).
@@ -145,7 +168,7 @@ class PrivatePipeline(Pipeline):
     def _total_delta(self, n_samples):
         if self.delta is None:
             return min(1e-6, 1.0 / (10.0 * n_samples))
-        return float(self.delta)
+        return check_total_delta(self.delta)
 
     # ------------------------------------------------------------------ the plan
     def _check_budget_and_rows(self, X, y, params):
@@ -162,11 +185,7 @@ class PrivatePipeline(Pipeline):
         if self.model_plan not in ("adaptive", "fixed"):
             raise ValueError(f"model_plan must be 'adaptive' or 'fixed', got "
                              f"{self.model_plan!r}")
-        if isinstance(self.epsilon, bool) or not (
-                isinstance(self.epsilon, (int, float, np.integer, np.floating))
-                and 0 < self.epsilon < math.inf):
-            raise ValueError(f"epsilon must be a positive finite number, got "
-                             f"{self.epsilon!r}")
+        check_total_epsilon(self.epsilon)
         if hasattr(X, "columns") and len(X.columns) == 0:
             raise ValueError("X has no columns: a private pipeline needs at least one")
         rows = None
@@ -179,10 +198,7 @@ class PrivatePipeline(Pipeline):
             raise ValueError(f"a private pipeline needs at least 2 rows; got {n}")
         if y is not None and rows is None and _num_samples(y) != n:
             raise ValueError(f"X has {n} rows and y has {_num_samples(y)}: they must match")
-        delta = self._total_delta(n)
-        if not 0.0 < delta < 1.0:
-            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
-        return n, delta, rows
+        return n, self._total_delta(n), rows
 
     def plan(self, X, y=None):
         """The :class:`skdp._plan.PrivacyPlan` a fit on ``X`` would execute.
@@ -619,6 +635,10 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta=None, numeric=None,
     from .linear_model._auto import (PIPELINE_SPLINE_DEGREE, pipeline_sparse_design,
                                      pipeline_tail_knots)
 
+    # the budget first: the tail-knot rule below reads epsilon
+    check_total_epsilon(epsilon)
+    if delta is not None:
+        check_total_delta(delta)
     if isinstance(sparse_design, str):
         if sparse_design != "auto":
             raise ValueError(f"sparse_design must be True, False or 'auto', got "

@@ -144,12 +144,37 @@ def test_too_few_rows_are_refused_before_any_release(rows):
     assert not hasattr(pipe.named_steps["columns"], "transformers_")
 
 
-@pytest.mark.parametrize("eps", [0.0, -1.0, math.inf])
+BAD_EPSILONS = [0.0, -1.0, math.inf, math.nan, "1", True, None]
+BAD_DELTAS = [0.0, 1.0, -1e-6, math.nan, "1e-6", True]
+
+
+@pytest.mark.parametrize("eps", BAD_EPSILONS)
 def test_bad_budget_is_refused(eps):
+    """By the factory, whose rules read epsilon (a string used to reach them as a
+    TypeError), and by the fit of a pipeline whose epsilon was set afterwards, before
+    any row is read."""
     df, y = _table(200)
-    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=eps)
-    with pytest.raises(ValueError, match="epsilon"):
+    with pytest.raises(ValueError, match="epsilon must be a positive finite number"):
+        make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=eps)
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0)
+    pipe.set_params(epsilon=eps)
+    with pytest.raises(ValueError, match="epsilon must be a positive finite number"):
         pipe.fit(df, y)
+    assert not hasattr(pipe.named_steps["columns"], "transformers_")
+
+
+@pytest.mark.parametrize("delta", BAD_DELTAS)
+def test_bad_delta_is_refused(delta):
+    """A string delta used to be converted with float() and accepted; a bool is no
+    delta either."""
+    df, y = _table(200)
+    with pytest.raises(ValueError, match=r"delta must be a number in \(0, 1\)"):
+        make_private_pipeline(DPLogisticRegression(classes=[0, 1]), delta=delta)
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), delta=1e-6)
+    pipe.set_params(delta=delta)
+    with pytest.raises(ValueError, match=r"delta must be a number in \(0, 1\)"):
+        pipe.fit(df, y)
+    assert not hasattr(pipe.named_steps["columns"], "transformers_")
 
 
 def test_pipeline_with_data_free_steps_only_and_fit_params():

@@ -208,9 +208,11 @@ def _pipeline_probe(pipe, X, n_rows):
 
     from ..accounting._sampled import joint_calibrations
 
-    delta = pipe._total_delta(n_rows)
+    from .._pipeline import check_total_epsilon
+
+    epsilon, delta = check_total_epsilon(pipe.epsilon), pipe._total_delta(n_rows)
     with joint_calibrations():      # as the pipeline's own fit plans
-        plan = make_plan(pipe, as_pandas(X), n_rows, float(pipe.epsilon), delta)
+        plan = make_plan(pipe, as_pandas(X), n_rows, epsilon, delta)
     event = plan.planned_event
     if isinstance(event, dp_accounting.NonPrivateDpEvent):
         return event, False
