@@ -20,7 +20,9 @@ the majority rate - 0.002, R^2 at least -0.002.
         python benchmarks/bench_small_tables.py --seeds 0-9 [--report-only]
 
 ``--name small_tables_20seeds --seeds 0-19`` keeps a run of more seeds (with DP-EBM's
-``results/small_tables_20seeds_dpebm.json``) beside the 10-seed one.  The AUC target's
+``results/small_tables_20seeds_dpebm.json``) beside the 10-seed one; ``--name
+small_tables_60seeds --seeds 0-59 --tables cc_2k_3pct_2col,synth_mono`` reads the two
+tables whose gaps are noisiest (60 and 230 positives).  The AUC target's
 ``±`` is the paired standard error of skdp minus DP-EBM's better configuration.
 """
 
@@ -200,8 +202,8 @@ def render(argv):
     cells.update(_cells(peer["rows"], "dpebm"))
     runs = sk.get("runs", [])
     out = ["# The bounds-free pipeline on small and rare-positive tables (issue 48)", "",
-           "Written by `benchmarks/bench_small_tables.py` from `results/small_tables_skdp.json` "
-           "and DP-EBM's `results/small_tables_dpebm.json` (`benchmarks/peers_small_tables.py`"
+           f"Written by `benchmarks/bench_small_tables.py` from `results/{OUT_JSON.name}` "
+           f"and DP-EBM's `results/{PEER_JSON.name}` (`benchmarks/peers_small_tables.py`"
            ", interpret's own venv). Tables: `benchmarks/_small_tables.py` (analogues of the "
            "held-out tables; fixed rows, the seeds vary the 70/30 split, stratified for the "
            "classifiers, and the noise). δ = 1e-6. Means over seeds.", "",
