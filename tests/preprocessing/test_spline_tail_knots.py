@@ -1,7 +1,7 @@
 """DPSplineTransformer(tail_knots=...): public decade knots beyond the boundary quantiles
 (issue 48).  The values beyond the released range stay apart instead of being clamped, the
 output bound holds for any input, the release and its event are unchanged, and the rule
-that switches them on reads ``n/sigma`` only."""
+that switches them on reads ``n/sigma`` and, on small tables, ``n``."""
 
 import math
 
@@ -10,7 +10,9 @@ import pytest
 
 from skdp.preprocessing import DPSplineTransformer
 from skdp.preprocessing._spline import decade_spares
-from skdp.linear_model._auto import (SPLINE_TAIL_KNOTS_BELOW, TAIL_QUANTILE_KNOTS,
+from skdp.linear_model._auto import (SPLINE_SMALL_TABLE_ROWS,
+                                     SPLINE_SMALL_TABLE_TAIL_KNOTS_BELOW,
+                                     SPLINE_TAIL_KNOTS_BELOW, TAIL_QUANTILE_KNOTS,
                                      spline_tail_knots)
 
 BAD_ROWS = [[np.nan, np.nan], [1e300, -1e300], [np.inf, -np.inf], [5e-324, 0.0],
@@ -95,11 +97,45 @@ def test_auto_adds_the_tail_knots_below_the_knee_only_with_two_quantile_knots():
         np.testing.assert_array_equal(a, b)             # above the knee: the old knots
 
 
-def test_the_rule_reads_n_over_sigma_only():
-    assert spline_tail_knots(1999, 100.0) and not spline_tail_knots(2000, 100.0)
-    assert spline_tail_knots(1999.0, 100.0) == spline_tail_knots(19.99, 1.0)
+def test_the_rule_reads_n_over_sigma_and_the_small_table_bound():
+    # from SPLINE_SMALL_TABLE_ROWS rows on: below x = n/sigma = 20 only
+    assert spline_tail_knots(39_999, 2000.0) and not spline_tail_knots(40_000, 2000.0)
+    assert spline_tail_knots(SPLINE_SMALL_TABLE_ROWS, SPLINE_SMALL_TABLE_ROWS / 19.99)
+    assert not spline_tail_knots(SPLINE_SMALL_TABLE_ROWS, SPLINE_SMALL_TABLE_ROWS / 20.0)
+    # below it: up to x = 60
+    n = SPLINE_SMALL_TABLE_ROWS - 1
+    assert spline_tail_knots(n, n / 59.99) and not spline_tail_knots(n, n / 60.0)
+    assert spline_tail_knots(4900, 4900 / 30.5) and not spline_tail_knots(21_000, 21_000 / 30.5)
+    assert SPLINE_TAIL_KNOTS_BELOW < SPLINE_SMALL_TABLE_TAIL_KNOTS_BELOW
     with pytest.raises(TypeError):
         spline_tail_knots(1400, 250.0, np.zeros(3))
+
+
+def test_a_small_table_between_the_knees_gets_the_tails_and_a_large_one_does_not():
+    """The same column, n/sigma between 20 and 60 on both: 4,000 rows get the boundary
+    quantiles and the public spares, 24,000 rows (six copies, at a smaller epsilon) keep
+    the rule's quantile knots."""
+    X = _pay_like(4000)
+    small = DPSplineTransformer(tail_knots="auto", degree=1, epsilon=0.3,
+                                random_state=0).fit(X)
+    x_small = X.shape[0] / small.noise_scale_
+    assert SPLINE_TAIL_KNOTS_BELOW <= x_small < SPLINE_SMALL_TABLE_TAIL_KNOTS_BELOW
+    assert all(len(k) <= TAIL_QUANTILE_KNOTS + 2 for k in small.knots_)
+    rows = np.array([[0.0, 1e5], [1.0, 1e5], [2.0, 1e5]])
+    z = small.transform(rows)
+    assert not np.allclose(z[0], z[1])                # pay 0 and 1 apart
+    big = np.vstack([X] * 6)
+    for eps in np.linspace(0.02, 0.3, 57):
+        large = DPSplineTransformer(tail_knots="auto", degree=1, epsilon=eps,
+                                    random_state=0).fit(big)
+        x_large = big.shape[0] / large.noise_scale_
+        if SPLINE_TAIL_KNOTS_BELOW <= x_large < SPLINE_SMALL_TABLE_TAIL_KNOTS_BELOW:
+            break
+    else:                                              # pragma: no cover
+        pytest.fail("no epsilon puts 24,000 rows between the knees")
+    plain = DPSplineTransformer(degree=1, epsilon=eps, random_state=0).fit(big)
+    for a, b in zip(large.knots_, plain.knots_):
+        np.testing.assert_array_equal(a, b)           # no tails from 20,000 rows on
 
 
 @pytest.mark.parametrize("tail_knots", [True, "auto"])
