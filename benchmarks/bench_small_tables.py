@@ -219,7 +219,9 @@ def render(argv):
         out.append(f"- DP-EBM run {r.get('started')} seeds {r.get('seeds')} "
                    f"(OMP_NUM_THREADS={r.get('OMP_NUM_THREADS')}, nice {r.get('nice')}); "
                    f"{peer.get('versions')}")
-    out += ["", "Tables:", ""] + [f"- {describe(t)}" for t in NAMES] + [""]
+    # the tables this result set holds (a set of more seeds may hold a few)
+    present = [t for t in NAMES if any(k[2] == t for k in cells)]
+    out += ["", "Tables:", ""] + [f"- {describe(t)}" for t in present] + [""]
     out += ["The AUC target's ± is the standard error of the paired differences (skdp minus "
             "DP-EBM's better configuration, same split and seed).", ""]
     out += ["DP-EBM is given `privacy_bounds` = the training split's min/max of every numeric "
@@ -255,7 +257,9 @@ def render(argv):
                         missed.append(f"{name} ε={eps:g}: {w} ({v})")
                 rows.append(row)
                 doc_rows.append({"table": name, "epsilon": eps, **s})
-        out += [f"## {kind}", "", md_table(headers, rows, "l" + "r" * (len(headers) - 1)), ""]
+        if rows:
+            out += [f"## {kind}", "", md_table(headers, rows, "l" + "r" * (len(headers) - 1)),
+                    ""]
     out += ["## Targets", "", f"{met} target cells met, {len(missed)} missed.", ""]
     out += [f"- missed: {m}" for m in missed] or ["- none missed"]
     OUT_MD.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")

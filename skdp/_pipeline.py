@@ -68,7 +68,6 @@ def output_norm_bound(step):
     return None if bound is None else float(bound)
 
 
-
 def _is_real_number(value):
     """A real number that is not a bool (``True`` is no budget) nor a string."""
     return isinstance(value, (int, float, np.integer, np.floating)) and \

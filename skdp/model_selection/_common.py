@@ -205,9 +205,7 @@ def _pipeline_probe(pipe, X, n_rows):
     from ..preprocessing._rowwise import as_pandas
     from .._plan import make_plan
     from ..accounting import _lazy_dp_accounting as dp_accounting
-
     from ..accounting._sampled import joint_calibrations
-
     from .._pipeline import check_total_epsilon
 
     epsilon, delta = check_total_epsilon(pipe.epsilon), pipe._total_delta(n_rows)
