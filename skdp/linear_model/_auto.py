@@ -218,6 +218,7 @@ from .._solvers._objective_perturbation import (
     noise_balanced_alpha,
     objective_perturbation_alpha,
 )
+from ._target_range import effective_y_bound
 
 __all__ = ["FitPlan", "resolve_fit_plan", "choose_convex_solver", "auto_alpha",
            "dpsgd_schedule"]
@@ -296,6 +297,8 @@ class FitPlan:
         """The estimator's parameters with the resolved values substituted: what the
         planners read (attributes ``solver``, ``alpha``, ``row_bound``, options...)."""
         params = dict(estimator.get_params(deep=False))
+        # a target_range fits the scaled targets, |z| <= 1 (linear_model/_target_range.py)
+        params["y_bound"] = effective_y_bound(params)
         params.update(self.options)
         params.update(solver=self.solver, alpha=self.alpha, row_bound=self.row_bound,
                       n_features_in_=int(n_features))
@@ -700,7 +703,9 @@ def pipeline_model_alpha(model, release_names):
     pipeline's classes and the model's parameters."""
     if type(model).__name__ != "DPHuberRegressor" or getattr(model, "alpha", None) != "auto":
         return {}
-    y_bound, kappa = getattr(model, "y_bound", None), getattr(model, "huber_threshold", 0)
+    y_bound = effective_y_bound({"y_bound": getattr(model, "y_bound", None),
+                                 "target_range": getattr(model, "target_range", None)})
+    kappa = getattr(model, "huber_threshold", 0)
     if (isinstance(y_bound, numbers.Real) and not isinstance(y_bound, bool)
             and kappa and 0.0 < float(y_bound) <= float(kappa)
             and "DPSplineTransformer" in release_names):

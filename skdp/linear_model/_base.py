@@ -52,6 +52,7 @@ from .._solvers import (CONVEX_SOLVERS, SECURE_NOISE_SOLVERS, SOLVER_OPTIONS, SO
 from .._solvers._dask_objective import DaskDesign
 from .._solvers._threads import single_threaded_blas
 from ._auto import resolve_fit_plan
+from ._target_range import centre_targets, check_target_range
 from ..accounting import get_delta, get_epsilon
 from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from .._stacklevel import user_stacklevel
@@ -442,6 +443,12 @@ def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outp
 
     if estimator._data_derived_inputs():
         return dp_accounting.NonPrivateDpEvent()
+    try:
+        check_target_range(estimator)
+    except ValueError:
+        if raise_errors:
+            raise
+        return None
     if estimator._released_bounds():
         return _planned_released_bounds_event(estimator, n_samples, n_features)
     try:
@@ -594,6 +601,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         if self.data_norm is not None and not isinstance(self.data_norm, str) \
                 and not math.isfinite(self.data_norm):
             raise ValueError(f"data_norm must be finite, got {self.data_norm!r}")
+        check_target_range(self)
         check_public_ranges(self)
 
     def _data_norm_value(self):
@@ -620,10 +628,18 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         """``(X, y)`` of a regressor's fit: a Dask collection becomes a
         :class:`~skdp._solvers._dask_objective.DaskDesign` validated on the workers (its
         targets clipped to ``y_bound`` there), in-memory data goes through
-        ``validate_data``; either way the targets are clipped to the public ``y_bound``."""
-        # y_bound="auto": clipped once the bound is released (_run_solver_released_bounds)
-        bound = None if isinstance(self.y_bound, str) else self.y_bound
-        clip = functools.partial(clip_targets, bound=bound)
+        ``validate_data``; either way the targets are clipped to the public ``y_bound``, or
+        clipped to a public ``target_range`` and centred on its middle
+        (:mod:`skdp.linear_model._target_range`)."""
+        target_range = check_target_range(self)
+        if target_range is not None:
+            clip = functools.partial(centre_targets, low=target_range[0],
+                                     high=target_range[1])
+        else:
+            # y_bound="auto": clipped once the bound is released
+            # (_run_solver_released_bounds)
+            bound = None if isinstance(self.y_bound, str) else self.y_bound
+            clip = functools.partial(clip_targets, bound=bound)
         if is_dask_collection(X):
             design = dask_design(self, X, y, clip)
             return design, design.y

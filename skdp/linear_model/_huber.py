@@ -16,6 +16,7 @@ from ._base import (
     DPLinearRegressorMixin,
     _refuse_sample_weight,
 )
+from ._target_range import check_target_range, effective_y_bound, intercept_in_target_units
 
 
 #: solvers that handle huber_threshold=0 (the absolute loss) by Gaussian smoothing (closed
@@ -38,7 +39,9 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
     ``L = kappa C`` *whatever the target* (the derivative of ``h`` is clipped to
     ``[-kappa, kappa]``), so no bound on ``y`` is needed for privacy; ``beta = C^2``.
     Unlike scikit-learn's ``HuberRegressor`` no scale is co-estimated: scale the target
-    (publicly) so that residuals of order ``huber_threshold`` are "normal".
+    (publicly) so that residuals of order ``huber_threshold`` are "normal", and give its
+    public range, ``target_range=(low, high)``, so that the model shrinks towards the
+    middle of the range rather than towards 0.
 
     Solvers and calibration as in :class:`DPLogisticRegression`: by default the noise-free
     minimiser is certified within ``tau = 0.01 L/(n alpha)`` and released with the
@@ -62,6 +65,17 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         Optional public bound on ``|y|``; targets are clipped to it.  Not needed for the
         guarantee; in ``calibration="paper"`` it tightens the public bound on
         ``||w_hat||`` (``sqrt(2 h(y_bound)/alpha)``).
+    target_range : (float, float) or None, default=None
+        Public range ``(low, high)`` of the target -- a documented range or the physical
+        domain, never the rows' minimum and maximum.  The model is then fitted on
+        ``clip(y, low, high) - c`` (``c`` the range's middle; its bound, the half-width,
+        is the ``y_bound``, which must be left None) and ``intercept_`` includes ``c``.
+        A private model shrinks towards 0 where the data carry little signal; with the
+        range it shrinks towards the middle of the range instead (raw targets of 100-150
+        dB scored a test R^2 of -54 at epsilon 1 through ``make_private_pipeline``, +0.22
+        with their range).  The target keeps its units (``huber_threshold``, ``alpha``);
+        the guarantee is unchanged (a public map of each row;
+        :mod:`skdp.linear_model._target_range`).
     alpha : float or "auto", default="auto"
         L2 regularisation strength (of the mean loss).  ``"auto"``: a public rule of
         ``n``, ``p``, ``epsilon``, ``delta`` and the bounds that balances the
@@ -177,6 +191,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         "huber_threshold": [Interval(numbers.Real, 0, None, closed="left")],
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"}),
                     None],
+        "target_range": ["array-like", None],
     }
 
     def __init__(
@@ -187,6 +202,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         huber_threshold=1.0,
         data_norm=None,
         y_bound=None,
+        target_range=None,
         alpha="auto",
         fit_intercept=True,
         intercept_scaling=1.0,
@@ -213,6 +229,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self.huber_threshold = huber_threshold
         self.data_norm = data_norm
         self.y_bound = y_bound
+        self.target_range = target_range
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
@@ -261,9 +278,16 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         X, y = self._regression_inputs(X, y)
         self._check_n_samples(X.shape[0])
         loss, _ = self._planning_loss()
-        attrs, result = self._run_solver(X, y, loss, n_outputs=1, y_bound=self.y_bound)
+        target_range = check_target_range(self)
+        attrs, result = self._run_solver(
+            X, y, loss, n_outputs=1,
+            y_bound=effective_y_bound({"y_bound": self.y_bound,
+                                       "target_range": target_range}))
+        intercept = float(result.intercept[0])
+        if target_range is not None:    # post-processing: back to the target's level
+            intercept = intercept_in_target_units(intercept, *target_range)
         attrs["coef_"] = np.ascontiguousarray(result.coef[:, 0])
-        attrs["intercept_"] = float(result.intercept[0])
+        attrs["intercept_"] = intercept
         self._set_fitted(attrs)
         return self
 

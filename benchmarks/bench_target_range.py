@@ -1,0 +1,136 @@
+"""Raw regression targets through a private pipeline, with and without their public range.
+
+``make_private_pipeline(DPHuberRegressor(...))`` on the raw regression tables of
+``_raw_protocol`` (airfoil 1,503 rows, concrete 1,030, wine 6,497) and their seeded
+subsamples (``airfoil_500``, ``concrete_500``, ``wine_2000``, as in
+``bench_spline_alpha.py``), the target **in its own units** (dB, MPa, quality points):
+
+* ``raw``: ``DPHuberRegressor()`` -- what a user who passes the raw target gets;
+* ``range``: ``DPHuberRegressor(target_range=(low, high))`` with the public range of
+  ``_raw_protocol.REGRESSION_TARGET_RANGE`` (the model shrinks towards the middle of the
+  range, :mod:`skdp.linear_model._target_range`);
+* ``scaled`` (reference): the target mapped publicly into [-1, 1] and
+  ``DPHuberRegressor(y_bound=1.0)``, the protocol of every other regression result in
+  ``results/`` (the same centring, and the Huber threshold of 1 then half the range).
+
+70/30 split (``split_regression``, seed = the noise seed), delta = 1e-6, numba on one
+thread; mean test R^2 (in the target's units; R^2 is unchanged by the affine map) over the
+seeds +- its standard error.  Writes ``results/target_range.md`` and ``.json``.
+
+    NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python benchmarks/bench_target_range.py \\
+        [--seeds 0-19] [--tables airfoil,concrete,...]
+"""
+
+import os
+import sys
+from pathlib import Path
+
+for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+os.environ.setdefault("SKDP_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+import argparse  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+from sklearn.metrics import r2_score  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import git_state, log, machine_info, write_results  # noqa: E402
+from _raw_protocol import (CATEGORICAL, NUMERIC, REGRESSION_TARGET_RANGE,  # noqa: E402
+                           parse_seeds, split_regression)
+from bench_spline_alpha import table  # noqa: E402
+
+from skdp import DPHuberRegressor, make_private_pipeline  # noqa: E402
+
+TABLES = ("airfoil", "concrete", "wine", "airfoil_500", "concrete_500", "wine_2000")
+EPSILONS = (0.5, 1.0, 2.0, 10.0)
+DELTA = 1e-6
+VARIANTS = ("raw", "range", "scaled")
+
+
+def raw_units(name):
+    """``(X, y, (low, high))``: the table with its target back in its own units."""
+    X, scaled = table(name)
+    low, high = REGRESSION_TARGET_RANGE[name.partition("_")[0]]
+    return X, 0.5 * (low + high) + 0.5 * (high - low) * scaled, (low, high)
+
+
+def variant_r2(X, y, target_range, eps, seed, variant):
+    """Test R^2 of one fit of the pipeline (module docstring), its guarantee checked."""
+    Xtr, Xte, ytr, yte = split_regression(X, y, seed)
+    low, high = target_range
+    centre, half = 0.5 * (low + high), 0.5 * (high - low)
+    if variant == "raw":
+        model, fit_y, back = DPHuberRegressor(), ytr, (lambda p: p)
+    elif variant == "range":
+        model, fit_y, back = DPHuberRegressor(target_range=target_range), ytr, (lambda p: p)
+    else:
+        model = DPHuberRegressor(y_bound=1.0)
+        fit_y, back = (np.clip(ytr, low, high) - centre) / half, (lambda p: centre + half * p)
+    pipe = make_private_pipeline(model, epsilon=eps, delta=DELTA, numeric=NUMERIC(X),
+                                 categorical=CATEGORICAL(X), random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(Xtr, fit_y)
+    assert pipe.privacy_guaranteed_ and pipe.epsilon_ <= eps * (1 + 1e-9)
+    return r2_score(yte, back(pipe.predict(Xte)))
+
+
+def render(raw):
+    lines = ["# Raw regression targets through a private pipeline, with their public range",
+             "",
+             f"`benchmarks/bench_target_range.py --seeds {raw['seeds']}` "
+             f"({raw['n_seeds']} seeds), git {raw['git']}, {raw['elapsed_s']:.0f} s, "
+             f"NUMBA_NUM_THREADS={raw['machine']['env'].get('NUMBA_NUM_THREADS')}.  "
+             "`make_private_pipeline(DPHuberRegressor(...))` on the target in its own units, "
+             "delta = 1e-6, 70/30 split per seed; mean test R^2 +- standard error.  raw: "
+             "`DPHuberRegressor()`; range: `DPHuberRegressor(target_range=(low, high))`, "
+             "the public range of `_raw_protocol.REGRESSION_TARGET_RANGE`; scaled "
+             "(reference, the protocol of the other regression results): the target mapped "
+             "into [-1, 1] by that range, `DPHuberRegressor(y_bound=1.0)`.", "",
+             "| table | n train | range | eps | raw R^2 | range R^2 | scaled R^2 | "
+             "range - raw (paired) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in raw["cells"]:
+        r = {v: np.array(c[v]) for v in VARIANTS}
+        d = r["range"] - r["raw"]
+        se = {v: r[v].std() / np.sqrt(len(r[v])) for v in VARIANTS}
+        lines.append(
+            f"| {c['table']} | {c['n_train']} | {tuple(c['target_range'])} | "
+            f"{c['epsilon']:g} | " + " | ".join(
+                f"{r[v].mean():+.3f} +- {se[v]:.3f}" for v in VARIANTS)
+            + f" | {d.mean():+.3f} +- {d.std() / np.sqrt(len(d)):.3f} |")
+    diffs = [np.mean(np.array(c["range"]) - np.array(c["raw"])) for c in raw["cells"]]
+    lines += ["", f"range - raw: smallest mean change {min(diffs):+.4f}, "
+              f"{sum(d < 0 for d in diffs)} of {len(diffs)} cells below 0."]
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", default="0-19")
+    parser.add_argument("--tables", default=",".join(TABLES))
+    args = parser.parse_args()
+    seeds = parse_seeds(args.seeds)
+    t0 = time.time()
+    raw = {"seeds": args.seeds, "n_seeds": len(seeds), "cells": [], "git": git_state()}
+    for name in args.tables.split(","):
+        X, y, target_range = raw_units(name)
+        for eps in EPSILONS:
+            cell = {"table": name, "epsilon": eps, "target_range": target_range,
+                    "n_train": len(split_regression(X, y, 0)[2])}
+            for v in VARIANTS:
+                cell[v] = [float(variant_r2(X, y, target_range, eps, s, v)) for s in seeds]
+            raw["cells"].append(cell)
+            log(f"{name:14s} eps={eps:<4} " + " ".join(
+                f"{v} {np.mean(cell[v]):+.4f}" for v in VARIANTS))
+    raw["machine"] = machine_info()
+    raw["elapsed_s"] = time.time() - t0
+    md, _ = write_results("target_range", render(raw), raw)
+    print(md.read_text())
+
+
+if __name__ == "__main__":
+    main()
