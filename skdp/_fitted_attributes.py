@@ -45,7 +45,7 @@ RELEASED = frozenset({
     "mean_", "var_", "scale_",                               # DPStandardScaler
     "knots_", "n_features_out_", "categories_",              # spline basis, one-hot
     "center_", "clip_bounds_", "output_norm_bound_",         # robust scaler; the bound a
-    "y_bound_",                                              # next step takes; auto bounds
+    "y_bound_", "target_centre_",                            # next step takes; auto bounds
     "best_index_", "best_params_", "best_score_",            # private searches: the noisy
     "cv_results_", "best_estimator_",                        # selection and its model
 })

@@ -467,16 +467,13 @@ def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outp
 
 def _planned_released_bounds_event(estimator, n_samples, n_features):
     """The event of a fit that releases its own bounds first (``data_norm="auto"``
-    standalone, ``y_bound="auto"``): the bounds' count trees under ``sqrt(AUTO_BOUND_SHARE)``
-    of the fit's ``mu``, then the model at the largest epsilon that composes with them --
-    what :meth:`BaseDPLinear._run_solver_released_bounds` does, from public quantities
-    (the released bounds' values do not enter the events, which are in noise units)."""
-    from sklearn.base import clone
-
+    standalone, ``y_bound="auto"``; the targets' mean of a ``target_range``): the bounds'
+    count trees under ``sqrt(AUTO_BOUND_SHARE)`` of the fit's ``mu`` and the mean under
+    ``sqrt(TARGET_CENTRE_SHARE)`` (:func:`_released_events`), then the model at the largest
+    epsilon that composes with them -- what :meth:`BaseDPLinear._run_solver_released_bounds`
+    does, from public quantities (the released values do not enter the events, which are
+    in noise units)."""
     from ..accounting import compose
-    from .._mechanisms._quantiles import tree_histogram_event
-    from ..preprocessing._common import gdp_mu
-    from ._auto import AUTO_BOUND_SHARE
     from ._budget import largest_model_epsilon
 
     if n_features is None or float(estimator.delta) == 0.0:
@@ -484,10 +481,8 @@ def _planned_released_bounds_event(estimator, n_samples, n_features):
     names = estimator._released_bounds()
     eps, delta = float(estimator.epsilon), float(estimator.delta)
     try:
-        mu_bounds = math.sqrt(AUTO_BOUND_SHARE) * gdp_mu(eps, delta)
-        bound_event = tree_histogram_event(int(n_samples), len(names), mu_bounds)
-        inner = clone(estimator).set_params(**{name: 1.0 for name in names})
-        inner.set_params(epsilon=largest_model_epsilon(inner, [bound_event], n_samples,
+        events, inner = _released_events(estimator, names, int(n_samples), eps, delta)
+        inner.set_params(epsilon=largest_model_epsilon(inner, events, n_samples,
                                                        n_features, eps, delta))
         model_event = planned_dp_event(inner, n_samples, n_features)
     except (ValueError, TypeError, ZeroDivisionError, OverflowError, AttributeError):
@@ -496,7 +491,39 @@ def _planned_released_bounds_event(estimator, n_samples, n_features):
         if type(exc).__name__ == "BudgetExceededError":
             return None
         raise
-    return None if model_event is None else compose(bound_event, model_event)
+    return None if model_event is None else compose(*events, model_event)
+
+
+def _released_events(estimator, names, n_samples, epsilon, delta, inner=None):
+    """``(events, inner)``: the events of the releases before the model, in the order the
+    fit makes them -- the count trees of the bounds under ``sqrt(AUTO_BOUND_SHARE) mu``,
+    then the targets' mean under ``sqrt(TARGET_CENTRE_SHARE) mu`` -- and a clone of the
+    estimator configured as its model runs after them (bounds released, targets centred
+    with ``y_bound = high - low``).  Public quantities only: what the plan and the fit
+    (:meth:`BaseDPLinear._run_solver_released_bounds`) both compose.  ``inner``: the
+    object to configure (default: a clone; the fit passes a shallow copy, whose
+    ``random_state`` generator, if one was given, is the estimator's and moves on)."""
+    from sklearn.base import clone
+
+    from ..accounting import gaussian_event
+    from .._mechanisms._quantiles import tree_histogram_event
+    from ..preprocessing._common import gdp_mu
+    from ._auto import AUTO_BOUND_SHARE, TARGET_CENTRE_SHARE
+    from ._target_range import effective_y_bound
+
+    mu = gdp_mu(epsilon, delta)
+    quantiles = [name for name in names if name != "target_centre"]
+    events = []
+    inner = clone(estimator) if inner is None else inner
+    if quantiles:
+        events.append(tree_histogram_event(n_samples, len(quantiles),
+                                           math.sqrt(AUTO_BOUND_SHARE) * mu))
+        inner.set_params(**{name: 1.0 for name in quantiles})
+    if "target_centre" in names:
+        events.append(gaussian_event(1.0, math.sqrt(TARGET_CENTRE_SHARE) * mu))
+        inner.set_params(y_bound=effective_y_bound(estimator.get_params(deep=False)),
+                         target_range=None)
+    return events, inner
 
 
 def _event_of_plan(estimator, plan, n_samples, n_features, loss):
@@ -616,12 +643,15 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
 
     def _released_bounds(self):
         """The bounds this fit releases privately before the model: ``"data_norm"`` for a
-        standalone ``data_norm="auto"``, ``"y_bound"`` for ``y_bound="auto"``."""
+        standalone ``data_norm="auto"``, ``"y_bound"`` for ``y_bound="auto"``,
+        ``"target_centre"`` (the targets' mean) for a ``target_range``."""
         names = []
         if isinstance(self.data_norm, str) and self._data_norm_value() is None:
             names.append("data_norm")
         if isinstance(getattr(self, "y_bound", None), str):
             names.append("y_bound")
+        if getattr(self, "target_range", None) is not None:
+            names.append("target_centre")      # the targets' mean (_target_range)
         return names
 
     def _regression_inputs(self, X, y):
@@ -762,8 +792,9 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         return attrs, result
 
     def _run_solver_released_bounds(self, X, y, loss, n_outputs):
-        r"""Fit with ``data_norm="auto"`` (outside a private pipeline) and/or
-        ``y_bound="auto"``: release the bounds, then fit the model on what is left.
+        r"""Fit with ``data_norm="auto"`` (outside a private pipeline), ``y_bound="auto"``
+        and/or a ``target_range``: release the bounds and the targets' mean, then fit the
+        model on what is left.
 
         1. A public share ``AUTO_BOUND_SHARE`` of the Gaussian-DP budget ``mu^2``
            (:mod:`skdp.linear_model._auto`) releases, in one Gaussian release of count
@@ -771,11 +802,16 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
            L2 sensitivity ``sqrt(24 k)`` for ``k`` released columns whatever the values),
            the quantile ``AUTO_NORM_QUANTILE`` of the feature-row norms ``||x_i||`` and/or
            ``AUTO_Y_QUANTILE`` of ``|y_i|``, each kept one noise rank inside the data.
-        2. Rows are clipped to the released ``data_norm_`` and targets to ``y_bound_``
+        2. With a ``target_range``, ``TARGET_CENTRE_SHARE`` of ``mu^2`` releases the mean
+           of the targets (already clipped to the range and centred on its middle by
+           :meth:`_regression_inputs`), and the model is fitted on the targets minus that
+           mean, with ``y_bound = high - low`` (:mod:`skdp.linear_model._target_range`).
+        3. Rows are clipped to the released ``data_norm_`` and targets to ``y_bound_``
            (bounds enforced, as for public ones), and the model gets the largest
            ``epsilon`` that keeps the composition within ``(epsilon, delta)``
            (:func:`skdp.linear_model._budget.largest_model_epsilon`).
-        3. ``dp_event_`` is the composition; ``budget_split_`` says who got what.
+        4. ``dp_event_`` is the composition, in the order of :func:`_released_events`;
+           ``budget_split_`` says who got what.
         """
         import copy
 
@@ -783,62 +819,84 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         from ..accounting import compose
         from .._mechanisms._quantiles import release_tree_histogram
         from ..preprocessing._common import gdp_mu
-        from ._auto import AUTO_BOUND_SHARE, AUTO_NORM_QUANTILE, AUTO_Y_QUANTILE
+        from ._auto import (AUTO_BOUND_SHARE, AUTO_NORM_QUANTILE, AUTO_Y_QUANTILE,
+                            TARGET_CENTRE_SHARE)
         from ._budget import largest_model_epsilon
+        from ._target_range import release_target_centre
 
         if isinstance(X, DaskDesign):
-            raise ValueError("data_norm='auto' and y_bound='auto' are not available for Dask "
-                             "fits yet; pass public bounds")
+            raise ValueError("data_norm='auto', y_bound='auto' and target_range are not "
+                             "available for Dask fits yet; pass public bounds (and centre "
+                             "the targets on a public constant)")
         if self.delta == 0:
-            raise ValueError("data_norm='auto' / y_bound='auto' release a Gaussian quantile "
-                             "and need delta > 0")
+            raise ValueError("data_norm='auto', y_bound='auto' and target_range release "
+                             "Gaussian statistics and need delta > 0")
         names = self._released_bounds()
+        quantiles = [name for name in names if name != "target_centre"]
         n, n_features = X.shape
         eps, delta = float(self.epsilon), float(self.delta)
-        mu_bounds = math.sqrt(AUTO_BOUND_SHARE) * gdp_mu(eps, delta)
+        mu = gdp_mu(eps, delta)
+        _, inner = _released_events(self, names, n, eps, delta, inner=copy.copy(self))
+        inner.privacy_ledger = None
         # the ledger is reached before the data is read; without a plannable event (the
         # model's share is known after the bound release) its budget is checked at commit
         with ledger_reservation(getattr(self, "privacy_ledger", None), None,
                                 type(self).__name__) as reservation:
-            columns, levels = [], []
-            if "data_norm" in names:
-                columns.append(feature_row_norms(X))   # huge rows: the top bins
-                levels.append(AUTO_NORM_QUANTILE)
-            if "y_bound" in names:
-                columns.append(np.abs(np.asarray(y, dtype=np.float64)))
-                levels.append(AUTO_Y_QUANTILE)
-            from .._mechanisms import new_word_source
+            bounds, released = {}, []
+            if quantiles:
+                columns, levels = [], []
+                if "data_norm" in names:
+                    columns.append(feature_row_norms(X))   # huge rows: the top bins
+                    levels.append(AUTO_NORM_QUANTILE)
+                if "y_bound" in names:
+                    columns.append(np.abs(np.asarray(y, dtype=np.float64)))
+                    levels.append(AUTO_Y_QUANTILE)
+                from .._mechanisms import new_word_source
 
-            seed = None if self.random_state is None else \
-                _check_random_state(self.random_state).integers(2**63)
-            hist, bound_event, noise, _ = release_tree_histogram(
-                np.column_stack(columns), mu_bounds, new_word_source(seed))
-            # one level per released column: qs of shape (k, 1)
-            released = np.maximum(
-                hist.inner_quantiles(np.asarray(levels)[:, None], noise)[:, 0], 2.0 ** -60)
-            inner = copy.copy(self)
-            inner.privacy_ledger = None
-            bounds = dict(zip(names, (float(b) for b in released)))
-            for name, value in bounds.items():
-                setattr(inner, name, value)
-            if "y_bound" in bounds:
-                y = clip_targets(y, bounds["y_bound"])
-            inner.epsilon = largest_model_epsilon(inner, [bound_event], n,
-                                                  n_features, eps, delta)
+                seed = None if self.random_state is None else \
+                    _check_random_state(self.random_state).integers(2**63)
+                hist, bound_event, noise, _ = release_tree_histogram(
+                    np.column_stack(columns), math.sqrt(AUTO_BOUND_SHARE) * mu,
+                    new_word_source(seed))
+                # one level per released column: qs of shape (k, 1)
+                values = np.maximum(
+                    hist.inner_quantiles(np.asarray(levels)[:, None], noise)[:, 0],
+                    2.0 ** -60)
+                bounds = dict(zip(quantiles, (float(b) for b in values)))
+                for name, value in bounds.items():
+                    setattr(inner, name, value)
+                if "y_bound" in bounds:
+                    y = clip_targets(y, bounds["y_bound"])
+                released.append(("bounds", bound_event, AUTO_BOUND_SHARE))
+            if "target_centre" in names:
+                low, high = check_target_range(self)
+                centre, centre_event = release_target_centre(
+                    y, 0.5 * (high - low), math.sqrt(TARGET_CENTRE_SHARE) * mu, delta,
+                    self.random_state)
+                y = np.asarray(y, dtype=np.float64) - centre
+                released.append(("target centre", centre_event, TARGET_CENTRE_SHARE))
+            # the released events are the planned ones (public: tests pin it)
+            pre_events = [event for _, event, _ in released]
+            inner.epsilon = largest_model_epsilon(inner, pre_events, n, n_features, eps,
+                                                  delta)
             attrs, result = inner._run_solver_unrecorded(
-                X, y, loss, n_outputs, bounds.get("y_bound", getattr(self, "y_bound", None)))
-            event = compose(bound_event, attrs["dp_event_"])
+                X, y, loss, n_outputs, bounds.get("y_bound", getattr(inner, "y_bound", None)))
+            event = compose(*pre_events, attrs["dp_event_"])
             reservation.commit(event if attrs["privacy_guaranteed_"]
                                else dp_accounting.NonPrivateDpEvent())
         attrs["dp_event_"] = event
         attrs["epsilon_"] = float(get_epsilon(event, delta)) \
             if attrs["privacy_guaranteed_"] else math.inf
         attrs["delta_"] = delta
-        attrs["budget_split_"] = {"bounds": (float(get_epsilon(bound_event, delta)), delta),
-                                  "model": (float(inner.epsilon), delta),
-                                  "mu_share_bounds": AUTO_BOUND_SHARE}
+        split = {name: (float(get_epsilon(ev, delta)), delta) for name, ev, _ in released}
+        split["model"] = (float(inner.epsilon), delta)
+        split.update({f"mu_share_{name.replace(' ', '_')}": share
+                      for name, _, share in released})
+        attrs["budget_split_"] = split
         if "y_bound" in bounds:
             attrs["y_bound_"] = bounds["y_bound"]
+        if "target_centre" in names:
+            attrs["target_centre_"] = 0.5 * (low + high) + centre
         return attrs, result
 
     def _secure_noise(self, solver):

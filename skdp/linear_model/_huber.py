@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
+from .._dask import is_dask_collection
 from .._fitted_attributes import atomic_fit
 from .._losses import HuberLoss
 from ._base import (
@@ -16,7 +17,7 @@ from ._base import (
     DPLinearRegressorMixin,
     _refuse_sample_weight,
 )
-from ._target_range import check_target_range, effective_y_bound, intercept_in_target_units
+from ._target_range import check_target_range, effective_y_bound
 
 
 #: solvers that handle huber_threshold=0 (the absolute loss) by Gaussian smoothing (closed
@@ -67,15 +68,17 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         ``||w_hat||`` (``sqrt(2 h(y_bound)/alpha)``).
     target_range : (float, float) or None, default=None
         Public range ``(low, high)`` of the target -- a documented range or the physical
-        domain, never the rows' minimum and maximum.  The model is then fitted on
-        ``clip(y, low, high) - c`` (``c`` the range's middle; its bound, the half-width,
-        is the ``y_bound``, which must be left None) and ``intercept_`` includes ``c``.
-        A private model shrinks towards 0 where the data carry little signal; with the
-        range it shrinks towards the middle of the range instead (raw targets of 100-150
-        dB scored a test R^2 of -54 at epsilon 1 through ``make_private_pipeline``, +0.22
-        with their range).  The target keeps its units (``huber_threshold``, ``alpha``);
-        the guarantee is unchanged (a public map of each row;
-        :mod:`skdp.linear_model._target_range`).
+        domain, never the rows' minimum and maximum.  The fit then clips the targets to
+        it, releases their mean with ``TARGET_CENTRE_SHARE`` (5 %) of its Gaussian-DP
+        budget ``mu^2`` (``target_centre_``), and fits the model on the targets minus that
+        mean (``y_bound`` is ``high - low`` and must be left None); ``intercept_``
+        includes the mean.  A private model shrinks towards 0 where the data carry
+        little signal; with the range it shrinks towards the targets' private mean
+        instead (raw targets of 100-150 dB scored a test R^2 of -52 at epsilon 1 through
+        ``make_private_pipeline``, +0.22 with their range).  The target keeps its units
+        (``huber_threshold``, ``alpha``).  ``epsilon_`` covers the mean and the model;
+        needs ``delta > 0``; not for Dask inputs yet
+        (:mod:`skdp.linear_model._target_range`).
     alpha : float or "auto", default="auto"
         L2 regularisation strength (of the mean loss).  ``"auto"``: a public rule of
         ``n``, ``p``, ``epsilon``, ``delta`` and the bounds that balances the
@@ -152,7 +155,12 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
     coef_ : ndarray of shape (n_features,)
         Private coefficients.
     intercept_ : float
-        Private intercept (0 when ``fit_intercept=False``).
+        Private intercept (0 when ``fit_intercept=False``; with a ``target_range`` it
+        includes ``target_centre_``).
+    target_centre_ : float
+        With a ``target_range``: the released mean of the targets clipped to it (the
+        level the model is fitted around).  ``budget_split_`` then lists the
+        ``"target centre"`` and the ``"model"`` shares.
     epsilon_, delta_, dp_event_, noise_scale_, sensitivity_, data_norm_, row_bound_, solver_, alpha_, solver_params_, secure_noise_ : see
         :class:`DPLogisticRegression`
     privacy_guaranteed_ : bool
@@ -275,6 +283,10 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
                 f"{self.solver!r} needs a smooth loss; use huber_threshold > 0 or "
                 f"solver in {sorted(_NONSMOOTH_SOLVERS)}"
             )
+        if self.target_range is not None and is_dask_collection(X):
+            raise ValueError("target_range releases the targets' mean, which is not "
+                             "available for Dask fits yet; centre the targets on a public "
+                             "constant and pass y_bound")
         X, y = self._regression_inputs(X, y)
         self._check_n_samples(X.shape[0])
         loss, _ = self._planning_loss()
@@ -285,7 +297,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
                                        "target_range": target_range}))
         intercept = float(result.intercept[0])
         if target_range is not None:    # post-processing: back to the target's level
-            intercept = intercept_in_target_units(intercept, *target_range)
+            intercept += attrs["target_centre_"]
         attrs["coef_"] = np.ascontiguousarray(result.coef[:, 0])
         attrs["intercept_"] = intercept
         self._set_fitted(attrs)

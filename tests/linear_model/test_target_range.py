@@ -1,8 +1,10 @@
-"""``DPHuberRegressor(target_range=(low, high))``: the model is fitted on the targets clipped
-to the public range and centred on its middle ``c``, with ``y_bound`` its half-width, and
-``c`` is added to the intercept (:mod:`skdp.linear_model._target_range`).  The fit is the
-one on the publicly centred targets -- same noise, same event, same plan -- and bad ranges
-are refused before any row is read."""
+"""``DPHuberRegressor(target_range=(low, high))``: the targets are clipped to the public
+range and centred on its middle, their mean is released with ``TARGET_CENTRE_SHARE`` of
+``mu^2``, and the model is fitted on the targets minus that mean at the largest epsilon that
+composes with it (:mod:`skdp.linear_model._target_range`).  The model is the one fitted on
+the publicly shifted targets at that epsilon -- same noise, same event -- the planned event
+is the fitted one, the mean's noise has the calibrated scale, and bad ranges are refused
+before any row is read."""
 
 import numpy as np
 import pandas as pd
@@ -10,8 +12,11 @@ import pytest
 from sklearn.metrics import r2_score
 
 from skdp import DPHuberRegressor, make_private_pipeline
-from skdp.linear_model._auto import pipeline_model_alpha
+from skdp.accounting import compose, gaussian_event
+from skdp.linear_model._auto import TARGET_CENTRE_SHARE, pipeline_model_alpha
 from skdp.linear_model._base import planned_dp_event
+from skdp.linear_model._target_range import centre_seed, release_target_centre
+from skdp.preprocessing._common import gdp_mu
 
 LOW, HIGH = 100.0, 150.0
 CENTRE, HALF = 125.0, 25.0
@@ -24,24 +29,55 @@ def _design(n=1500, seed=0):
     return X, y
 
 
-def _centred(y, low=LOW, high=HIGH):
-    return np.clip(y, low, high) - 0.5 * (low + high)
-
-
 @pytest.mark.parametrize("solver", ["auto", "phased", "dpsgd"])
-def test_the_fit_is_the_centred_fit_with_the_centre_in_the_intercept(solver):
+def test_the_model_is_the_fit_on_the_targets_minus_their_released_mean(solver):
     X, y = _design()
-    kw = dict(epsilon=1.0, delta=1e-6, data_norm=1.5, solver=solver, random_state=3)
-    ranged = DPHuberRegressor(target_range=(LOW, HIGH), **kw).fit(X, y)
-    centred = DPHuberRegressor(y_bound=HALF, **kw).fit(X, _centred(y))
-    np.testing.assert_array_equal(ranged.coef_, centred.coef_)
-    assert ranged.intercept_ == centred.intercept_ + CENTRE
-    np.testing.assert_allclose(ranged.predict(X), CENTRE + centred.predict(X), rtol=1e-13)
-    assert ranged.epsilon_ == centred.epsilon_ and ranged.alpha_ == centred.alpha_
-    assert repr(ranged.dp_event_) == repr(centred.dp_event_)
-    # the plan of a fit with the range is the plan of the centred fit
-    assert repr(planned_dp_event(DPHuberRegressor(target_range=(LOW, HIGH), **kw),
-                                 X.shape[0], X.shape[1])) == repr(ranged.dp_event_)
+    kw = dict(delta=1e-6, data_norm=1.5, solver=solver, random_state=3)
+    ranged = DPHuberRegressor(epsilon=1.0, target_range=(LOW, HIGH), **kw).fit(X, y)
+    model_epsilon = ranged.budget_split_["model"][0]
+    assert ranged.budget_split_["mu_share_target_centre"] == TARGET_CENTRE_SHARE
+    shifted = np.clip(y, LOW, HIGH) - ranged.target_centre_
+    plain = DPHuberRegressor(epsilon=model_epsilon, y_bound=HIGH - LOW, **kw).fit(X, shifted)
+    np.testing.assert_array_equal(ranged.coef_, plain.coef_)
+    assert ranged.intercept_ == pytest.approx(plain.intercept_ + ranged.target_centre_,
+                                              rel=1e-13)
+    assert ranged.alpha_ == plain.alpha_
+    # the fit's event: the mean's Gaussian release, then the model's; within the budget
+    centre_event = gaussian_event(1.0, np.sqrt(TARGET_CENTRE_SHARE) * gdp_mu(1.0, 1e-6))
+    assert repr(ranged.dp_event_) == repr(compose(centre_event, plain.dp_event_))
+    assert ranged.epsilon_ <= 1.0
+    # and the plan of a fit with the range is that event
+    assert repr(planned_dp_event(DPHuberRegressor(epsilon=1.0, target_range=(LOW, HIGH),
+                                                  **kw), X.shape[0], X.shape[1])) \
+        == repr(ranged.dp_event_)
+
+
+def test_the_released_mean_has_the_calibrated_noise_and_sensitivity():
+    """The mean of ``u = clip(y) - m`` (``|u| <= h``) moves by at most ``2h/n`` when one
+    row is replaced (the worst pair: ``-h`` for ``+h``), and its noise has the std of a
+    ``mu``-GDP Gaussian release at that sensitivity (the scaler's calibration, up to its
+    ``1e-9`` margin and summation inflation)."""
+    n, h, mu = 500, 25.0, 0.3
+    u = np.full(n, -h)
+    neighbour = u.copy()
+    neighbour[0] = h
+    assert abs(neighbour.mean() - u.mean()) == pytest.approx(2 * h / n)
+    draws = np.array([release_target_centre(np.zeros(n), h, mu, 1e-6, seed)[0]
+                      for seed in range(400)])
+    expected = 2 * h / (n * mu)
+    assert abs(draws.mean()) < 4 * expected / np.sqrt(400)
+    assert draws.std() == pytest.approx(expected, rel=0.12)
+    _, event = release_target_centre(np.zeros(n), h, mu, 1e-6, 0)
+    assert repr(event) == repr(gaussian_event(1.0, mu))
+
+
+def test_the_centre_has_its_own_noise_stream():
+    assert centre_seed(None) is None
+    assert centre_seed(7) == centre_seed(7) != centre_seed(8)
+    assert centre_seed(7) not in (7, None)
+    a = release_target_centre(np.zeros(300), 1.0, 0.5, 1e-6, 7)[0]
+    b = release_target_centre(np.zeros(300), 1.0, 0.5, 1e-6, 8)[0]
+    assert a != b
 
 
 def test_targets_beyond_the_range_are_clipped_to_it():
@@ -79,28 +115,28 @@ def _frame(n=1200, seed=0):
     return X, y.to_numpy()
 
 
-@pytest.mark.parametrize("low, high", [(LOW, HIGH), (120.0, 122.0)])
-def test_a_pipeline_with_the_range_is_the_pipeline_on_the_centred_targets(low, high):
-    """Also where the half-width is within the threshold (1 <= 1), so the spline-basis
-    alpha rule fires: it reads the bound the model is fitted with."""
+@pytest.mark.parametrize("low, high", [(LOW, HIGH), (120.5, 121.5)])
+def test_a_pipeline_plans_and_fits_the_mean_and_the_model(low, high):
+    """The pipeline's plan composes the transformers, the targets' mean and the model; the
+    fit releases exactly that (the pipeline checks its planned events), and the spline-basis
+    alpha rule reads the bound the model is fitted with, ``high - low`` (it fires for the
+    narrow range: 1 <= the threshold 1)."""
     X, y = _frame()
     y = low + (high - low) * (y - y.min()) / (y.max() - y.min())
     kw = dict(epsilon=1.0, delta=1e-6, numeric=["a", "b"], categorical=["c"],
               random_state=0)
     model = DPHuberRegressor(target_range=(low, high))
-    ranged = make_private_pipeline(model, **kw)
-    centred = make_private_pipeline(DPHuberRegressor(y_bound=0.5 * (high - low)), **kw)
-    ranged.fit(X, y)
-    centred.fit(X, _centred(y, low, high))
-    np.testing.assert_allclose(ranged.predict(X), 0.5 * (low + high) + centred.predict(X),
-                               rtol=1e-13)
-    assert ranged[-1].alpha_ == centred[-1].alpha_
-    assert ranged.epsilon_ == centred.epsilon_ <= 1.0
-    assert ranged[-1].target_range == (low, high)      # the user's parameter is kept
-    assert ranged[-1].alpha == "auto"                    # and the pin restored
+    ranged = make_private_pipeline(model, **kw).fit(X, y)
+    fitted = ranged[-1]
+    assert ranged.epsilon_ <= 1.0 and fitted.epsilon_ <= fitted.epsilon
+    assert low <= fitted.target_centre_ <= high
+    assert abs(fitted.target_centre_ - y.mean()) < 0.05 * (high - low)
+    assert set(fitted.budget_split_) >= {"target centre", "model"}
+    assert fitted.target_range == (low, high) and fitted.alpha == "auto"   # restored
     fires = pipeline_model_alpha(model, ["DPSplineTransformer"]) != {}
-    assert fires == (0.5 * (high - low) <= model.huber_threshold)
-    assert hasattr(ranged.named_steps["columns"], "transformers_")
+    assert fires == ((high - low) <= model.huber_threshold)
+    raw = make_private_pipeline(DPHuberRegressor(), **kw).fit(X, y)
+    assert r2_score(y, ranged.predict(X)) > max(0.0, r2_score(y, raw.predict(X)))
 
 
 @pytest.mark.parametrize("target_range, match", [
@@ -156,13 +192,24 @@ def test_non_finite_targets_are_refused_not_clipped():
 
 
 def test_the_planners_see_the_bound_the_model_is_fitted_with():
-    """The plan view -- what every solver's planner reads -- carries the centred targets'
-    bound, the half-width, as the ``y_bound`` the solver receives (no planner's event
-    depends on it today: this pins the contract for the next one)."""
+    """The plan view -- what every solver's planner reads -- carries the bound of the
+    targets minus their mean, ``high - low``, as the ``y_bound`` the solver receives (no
+    planner's event depends on it today: this pins the contract for the next one)."""
     from skdp._losses import HuberLoss
 
     est = DPHuberRegressor(epsilon=1.0, data_norm=1.5, target_range=(LOW, HIGH))
     plan = est._fit_plan(1500, 4, HuberLoss(1.0), 1, 1.5)
-    assert est._plan_view(plan, 4, HuberLoss(1.0)).y_bound == HALF
+    assert est._plan_view(plan, 4, HuberLoss(1.0)).y_bound == HIGH - LOW
     plain = DPHuberRegressor(epsilon=1.0, data_norm=1.5)
     assert plain._plan_view(plan, 4, HuberLoss(1.0)).y_bound is None
+
+
+def test_a_dask_fit_or_pure_dp_is_refused_with_a_reason():
+    X, y = _design(n=200)
+    with pytest.raises(ValueError, match="delta > 0"):
+        DPHuberRegressor(delta=0.0, data_norm=1.5, target_range=(LOW, HIGH)).fit(X, y)
+    da = pytest.importorskip("dask.array")
+    est = DPHuberRegressor(data_norm=1.5, target_range=(LOW, HIGH))
+    with pytest.raises(ValueError, match="Dask"):
+        est.fit(da.from_array(X, chunks=50), da.from_array(y, chunks=50))
+    assert not hasattr(est, "coef_")
