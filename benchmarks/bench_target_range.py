@@ -13,9 +13,12 @@ own units** (dB, MPa, quality points, rentals):
 * ``range``: ``DPHuberRegressor(target_range=(low, high))`` with the public range of
   ``_raw_protocol.REGRESSION_TARGET_RANGE`` (the targets' mean is released and the model
   shrinks towards it, :mod:`skdp.linear_model._target_range`);
+* ``midpoint`` (reference): the target centred on the middle of that range (public, free)
+  and ``DPHuberRegressor(y_bound=half-width)``: shrinking towards the middle instead of
+  towards the private mean;
 * ``scaled`` (reference): the target mapped publicly into [-1, 1] and
   ``DPHuberRegressor(y_bound=1.0)``, the protocol of every other regression result in
-  ``results/`` (the same centring, and the Huber threshold of 1 then half the range).
+  ``results/`` (centred on the middle, and the Huber threshold of 1 then half the range).
 
 70/30 split (``split_regression``, seed = the noise seed), delta = 1e-6, numba on one
 thread; mean test R^2 (in the target's units; R^2 is unchanged by the affine map) over the
@@ -56,7 +59,7 @@ BIKE_CATEGORICAL = ["season", "yr", "mnth", "hr", "holiday", "weekday", "working
 BIKE_NUMERIC = ["temp", "atemp", "hum", "windspeed"]
 EPSILONS = (0.5, 1.0, 2.0, 10.0)
 DELTA = 1e-6
-VARIANTS = ("raw", "range", "scaled")
+VARIANTS = ("raw", "range", "midpoint", "scaled")
 
 
 def bike(n=None):
@@ -93,6 +96,9 @@ def variant_r2(X, y, target_range, eps, seed, variant):
         model, fit_y, back = DPHuberRegressor(), ytr, (lambda p: p)
     elif variant == "range":
         model, fit_y, back = DPHuberRegressor(target_range=target_range), ytr, (lambda p: p)
+    elif variant == "midpoint":
+        model = DPHuberRegressor(y_bound=half)
+        fit_y, back = np.clip(ytr, low, high) - centre, (lambda p: centre + p)
     else:
         model = DPHuberRegressor(y_bound=1.0)
         fit_y, back = (np.clip(ytr, low, high) - centre) / half, (lambda p: centre + half * p)
@@ -113,13 +119,16 @@ def render(raw):
              f"NUMBA_NUM_THREADS={raw['machine']['env'].get('NUMBA_NUM_THREADS')}.  "
              "`make_private_pipeline(DPHuberRegressor(...))` on the target in its own units, "
              "delta = 1e-6, 70/30 split per seed; mean test R^2 +- standard error.  raw: "
-             "`DPHuberRegressor()`; range: `DPHuberRegressor(target_range=(low, high))`, "
-             "the public range of `_raw_protocol.REGRESSION_TARGET_RANGE`; scaled "
-             "(reference, the protocol of the other regression results): the target mapped "
-             "into [-1, 1] by that range, `DPHuberRegressor(y_bound=1.0)`.", "",
-             "| table | n train | range | eps | raw R^2 | range R^2 | scaled R^2 | "
-             "range - raw (paired) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "`DPHuberRegressor()`; range: `DPHuberRegressor(target_range=(low, high))` "
+             "(the targets' private mean), the public range of "
+             "`_raw_protocol.REGRESSION_TARGET_RANGE` (bike: (0, 1000)); midpoint "
+             "(reference): the target centred on the range's middle, "
+             "`DPHuberRegressor(y_bound=half-width)`; scaled (reference, the protocol of the "
+             "other regression results): the target mapped into [-1, 1] by the range, "
+             "`DPHuberRegressor(y_bound=1.0)`.", "",
+             "| table | n train | range | eps | raw R^2 | range R^2 | midpoint R^2 | "
+             "scaled R^2 | range - raw (paired) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for c in raw["cells"]:
         r = {v: np.array(c[v]) for v in VARIANTS}
         d = r["range"] - r["raw"]
@@ -129,9 +138,10 @@ def render(raw):
             f"{c['epsilon']:g} | " + " | ".join(
                 f"{r[v].mean():+.3f} +- {se[v]:.3f}" for v in VARIANTS)
             + f" | {d.mean():+.3f} +- {d.std() / np.sqrt(len(d)):.3f} |")
-    diffs = [np.mean(np.array(c["range"]) - np.array(c["raw"])) for c in raw["cells"]]
-    lines += ["", f"range - raw: smallest mean change {min(diffs):+.4f}, "
-              f"{sum(d < 0 for d in diffs)} of {len(diffs)} cells below 0."]
+    for other in ("raw", "midpoint"):
+        diffs = [np.mean(np.array(c["range"]) - np.array(c[other])) for c in raw["cells"]]
+        lines += ["", f"range - {other}: smallest mean change {min(diffs):+.4f}, "
+                  f"{sum(d < 0 for d in diffs)} of {len(diffs)} cells below 0."]
     return "\n".join(lines)
 
 
