@@ -75,7 +75,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         includes the mean.  A private model shrinks towards 0 where the data carry
         little signal; with the range it shrinks towards the targets' private mean
         instead (raw targets of 100-150 dB scored a test R^2 of -52 at epsilon 1 through
-        ``make_private_pipeline``, +0.22 with their range).  The target keeps its units
+        ``make_private_pipeline``, +0.21 with their range).  The target keeps its units
         (``huber_threshold``, ``alpha``).  ``epsilon_`` covers the mean and the model;
         needs ``delta > 0``; not for Dask inputs yet
         (:mod:`skdp.linear_model._target_range`).
