@@ -19,7 +19,7 @@ from skdp.linear_model._target_range import centre_seed, release_target_centre
 from skdp.preprocessing._common import gdp_mu
 
 LOW, HIGH = 100.0, 150.0
-CENTRE, HALF = 125.0, 25.0
+CENTRE = 125.0
 
 
 def _design(n=1500, seed=0):
