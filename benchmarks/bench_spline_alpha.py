@@ -25,13 +25,9 @@ huber_threshold=k)`` for each ``k`` and writes ``results/huber_threshold.md`` an
 how the threshold compares with the alpha rule as a lever (a follow-up of issue 48).
 """
 
-import os
+import _one_thread  # noqa: F401  (before numpy: one thread per pool, SKDP_DATA)
 import sys
 from pathlib import Path
-
-for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-os.environ.setdefault("SKDP_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 import argparse  # noqa: E402
 import json  # noqa: E402

@@ -28,13 +28,10 @@ seeds +- its standard error.  Writes ``results/target_range.md`` and ``.json``.
         [--seeds 0-19] [--tables airfoil,concrete,...]
 """
 
+import _one_thread  # noqa: F401  (before numpy: one thread per pool, SKDP_DATA)
 import os
 import sys
 from pathlib import Path
-
-for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-os.environ.setdefault("SKDP_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 import argparse  # noqa: E402
 import time  # noqa: E402
