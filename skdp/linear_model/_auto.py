@@ -297,7 +297,8 @@ class FitPlan:
         """The estimator's parameters with the resolved values substituted: what the
         planners read (attributes ``solver``, ``alpha``, ``row_bound``, options...)."""
         params = dict(estimator.get_params(deep=False))
-        # a target_range fits the scaled targets, |z| <= 1 (linear_model/_target_range.py)
+        # a target_range fits the targets minus their released mean, |z| <= high - low
+        # (linear_model/_target_range.py)
         params["y_bound"] = effective_y_bound(params)
         params.update(self.options)
         params.update(solver=self.solver, alpha=self.alpha, row_bound=self.row_bound,

@@ -6,7 +6,6 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
-from .._dask import is_dask_collection
 from .._fitted_attributes import atomic_fit
 from .._losses import HuberLoss
 from ._base import (
@@ -17,7 +16,6 @@ from ._base import (
     DPLinearRegressorMixin,
     _refuse_sample_weight,
 )
-from ._target_range import check_target_range, effective_y_bound
 
 
 #: solvers that handle huber_threshold=0 (the absolute loss) by Gaussian smoothing (closed
@@ -42,7 +40,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
     Unlike scikit-learn's ``HuberRegressor`` no scale is co-estimated: scale the target
     (publicly) so that residuals of order ``huber_threshold`` are "normal", and give its
     public range, ``target_range=(low, high)``, so that the model shrinks towards the
-    middle of the range rather than towards 0.
+    targets' private mean rather than towards 0.
 
     Solvers and calibration as in :class:`DPLogisticRegression`: by default the noise-free
     minimiser is certified within ``tau = 0.01 L/(n alpha)`` and released with the
@@ -283,20 +281,13 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
                 f"{self.solver!r} needs a smooth loss; use huber_threshold > 0 or "
                 f"solver in {sorted(_NONSMOOTH_SOLVERS)}"
             )
-        if self.target_range is not None and is_dask_collection(X):
-            raise ValueError("target_range releases the targets' mean, which is not "
-                             "available for Dask fits yet; centre the targets on a public "
-                             "constant and pass y_bound")
         X, y = self._regression_inputs(X, y)
         self._check_n_samples(X.shape[0])
         loss, _ = self._planning_loss()
-        target_range = check_target_range(self)
-        attrs, result = self._run_solver(
-            X, y, loss, n_outputs=1,
-            y_bound=effective_y_bound({"y_bound": self.y_bound,
-                                       "target_range": target_range}))
+        # a target_range takes the released-bounds path, which sets the model's y_bound
+        attrs, result = self._run_solver(X, y, loss, n_outputs=1, y_bound=self.y_bound)
         intercept = float(result.intercept[0])
-        if target_range is not None:    # post-processing: back to the target's level
+        if "target_centre_" in attrs:   # post-processing: back to the target's level
             intercept += attrs["target_centre_"]
         attrs["coef_"] = np.ascontiguousarray(result.coef[:, 0])
         attrs["intercept_"] = intercept

@@ -144,6 +144,8 @@ def release_target_centre(u, half_width, mu, delta, random_state):
     ``with_std=False``, whose event is ``gaussian_event(1, mu)``)."""
     from ..preprocessing._scaler import DPStandardScaler
 
+    # the scaler's _release is calibrated by ``mu`` alone; its epsilon only labels the
+    # scaler's own epsilon_, which is not used here
     scaler = DPStandardScaler(epsilon=1.0, delta=float(delta), with_std=False, clip=False,
                               random_state=centre_seed(random_state), secure_noise=True)
     bound = np.array([float(half_width)])
