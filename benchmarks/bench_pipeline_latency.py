@@ -1,9 +1,18 @@
 """Latency of a private pipeline fit at an epsilon it has not seen before, against a repeat.
 
-Issue 48, part 3: ``skdp.make_private_pipeline(skdp.DPLogisticRegression(classes=[0, 1]),
-epsilon=eps, delta=1e-6, random_state=0)`` on raw Adult rows (``_raw_protocol.load_raw``,
-resampled with replacement to ``n`` rows, seed 0).  Target: a fit at a new epsilon takes at
-most 1.5x a repeat fit at the same epsilon, at n = 3,000 and 30,000.
+Issue 48, part 3: ``skdp.make_private_pipeline(model, epsilon=eps, delta=1e-6,
+random_state=0)`` on raw rows resampled with replacement to ``n`` rows (seed 0), with
+``--task``:
+
+- ``classification`` (default): ``DPLogisticRegression(classes=[0, 1])`` on Adult
+  (``_raw_protocol.load_raw``);
+- ``regression``: ``DPHuberRegressor()`` on wine quality, its target publicly scaled into
+  [-1, 1] (``_raw_protocol.load_raw_regression``);
+- ``regression_range``: ``DPHuberRegressor(target_range=(0, 10))`` on wine quality in its
+  own units (the model releases the targets' mean first, then fits).
+
+Target: a fit at a new epsilon takes at most 1.5x a repeat fit at the same epsilon, at
+n = 3,000 and 30,000.
 
 Protocol.  One child process per ``n`` (``NUMBA_NUM_THREADS=OMP_NUM_THREADS=1`` unless
 ``--threads`` says otherwise); two warm-up fits at epsilon 1; then ``--rounds`` rounds, each
@@ -24,7 +33,8 @@ tree's for each size); ``--selection``: the wall time of a private grid search o
 pipeline (``bench_pipeline_selection.py``'s "main" grid, epsilon 1) in fresh processes,
 alternating the trees, and whether both released the same coefficients.
 
-Writes ``benchmarks/results/pipeline_latency.{md,json}`` with the commit it ran on.
+Writes ``benchmarks/results/pipeline_latency.{md,json}`` (``pipeline_latency_<task>.*`` for
+the regression tasks) with the commit it ran on.
 """
 
 import argparse
@@ -41,14 +51,39 @@ ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
 
 
-def _child(n, rounds):
+TASKS = ("classification", "regression", "regression_range")
+TASK_MODELS = {"classification": "DPLogisticRegression(classes=[0, 1])",
+               "regression": "DPHuberRegressor()",
+               "regression_range": "DPHuberRegressor(target_range=(0, 10))"}
+TASK_DATA = {"classification": "Adult",
+             "regression": "wine quality (target scaled into [-1, 1])",
+             "regression_range": "wine quality (target in its own units)"}
+
+
+def _task_data(task):
+    """``(X, y, model)`` of ``--task`` (module docstring), the raw rows before resampling."""
+    sys.path.insert(0, HERE)
+    from _raw_protocol import REGRESSION_TARGET_RANGE, load_raw, load_raw_regression
+
+    import skdp
+
+    if task == "classification":
+        X, y = load_raw("adult")
+        return X, y, skdp.DPLogisticRegression(classes=[0, 1])
+    X, y = load_raw_regression("wine")
+    if task == "regression":
+        return X, y, skdp.DPHuberRegressor()
+    low, high = REGRESSION_TARGET_RANGE["wine"]
+    return X, 0.5 * (low + high) + 0.5 * (high - low) * y, skdp.DPHuberRegressor(
+        target_range=(low, high))
+
+
+def _child(n, rounds, task):
     import functools
     import warnings
 
     import numpy as np
-
-    sys.path.insert(0, HERE)
-    from _raw_protocol import load_raw
+    import sklearn.base
 
     import skdp
     import skdp._plan as plan_mod
@@ -83,7 +118,7 @@ def _child(n, rounds):
     timed(dpsgd_mod, "_noise_multiplier", "accounting")
     timed(accounting, "get_epsilon", "accounting")
 
-    X, y = load_raw("adult")
+    X, y, model = _task_data(task)
     rng = np.random.default_rng(0)
     idx = rng.choice(len(X), n, replace=n > len(X))
     X, y = X.iloc[idx].reset_index(drop=True), y[idx]
@@ -91,8 +126,7 @@ def _child(n, rounds):
                   categorical=[c for c in X.columns if X[c].dtype == object])
 
     def fit(eps):
-        pipe = skdp.make_private_pipeline(skdp.DPLogisticRegression(classes=[0, 1]),
-                                          epsilon=eps, delta=1e-6, random_state=0, **schema)
+        pipe = skdp.make_private_pipeline(sklearn.base.clone(model), epsilon=eps, delta=1e-6, random_state=0, **schema)
         for k in clock:
             clock[k] = 0.0
         start = time.perf_counter()
@@ -175,6 +209,7 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--sizes", type=int, nargs="+", default=[3000, 30000])
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--task", choices=TASKS, default="classification")
     parser.add_argument("--selection", nargs="*", default=[],
                         help="data sets whose private grid search is timed (e.g. airfoil)")
     parser.add_argument("--selection-rounds", type=int, default=2)
@@ -186,7 +221,7 @@ def main(argv=None):
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     if args.child is not None:
-        json.dump(_child(args.child, args.rounds), sys.stdout)
+        json.dump(_child(args.child, args.rounds, args.task), sys.stdout)
         return
     if args.selection_child is not None:
         json.dump(_selection_child(args.selection_child), sys.stdout)
@@ -213,7 +248,8 @@ def main(argv=None):
     summaries, raw = {t: [] for t in trees}, {t: {} for t in trees}
     for n in args.sizes:
         for tree in trees:     # one process per tree and size, one after the other
-            rows = run(tree, "--child", str(n), "--rounds", str(args.rounds))
+            rows = run(tree, "--child", str(n), "--rounds", str(args.rounds),
+                       "--task", args.task)
             raw[tree][n] = rows
             summaries[tree].append(_summary(n, rows))
             s = summaries[tree][-1]
@@ -229,15 +265,15 @@ def main(argv=None):
                 print(f"{tree} search on {name}: "
                       f"{selection[tree][name][-1]['seconds']:.2f} s", flush=True)
     commit, dirty = _commit()
-    doc = {"commit": commit, "dirty_tree": dirty, "threads": args.threads,
+    doc = {"commit": commit, "dirty_tree": dirty, "threads": args.threads, "task": args.task,
            "baseline": args.baseline, "baseline_commit": baseline_commit,
            "summaries": summaries, "rows": raw, "selection": selection}
     lines = [
         "# Pipeline fit at a new epsilon against a repeat fit (issue 48, part 3)", "",
         f"Commit `{commit}`{' (tree had uncommitted changes)' if dirty else ''}; "
         f"{args.threads} thread(s) (NUMBA_NUM_THREADS, OMP_NUM_THREADS); "
-        "`make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon, delta=1e-6, "
-        "random_state=0)` on Adult resampled to n rows; per round a fit at a fresh epsilon "
+        f"task `{args.task}`: `make_private_pipeline({TASK_MODELS[args.task]}, epsilon, "
+        f"delta=1e-6, random_state=0)` on {TASK_DATA[args.task]} resampled to n rows; per round a fit at a fresh epsilon "
         "(1 + k 1e-3) then a repeat at the same epsilon, interleaved in one process per n. "
         "Generated by `benchmarks/bench_pipeline_latency.py`.", "",
         "Target: median ratio new / repeat <= 1.5.", "",
@@ -280,9 +316,10 @@ def main(argv=None):
         lines.append("")
     if not args.no_write:
         os.makedirs(RESULTS, exist_ok=True)
-        with open(os.path.join(RESULTS, "pipeline_latency.json"), "w") as f:
+        stem = "pipeline_latency" + ("" if args.task == "classification" else f"_{args.task}")
+        with open(os.path.join(RESULTS, stem + ".json"), "w") as f:
             json.dump(doc, f, indent=1)
-        with open(os.path.join(RESULTS, "pipeline_latency.md"), "w") as f:
+        with open(os.path.join(RESULTS, stem + ".md"), "w") as f:
             f.write("\n".join(lines))
     print("\n".join(lines))
 
