@@ -82,6 +82,7 @@ from .._mechanisms._exact import (
 from ..accounting import compose, gaussian_mu_for, get_epsilon, pure_dp_event
 from ..accounting._objective_perturbation import (
     calibrate_objective_perturbation,
+    calibrate_objective_perturbation_many,
     largest_safe_scale,
     objective_perturbation_event,
 )
@@ -216,6 +217,16 @@ def objective_noise_mu(epsilon, delta, eps_j, p):
                                             rtol=NOISE_MU_RTOL)
 
 
+def objective_noise_mus(epsilon, delta, eps_js, p):
+    """:func:`objective_noise_mu` at each Jacobian term of ``eps_js`` (a list), the same
+    floats, the Gaussian ones from one batched calibration
+    (:func:`~skdp.accounting._objective_perturbation.calibrate_objective_perturbation_many`)."""
+    if delta == 0.0:
+        return [objective_noise_mu(epsilon, delta, term, p) for term in eps_js]
+    return [float(mu) for mu in calibrate_objective_perturbation_many(
+        epsilon, delta, np.asarray(eps_js, dtype=float), OUT_RATIO, rtol=NOISE_MU_RTOL)]
+
+
 def objective_perturbation_alpha(loss, *, n, p, epsilon, delta, row_bound, margin):
     """Objective perturbation's ``alpha="auto"``: the noise-balanced rule with the noise
     that objective perturbation actually adds at each ``alpha`` (module docstring).
@@ -268,9 +279,9 @@ def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, 
     def eps_j(alpha):
         return math.log1p(beta / (n * alpha))
 
-    def noise(alpha):
-        """(objective noise std, output noise std per coordinate) at ``alpha``."""
-        mu = objective_noise_mu(epsilon, delta, eps_j(alpha), p)
+    def noise(alpha, mu):
+        """(objective noise std, output noise std per coordinate) at ``alpha``, whose
+        objective noise has the GDP parameter ``mu`` (:func:`objective_noise_mu`)."""
         if not mu > 0.0:
             return math.inf, math.inf
         if pure:
@@ -284,21 +295,26 @@ def _objective_perturbation_alpha(L, beta, floor, margin, n, p, epsilon, delta, 
         per_coordinate = sigma_out * math.sqrt(p + 1.0) if pure else sigma_out
         return 2.0 * L / mu, per_coordinate
 
-    def risk(alpha):
-        sigma, sigma_out = noise(alpha)
+    def risk(alpha, mu):
+        sigma, sigma_out = noise(alpha, mu)
         return (p * sigma * sigma / (2.0 * n * n * alpha)
                 + sigma_out * sigma_out * (beta + p * alpha) / 2.0 + alpha * W * W / 2.0)
 
-    lo = max(floor, closed_form(objective_noise_mu(epsilon, delta, 0.0, p)))
+    # every noise level below from batched calibrations (the same numbers as one
+    # objective_noise_mu each): this rule runs at every share a budget split tries
+    mu_free, mu_floor = objective_noise_mus(epsilon, delta, [0.0, eps_j(floor)], p)
+    lo = max(floor, closed_form(mu_free))
+    mu_lo = mu_floor if lo == floor else objective_noise_mus(
+        epsilon, delta, [eps_j(lo)], p)[0]
     # the output term alone: sigma_out ~ c/alpha gives argmin (2 c^2 beta/W^2)^(1/3)
-    c_out = noise(lo)[1] * lo
+    c_out = noise(lo, mu_lo)[1] * lo
     out_form = (2.0 * c_out * c_out * beta / (W * W)) ** (1.0 / 3.0)
-    hi = 4.0 * max(floor, out_form,
-                   closed_form(objective_noise_mu(epsilon, delta, eps_j(floor), p)))
+    hi = 4.0 * max(floor, out_form, closed_form(mu_floor))
     if not hi > lo:
         return lo
     grid = [lo * (hi / lo) ** (k / (OP_GRID_POINTS - 1)) for k in range(OP_GRID_POINTS)]
-    return min(grid, key=risk)
+    mus = [mu_lo] + objective_noise_mus(epsilon, delta, [eps_j(a) for a in grid[1:]], p)
+    return min(zip(grid, mus), key=lambda point: risk(*point))[0]
 
 
 def _check_loss(loss, n_outputs):

@@ -530,6 +530,20 @@ def uses_flat_comparator(estimator, solver, loss, n_outputs, delta, *, n, epsilo
             and _privacy_size(n, epsilon, delta) >= min(DPSGD_FLAT_MIN_SIZE, CHECK_MIN_SIZE))
 
 
+def resolve_solver(estimator, loss, n_outputs):
+    """``(solver, reason)``: ``estimator.solver``, ``"auto"`` resolved by the solver rules
+    (:func:`choose_convex_solver`, :func:`choose_nonconvex_solver`; they read the loss, the
+    number of outputs, ``delta`` and ``calibration``, not the sizes) -- the first step of
+    :func:`resolve_fit_plan`, cheap enough for a budget split to ask before it plans."""
+    solver = estimator.solver
+    if solver != "auto":
+        return solver, "given"
+    delta = float(estimator.delta)
+    if getattr(estimator, "_NONCONVEX", False):
+        return choose_nonconvex_solver(loss, delta)
+    return choose_convex_solver(loss, n_outputs, delta, estimator.calibration)
+
+
 def resolve_fit_plan(estimator, *, n_samples, n_features, loss, n_outputs, row_bound):
     """Resolve ``solver="auto"``, ``alpha="auto"`` and the schedules of ``estimator``.
 
@@ -551,14 +565,7 @@ def resolve_fit_plan(estimator, *, n_samples, n_features, loss, n_outputs, row_b
     n = int(n_samples)
     p = (int(n_features) + int(bool(estimator.fit_intercept))) * int(n_outputs)
     delta = float(estimator.delta)
-    reason = "given"
-    solver = estimator.solver
-    if solver == "auto":
-        if getattr(estimator, "_NONCONVEX", False):
-            solver, reason = choose_nonconvex_solver(loss, delta)
-        else:
-            solver, reason = choose_convex_solver(loss, n_outputs, delta,
-                                                  estimator.calibration)
+    solver, reason = resolve_solver(estimator, loss, n_outputs)
     checked = uses_base_rate_fallback(estimator, solver, loss, n_outputs, delta, n=n,
                                       epsilon=float(estimator.epsilon))
     alpha = estimator.alpha

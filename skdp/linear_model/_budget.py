@@ -105,10 +105,11 @@ def _gaussian_guess(events, epsilon, delta):
 
 
 def check_model_fits(model, events, n_samples, n_features, epsilon, delta, data_norm=None):
-    """Raise, as :func:`largest_model_epsilon` would, unless ``model`` can be planned at
-    the smallest share it tries (``epsilon 2^-10``) next to ``events`` -- one evaluation
-    instead of a bisection: what a plan checks before any release when the model's share
-    waits for a released width."""
+    """Raise, as :func:`largest_model_epsilon` would, unless ``model`` fits next to
+    ``events`` at the smallest share that search tries (``epsilon 2^-10``) or, where it
+    has no plan at that share, at the search's first shares -- one evaluation instead of a
+    search, usually: what a plan checks before any release when the model's share waits
+    for a released width."""
     from sklearn.base import clone
 
     from ..accounting import compose, get_epsilon
@@ -122,32 +123,48 @@ def check_model_fits(model, events, n_samples, n_features, epsilon, delta, data_
     if events and _joint_share(probe, events, n_samples, n_features, epsilon, delta) \
             is not None:
         return      # a share that fits, verified (and the fit's search starts from it)
-    # the Gaussian-DP first share of largest_model_epsilon first: when it fits, the
-    # question is settled and the fit's own search starts from a calibration it has
+    # One evaluation usually settles the question.  The smallest share first: the plan's
+    # width is the lowest the fit can see, not the released one, so no calibration made
+    # here is the fit's, and the model fits there or (a share's total grows with it)
+    # nowhere; a model with no plan there (DP-SGD with a user-set number of steps cannot
+    # be calibrated to it) tries the first shares of largest_model_epsilon's search, the
+    # Gaussian-DP guess and a step along the Gaussian-DP slope.  A model that releases
+    # its own bounds first runs a search of its own at every share, which at a share
+    # near zero descends to its own floor: it tries the guess and the step first
     guess = _gaussian_guess(events, epsilon, delta)
-    tries = [smallest]
-    if guess is not None and guess > smallest:
-        tries.append(guess)
+    if guess is None or not guess > smallest:
+        tries = [smallest]
+    elif probe._released_bounds():
+        tries = [guess, smallest]
+    else:
+        tries = [smallest, guess]
+    reason = None
     while tries:
-        e = tries.pop()
+        e = tries.pop(0)
         probe.set_params(epsilon=e, delta=delta)
         try:
             planned = planned_dp_event(probe, n_samples, n_features, raise_errors=True)
         except (ValueError, TypeError, ZeroDivisionError, OverflowError,
                 AttributeError) as exc:
-            if e != smallest:
-                continue
-            raise ValueError(
-                f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) has no "
-                f"planned event for these parameters; a budget split needs one: {exc}"
-            ) from None
+            if e == smallest:
+                reason = exc
+            continue
         if planned is None:
             return
         spent = get_epsilon(compose(*events, planned) if events else planned, delta)
         if spent <= epsilon:
             return
+        if e == smallest:
+            break       # the smallest share does not fit: no larger one does
         if e == guess:      # the second point of largest_model_epsilon's search
-            tries.append(max(_slope_step(guess, spent, epsilon), smallest))
+            step = _slope_step(guess, spent, epsilon)
+            if step > smallest:
+                tries.insert(0, step)
+    if reason is not None:
+        raise ValueError(
+            f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) has no "
+            f"planned event for these parameters; a budget split needs one: {reason}"
+        ) from None
     raise BudgetExceededError(
         f"the releases before the model spend the budget epsilon={epsilon!r}: nothing "
         "is left for the model")
@@ -273,6 +290,22 @@ JOINT_ROUNDS = 2
 JOINT_SHARE_STEPS = 4
 
 
+#: solvers that run no Poisson-sampled calibration: :func:`_joint_share` does not apply
+WITHOUT_SAMPLED_CALIBRATION = ("objective_perturbation", "output_perturbation")
+
+
+def _resolved_solver(probe):
+    """The solver ``probe``'s fit runs (:func:`skdp.linear_model._auto.resolve_solver`),
+    or None when its loss cannot be read."""
+    from ._auto import resolve_solver
+
+    try:
+        loss, n_outputs = probe._planning_loss()
+        return resolve_solver(probe, loss, n_outputs)[0]
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
 def _joint_share(probe, events, n_samples, n_features, epsilon, delta):
     """The model's share by one search over its noise (issue 48): for a DP-SGD model
     (Poisson-sampled Gaussian steps, optionally a Gaussian follow-up) inside a
@@ -313,6 +346,8 @@ def _joint_share(probe, events, n_samples, n_features, epsilon, delta):
         # a model that releases its own bounds first splits its share with its own
         # search (a nested split, whose calibrations a proposal would answer too)
         return None
+    if _resolved_solver(probe) in WITHOUT_SAMPLED_CALIBRATION:
+        return None     # known without planning the model (which the search does next)
     epsilon, delta = float(epsilon), float(delta)
     floor = epsilon * 2.0 ** -SMALLEST_SHARE_EXPONENT
 

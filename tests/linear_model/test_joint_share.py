@@ -174,3 +174,73 @@ def test_a_model_that_releases_its_own_bounds_keeps_its_search():
             DPLogisticRegression(classes=[0, 1], solver="dpsgd", data_norm="auto",
                                  epsilon=share, delta=DELTA), 3000, 20)
     assert get_epsilon(compose(*events, planned), DELTA) <= 1.0
+
+
+def _counting_planner(monkeypatch):
+    """Patch the planner the budget split calls; returns the list of probed epsilons."""
+    import skdp.linear_model._base as base
+
+    seen = []
+    original = base.planned_dp_event
+
+    def counting(probe, *args, **kwargs):
+        seen.append(float(probe.epsilon))
+        return original(probe, *args, **kwargs)
+
+    monkeypatch.setattr(base, "planned_dp_event", counting)
+    return seen
+
+
+def test_a_model_without_a_sampled_calibration_is_not_planned_by_the_joint_path(
+        monkeypatch):
+    """Objective perturbation runs no DP-SGD calibration: the joint path declines it from
+    its solver alone, without planning it (each plan runs the alpha rule's calibrations),
+    and the share search's answer is the same."""
+    from skdp import DPHuberRegressor
+    from skdp.linear_model._budget import _joint_share
+
+    events = _prior(9.0, 9.5)
+    huber = DPHuberRegressor(y_bound=1.0, data_norm=3.0)
+    seen = _counting_planner(monkeypatch)
+    with joint_calibrations():
+        assert _joint_share(huber, events, 3000, 40, 1.0, DELTA) is None
+        assert seen == []
+        inside = largest_model_epsilon(huber, events, 3000, 40, 1.0, DELTA)
+    assert inside == largest_model_epsilon(huber, events, 3000, 40, 1.0, DELTA)
+
+
+def test_the_plan_checks_a_model_at_the_smallest_share_in_one_evaluation(monkeypatch):
+    """check_model_fits asks the one question the plan needs (does the model fit at the
+    smallest share the fit's search will try?) with one plan of the model, and raises
+    what the search raises when nothing is left."""
+    from skdp import DPHuberRegressor
+    from skdp.exceptions import BudgetExceededError
+    from skdp.linear_model._budget import SMALLEST_SHARE_EXPONENT, check_model_fits
+
+    huber = DPHuberRegressor(y_bound=1.0, data_norm=3.0)
+    seen = _counting_planner(monkeypatch)
+    with joint_calibrations():
+        check_model_fits(huber, _prior(9.0, 9.5), 3000, 40, 1.0, DELTA)
+    assert seen == [2.0 ** -SMALLEST_SHARE_EXPONENT]
+    spent = _prior(0.3, 0.3)        # two releases that spend more than epsilon = 1
+    assert get_epsilon(compose(*spent), DELTA) > 1.0
+    seen.clear()
+    with pytest.raises(BudgetExceededError):
+        check_model_fits(huber, spent, 3000, 40, 1.0, DELTA)
+    with pytest.raises(BudgetExceededError):
+        largest_model_epsilon(huber, spent, 3000, 40, 1.0, DELTA)
+
+
+def test_the_plan_check_falls_back_to_the_first_shares_where_the_smallest_has_no_plan(
+        monkeypatch):
+    """DP-SGD with a user-set number of steps cannot be calibrated to epsilon/1024: the
+    check then tries the search's Gaussian-DP guess, and passes where the search finds a
+    share."""
+    from skdp.linear_model._budget import check_model_fits
+
+    model = _model(n_steps=2000, batch_size=256)
+    events = _prior(9.0, 9.5)
+    seen = _counting_planner(monkeypatch)
+    check_model_fits(model, events, 3000, 20, 1.0, DELTA)
+    assert len(seen) >= 2 and seen[0] == 2.0 ** -10 and seen[1] > 0.5
+    assert largest_model_epsilon(model, events, 3000, 20, 1.0, DELTA) > 0.5
