@@ -474,7 +474,7 @@ def _planned_released_bounds_event(estimator, n_samples, n_features):
     does, from public quantities (the released values do not enter the events, which are
     in noise units)."""
     from ..accounting import compose
-    from ._budget import largest_model_epsilon
+    from ._nested_share import released_bounds_model_epsilon
 
     if n_features is None or float(estimator.delta) == 0.0:
         return None
@@ -482,8 +482,8 @@ def _planned_released_bounds_event(estimator, n_samples, n_features):
     eps, delta = float(estimator.epsilon), float(estimator.delta)
     try:
         events, inner = _released_events(estimator, names, int(n_samples), eps, delta)
-        inner.set_params(epsilon=largest_model_epsilon(inner, events, n_samples,
-                                                       n_features, eps, delta))
+        inner.set_params(epsilon=released_bounds_model_epsilon(
+            estimator, inner, events, n_samples, n_features, eps, delta))
         model_event = planned_dp_event(inner, n_samples, n_features)
     except (ValueError, TypeError, ZeroDivisionError, OverflowError, AttributeError):
         return None
@@ -809,7 +809,9 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         3. Rows are clipped to the released ``data_norm_`` and targets to ``y_bound_``
            (bounds enforced, as for public ones), and the model gets the largest
            ``epsilon`` that keeps the composition within ``(epsilon, delta)``
-           (:func:`skdp.linear_model._budget.largest_model_epsilon`).
+           (:func:`skdp.linear_model._budget.largest_model_epsilon`; inside a
+           composite's fit, the share of the composite's one search,
+           :mod:`skdp.linear_model._nested_share`, once checked).
         4. ``dp_event_`` is the composition, in the order of :func:`_released_events`;
            ``budget_split_`` says who got what.
         """
@@ -821,7 +823,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         from ..preprocessing._common import gdp_mu
         from ._auto import (AUTO_BOUND_SHARE, AUTO_NORM_QUANTILE, AUTO_Y_QUANTILE,
                             TARGET_CENTRE_SHARE)
-        from ._budget import largest_model_epsilon
+        from ._nested_share import released_bounds_model_epsilon
         from ._target_range import release_target_centre
 
         if isinstance(X, DaskDesign):
@@ -877,8 +879,8 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 released.append(("target centre", centre_event, TARGET_CENTRE_SHARE))
             # the released events are the planned ones (public: tests pin it)
             pre_events = [event for _, event, _ in released]
-            inner.epsilon = largest_model_epsilon(inner, pre_events, n, n_features, eps,
-                                                  delta)
+            inner.epsilon = released_bounds_model_epsilon(self, inner, pre_events, n,
+                                                          n_features, eps, delta)
             attrs, result = inner._run_solver_unrecorded(
                 X, y, loss, n_outputs, bounds.get("y_bound", getattr(inner, "y_bound", None)))
             event = compose(*pre_events, attrs["dp_event_"])

@@ -14,13 +14,17 @@ model's share comes from one search over its noise multiplier of the composed ev
 (:func:`_joint_share`) instead of a search over its epsilon that calibrated DP-SGD at every
 point; the answer is checked by the same exact accountant and the model, fitted inside the
 same context, uses the noise that was checked.  On 3,000 Adult rows this took a pipeline
-fit's accounting at a new epsilon from about 16 PLD builds to 8-12.
+fit's accounting at a new epsilon from about 16 PLD builds to 8-12.  An estimator that
+releases its own statistics first (``y_bound="auto"``, a ``target_range``'s mean) gets,
+in the same context, its epsilon from the Gaussian-DP arithmetic and its model's share
+from one search against both budgets (:mod:`skdp.linear_model._nested_share`) instead of
+its own search at every point of the composite's.
 """
 
 import math
 
 __all__ = ["check_model_fits", "largest_model_epsilon", "model_pins",
-           "model_planned_event"]
+           "model_planned_event", "search_share"]
 
 #: relative width of the final bracket of the bisection on the model's epsilon
 EPSILON_RTOL = 2e-3
@@ -123,6 +127,11 @@ def check_model_fits(model, events, n_samples, n_features, epsilon, delta, data_
     if events and _joint_share(probe, events, n_samples, n_features, epsilon, delta) \
             is not None:
         return      # a share that fits, verified (and the fit's search starts from it)
+    from ._nested_share import nested_share
+
+    if nested_share(clone(probe), events, n_samples, n_features, epsilon, delta,
+                    first_fit=True) is not None:
+        return      # a composite's one search found a share for the estimator's model
     # One evaluation usually settles the question.  The smallest share first: the plan's
     # width is the lowest the fit can see, not the released one, so no calibration made
     # here is the fit's, and the model fits there or (a share's total grows with it)
@@ -232,39 +241,13 @@ def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,
     joint = _joint_share(probe, events, n_samples, n_features, epsilon, delta)
     if joint is not None:
         return joint
-    # a first share from Gaussian-DP arithmetic (exact when the model is Gaussian too),
-    # then the secant; the plans exist from some epsilon on and their total grows with
-    # it, so the feasible shares form an interval below ``hi``.  With a guess the whole
-    # budget is not tried: next to a Gaussian release it cannot fit (unless the model's
-    # calibration left more than the release's cost unspent: a share is then lost, never
-    # the guarantee)
-    guess = _gaussian_guess(events, epsilon, delta)
-    if guess is not None and guess < hi:
-        hi_total = math.inf
-        guess_total = total(guess)
-        if guess_total <= epsilon:
-            return _refine(total, guess, hi, epsilon, guess_total, hi_total)
-        hi, hi_total = guess, guess_total
-        # the next try follows the Gaussian-DP slope, d total / d e ~ e / total (mu's
-        # add in squares), to just under the budget; then halving
-        tries = [_slope_step(guess, guess_total, epsilon)]
-    else:
-        hi_total = total(hi)
-        if hi_total <= epsilon:
-            return hi
-        tries = []
-    lo = lo_total = None
-    floor = float(epsilon) * 2.0 ** -SMALLEST_SHARE_EXPONENT
-    e = hi
-    while tries or e / 2.0 >= floor * (1.0 - 1e-12):
-        e = tries.pop() if tries else e / 2.0
-        if e < floor:
-            break
-        t = total(e)
-        if t <= epsilon:
-            lo, lo_total = e, t
-            break
-        hi, hi_total = e, t
+    from ._nested_share import nested_share
+
+    nested = nested_share(probe, events, n_samples, n_features, epsilon, delta)
+    if nested is not None:
+        return nested
+    lo, hi = search_share(total, hi, epsilon, _gaussian_guess(events, epsilon, delta),
+                          float(epsilon) * 2.0 ** -SMALLEST_SHARE_EXPONENT)
     if lo is None:
         if not planned_somewhere:
             try:    # the estimator's own reason (too few rows, an unsupported loss...)
@@ -280,7 +263,51 @@ def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,
         raise BudgetExceededError(
             f"the releases before the model spent the budget epsilon={epsilon!r}: nothing "
             "is left for the model")
-    return _refine(total, lo, hi, epsilon, lo_total, hi_total)
+    return lo
+
+
+def search_share(total, hi, epsilon, guess, floor, first_fit=False):
+    """``(share, hi)``: the largest ``e`` in ``[floor, hi]`` with ``total(e) <= epsilon``
+    to ``EPSILON_RTOL`` (``share`` None when no share down to ``floor`` fits; ``hi`` is
+    then the last share tried above it), for ``total`` increasing in ``e`` (``inf`` where
+    the model has no plan).  A first share from Gaussian-DP arithmetic (``guess``, exact
+    when the model is Gaussian too; None: ``hi`` itself), then a step along the
+    Gaussian-DP slope, halving, and the secant (:func:`_refine`).  The plans exist from
+    some share on and their total grows with it, so the feasible shares form an interval
+    below ``hi``.  With a guess the whole of ``hi`` is not tried: next to a Gaussian
+    release it cannot fit (unless the model's calibration left more than the release's
+    cost unspent: a share is then lost, never the guarantee).  ``first_fit``: return the
+    first share that fits, unrefined (a plan's check)."""
+    if guess is not None and guess < hi:
+        hi_total = math.inf
+        guess_total = total(guess)
+        if guess_total <= epsilon:
+            if first_fit:
+                return guess, hi
+            return _refine(total, guess, hi, epsilon, guess_total, hi_total), hi
+        hi, hi_total = guess, guess_total
+        # the next try follows the Gaussian-DP slope, d total / d e ~ e / total (mu's
+        # add in squares), to just under the budget; then halving
+        tries = [_slope_step(guess, guess_total, epsilon)]
+    else:
+        hi_total = total(hi)
+        if hi_total <= epsilon:
+            return hi, hi
+        tries = []
+    lo = lo_total = None
+    e = hi
+    while tries or e / 2.0 >= floor * (1.0 - 1e-12):
+        e = tries.pop() if tries else e / 2.0
+        if e < floor:
+            break
+        t = total(e)
+        if t <= epsilon:
+            lo, lo_total = e, t
+            break
+        hi, hi_total = e, t
+    if lo is None or first_fit:
+        return lo, hi
+    return _refine(total, lo, hi, epsilon, lo_total, hi_total), hi
 
 
 #: rounds of :func:`_joint_share` (a second one when the model's own follow-up, which
