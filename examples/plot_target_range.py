@@ -12,8 +12,9 @@ releases their mean with 5 % of the budget (``target_centre_``) and fits the mod
 it; ``epsilon_`` covers both.  The range must be public -- a documented range or the
 physical domain, never the rows' minimum and maximum.  (Shrinking towards the middle of
 the range, 500, would be free but worse here than towards 0: the mean is what the model
-should fall back to.)  The target keeps its units, so the Huber threshold is one too: a
-residual of 50 rentals is "normal" here.
+should fall back to.)  The fit is also unit-free: the model sees the targets divided by
+the range's half-width (``target_scale_``, 500 rentals), and the Huber threshold defaults
+to 5 % of the range's width -- 50 rentals, the threshold the raw fit is given here.
 """
 
 import matplotlib.pyplot as plt
@@ -32,12 +33,12 @@ X_train, X_test, y_train, y_test = train_test_split(X, rentals, train_size=2000,
 epsilons = [0.5, 1.0, 2.0, 5.0]
 scores = {"raw target": [], "target_range=(0, 1000)": []}
 for eps in epsilons:
-    for label, kw in [("raw target", {}), ("target_range=(0, 1000)",
-                                           {"target_range": (0.0, 1000.0)})]:
+    for label, kw in [("raw target", {"huber_threshold": 50.0}),
+                      ("target_range=(0, 1000)", {"target_range": (0.0, 1000.0)})]:
         r2 = []
         for seed in range(3):
             model = DPHuberRegressor(epsilon=eps, data_norm=bike.row_norm_bound,
-                                     huber_threshold=50.0, random_state=seed, **kw)
+                                     random_state=seed, **kw)
             model.fit(X_train, y_train)
             assert model.epsilon_ <= eps
             r2.append(r2_score(y_test, model.predict(X_test)))
@@ -45,10 +46,10 @@ for eps in epsilons:
     print(f"epsilon {eps:>3}: raw R^2 {scores['raw target'][-1]:+.3f}, with the range "
           f"{scores['target_range=(0, 1000)'][-1]:+.3f}")
 
-model = DPHuberRegressor(epsilon=1.0, data_norm=bike.row_norm_bound, huber_threshold=50.0,
+model = DPHuberRegressor(epsilon=1.0, data_norm=bike.row_norm_bound,
                          target_range=(0.0, 1000.0), random_state=0).fit(X_train, y_train)
-print(f"released mean {model.target_centre_:.1f} (the rows' mean: {y_train.mean():.1f}); "
-      f"budget split {model.budget_split_}")
+print(f"released mean {model.target_centre_:.1f} (the rows' mean: {y_train.mean():.1f}), "
+      f"targets divided by {model.target_scale_:g}; budget split {model.budget_split_}")
 
 fig, ax = plt.subplots(figsize=(6, 3.5))
 for label, values in scores.items():

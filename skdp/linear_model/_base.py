@@ -508,8 +508,8 @@ def _released_events(estimator, names, n_samples, epsilon, delta, inner=None):
     from ..accounting import gaussian_event
     from .._mechanisms._quantiles import tree_histogram_event
     from ..preprocessing._common import gdp_mu
-    from ._auto import AUTO_BOUND_SHARE, TARGET_CENTRE_SHARE
-    from ._target_range import effective_y_bound
+    from ._auto import AUTO_BOUND_SHARE, TARGET_CENTRE_SHARE, TARGET_RANGE_ALPHA
+    from ._target_range import effective_huber_threshold, effective_y_bound
 
     mu = gdp_mu(epsilon, delta)
     quantiles = [name for name in names if name != "target_centre"]
@@ -521,8 +521,14 @@ def _released_events(estimator, names, n_samples, epsilon, delta, inner=None):
         inner.set_params(**{name: 1.0 for name in quantiles})
     if "target_centre" in names:
         events.append(gaussian_event(1.0, math.sqrt(TARGET_CENTRE_SHARE) * mu))
-        inner.set_params(y_bound=effective_y_bound(estimator.get_params(deep=False)),
+        params = estimator.get_params(deep=False)
+        # the model's targets are the centred ones over the range's half-width: their
+        # bound, the threshold in those units, and the target_range alpha rule
+        inner.set_params(y_bound=effective_y_bound(params),
+                         huber_threshold=effective_huber_threshold(params),
                          target_range=None)
+        if params.get("alpha") == "auto":
+            inner.set_params(alpha=TARGET_RANGE_ALPHA)
     return events, inner
 
 
@@ -875,7 +881,9 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 centre, centre_event = release_target_centre(
                     y, 0.5 * (high - low), math.sqrt(TARGET_CENTRE_SHARE) * mu, delta,
                     self.random_state)
-                y = np.asarray(y, dtype=np.float64) - centre
+                # the model's targets: minus the released mean, over the half-width
+                # (a public per-row map: |z| <= 2, the model's y_bound)
+                y = (np.asarray(y, dtype=np.float64) - centre) / (0.5 * (high - low))
                 released.append(("target centre", centre_event, TARGET_CENTRE_SHARE))
             # the released events are the planned ones (public: tests pin it)
             pre_events = [event for _, event, _ in released]
@@ -899,6 +907,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             attrs["y_bound_"] = bounds["y_bound"]
         if "target_centre" in names:
             attrs["target_centre_"] = 0.5 * (low + high) + centre
+            attrs["target_scale_"] = 0.5 * (high - low)
         return attrs, result
 
     def _secure_noise(self, solver):

@@ -16,6 +16,7 @@ from ._base import (
     DPLinearRegressorMixin,
     _refuse_sample_weight,
 )
+from ._target_range import effective_huber_threshold
 
 
 #: solvers that handle huber_threshold=0 (the absolute loss) by Gaussian smoothing (closed
@@ -37,10 +38,11 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
     ``||[x_i, intercept_scaling]|| <= data_norm = C``.  Its gradient in ``w`` is bounded by
     ``L = kappa C`` *whatever the target* (the derivative of ``h`` is clipped to
     ``[-kappa, kappa]``), so no bound on ``y`` is needed for privacy; ``beta = C^2``.
-    Unlike scikit-learn's ``HuberRegressor`` no scale is co-estimated: scale the target
-    (publicly) so that residuals of order ``huber_threshold`` are "normal", and give its
+    Unlike scikit-learn's ``HuberRegressor`` no scale is co-estimated: give the target's
     public range, ``target_range=(low, high)``, so that the model shrinks towards the
-    targets' private mean rather than towards 0.
+    targets' private mean rather than towards 0 and the fit is unit-free (the targets are
+    divided by the range's half-width, the threshold is 5 % of its width); without one,
+    scale the target publicly so that residuals of order ``huber_threshold`` are "normal".
 
     Solvers and calibration as in :class:`DPLogisticRegression`: by default the noise-free
     minimiser is certified within ``tau = 0.01 L/(n alpha)`` and released with the
@@ -53,8 +55,10 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
     delta : float, default=1e-6
         Privacy parameter delta in [0, 1); 0 gives pure epsilon-DP (norm-Laplace noise).
         Should be << 1/n.
-    huber_threshold : float, default=1.0
-        Threshold ``kappa > 0`` between the quadratic and linear parts.
+    huber_threshold : float or "auto", default="auto"
+        Threshold ``kappa > 0`` between the quadratic and linear parts, a residual in the
+        target's units.  ``"auto"``: 1, or with a ``target_range`` 5 % of its width
+        (``TARGET_RANGE_THRESHOLD`` half-widths: the fit is then unit-free).
         ``0`` is the absolute loss ``|x.w - y|`` (``L = C``), nonsmooth: supported by
         ``solver="phased"`` and ``"resque"`` (Gaussian smoothing), refused by the others.
     data_norm : float or None, default=None
@@ -69,13 +73,15 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         domain, never the rows' minimum and maximum.  The fit then clips the targets to
         it, releases their mean with ``TARGET_CENTRE_SHARE`` (5 %) of its Gaussian-DP
         budget ``mu^2`` (``target_centre_``), and fits the model on the targets minus that
-        mean (``y_bound`` is ``high - low`` and must be left None); ``intercept_``
-        includes the mean.  A private model shrinks towards 0 where the data carry
-        little signal; with the range it shrinks towards the targets' private mean
-        instead (raw targets of 100-150 dB scored a test R^2 of -52 at epsilon 1 through
-        ``make_private_pipeline``, +0.21 with their range).  The target keeps its units
-        (``huber_threshold``, ``alpha``).  ``epsilon_`` covers the mean and the model;
-        needs ``delta > 0``; not for Dask inputs yet
+        mean divided by the half-width ``h = (high - low)/2`` (``target_scale_``;
+        ``y_bound`` must be left None); ``coef_`` and ``intercept_`` are in the target's
+        units again.  A private model shrinks towards 0 where the data carry little
+        signal; with the range it shrinks towards the targets' private mean instead (raw
+        targets of 100-150 dB scored a test R^2 of -52 at epsilon 1 through
+        ``make_private_pipeline``), and the fit is unit-free: ``huber_threshold`` is
+        divided by ``h`` and ``alpha`` is the penalty of the divided targets' model (its
+        ``"auto"`` rule times ``TARGET_RANGE_ALPHA_FACTOR``).  ``epsilon_`` covers the
+        mean and the model; needs ``delta > 0``; not for Dask inputs yet
         (:mod:`skdp.linear_model._target_range`).
     alpha : float or "auto", default="auto"
         L2 regularisation strength (of the mean loss).  ``"auto"``: a public rule of
@@ -159,6 +165,9 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         With a ``target_range``: the released mean of the targets clipped to it (the
         level the model is fitted around).  ``budget_split_`` then lists the
         ``"target centre"`` and the ``"model"`` shares.
+    target_scale_ : float
+        With a ``target_range``: its half-width ``(high - low)/2``, the unit of the
+        targets the model was fitted on (``alpha_`` is that model's penalty).
     epsilon_, delta_, dp_event_, noise_scale_, sensitivity_, data_norm_, row_bound_, solver_, alpha_, solver_params_, secure_noise_ : see
         :class:`DPLogisticRegression`
     privacy_guaranteed_ : bool
@@ -191,10 +200,12 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         **BaseDPLinear._parameter_constraints,
         **CONVEX_MODEL_CONSTRAINTS,
         # "auto_spline": the auto rule for a private spline basis, which a private pipeline
-        # hands its final model for the fit (linear_model/_auto.py, SPLINE_BASIS_ALPHA)
+        # hands its final model for the fit (linear_model/_auto.py, SPLINE_BASIS_ALPHA);
+        # "auto_target_range": a target_range fit's own model (TARGET_RANGE_ALPHA)
         "alpha": [*BaseDPLinear._parameter_constraints["alpha"],
-                  Hidden(StrOptions({"auto_spline"}))],
-        "huber_threshold": [Interval(numbers.Real, 0, None, closed="left")],
+                  Hidden(StrOptions({"auto_spline", "auto_target_range"}))],
+        "huber_threshold": [Interval(numbers.Real, 0, None, closed="left"),
+                            StrOptions({"auto"})],
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"}),
                     None],
         "target_range": ["array-like", None],
@@ -205,7 +216,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         *,
         epsilon=1.0,
         delta=1e-6,
-        huber_threshold=1.0,
+        huber_threshold="auto",
         data_norm=None,
         y_bound=None,
         target_range=None,
@@ -275,7 +286,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         """
         _refuse_sample_weight(sample_weight)
         self._check_public_params()
-        if self.huber_threshold == 0 and self.solver not in _NONSMOOTH_SOLVERS | {"auto"}:
+        if self._huber_threshold() == 0 and self.solver not in _NONSMOOTH_SOLVERS | {"auto"}:
             raise ValueError(
                 "huber_threshold=0 (absolute loss) is nonsmooth: solver="
                 f"{self.solver!r} needs a smooth loss; use huber_threshold > 0 or "
@@ -286,20 +297,29 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         loss, _ = self._planning_loss()
         # a target_range takes the released-bounds path, which sets the model's y_bound
         attrs, result = self._run_solver(X, y, loss, n_outputs=1, y_bound=self.y_bound)
-        intercept = float(result.intercept[0])
-        if "target_centre_" in attrs:   # post-processing: back to the target's level
-            intercept += attrs["target_centre_"]
-        attrs["coef_"] = np.ascontiguousarray(result.coef[:, 0])
+        coef, intercept = result.coef[:, 0], float(result.intercept[0])
+        if "target_centre_" in attrs:
+            # post-processing: the model of (y - centre)/h back to the target's units
+            scale = attrs["target_scale_"]
+            coef, intercept = scale * coef, scale * intercept + attrs["target_centre_"]
+        attrs["coef_"] = np.ascontiguousarray(coef)
         attrs["intercept_"] = intercept
         self._set_fitted(attrs)
         return self
 
+    def _huber_threshold(self):
+        """The model's threshold: in units of the range's half-width with a
+        ``target_range`` (``"auto"``: ``TARGET_RANGE_THRESHOLD``), else as given
+        (``"auto"``: 1) -- :func:`skdp.linear_model._target_range.effective_huber_threshold`."""
+        return effective_huber_threshold(self.get_params(deep=False))
+
     def _planning_loss(self):
-        if self.huber_threshold == 0:
+        threshold = self._huber_threshold()
+        if threshold == 0:
             from .._losses._smoothed import AbsoluteLoss  # numba kernels: only when needed
 
             return AbsoluteLoss(), 1
-        return HuberLoss(huber_threshold=float(self.huber_threshold)), 1
+        return HuberLoss(huber_threshold=threshold), 1
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -23,40 +23,38 @@ never the rows' minimum and maximum) the fit
    (:data:`skdp.linear_model._auto.TARGET_CENTRE_SHARE`), by the mechanism of
    :class:`~skdp.preprocessing.DPStandardScaler` (float-safe sums, exact discrete
    Gaussian noise);
-3. fits the model on ``z_i = u_i - c`` with ``y_bound = high - low`` (``|z_i| <= 2h``) at
-   the largest epsilon that composes with the release
+3. fits the model on ``z_i = (u_i - c)/h`` with ``y_bound = 2`` (``|z_i| <= 2``) at the
+   largest epsilon that composes with the release
    (:func:`skdp.linear_model._budget.largest_model_epsilon`), and reports
-   ``target_centre_ = m + c`` and ``intercept_ = b + m + c``.
+   ``target_centre_ = m + c``, ``target_scale_ = h``, ``coef_ = h w`` and
+   ``intercept_ = h b + m + c``.
 
-Measured (the same file): airfoil at epsilon 1 -52 -> +0.21, concrete -1.2 -> +0.03,
-the 1,400 bike rows -0.70 -> -0.00; in 31 of 32 cells at or above the raw fit, the other
-0.002 below (bike, 12,165 rows, epsilon 10).  Against the middle of the range it loses
-where the range happens to be centred on the data and the mean's noise is large (airfoil
-on 350 rows at epsilon 0.5: -0.46 against -0.00) and wins where it is not (the 1,400 bike
-rows at 0.5: -0.04 against -2.8; concrete on 721 rows at 0.5: -0.06 against -0.49).
-
-The target keeps its units: ``huber_threshold`` and ``alpha`` mean what they mean without
-the range, and they are not unit-free: the Huber threshold is a residual in the target's
-units (default 1) and the ``alpha`` rules' margins are in target units too.  On bike
-rentals the targets scaled publicly into ``[-1, 1]`` (a threshold of 500 rentals and the
-spline-basis rule) reach R^2 0.50 at epsilon 1 against 0.13 with the range alone; on wine
-the same scaling loses (0.10 against 0.24: one quality point is a normal residual).
-Choose the threshold for the scale of ``y``.
+**Unit-free.**  The model sees the targets in half-widths, so the fit does not depend on
+the target's units: ``huber_threshold`` is read in the target's units and divided by
+``h`` (``"auto"``: ``TARGET_RANGE_THRESHOLD h``, 5 % of the range's width), and ``alpha``
+belongs to the divided targets (``"auto"``: the rule times ``TARGET_RANGE_ALPHA_FACTOR``;
+both in :mod:`skdp.linear_model._auto`, with their evidence).  A private model's
+regulariser and noise are calibrated for a scale: kept in the target's own units (a
+threshold of 1 dB, 1 MPa, one rental) they fitted bike rentals at epsilon 1 to a test
+R^2 of 0.12 and concrete to 0.02, where the unit-free fit reaches about 0.5 and 0.3.
+Measured against the raw fit and the range's middle: ``benchmarks/results/target_range.md``.
 
 Privacy
 -------
 *Step 1* is a function of public constants applied to each row on its own: neighbouring
-datasets (one row replaced) stay neighbours.  *Step 2*: replacing one row moves
+datasets (one row replaced) stay neighbours. *Step 2*: replacing one row moves
 ``mean(u)`` by at most ``2h/n`` (one term of ``[-h, h]`` replaced), the sensitivity the
 scaler's mechanism is calibrated for (its ``with_std=False`` case: ``sigma = 2h
 kappa/n``, ``kappa = sqrt(1 + 1e-9)/mu_c`` times the float-summation inflation), so the
-release is ``mu_c``-GDP, event ``gaussian_event(1, mu_c)``.  *Step 3*: given ``c`` (public
-after step 2) ``z`` is again a public per-row map, and the model is ``(e, delta)``-DP on
-it; the two compose to the fit's ``(epsilon, delta)`` (PLD accounting of
-``compose(centre, model)``).  The intercept shift is post-processing.  Every plan of the
-fit -- :func:`skdp.linear_model._base.planned_dp_event`, the pipeline's split of the
-budget, the spline-basis ``alpha`` rule (``y_bound <= huber_threshold``) -- reads the same
-public quantities: ``y_bound = high - low`` (:func:`effective_y_bound`) and the share.
+release is ``mu_c``-GDP, event ``gaussian_event(1, mu_c)``. *Step 3*: given ``c``
+(public after step 2) ``z`` is again a public per-row map (``h`` is public), and the
+model is ``(e, delta)``-DP on it; the two compose to the fit's ``(epsilon, delta)`` (PLD
+accounting of ``compose(centre, model)``). The rescaling of the coefficients and the
+intercept shift are post-processing. Every plan of the fit --
+:func:`skdp.linear_model._base.planned_dp_event`, the pipeline's split of the budget,
+the spline-basis ``alpha`` rule (``y_bound <= huber_threshold``) -- reads the same
+public quantities: ``y_bound = 2`` (:func:`effective_y_bound`), the threshold over ``h``
+(:func:`effective_huber_threshold`) and the share.
 The centre's noise is drawn from its own stream, derived from ``random_state`` with a
 distinct spawn key (:func:`centre_seed`), never the model's.
 """
@@ -66,8 +64,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_target_range", "effective_y_bound", "centre_targets", "centre_seed",
-           "release_target_centre"]
+__all__ = ["check_target_range", "effective_huber_threshold", "effective_y_bound",
+           "target_scale", "centre_targets", "centre_seed", "release_target_centre"]
 
 
 def check_target_range(est):
@@ -99,15 +97,43 @@ def check_target_range(est):
     return low, high
 
 
-def effective_y_bound(params):
-    """The ``y_bound`` a fit runs with, from a dict of the estimator's parameters: the
-    width ``high - low`` of a ``target_range`` (the bound of the targets centred on their
-    released mean, module docstring), else the ``y_bound`` parameter."""
+def target_scale(params):
+    """The half-width ``h = (high - low)/2`` of a ``target_range`` (the unit the model's
+    targets are divided by, module docstring), from a dict of the estimator's parameters;
+    None without a range."""
     value = params.get("target_range")
-    if value is not None:
-        low, high = value
-        return float(high) - float(low)
+    if value is None:
+        return None
+    low, high = value
+    return 0.5 * (float(high) - float(low))
+
+
+#: the model's bound on its targets with a ``target_range``: ``|(u - c)/h| <= 2``
+SCALED_TARGET_BOUND = 2.0
+
+
+def effective_y_bound(params):
+    """The ``y_bound`` the model runs with, from a dict of the estimator's parameters:
+    ``SCALED_TARGET_BOUND`` with a ``target_range`` (the bound of the targets minus their
+    released mean, divided by the range's half-width: module docstring), else the
+    ``y_bound`` parameter."""
+    if params.get("target_range") is not None:
+        return SCALED_TARGET_BOUND
     return params.get("y_bound")
+
+
+def effective_huber_threshold(params):
+    """The Huber threshold of the model, from a dict of the estimator's parameters: with
+    a ``target_range``, in units of its half-width ``h`` (the given threshold over ``h``;
+    ``"auto"``: :data:`~skdp.linear_model._auto.TARGET_RANGE_THRESHOLD`), else the given
+    threshold (``"auto"``: :data:`~skdp.linear_model._auto.DEFAULT_HUBER_THRESHOLD`)."""
+    from ._auto import DEFAULT_HUBER_THRESHOLD, TARGET_RANGE_THRESHOLD
+
+    value = params.get("huber_threshold", "auto")
+    h = target_scale(params)
+    if isinstance(value, str):          # "auto"
+        return DEFAULT_HUBER_THRESHOLD if h is None else TARGET_RANGE_THRESHOLD
+    return float(value) if h is None else float(value) / h
 
 
 def centre_targets(y, low, high):

@@ -13,7 +13,8 @@ from sklearn.metrics import r2_score
 
 from skdp import DPHuberRegressor, make_private_pipeline
 from skdp.accounting import compose, gaussian_event
-from skdp.linear_model._auto import TARGET_CENTRE_SHARE, pipeline_model_alpha
+from skdp.linear_model._auto import (TARGET_CENTRE_SHARE, TARGET_RANGE_ALPHA_FACTOR,
+                                     TARGET_RANGE_THRESHOLD, pipeline_model_alpha)
 from skdp.linear_model._base import planned_dp_event
 from skdp.linear_model._target_range import centre_seed, release_target_centre
 from skdp.preprocessing._common import gdp_mu
@@ -30,18 +31,28 @@ def _design(n=1500, seed=0):
 
 
 @pytest.mark.parametrize("solver", ["auto", "phased", "dpsgd"])
-def test_the_model_is_the_fit_on_the_targets_minus_their_released_mean(solver):
+def test_the_model_is_the_fit_on_the_centred_targets_over_the_half_width(solver):
+    """With the range the model is the plain fit of ``z = (clip(y) - centre)/h``
+    (``h = (high - low)/2``) with ``y_bound = 2``, the threshold ``TARGET_RANGE_THRESHOLD``
+    and the auto rule's alpha times ``TARGET_RANGE_ALPHA_FACTOR``, at the model's share --
+    same noise, same event -- and its coefficients are that fit's times ``h``."""
     X, y = _design()
     kw = dict(delta=1e-6, data_norm=1.5, solver=solver, random_state=3)
     ranged = DPHuberRegressor(epsilon=1.0, target_range=(LOW, HIGH), **kw).fit(X, y)
     model_epsilon = ranged.budget_split_["model"][0]
+    h = 0.5 * (HIGH - LOW)
+    assert ranged.target_scale_ == h
     assert ranged.budget_split_["mu_share_target_centre"] == TARGET_CENTRE_SHARE
-    shifted = np.clip(y, LOW, HIGH) - ranged.target_centre_
-    plain = DPHuberRegressor(epsilon=model_epsilon, y_bound=HIGH - LOW, **kw).fit(X, shifted)
-    np.testing.assert_array_equal(ranged.coef_, plain.coef_)
-    assert ranged.intercept_ == pytest.approx(plain.intercept_ + ranged.target_centre_,
-                                              rel=1e-13)
-    assert ranged.alpha_ == plain.alpha_
+    z = (np.clip(y, LOW, HIGH) - ranged.target_centre_) / h
+    auto = DPHuberRegressor(epsilon=model_epsilon, y_bound=2.0,
+                            huber_threshold=TARGET_RANGE_THRESHOLD, **kw).fit(X, z)
+    assert ranged.alpha_ == TARGET_RANGE_ALPHA_FACTOR * auto.alpha_
+    plain = DPHuberRegressor(epsilon=model_epsilon, y_bound=2.0, alpha=ranged.alpha_,
+                             huber_threshold=TARGET_RANGE_THRESHOLD, **kw).fit(X, z)
+    # z here is the fit's up to the rounding of (u - c)/h against (clip(y) - (m + c))/h
+    np.testing.assert_allclose(ranged.coef_, h * plain.coef_, rtol=1e-9, atol=1e-9)
+    assert ranged.intercept_ == pytest.approx(h * plain.intercept_ + ranged.target_centre_,
+                                              rel=1e-9)
     # the fit's event: the mean's Gaussian release, then the model's; within the budget
     centre_event = gaussian_event(1.0, np.sqrt(TARGET_CENTRE_SHARE) * gdp_mu(1.0, 1e-6))
     assert repr(ranged.dp_event_) == repr(compose(centre_event, plain.dp_event_))
@@ -50,6 +61,23 @@ def test_the_model_is_the_fit_on_the_targets_minus_their_released_mean(solver):
     assert repr(planned_dp_event(DPHuberRegressor(epsilon=1.0, target_range=(LOW, HIGH),
                                                   **kw), X.shape[0], X.shape[1])) \
         == repr(ranged.dp_event_)
+
+
+def test_the_fit_is_unit_free():
+    """The plan does not depend on the target's units: the same event for the range in
+    decibels, in millibels and shifted; a threshold given in the target's units is read
+    in half-widths."""
+    events = {repr(planned_dp_event(DPHuberRegressor(epsilon=1.0, data_norm=1.5,
+                                                     target_range=(a * LOW + b, a * HIGH + b)),
+                                    1500, 4))
+              for a, b in ((1.0, 0.0), (100.0, 0.0), (1.0, -125.0), (0.01, 7.0))}
+    assert len(events) == 1
+    given = DPHuberRegressor(huber_threshold=5.0, target_range=(LOW, HIGH))
+    assert given._planning_loss()[0].huber_threshold == 5.0 / (0.5 * (HIGH - LOW))
+    assert DPHuberRegressor(target_range=(LOW, HIGH))._planning_loss()[0].huber_threshold \
+        == TARGET_RANGE_THRESHOLD
+    assert DPHuberRegressor()._planning_loss()[0].huber_threshold == 1.0
+    assert DPHuberRegressor(huber_threshold=0.3)._planning_loss()[0].huber_threshold == 0.3
 
 
 def test_the_released_mean_has_the_calibrated_noise_and_sensitivity():
@@ -115,17 +143,18 @@ def _frame(n=1200, seed=0):
     return X, y.to_numpy()
 
 
-@pytest.mark.parametrize("low, high", [(LOW, HIGH), (120.5, 121.5)])
-def test_a_pipeline_plans_and_fits_the_mean_and_the_model(low, high):
+@pytest.mark.parametrize("low, high, threshold", [(LOW, HIGH, "auto"),
+                                                  (120.5, 121.5, 1.0)])
+def test_a_pipeline_plans_and_fits_the_mean_and_the_model(low, high, threshold):
     """The pipeline's plan composes the transformers, the targets' mean and the model; the
     fit releases exactly that (the pipeline checks its planned events), and the spline-basis
-    alpha rule reads the bound the model is fitted with, ``high - low`` (it fires for the
-    narrow range: 1 <= the threshold 1)."""
+    alpha rule compares the model's bound and threshold in the model's units, half-widths
+    (it fires for the narrow range with a threshold of 1: 2 <= 1/0.5)."""
     X, y = _frame()
     y = low + (high - low) * (y - y.min()) / (y.max() - y.min())
     kw = dict(epsilon=1.0, delta=1e-6, numeric=["a", "b"], categorical=["c"],
               random_state=0)
-    model = DPHuberRegressor(target_range=(low, high))
+    model = DPHuberRegressor(target_range=(low, high), huber_threshold=threshold)
     ranged = make_private_pipeline(model, **kw).fit(X, y)
     fitted = ranged[-1]
     assert ranged.epsilon_ <= 1.0 and fitted.epsilon_ <= fitted.epsilon
@@ -134,7 +163,7 @@ def test_a_pipeline_plans_and_fits_the_mean_and_the_model(low, high):
     assert set(fitted.budget_split_) >= {"target centre", "model"}
     assert fitted.target_range == (low, high) and fitted.alpha == "auto"   # restored
     fires = pipeline_model_alpha(model, ["DPSplineTransformer"]) != {}
-    assert fires == ((high - low) <= model.huber_threshold)
+    assert fires == (threshold != "auto")
     raw = make_private_pipeline(DPHuberRegressor(), **kw).fit(X, y)
     assert r2_score(y, ranged.predict(X)) > max(0.0, r2_score(y, raw.predict(X)))
 
@@ -192,14 +221,17 @@ def test_non_finite_targets_are_refused_not_clipped():
 
 
 def test_the_planners_see_the_bound_the_model_is_fitted_with():
-    """The plan view -- what every solver's planner reads -- carries the bound of the
-    targets minus their mean, ``high - low``, as the ``y_bound`` the solver receives (no
-    planner's event depends on it today: this pins the contract for the next one)."""
+    """The plan view -- what every solver's planner reads -- carries the model's bound and
+    threshold, in half-widths: ``y_bound = 2`` for the targets minus their mean over the
+    half-width, and the threshold over the half-width (no planner's event depends on the
+    bound today: this pins the contract for the next one)."""
     from skdp._losses import HuberLoss
 
-    est = DPHuberRegressor(epsilon=1.0, data_norm=1.5, target_range=(LOW, HIGH))
+    est = DPHuberRegressor(epsilon=1.0, data_norm=1.5, target_range=(LOW, HIGH),
+                           huber_threshold=2.5)
     plan = est._fit_plan(1500, 4, HuberLoss(1.0), 1, 1.5)
-    assert est._plan_view(plan, 4, HuberLoss(1.0)).y_bound == HIGH - LOW
+    view = est._plan_view(plan, 4, HuberLoss(1.0))
+    assert view.y_bound == 2.0 and view.huber_threshold == 2.5 / (0.5 * (HIGH - LOW))
     plain = DPHuberRegressor(epsilon=1.0, data_norm=1.5)
     assert plain._plan_view(plan, 4, HuberLoss(1.0)).y_bound is None
 
