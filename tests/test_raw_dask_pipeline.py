@@ -305,3 +305,33 @@ def test_huber_pipeline_on_csr_partitions_is_the_in_memory_model():
     assert lazy[-1].dp_event_ == mem[-1].dp_event_
     scale = np.abs(mem[-1].coef_).max()
     assert np.abs(lazy[-1].coef_ - mem[-1].coef_).max() <= 1e-6 * scale
+
+
+def test_target_range_pipeline_on_a_dask_dataframe_is_the_in_memory_model():
+    """A regression target in its own units with its public range: the targets' mean is
+    released from the partitions' sums (the scaler's mechanism, calibrated for that
+    summation tree) and the model fitted on the centred, divided targets on the workers --
+    the in-memory plan, events, split and released mean, and its coefficients within the
+    rounding of the partition sums."""
+    from skdp import DPHuberRegressor
+
+    df, _ = _table(5000, seed=4)
+    rng = np.random.default_rng(4)
+    y = pd.Series(np.clip(120.0 + 0.4 * df["age"].to_numpy() + 6.0 * rng.normal(size=len(df)),
+                          100.0, 150.0), name="y")
+
+    def pipe():
+        return make_private_pipeline(DPHuberRegressor(target_range=(100.0, 150.0)),
+                                     epsilon=2.0, numeric=NUMERIC, categorical=CATEGORICAL,
+                                     random_state=1)
+
+    mem = pipe().fit(df, y)
+    lazy = pipe().fit(dd.from_pandas(df, npartitions=3), dd.from_pandas(y, npartitions=3))
+    _assert_same_release(mem, lazy)
+    assert lazy[-1].dp_event_ == mem[-1].dp_event_
+    assert lazy[-1].target_scale_ == mem[-1].target_scale_ == 25.0
+    assert abs(lazy[-1].target_centre_ - mem[-1].target_centre_) <= 1e-9 * 150.0
+    scale = np.abs(mem[-1].coef_).max()
+    assert np.abs(lazy[-1].coef_ - mem[-1].coef_).max() <= 1e-6 * scale
+    assert abs(lazy[-1].intercept_ - mem[-1].intercept_) <= 1e-6 * 150.0
+    assert abs(mem[-1].target_centre_ - y.mean()) < 1.0

@@ -79,6 +79,15 @@ class DaskDesign:
         #: augmented as a step samples them (CSR blocks, :func:`clipped_design`), else None
         self.clip_rows = None
 
+    def with_targets(self, y):
+        """This design with the targets ``y`` (a Dask vector with the same row chunks, e.g.
+        a public map of these targets computed on the workers)."""
+        import copy
+
+        out = copy.copy(self)
+        out.y = y
+        return out
+
 
 def _block_scale(block, row_bound, fit_intercept, intercept_scaling):
     from .._mechanisms._clipped_rows import ClippedRows

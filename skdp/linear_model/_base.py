@@ -832,15 +832,14 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         from ._nested_share import released_bounds_model_epsilon
         from ._target_range import release_target_centre
 
-        if isinstance(X, DaskDesign):
-            raise ValueError("data_norm='auto', y_bound='auto' and target_range are not "
-                             "available for Dask fits yet; pass public bounds (and centre "
-                             "the targets on a public constant)")
         if self.delta == 0:
             raise ValueError("data_norm='auto', y_bound='auto' and target_range release "
                              "Gaussian statistics and need delta > 0")
         names = self._released_bounds()
         quantiles = [name for name in names if name != "target_centre"]
+        if isinstance(X, DaskDesign) and quantiles:
+            raise ValueError("data_norm='auto' and y_bound='auto' are not available for "
+                             "Dask fits yet; pass public bounds")
         n, n_features = X.shape
         eps, delta = float(self.epsilon), float(self.delta)
         mu = gdp_mu(eps, delta)
@@ -882,8 +881,13 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                     y, 0.5 * (high - low), math.sqrt(TARGET_CENTRE_SHARE) * mu, delta,
                     self.random_state)
                 # the model's targets: minus the released mean, over the half-width
-                # (a public per-row map: |z| <= 2, the model's y_bound)
-                y = (np.asarray(y, dtype=np.float64) - centre) / (0.5 * (high - low))
+                # (a public per-row map: |z| <= 2, the model's y_bound); a Dask design's
+                # on the workers
+                if isinstance(X, DaskDesign):
+                    X = X.with_targets((y - centre) / (0.5 * (high - low)))
+                    y = X.y
+                else:
+                    y = (np.asarray(y, dtype=np.float64) - centre) / (0.5 * (high - low))
                 released.append(("target centre", centre_event, TARGET_CENTRE_SHARE))
             # the released events are the planned ones (public: tests pin it)
             pre_events = [event for _, event, _ in released]

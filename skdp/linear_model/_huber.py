@@ -81,8 +81,8 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         ``make_private_pipeline``), and the fit is unit-free: ``huber_threshold`` is
         divided by ``h`` and ``alpha`` is the penalty of the divided targets' model (its
         ``"auto"`` rule times ``TARGET_RANGE_ALPHA_FACTOR``).  ``epsilon_`` covers the
-        mean and the model; needs ``delta > 0``; not for Dask inputs yet
-        (:mod:`skdp.linear_model._target_range`).
+        mean and the model; needs ``delta > 0``; on Dask inputs the mean is released
+        from the partitions' sums (:mod:`skdp.linear_model._target_range`).
     alpha : float or "auto", default="auto"
         L2 regularisation strength (of the mean loss).  ``"auto"``: a public rule of
         ``n``, ``p``, ``epsilon``, ``delta`` and the bounds that balances the

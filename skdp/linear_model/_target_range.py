@@ -22,7 +22,8 @@ never the rows' minimum and maximum) the fit
    ``sqrt(TARGET_CENTRE_SHARE)`` of the fit's Gaussian-DP ``mu``
    (:data:`skdp.linear_model._auto.TARGET_CENTRE_SHARE`), by the mechanism of
    :class:`~skdp.preprocessing.DPStandardScaler` (float-safe sums, exact discrete
-   Gaussian noise);
+   Gaussian noise; a Dask vector is summed on its workers, partition by partition, and
+   the noise calibrated for that summation tree);
 3. fits the model on ``z_i = (u_i - c)/h`` with ``y_bound = 2`` (``|z_i| <= 2``) at the
    largest epsilon that composes with the release
    (:func:`skdp.linear_model._budget.largest_model_epsilon`), and reports
@@ -176,6 +177,7 @@ def release_target_centre(u, half_width, mu, delta, random_state):
     Gaussian noise at ``mu``-GDP, clipped to ``[-half_width, half_width]`` (step 2 of the
     module docstring; the mechanism of :class:`~skdp.preprocessing.DPStandardScaler` with
     ``with_std=False``, whose event is ``gaussian_event(1, mu)``)."""
+    from .._dask import is_dask_collection
     from ..preprocessing._scaler import DPStandardScaler
 
     # the scaler's _release is calibrated by ``mu`` alone; its epsilon only labels the
@@ -183,6 +185,8 @@ def release_target_centre(u, half_width, mu, delta, random_state):
     scaler = DPStandardScaler(epsilon=1.0, delta=float(delta), with_std=False, clip=False,
                               random_state=centre_seed(random_state), secure_noise=True)
     bound = np.array([float(half_width)])
-    attrs = scaler._release(np.asarray(u, dtype=np.float64)[:, None], -bound, bound,
-                            float(mu))
+    # a Dask vector's column stays on the workers (the scaler sums it partition by
+    # partition, with its rounding allowance for that summation tree)
+    column = u[:, None] if is_dask_collection(u) else np.asarray(u, dtype=np.float64)[:, None]
+    attrs = scaler._release(column, -bound, bound, float(mu))
     return float(attrs["mean_"][0]), attrs["dp_event_"]

@@ -236,12 +236,19 @@ def test_the_planners_see_the_bound_the_model_is_fitted_with():
     assert plain._plan_view(plan, 4, HuberLoss(1.0)).y_bound is None
 
 
-def test_a_dask_fit_or_pure_dp_is_refused_with_a_reason():
-    X, y = _design(n=200)
+def test_pure_dp_is_refused_and_a_dask_fit_is_the_in_memory_one():
+    X, y = _design(n=600)
     with pytest.raises(ValueError, match="delta > 0"):
         DPHuberRegressor(delta=0.0, data_norm=1.5, target_range=(LOW, HIGH)).fit(X, y)
     da = pytest.importorskip("dask.array")
-    est = DPHuberRegressor(data_norm=1.5, target_range=(LOW, HIGH))
+    kw = dict(data_norm=1.5, target_range=(LOW, HIGH), random_state=5)
+    mem = DPHuberRegressor(**kw).fit(X, y)
+    lazy = DPHuberRegressor(**kw).fit(da.from_array(X, chunks=150),
+                                      da.from_array(y, chunks=150))
+    assert repr(lazy.dp_event_) == repr(mem.dp_event_)
+    assert lazy.target_centre_ == pytest.approx(mem.target_centre_, abs=1e-9)
+    np.testing.assert_allclose(lazy.coef_, mem.coef_, rtol=1e-6, atol=1e-6)
+    # the quantile bounds still need the rows in memory
     with pytest.raises(ValueError, match="Dask"):
-        est.fit(da.from_array(X, chunks=50), da.from_array(y, chunks=50))
-    assert not hasattr(est, "coef_")
+        DPHuberRegressor(data_norm=1.5, y_bound="auto").fit(da.from_array(X, chunks=150),
+                                                            da.from_array(y, chunks=150))
