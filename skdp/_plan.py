@@ -829,6 +829,7 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
     from .accounting._events import events_close
     from .linear_model._budget import (check_model_fits, largest_model_epsilon,
                                        model_pins, model_planned_event)
+    from .linear_model._nested_share import own_searches
 
     transformer_events = [events[s.path] for s in plan.steps if s.role == "release"]
     model_steps = [s for s in plan.steps if s.role == "model"]
@@ -874,8 +875,11 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
         # then fixed before any row, whatever width the transformers release
         width = design_widths(pipeline, plan, X, nominal=True, lazy=lazy)[0] \
             if shape is None else shape[1]
-        eps_m = largest_model_epsilon(model, transformer_events, n, width, plan.epsilon,
-                                      plan.delta, data_norm=norm)
+        # an estimator with releases of its own splits its share with its own search here
+        # (linear_model/_nested_share.py: the pins below change its parameters)
+        with own_searches():
+            eps_m = largest_model_epsilon(model, transformer_events, n, width,
+                                          plan.epsilon, plan.delta, data_norm=norm)
         pins = model_pins(model, n, width, eps_m, plan.delta, data_norm=norm)
     if public or pins or pipeline.model_plan == "fixed":
         pinned = clone(model).set_params(**pins)

@@ -581,8 +581,10 @@ def resolve_fit_plan(estimator, *, n_samples, n_features, loss, n_outputs, row_b
         if rule == SPLINE_BASIS_ALPHA and spline_basis_alpha_applies(solver, loss):
             alpha *= spline_basis_alpha_factor(n, p, float(estimator.epsilon), delta)
         if rule == TARGET_RANGE_ALPHA or (
-                rule == "auto" and getattr(estimator, "target_range", None) is not None):
+                rule == "auto" and getattr(estimator, "target_range", None) is not None
+                and loss.loss_id == HUBER):
             # a target_range fit's model, planned as itself or as the estimator it is in
+            # (the absolute loss keeps the target's units and the plain rule)
             alpha *= TARGET_RANGE_ALPHA_FACTOR
     options = {}
     if solver == "dpsgd" or (solver == "rrpsgd" and estimator.n_steps == "bst14"):

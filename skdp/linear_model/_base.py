@@ -527,7 +527,7 @@ def _released_events(estimator, names, n_samples, epsilon, delta, inner=None):
         inner.set_params(y_bound=effective_y_bound(params),
                          huber_threshold=effective_huber_threshold(params),
                          target_range=None)
-        if params.get("alpha") == "auto":
+        if params.get("alpha") == "auto" and inner.huber_threshold > 0:
             inner.set_params(alpha=TARGET_RANGE_ALPHA)
     return events, inner
 
@@ -830,7 +830,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         from ._auto import (AUTO_BOUND_SHARE, AUTO_NORM_QUANTILE, AUTO_Y_QUANTILE,
                             TARGET_CENTRE_SHARE)
         from ._nested_share import released_bounds_model_epsilon
-        from ._target_range import release_target_centre
+        from ._target_range import release_target_centre, target_scale
 
         if self.delta == 0:
             raise ValueError("data_norm='auto', y_bound='auto' and target_range release "
@@ -883,11 +883,12 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 # the model's targets: minus the released mean, over the half-width
                 # (a public per-row map: |z| <= 2, the model's y_bound); a Dask design's
                 # on the workers
+                scale = target_scale(self.get_params(deep=False))
                 if isinstance(X, DaskDesign):
-                    X = X.with_targets((y - centre) / (0.5 * (high - low)))
+                    X = X.with_targets((y - centre) / scale)
                     y = X.y
                 else:
-                    y = (np.asarray(y, dtype=np.float64) - centre) / (0.5 * (high - low))
+                    y = (np.asarray(y, dtype=np.float64) - centre) / scale
                 released.append(("target centre", centre_event, TARGET_CENTRE_SHARE))
             # the released events are the planned ones (public: tests pin it)
             pre_events = [event for _, event, _ in released]
@@ -911,7 +912,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             attrs["y_bound_"] = bounds["y_bound"]
         if "target_centre" in names:
             attrs["target_centre_"] = 0.5 * (low + high) + centre
-            attrs["target_scale_"] = 0.5 * (high - low)
+            attrs["target_scale_"] = scale
         return attrs, result
 
     def _secure_noise(self, solver):

@@ -80,7 +80,8 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         targets of 100-150 dB scored a test R^2 of -52 at epsilon 1 through
         ``make_private_pipeline``), and the fit is unit-free: ``huber_threshold`` is
         divided by ``h`` and ``alpha`` is the penalty of the divided targets' model (its
-        ``"auto"`` rule times ``TARGET_RANGE_ALPHA_FACTOR``).  ``epsilon_`` covers the
+        ``"auto"`` rule times ``TARGET_RANGE_ALPHA_FACTOR``); the absolute loss
+        (``huber_threshold=0``) has no scale and keeps the target's units.  ``epsilon_`` covers the
         mean and the model; needs ``delta > 0``; on Dask inputs the mean is released
         from the partitions' sums (:mod:`skdp.linear_model._target_range`).
     alpha : float or "auto", default="auto"

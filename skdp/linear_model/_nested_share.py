@@ -33,14 +33,39 @@ check then refuses a total above its budget).  The estimator may spend a little 
 than ``g`` when the composite's budget binds first; none of it is lost to the composite.
 
 Outside a composite's fit nothing reads the registry: a standalone fit's split does not
-depend on what the process fitted before.
+depend on what the process fitted before.  A plan that pins the model's width-dependent
+choices (``model_plan="fixed"``, which private searches and cross-validation set) keeps
+the estimator's own search (:func:`own_searches`): the pins change the estimator's
+parameters after the share is found, and its event must be fixed whatever width the fit
+sees.  (Registered for the unpinned estimator, the share overspent there: a private
+search over a ``target_range`` pipeline raised ``BudgetExceededError``.)
 """
 
+import contextlib
+import contextvars
 import math
 
 from ..accounting._pld_memo import _LRU
 
-__all__ = ["nested_share", "released_bounds_model_epsilon"]
+__all__ = ["nested_share", "own_searches", "released_bounds_model_epsilon"]
+
+#: True inside :func:`own_searches`
+_OWN = contextvars.ContextVar("skdp_nested_own_searches", default=False)
+
+
+@contextlib.contextmanager
+def own_searches():
+    """Within: :func:`nested_share` declines, so an estimator with releases of its own
+    keeps its own search.  A plan that pins the model's width-dependent choices
+    (``model_plan="fixed"``, a private search's) holds it: the pins (an ``alpha``
+    resolved from the rule) change the estimator's parameters after its share is found,
+    and its event must not depend on the width the fit will see, so the share is the one
+    its own search finds at the pinned parameters, as the fit finds it."""
+    token = _OWN.set(True)
+    try:
+        yield
+    finally:
+        _OWN.reset(token)
 
 #: ``(estimator's public parameters, g, delta, n, p) -> s``, registered by
 #: :func:`nested_share`: keys and values are public
@@ -71,7 +96,7 @@ def nested_share(probe, events, n_samples, n_features, epsilon, delta, first_fit
     from ._budget import SMALLEST_SHARE_EXPONENT, _gaussian_guess, search_share
     from ._target_range import check_target_range
 
-    if not joint_calibrations_active() or not events:
+    if not joint_calibrations_active() or not events or _OWN.get():
         return None
     names = probe._released_bounds()
     if not names or probe._data_derived_inputs() or float(delta) == 0.0:

@@ -24,14 +24,16 @@ never the rows' minimum and maximum) the fit
    :class:`~skdp.preprocessing.DPStandardScaler` (float-safe sums, exact discrete
    Gaussian noise; a Dask vector is summed on its workers, partition by partition, and
    the noise calibrated for that summation tree);
-3. fits the model on ``z_i = (u_i - c)/h`` with ``y_bound = 2`` (``|z_i| <= 2``) at the
+3. fits the model on ``z_i = (u_i - c)/h`` with ``y_bound = 2`` (``|z_i| <= 2``; the
+   absolute loss on ``u_i - c`` with ``y_bound = 2h``) at the
    largest epsilon that composes with the release
    (:func:`skdp.linear_model._budget.largest_model_epsilon`), and reports
    ``target_centre_ = m + c``, ``target_scale_ = h``, ``coef_ = h w`` and
    ``intercept_ = h b + m + c``.
 
 **Unit-free.**  The model sees the targets in half-widths, so the fit does not depend on
-the target's units: ``huber_threshold`` is read in the target's units and divided by
+the target's units (but for the absolute loss, ``huber_threshold=0``, which has no scale
+to free and keeps the target's units: :func:`target_scale`): ``huber_threshold`` is read in the target's units and divided by
 ``h`` (``"auto"``: ``TARGET_RANGE_THRESHOLD h``, 5 % of the range's width), and ``alpha``
 belongs to the divided targets (``"auto"``: the rule times ``TARGET_RANGE_ALPHA_FACTOR``;
 both in :mod:`skdp.linear_model._auto`, with their evidence).  A private model's
@@ -107,27 +109,31 @@ def check_target_range(est):
 
 
 def target_scale(params):
-    """The half-width ``h = (high - low)/2`` of a ``target_range`` (the unit the model's
-    targets are divided by, module docstring), from a dict of the estimator's parameters;
+    """The unit the model's targets are divided by with a ``target_range`` (module
+    docstring), from a dict of the estimator's parameters: the half-width ``h = (high -
+    low)/2``; 1 for the absolute loss (``huber_threshold=0``), whose gradient does not
+    grow with the targets, so that dividing them would only scale the noise up against
+    them (airfoil-like data, epsilon 1: test R^2 -112 against -3.1 in the target's units);
     None without a range."""
     value = params.get("target_range")
     if value is None:
         return None
+    threshold = params.get("huber_threshold", "auto")
+    if not isinstance(threshold, str) and float(threshold) == 0.0:
+        return 1.0
     low, high = value
     return 0.5 * (float(high) - float(low))
 
 
-#: the model's bound on its targets with a ``target_range``: ``|(u - c)/h| <= 2``
-SCALED_TARGET_BOUND = 2.0
-
-
 def effective_y_bound(params):
     """The ``y_bound`` the model runs with, from a dict of the estimator's parameters:
-    ``SCALED_TARGET_BOUND`` with a ``target_range`` (the bound of the targets minus their
-    released mean, divided by the range's half-width: module docstring), else the
-    ``y_bound`` parameter."""
-    if params.get("target_range") is not None:
-        return SCALED_TARGET_BOUND
+    with a ``target_range``, the bound ``(high - low)/scale`` of the targets minus their
+    released mean divided by :func:`target_scale` (2 but for the absolute loss: module
+    docstring), else the ``y_bound`` parameter."""
+    value = params.get("target_range")
+    if value is not None:
+        low, high = value
+        return (float(high) - float(low)) / target_scale(params)
     return params.get("y_bound")
 
 

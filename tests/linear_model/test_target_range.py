@@ -63,6 +63,23 @@ def test_the_model_is_the_fit_on_the_centred_targets_over_the_half_width(solver)
         == repr(ranged.dp_event_)
 
 
+def test_the_absolute_loss_keeps_the_targets_units():
+    """``huber_threshold=0`` has no scale to free (its gradient does not grow with the
+    targets): the model is the plain absolute-loss fit of ``clip(y) - centre`` with
+    ``y_bound = high - low`` and the plain ``alpha`` rule."""
+    X, y = _design(n=800)
+    kw = dict(delta=1e-6, data_norm=1.5, huber_threshold=0.0, random_state=2)
+    ranged = DPHuberRegressor(epsilon=1.0, target_range=(LOW, HIGH), **kw).fit(X, y)
+    assert ranged.target_scale_ == 1.0 and ranged.solver_ == "phased"
+    shifted = np.clip(y, LOW, HIGH) - ranged.target_centre_
+    plain = DPHuberRegressor(epsilon=ranged.budget_split_["model"][0], y_bound=HIGH - LOW,
+                             **kw).fit(X, shifted)
+    assert ranged.alpha_ == plain.alpha_
+    np.testing.assert_allclose(ranged.coef_, plain.coef_, rtol=1e-9, atol=1e-9)
+    assert DPHuberRegressor(target_range=(LOW, HIGH), huber_threshold=0.0) \
+        ._planning_loss()[0].__class__.__name__ == "AbsoluteLoss"
+
+
 def test_the_fit_is_unit_free():
     """The plan does not depend on the target's units: the same event for the range in
     decibels, in millibels and shifted; a threshold given in the target's units is read
@@ -252,3 +269,23 @@ def test_pure_dp_is_refused_and_a_dask_fit_is_the_in_memory_one():
     with pytest.raises(ValueError, match="Dask"):
         DPHuberRegressor(data_norm=1.5, y_bound="auto").fit(da.from_array(X, chunks=150),
                                                             da.from_array(y, chunks=150))
+
+
+def test_a_private_search_over_a_target_range_pipeline_runs_within_its_budget():
+    """A private search fixes each candidate's plan before any row (model_plan="fixed",
+    the model's alpha pinned): the estimator's share then comes from its own search, as
+    its fit finds it, and every candidate spends what its plan gave it (a share found
+    for the unpinned estimator overspent here: BudgetExceededError)."""
+    from skdp.model_selection import DPGridSearchCV, make_private_scorer
+
+    X, y = _frame(n=1500)
+    pipe = make_private_pipeline(DPHuberRegressor(target_range=(LOW, HIGH)), epsilon=2.0,
+                                 delta=1e-6, numeric=["a", "b"], categorical=["c"],
+                                 random_state=0)
+    scorer = make_private_scorer(lambda t, p: np.minimum(np.abs(t - p), 50.0), lower=0,
+                                 upper=50, greater_is_better=False)
+    search = DPGridSearchCV(pipe, {"model__huber_threshold": ["auto", 10.0]}, epsilon=2.0,
+                            delta=1e-6, scoring=scorer, cv=2, random_state=0).fit(X, y)
+    assert search.epsilon_ <= 2.0
+    best = search.best_estimator_[-1]
+    assert best.target_scale_ == 0.5 * (HIGH - LOW) and best.epsilon_ <= best.epsilon
