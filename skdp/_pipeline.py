@@ -390,7 +390,7 @@ class PrivatePipeline(Pipeline):
         from .accounting._fitted import _steps
         from .accounting._ledger import ledger_reservation
         from .exceptions import BudgetExceededError
-        from .linear_model._budget import largest_model_epsilon
+        from .linear_model._nested_share import model_split
         from ._plan import configured, fitted_leaf
 
         epsilon, delta = float(self.epsilon), plan.delta
@@ -467,12 +467,15 @@ class PrivatePipeline(Pipeline):
                 # the plan's pins (a public solver rule, pinned choices) before the model's
                 # share is computed from them
                 final.set_params(**step.params)
+                split_params = {}
                 if eps_model is None:
                     # the width was set by a category release: the largest share that
-                    # composes (released events and public sizes only)
-                    eps_model = largest_model_epsilon(final, events, Xt.shape[0],
-                                                      Xt.shape[1], epsilon, delta)
-                final.set_params(epsilon=eps_model, delta=delta, **step.params)
+                    # composes (released events and public sizes only; an estimator with
+                    # releases of its own also gets its model's share, handed below)
+                    eps_model, split_params = model_split(final, events, Xt.shape[0],
+                                                          Xt.shape[1], epsilon, delta)
+                final.set_params(epsilon=eps_model, delta=delta, **step.params,
+                                 **split_params)
                 split[name] = (eps_model, delta)
                 try:
                     final.fit(Xt, y)

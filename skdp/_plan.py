@@ -829,7 +829,7 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
     from .accounting._events import events_close
     from .linear_model._budget import (check_model_fits, largest_model_epsilon,
                                        model_pins, model_planned_event)
-    from .linear_model._nested_share import own_searches
+    from .linear_model._nested_share import model_split
 
     transformer_events = [events[s.path] for s in plan.steps if s.role == "release"]
     model_steps = [s for s in plan.steps if s.role == "model"]
@@ -867,8 +867,10 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
     pins = {}
     if public:
         width = low
-        eps_m = largest_model_epsilon(model, transformer_events, n, low, plan.epsilon,
-                                      plan.delta, data_norm=norm)
+        # (an estimator with releases of its own also gets its model's share: one search,
+        # linear_model/_nested_share.py)
+        eps_m, pins = model_split(model, transformer_events, n, low, plan.epsilon,
+                                  plan.delta, data_norm=norm)
     elif pipeline.model_plan == "fixed":
         # the width is released, but the model's width-dependent choices (alpha="auto",
         # DP-SGD's schedule, solver="auto") are pinned at the planning width: its event is
@@ -877,9 +879,8 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
             if shape is None else shape[1]
         # an estimator with releases of its own splits its share with its own search here
         # (linear_model/_nested_share.py: the pins below change its parameters)
-        with own_searches():
-            eps_m = largest_model_epsilon(model, transformer_events, n, width,
-                                          plan.epsilon, plan.delta, data_norm=norm)
+        eps_m = largest_model_epsilon(model, transformer_events, n, width, plan.epsilon,
+                                      plan.delta, data_norm=norm)
         pins = model_pins(model, n, width, eps_m, plan.delta, data_norm=norm)
     if public or pins or pipeline.model_plan == "fixed":
         pinned = clone(model).set_params(**pins)

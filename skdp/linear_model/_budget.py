@@ -15,10 +15,10 @@ model's share comes from one search over its noise multiplier of the composed ev
 point; the answer is checked by the same exact accountant and the model, fitted inside the
 same context, uses the noise that was checked.  On 3,000 Adult rows this took a pipeline
 fit's accounting at a new epsilon from about 16 PLD builds to 8-12.  An estimator that
-releases its own statistics first (``y_bound="auto"``, a ``target_range``'s mean) gets,
-in the same context, its epsilon from the Gaussian-DP arithmetic and its model's share
-from one search against both budgets (:mod:`skdp.linear_model._nested_share`) instead of
-its own search at every point of the composite's.
+releases its own statistics first (``y_bound="auto"``, a ``target_range``'s mean) gets
+from the composite, as parameters, its epsilon from the Gaussian-DP arithmetic and its
+model's share from one search against both budgets (:mod:`skdp.linear_model._nested_share`)
+instead of its own search at every point of the composite's.
 """
 
 import math
@@ -241,11 +241,6 @@ def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,
     joint = _joint_share(probe, events, n_samples, n_features, epsilon, delta)
     if joint is not None:
         return joint
-    from ._nested_share import nested_share
-
-    nested = nested_share(probe, events, n_samples, n_features, epsilon, delta)
-    if nested is not None:
-        return nested
     lo, hi = search_share(total, hi, epsilon, _gaussian_guess(events, epsilon, delta),
                           float(epsilon) * 2.0 ** -SMALLEST_SHARE_EXPONENT)
     if lo is None:

@@ -84,6 +84,13 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         (``huber_threshold=0``) has no scale and keeps the target's units.  ``epsilon_`` covers the
         mean and the model; needs ``delta > 0``; on Dask inputs the mean is released
         from the partitions' sums (:mod:`skdp.linear_model._target_range`).
+    model_epsilon : float or None, default=None
+        With releases of its own before the model (``y_bound="auto"``, a ``target_range``): the
+        epsilon of the model after them.  None: the largest that composes with them
+        within ``(epsilon, delta)`` (a search, ``budget_split_["model"]``).  A private
+        pipeline sets it from its one split of the budget (restored after the fit); a
+        value that does not compose within ``(epsilon, delta)`` under the exact
+        accountant is not used (the search runs).
     alpha : float or "auto", default="auto"
         L2 regularisation strength (of the mean loss).  ``"auto"``: a public rule of
         ``n``, ``p``, ``epsilon``, ``delta`` and the bounds that balances the
@@ -210,6 +217,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"}),
                     None],
         "target_range": ["array-like", None],
+        "model_epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     def __init__(
@@ -221,6 +229,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         data_norm=None,
         y_bound=None,
         target_range=None,
+        model_epsilon=None,
         alpha="auto",
         fit_intercept=True,
         intercept_scaling=1.0,
@@ -248,6 +257,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self.data_norm = data_norm
         self.y_bound = y_bound
         self.target_range = target_range
+        self.model_epsilon = model_epsilon
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling

@@ -23,71 +23,35 @@ split is instead, from public quantities only:
    (:func:`~skdp.linear_model._budget.search_share`) of the larger of the composite's
    total and the estimator's, scaled by ``epsilon/g`` to the composite's budget.
 
-``s`` is registered for the estimator's public parameters, ``g``, ``delta`` and the
-design's size; the estimator, fitted or planned at ``g`` inside the composite, takes it
-(:func:`released_bounds_model_epsilon`) after checking ``compose(R, model(s))`` within
-``(g, delta)`` with the exact accountant, and the composite checks its total as always.
-So the planned event is the fitted one, every step is still an upper bound, and a share
-that fails its check falls back to the estimator's own search (the composite's final
-check then refuses a total above its budget).  The estimator may spend a little less
-than ``g`` when the composite's budget binds first; none of it is lost to the composite.
+The composite hands the estimator ``epsilon = g`` and ``model_epsilon = s`` as parameters
+(:func:`model_split`), as it hands every step its share.  The estimator, planned or fitted
+with them, takes ``s`` (:func:`released_bounds_model_epsilon`) after checking
+``compose(R, model(s))`` within ``(g, delta)`` with the exact accountant, and the composite
+checks its total as always.  So the planned event is the fitted one, every step is still
+an upper bound, and a share that fails its check is not used (the estimator's own search
+runs; the composite's final check then refuses a total above its budget).  The estimator
+may spend a little less than ``g`` when the composite's budget binds first; none of it is
+lost to the composite.
 
-Outside a composite's fit nothing reads the registry: a standalone fit's split does not
-depend on what the process fitted before.  A plan that pins the model's width-dependent
-choices (``model_plan="fixed"``, which private searches and cross-validation set) keeps
-the estimator's own search (:func:`own_searches`): the pins change the estimator's
-parameters after the share is found, and its event must be fixed whatever width the fit
-sees.  (Registered for the unpinned estimator, the share overspent there: a private
-search over a ``target_range`` pipeline raised ``BudgetExceededError``.)
+A plan that pins the model's width-dependent choices (``model_plan="fixed"``, which
+private searches and cross-validation set) keeps the estimator's own search: the pins (an
+``alpha`` resolved from the rule) change the estimator's parameters after a share would be
+found, and its event must be fixed whatever width the fit sees.  (With a share found for
+the unpinned estimator, a private search over a ``target_range`` pipeline overspent:
+``BudgetExceededError``.)
 """
 
-import contextlib
-import contextvars
 import math
 
-from ..accounting._pld_memo import _LRU
-
-__all__ = ["nested_share", "own_searches", "released_bounds_model_epsilon"]
-
-#: True inside :func:`own_searches`
-_OWN = contextvars.ContextVar("skdp_nested_own_searches", default=False)
-
-
-@contextlib.contextmanager
-def own_searches():
-    """Within: :func:`nested_share` declines, so an estimator with releases of its own
-    keeps its own search.  A plan that pins the model's width-dependent choices
-    (``model_plan="fixed"``, a private search's) holds it: the pins (an ``alpha``
-    resolved from the rule) change the estimator's parameters after its share is found,
-    and its event must not depend on the width the fit will see, so the share is the one
-    its own search finds at the pinned parameters, as the fit finds it."""
-    token = _OWN.set(True)
-    try:
-        yield
-    finally:
-        _OWN.reset(token)
-
-#: ``(estimator's public parameters, g, delta, n, p) -> s``, registered by
-#: :func:`nested_share`: keys and values are public
-_NESTED = _LRU(1024)
-#: parameters that do not enter a split (the noise's seed, the ledger charged)
-_NOT_IN_KEY = ("epsilon", "delta", "random_state", "privacy_ledger")
-
-
-def _key(estimator, n_samples, n_features, epsilon, delta):
-    params = estimator.get_params(deep=False)
-    public = tuple(sorted((name, repr(value)) for name, value in params.items()
-                          if name not in _NOT_IN_KEY))
-    return (type(estimator).__name__, public, float(epsilon), float(delta),
-            int(n_samples), int(n_features))
+__all__ = ["model_split", "nested_share", "released_bounds_model_epsilon"]
 
 
 def nested_share(probe, events, n_samples, n_features, epsilon, delta, first_fit=False):
-    """The estimator's epsilon ``g`` (module docstring) with its model's share registered,
-    or None: outside a composite's fit, for an estimator without releases of its own,
-    without a Gaussian-DP guess next to ``events``, or when no share fits (the caller's
-    search then runs and raises its own error).  ``probe`` is a clone (modified);
-    ``first_fit``: stop at the first share that fits, register nothing (a plan's check)."""
+    """``(g, s)``: the estimator's epsilon and its model's share (module docstring), or
+    None: outside a composite's fit, for an estimator without releases of its own, without
+    a Gaussian-DP guess next to ``events``, or when no share fits (the caller's search then
+    runs and raises its own error).  ``probe`` is a clone (modified); ``first_fit``: stop
+    at the first share that fits, unrefined (a plan's check)."""
     from sklearn.base import clone
 
     from ..accounting import compose, get_epsilon
@@ -96,7 +60,7 @@ def nested_share(probe, events, n_samples, n_features, epsilon, delta, first_fit
     from ._budget import SMALLEST_SHARE_EXPONENT, _gaussian_guess, search_share
     from ._target_range import check_target_range
 
-    if not joint_calibrations_active() or not events or _OWN.get():
+    if not joint_calibrations_active() or not events:
         return None
     names = probe._released_bounds()
     if not names or probe._data_derived_inputs() or float(delta) == 0.0:
@@ -136,17 +100,37 @@ def nested_share(probe, events, n_samples, n_features, epsilon, delta, first_fit
         return None
     if share is None:
         return None
-    if not first_fit:
-        _NESTED.put(_key(probe, n_samples, n_features, g, delta), float(share))
-    return g
+    return g, float(share)
+
+
+def model_split(model, events, n_samples, n_features, epsilon, delta, data_norm=None):
+    """``(epsilon_model, params)``: what a composite hands its final estimator after the
+    releases ``events`` -- for an estimator with releases of its own and a
+    ``model_epsilon`` parameter, ``g`` and ``{"model_epsilon": s}`` from
+    :func:`nested_share`; else the largest epsilon that composes
+    (:func:`~skdp.linear_model._budget.largest_model_epsilon`) and ``{}``.  ``data_norm``:
+    a public bound standing for the estimator's ``data_norm="auto"``."""
+    from sklearn.base import clone
+
+    from ._budget import largest_model_epsilon
+
+    if "model_epsilon" in model.get_params(deep=False):
+        probe = clone(model)
+        if data_norm is not None:
+            probe.set_params(data_norm=float(data_norm))
+        split = nested_share(probe, events, n_samples, n_features, epsilon, delta)
+        if split is not None:
+            return split[0], {"model_epsilon": split[1]}
+    return largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,
+                                 data_norm=data_norm), {}
 
 
 def released_bounds_model_epsilon(estimator, inner, events, n_samples, n_features,
                                   epsilon, delta):
     """The share of ``estimator``'s model after its own releases ``events`` at
-    ``(epsilon, delta)``: inside a composite's fit, the share :func:`nested_share`
-    registered, once the exact accountant confirms ``compose(events, model(share))``
-    within ``(epsilon, delta)``; else the estimator's own search
+    ``(epsilon, delta)``: its ``model_epsilon`` (handed by a composite, :func:`model_split`)
+    once the exact accountant confirms ``compose(events, model(model_epsilon))`` within
+    ``(epsilon, delta)``; else the estimator's own search
     (:func:`~skdp.linear_model._budget.largest_model_epsilon`).  The plan
     (:func:`skdp.linear_model._base.planned_dp_event`) and the fit
     (:meth:`skdp.linear_model._base.BaseDPLinear._run_solver_released_bounds`) both ask
@@ -154,16 +138,14 @@ def released_bounds_model_epsilon(estimator, inner, events, n_samples, n_feature
     from sklearn.base import clone
 
     from ..accounting import compose, get_epsilon
-    from ..accounting._sampled import joint_calibrations_active
     from ._base import planned_dp_event
     from ._budget import largest_model_epsilon
 
-    if joint_calibrations_active():
-        share = _NESTED.get(_key(estimator, n_samples, n_features, epsilon, delta))
-        if share is not None:
-            probe = clone(inner).set_params(epsilon=share, delta=float(delta))
-            planned = planned_dp_event(probe, n_samples, n_features)
-            if planned is not None and get_epsilon(compose(*events, planned),
-                                                   float(delta)) <= float(epsilon):
-                return share
+    share = getattr(estimator, "model_epsilon", None)
+    if share is not None:
+        probe = clone(inner).set_params(epsilon=float(share), delta=float(delta))
+        planned = planned_dp_event(probe, n_samples, n_features)
+        if planned is not None and get_epsilon(compose(*events, planned),
+                                               float(delta)) <= float(epsilon):
+            return float(share)
     return largest_model_epsilon(inner, events, n_samples, n_features, epsilon, delta)

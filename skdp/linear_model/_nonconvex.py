@@ -194,6 +194,13 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         with ``solver="spider"``
         (an unbounded loss: it bounds ``F(0) - inf F``, which sets the iteration budget);
         optional otherwise.  Never needed for privacy.
+    model_epsilon : float or None, default=None
+        With releases of its own before the model (``y_bound="auto"``): the
+        epsilon of the model after them.  None: the largest that composes with them
+        within ``(epsilon, delta)`` (a search, ``budget_split_["model"]``).  A private
+        pipeline sets it from its one split of the budget (restored after the fit); a
+        value that does not compose within ``(epsilon, delta)`` under the exact
+        accountant is not used (the search runs).
     alpha : float, default=0.0
         L2 regularisation strength; its gradient ``alpha w`` is added to the private
         gradient (a function of the public iterate, no privacy cost).
@@ -358,6 +365,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         "loss_scale": [Interval(numbers.Real, 0, None, closed="neither")],
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"}),
                     None],
+        "model_epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "solver": [StrOptions(set(NONCONVEX_SOLVERS) | {"auto"})],
         "selection": [StrOptions({"private", "last", "average"})],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -373,6 +381,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         loss_lipschitz=None,
         data_norm=None,
         y_bound=None,
+        model_epsilon=None,
         alpha=0.0,
         fit_intercept=True,
         intercept_scaling=1.0,
@@ -396,6 +405,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self.loss_lipschitz = loss_lipschitz
         self.data_norm = data_norm
         self.y_bound = y_bound
+        self.model_epsilon = model_epsilon
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling

@@ -1,8 +1,8 @@
 """A composite's one search for an estimator that releases its own statistics first
-(:mod:`skdp.linear_model._nested_share`): the registered share keeps both the composite
-and the estimator within their budgets under the exact accountant, plan and fit agree, a
-share that fails its check is not used, nothing outside a composite reads the registry,
-and the search is one search (it plans the model a handful of times, not once per point
+(:mod:`skdp.linear_model._nested_share`): the share the composite hands the estimator
+(``model_epsilon``) keeps both the composite and the estimator within their budgets under
+the exact accountant, plan and fit agree, a share that fails its check is not used,
+nothing outside a composite splits this way, and the search is one search (it plans the model a handful of times, not once per point
 of an outer search)."""
 
 import numpy as np
@@ -32,12 +32,11 @@ def _estimator(**kw):
 
 
 def _split(n=3000, p=40):
-    """Inside a composite: the estimator's epsilon and its model's registered share."""
+    """Inside a composite: the estimator's epsilon and the model's share it is handed."""
     events = _transformers()
     with joint_calibrations():
-        g = largest_model_epsilon(_estimator(), events, n, p, EPSILON, DELTA)
-    key = nested._key(_estimator().set_params(epsilon=g, delta=DELTA), n, p, g, DELTA)
-    return events, g, nested._NESTED.get(key)
+        g, params = nested.model_split(_estimator(), events, n, p, EPSILON, DELTA)
+    return events, g, params.get("model_epsilon")
 
 
 def test_the_estimator_gets_the_gaussian_share_and_its_model_fits_both_budgets():
@@ -56,37 +55,31 @@ def test_the_estimator_gets_the_gaussian_share_and_its_model_fits_both_budgets()
             or get_epsilon(compose(*own, bigger), DELTA) > g)
 
 
-def test_inside_the_composite_plan_and_fit_take_the_registered_share():
+def test_plan_and_fit_take_the_share_they_are_handed():
     events, g, share = _split(n=400, p=3)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 3))
     y = 125.0 + 10.0 * X[:, 0] + rng.normal(0.0, 3.0, 400)
-    est = _estimator(epsilon=g, delta=DELTA, random_state=0)
-    with joint_calibrations():
-        planned = planned_dp_event(est, 400, 3)
-        fitted = est.fit(X, y)
+    est = _estimator(epsilon=g, delta=DELTA, random_state=0, model_epsilon=share)
+    planned = planned_dp_event(est, 400, 3)
+    fitted = est.fit(X, y)
     assert fitted.budget_split_["model"][0] == share
     assert repr(planned) == repr(fitted.dp_event_)
     assert fitted.epsilon_ <= g
-    # outside the composite the registry is not read: the estimator's own search
+    # without the share handed over: the estimator's own search
     alone = _estimator(epsilon=g, delta=DELTA, random_state=0).fit(X, y)
     assert alone.budget_split_["model"][0] != share
     assert alone.epsilon_ <= g
 
 
-def test_a_registered_share_that_fails_its_check_is_not_used():
+def test_a_handed_share_that_fails_its_check_is_not_used():
     events, g, share = _split(n=400, p=3)
-    est = _estimator(epsilon=g, delta=DELTA)
-    key = nested._key(est, 400, 3, g, DELTA)
+    # the whole budget: with the mean, above g
+    est = _estimator(epsilon=g, delta=DELTA, model_epsilon=g)
     own, inner = _released_events(est, ["target_centre"], 400, g, DELTA)
-    try:
-        nested._NESTED.put(key, g)       # the whole budget: with the mean, above g
-        with joint_calibrations():
-            got = nested.released_bounds_model_epsilon(est, inner, own, 400, 3, g, DELTA)
-        assert got == largest_model_epsilon(inner, own, 400, 3, g, DELTA)
-        assert got < g
-    finally:
-        nested._NESTED.put(key, share)
+    got = nested.released_bounds_model_epsilon(est, inner, own, 400, 3, g, DELTA)
+    assert got == largest_model_epsilon(inner, own, 400, 3, g, DELTA)
+    assert got < g
 
 
 def _frame(n=3000, seed=0):
@@ -123,7 +116,7 @@ def test_a_pipeline_fit_plans_the_model_a_handful_of_times(monkeypatch):
     assert est.budget_split_["model"][0] < est.epsilon
 
 
-def test_outside_a_composite_nothing_is_registered_or_read():
+def test_outside_a_composite_the_estimator_keeps_its_own_search():
     events = _transformers()
     probe = _estimator()
     assert nested.nested_share(probe, events, 3000, 40, EPSILON, DELTA) is None
