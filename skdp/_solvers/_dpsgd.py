@@ -172,7 +172,7 @@ floating-point Gaussian sampler run, which is not hardened against Mironov-style
 """
 
 import math
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -199,6 +199,11 @@ SECURE_CHUNK_DRAWS = 1 << 21
 #: step, each while the steps of the previous one run, so that sampling overlaps training
 #: (:class:`ExactStepNoise`)
 SECURE_PIPELINE_CHUNKS = 8
+#: a run whose exact noise is at most this many integers draws it on the calling thread:
+#: a helper thread's start and its hand-offs (about 2 ms a run here) cost more than the
+#: draws it would hide (about 0.35 us an integer, so 1.4 ms for these); the integers are
+#: the same either way (:class:`ExactStepNoise`)
+SECURE_INLINE_DRAWS = 4096
 #: a step's batch is summed in ``BATCH_PARTS`` fixed parts, side by side on numba's threads
 #: (:func:`batch_parts`), when its expected work -- batch size times coefficients -- is at
 #: least ``PARTS_MIN_WORK`` entries: below it a parallel region costs more than it saves
@@ -288,7 +293,8 @@ class ExactStepNoise:
     when or on which thread a chunk is drawn.
 
     The chunks (at most ``SECURE_CHUNK_DRAWS`` integers, at least
-    ``SECURE_PIPELINE_CHUNKS`` of them) are drawn on a helper thread, starting at once:
+    ``SECURE_PIPELINE_CHUNKS`` of them) are drawn on a helper thread (a run of at most
+    ``SECURE_INLINE_DRAWS`` integers draws them on the calling thread), starting at once:
     the first while the caller prepares the rows (a design's row norms, 7-10 ms on adult),
     which is why a solver builds this before it touches the data (adult, default DP-SGD,
     2 threads, median of 9 fits in three alternating runs: 117-119 -> 113-116 ms, the
@@ -314,8 +320,19 @@ class ExactStepNoise:
         self.pipelined = n_parts == 1 or current_threads() == 1
         per_group = 1 if self.pipelined else max(1, SECURE_CHUNK_DRAWS // (self.chunk * p))
         self.groups = [starts[g:g + per_group] for g in range(0, len(starts), per_group)]
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skdp-noise")
-        self._pending = self._pool.submit(self._draw_group, 0)
+        self._pool = (None if self.n_steps * self.p <= SECURE_INLINE_DRAWS else
+                      ThreadPoolExecutor(max_workers=1, thread_name_prefix="skdp-noise"))
+        self._pending = self._submit(0)
+
+    def _submit(self, k):
+        """Start drawing group ``k``: on the helper thread, or at once on this one for a
+        run of at most ``SECURE_INLINE_DRAWS`` integers (same groups, same order, so the
+        same integers)."""
+        if self._pool is not None:
+            return self._pool.submit(self._draw_group, k)
+        drawn = Future()
+        drawn.set_result(self._draw_group(k))
+        return drawn
 
     def _draw_group(self, k):
         out = []
@@ -334,17 +351,18 @@ class ExactStepNoise:
                 self._pending = None
                 more = k + 1 < len(self.groups)
                 if more and self.pipelined:
-                    self._pending = self._pool.submit(self._draw_group, k + 1)
+                    self._pending = self._submit(k + 1)
                 yield from drawn
                 if more and not self.pipelined:
-                    self._pending = self._pool.submit(self._draw_group, k + 1)
+                    self._pending = self._submit(k + 1)
         finally:
             self.close()
 
     def close(self):
         """Wait for a draw in flight and stop the helper thread (idempotent)."""
         self._pending = None
-        self._pool.shutdown(wait=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
 
 
 def run_steps(args, n_steps, hyper, noise_source, sigma, L, p, bound, average_from=None,

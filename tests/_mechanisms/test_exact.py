@@ -220,13 +220,15 @@ def test_dpsgd_secure_steps_are_grid_releases_and_chunking_runs(monkeypatch):
     assert math.log2(gamma).is_integer()
 
 
-def test_pipelined_noise_is_the_sequential_draw(monkeypatch):
+@pytest.mark.parametrize("inline_draws", [-1, 1 << 40])
+def test_pipelined_noise_is_the_sequential_draw(monkeypatch, inline_draws):
     """run_steps draws chunk k + 1 on a helper thread while chunk k's steps run: the
     integers each chunk receives are exactly those of drawing the chunks one after the
     other from the same source (no race on the source, no reordering)."""
     import skdp._solvers._dpsgd as dpsgd_mod
     from skdp._mechanisms._exact import exact_gaussian_noise, new_word_source
 
+    monkeypatch.setattr(dpsgd_mod, "SECURE_INLINE_DRAWS", inline_draws)  # helper, inline
     seen = []
     original = dpsgd_mod.dpsgd_loop
 

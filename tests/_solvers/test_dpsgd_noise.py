@@ -1,5 +1,6 @@
 """DP-SGD's exact noise (``ExactStepNoise``): drawn in step order whatever the schedule,
-started before the rows are read, and stopped cleanly when preparing them fails."""
+on a helper thread or (small runs) on the caller's, started before the rows are read, and
+stopped cleanly when preparing them fails."""
 
 import threading
 
@@ -18,11 +19,34 @@ def _noise_threads():
     return [t for t in threading.enumerate() if t.name.startswith("skdp-noise")]
 
 
+@pytest.fixture(params=["helper", "inline"])
+def drawing(request, monkeypatch):
+    """Both ways of drawing: a helper thread (every run) or the calling thread (every
+    run), whatever ``SECURE_INLINE_DRAWS`` would choose for these sizes."""
+    monkeypatch.setattr(dpsgd_mod, "SECURE_INLINE_DRAWS",
+                        -1 if request.param == "helper" else 1 << 40)
+    return request.param
+
+
+def test_small_runs_draw_inline_and_large_ones_on_a_helper():
+    """The default threshold: a run of at most ``SECURE_INLINE_DRAWS`` integers starts no
+    thread, one integer more starts the helper."""
+    limit = dpsgd_mod.SECURE_INLINE_DRAWS
+    small = dpsgd_mod.ExactStepNoise(new_word_source(1), 2.0, 1.0, 4, 10.0, limit // 4, 1)
+    assert small._pool is None and not _noise_threads()
+    small.close()
+    large = dpsgd_mod.ExactStepNoise(new_word_source(1), 2.0, 1.0, 1, 10.0, limit + 1, 1)
+    assert large._pool is not None
+    large.close()
+    assert not _noise_threads()
+
+
 @pytest.mark.parametrize("n_parts, threads", [(1, 1), (8, 1), (8, 2)])
-def test_chunks_are_the_sequential_draw_in_any_schedule(n_parts, threads):
-    """Pipelined (one thread a step) or in groups (steps in parts on several threads):
-    every chunk holds exactly the integers of drawing the chunks one after the other from
-    the same source, and the chunks cover the steps 1..T in order."""
+def test_chunks_are_the_sequential_draw_in_any_schedule(n_parts, threads, drawing):
+    """Pipelined (one thread a step) or in groups (steps in parts on several threads), on
+    a helper thread or inline: every chunk holds exactly the integers of drawing the
+    chunks one after the other from the same source, and the chunks cover the steps 1..T
+    in order."""
     if threads > available_threads():
         pytest.skip("needs two threads")
     p, T = 7, 53
@@ -31,6 +55,7 @@ def test_chunks_are_the_sequential_draw_in_any_schedule(n_parts, threads):
         set_current_threads(threads)
         noise = dpsgd_mod.ExactStepNoise(new_word_source(9), 2.0, 1.0, p, 100.0, T, n_parts)
         assert noise.pipelined == (n_parts == 1 or threads == 1)
+        assert (noise._pool is None) == (drawing == "inline")
         chunks = list(noise)
     finally:
         set_current_threads(previous)
@@ -72,7 +97,7 @@ def test_the_noise_starts_before_the_rows_are_read(monkeypatch):
     assert events == ["noise", "rows"]
 
 
-def test_a_failure_while_reading_the_rows_stops_the_noise(monkeypatch):
+def test_a_failure_while_reading_the_rows_stops_the_noise(monkeypatch, drawing):
     """If preparing the rows raises, the error reaches the caller and no noise thread is
     left drawing."""
     def broken(self):
@@ -89,7 +114,7 @@ def test_a_failure_while_reading_the_rows_stops_the_noise(monkeypatch):
     assert not _noise_threads()
 
 
-def test_a_failing_step_stops_the_noise(monkeypatch):
+def test_a_failing_step_stops_the_noise(monkeypatch, drawing):
     """If a chunk's steps raise, the error reaches the caller once the draw in flight has
     finished: no noise thread is left using the source."""
     calls = []
@@ -109,3 +134,24 @@ def test_a_failing_step_stops_the_noise(monkeypatch):
         dpsgd_mod.run_steps(args, T, hyper, new_word_source(5), 2.0, 1.0, p, bound=n)
     assert calls == [1]
     assert not _noise_threads()
+
+
+def test_a_fit_releases_the_same_model_inline_or_on_a_helper(monkeypatch):
+    """Where the integers are drawn changes no bit of the model: the same seed gives the
+    same coefficients with the noise drawn on a helper thread and on the caller's."""
+    from skdp import DPLogisticRegression
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-0.5, 0.5, (500, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=500) > 0).astype(int)
+    kw = dict(data_norm=1.0, classes=[0, 1], solver="dpsgd", batch_size=50, n_steps=30,
+              random_state=11)
+    coefs = []
+    for inline_draws in (-1, 1 << 40):
+        monkeypatch.setattr(dpsgd_mod, "SECURE_INLINE_DRAWS", inline_draws)
+        fit = DPLogisticRegression(**kw).fit(X, y)
+        assert fit.secure_noise_
+        coefs.append(np.append(fit.coef_.ravel(), fit.intercept_))
+    np.testing.assert_array_equal(coefs[0], coefs[1])
+    other = DPLogisticRegression(**{**kw, "random_state": 12}).fit(X, y)   # noise matters
+    assert not np.array_equal(coefs[0][:-1], other.coef_.ravel())
