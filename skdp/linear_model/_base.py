@@ -349,6 +349,22 @@ def _range_error(est, exc, stage, n_samples=None, n_features=None):
         "rescaling X and y publicly, or epsilon toward 1")
 
 
+def dask_row_norms(design):
+    """The feature-row norms ``||x_i||`` of a Dask design, computed on its workers
+    partition by partition (:func:`~skdp._mechanisms._clipping.feature_row_norms`, a
+    per-row map: the in-memory norms, bit for bit)."""
+    from .._dask import map_rows
+
+    return map_rows(design.X, feature_row_norms)
+
+
+def _dask_column_stack(columns):
+    """The Dask vectors ``columns`` (same row chunks) side by side: ``(n, k)``."""
+    import dask.array as da
+
+    return da.stack(columns, axis=1)
+
+
 def clip_targets(y, bound):
     """Regression targets as float64, clipped to ``[-y_bound, y_bound]`` when a public bound
     is given (a Dask fit applies it to each partition on its worker)."""
@@ -808,6 +824,8 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
            L2 sensitivity ``sqrt(24 k)`` for ``k`` released columns whatever the values),
            the quantile ``AUTO_NORM_QUANTILE`` of the feature-row norms ``||x_i||`` and/or
            ``AUTO_Y_QUANTILE`` of ``|y_i|``, each kept one noise rank inside the data.
+           A Dask design's norms and ``|y_i|`` are histogrammed on its workers and only
+           the leaf counts, summed exactly, reach the client: the same release.
         2. With a ``target_range``, ``TARGET_CENTRE_SHARE`` of ``mu^2`` releases the mean
            of the targets (already clipped to the range and centred on its middle by
            :meth:`_regression_inputs`), and the model is fitted on the targets minus that
@@ -827,8 +845,9 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         from ..accounting import compose
         from .._mechanisms._quantiles import release_tree_histogram
         from ..preprocessing._common import gdp_mu
-        from ._auto import (AUTO_BOUND_SHARE, AUTO_NORM_QUANTILE, AUTO_Y_QUANTILE,
-                            TARGET_CENTRE_SHARE)
+        from ._auto import (AUTO_BOUND_SHARE, AUTO_BOUND_WARN_RANK_NOISE,
+                            AUTO_NORM_QUANTILE, AUTO_Y_QUANTILE, TARGET_CENTRE_SHARE,
+                            auto_bounds_rank_noise)
         from ._nested_share import released_bounds_model_epsilon
         from ._target_range import release_target_centre, target_scale
 
@@ -837,12 +856,20 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                              "Gaussian statistics and need delta > 0")
         names = self._released_bounds()
         quantiles = [name for name in names if name != "target_centre"]
-        if isinstance(X, DaskDesign) and quantiles:
-            raise ValueError("data_norm='auto' and y_bound='auto' are not available for "
-                             "Dask fits yet; pass public bounds")
+        on_workers = isinstance(X, DaskDesign)
         n, n_features = X.shape
         eps, delta = float(self.epsilon), float(self.delta)
         mu = gdp_mu(eps, delta)
+        if quantiles:
+            rank_noise = auto_bounds_rank_noise(n, len(quantiles), eps, delta)
+            if rank_noise > AUTO_BOUND_WARN_RANK_NOISE:
+                released_names = " and ".join(f"{name}='auto'" for name in quantiles)
+                warnings.warn(
+                    f"{released_names} on {n} rows at epsilon={eps:g}: the quantile release's noise is about "
+                    f"{rank_noise:.0%} of the rows, so the released bound can be far from the "
+                    "data's (a bound far too large makes the model's noise as large); pass "
+                    "a public bound, or spend a larger epsilon",
+                    UserWarning, stacklevel=user_stacklevel())
         _, inner = _released_events(self, names, n, eps, delta, inner=copy.copy(self))
         inner.privacy_ledger = None
         # the ledger is reached before the data is read; without a plannable event (the
@@ -853,18 +880,23 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             if quantiles:
                 columns, levels = [], []
                 if "data_norm" in names:
-                    columns.append(feature_row_norms(X))   # huge rows: the top bins
+                    # huge rows: the top bins; a Dask design's norms on its workers
+                    columns.append(dask_row_norms(X) if on_workers else feature_row_norms(X))
                     levels.append(AUTO_NORM_QUANTILE)
                 if "y_bound" in names:
-                    columns.append(np.abs(np.asarray(y, dtype=np.float64)))
+                    columns.append(abs(y.astype(np.float64)) if on_workers else
+                                   np.abs(np.asarray(y, dtype=np.float64)))
                     levels.append(AUTO_Y_QUANTILE)
                 from .._mechanisms import new_word_source
 
                 seed = None if self.random_state is None else \
                     _check_random_state(self.random_state).integers(2**63)
+                # a Dask design's leaf counts are summed from its partitions' (the counts
+                # of the collected columns: the same release, bit for bit)
+                stacked = (_dask_column_stack(columns) if on_workers else
+                           np.column_stack(columns))
                 hist, bound_event, noise, _ = release_tree_histogram(
-                    np.column_stack(columns), math.sqrt(AUTO_BOUND_SHARE) * mu,
-                    new_word_source(seed))
+                    stacked, math.sqrt(AUTO_BOUND_SHARE) * mu, new_word_source(seed))
                 # one level per released column: qs of shape (k, 1)
                 values = np.maximum(
                     hist.inner_quantiles(np.asarray(levels)[:, None], noise)[:, 0],
@@ -873,7 +905,12 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 for name, value in bounds.items():
                     setattr(inner, name, value)
                 if "y_bound" in bounds:
-                    y = clip_targets(y, bounds["y_bound"])
+                    if on_workers:
+                        X = X.with_targets(y.map_blocks(clip_targets, bound=bounds["y_bound"],
+                                                        dtype=np.float64))
+                        y = X.y
+                    else:
+                        y = clip_targets(y, bounds["y_bound"])
                 released.append(("bounds", bound_event, AUTO_BOUND_SHARE))
             if "target_centre" in names:
                 low, high = check_target_range(self)
@@ -884,7 +921,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 # (a public per-row map: |z| <= 2, the model's y_bound); a Dask design's
                 # on the workers
                 scale = target_scale(self.get_params(deep=False))
-                if isinstance(X, DaskDesign):
+                if on_workers:
                     X = X.with_targets((y - centre) / scale)
                     y = X.y
                 else:

@@ -99,3 +99,33 @@ def test_pure_dp_is_refused_before_any_release():
     with pytest.raises(ValueError, match="delta > 0"):
         clf.fit(X, y)
     assert not hasattr(clf, "coef_")
+
+
+def test_a_release_too_noisy_for_its_rows_warns_before_it_runs(monkeypatch):
+    """Where the quantile release's rank noise exceeds half the rows (a public function of
+    n, epsilon, delta and the number of bounds), the fit warns before anything is
+    released; with enough rows it does not."""
+    import warnings
+
+    import skdp._mechanisms._quantiles as quantiles_mod
+    from skdp.linear_model._auto import AUTO_BOUND_WARN_RANK_NOISE, auto_bounds_rank_noise
+
+    assert auto_bounds_rank_noise(600, 1, 1.0, 1e-6) > AUTO_BOUND_WARN_RANK_NOISE
+    assert auto_bounds_rank_noise(900, 1, 1.0, 1e-6) < AUTO_BOUND_WARN_RANK_NOISE
+    assert auto_bounds_rank_noise(900, 2, 1.0, 1e-6) > AUTO_BOUND_WARN_RANK_NOISE
+    assert auto_bounds_rank_noise(900, 1, 2.0, 1e-6) < auto_bounds_rank_noise(900, 1, 1.0,
+                                                                                1e-6)
+    X, y = _regression(n=600)
+
+    def no_release(*args, **kwargs):
+        raise RuntimeError("released")
+
+    monkeypatch.setattr(quantiles_mod, "release_tree_histogram", no_release)
+    with pytest.warns(UserWarning, match="data_norm='auto' on 600 rows.*public bound"), \
+            pytest.raises(RuntimeError, match="released"):
+        DPHuberRegressor(data_norm="auto", random_state=0).fit(X, y)
+    monkeypatch.undo()
+    X, y = _regression(n=3000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPHuberRegressor(data_norm="auto", y_bound="auto", random_state=0).fit(X, y)

@@ -419,3 +419,50 @@ def dask_delayed(value):
     import dask
 
     return dask.delayed(value)
+
+
+@pytest.mark.parametrize("Est, released", [
+    (DPHuberRegressor, dict(data_norm="auto", y_bound="auto")),
+    (DPNonconvexRegressor, dict(data_norm=2.0, y_bound="auto")),
+    (DPLogisticRegression, dict(data_norm="auto", classes=[0, 1])),
+])
+def test_auto_bounds_are_released_from_the_partitions(client, Est, released):
+    """data_norm="auto" and y_bound="auto" on a Dask collection: the row norms and |y| are
+    histogrammed on the workers and only the leaf counts reach the client; their sums are
+    the collected columns' counts, so the release, the split, the event and (up to the
+    partitioned sums' rounding) the model are the in-memory fit's."""
+    from skdp._mechanisms._quantiles import LEAVES
+
+    rng = np.random.default_rng(7)
+    n = 12_000
+    X = rng.standard_normal((n, 4)) * [1.0, 2.0, 0.5, 1.0]
+    X[:10] *= 1e6                                  # huge rows: the top bins, then clipped
+    signal = X[:, 0] - 0.5 * X[:, 1] + 0.5 * rng.standard_normal(n)
+    y = (signal > 0).astype(int) if Est is DPLogisticRegression else 3.0 * signal
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=3, **released)
+    mem = Est(**kw).fit(X, y)
+    received = []
+    original = distributed.Client.gather
+
+    def spy(self, futures, *args, **kwargs):
+        out = original(self, futures, *args, **kwargs)
+        received.append(out)
+        return out
+
+    distributed.Client.gather = spy
+    try:
+        lazy = Est(**kw).fit(da.from_array(X, chunks=(3_000, 4)),
+                             da.from_array(y, chunks=3_000))
+    finally:
+        distributed.Client.gather = original
+    for name in ("data_norm", "y_bound"):
+        if released.get(name) == "auto":
+            assert getattr(lazy, name + "_") == getattr(mem, name + "_")
+            assert 0.0 < getattr(mem, name + "_") < 100.0     # the huge rows did not set it
+    assert lazy.budget_split_ == mem.budget_split_
+    assert lazy.dp_event_ == mem.dp_event_ and lazy.epsilon_ == mem.epsilon_ <= 1.0
+    assert lazy.privacy_guaranteed_ and lazy.solver_ == mem.solver_
+    np.testing.assert_allclose(lazy.coef_, mem.coef_, rtol=1e-5, atol=1e-5)
+    sizes = [np.asarray(v).size for out in received
+             for v in (out if isinstance(out, (list, tuple)) else [out])]
+    assert sizes and max(sizes) <= 2 * LEAVES < n      # counts, never a column of rows

@@ -265,10 +265,14 @@ def test_pure_dp_is_refused_and_a_dask_fit_is_the_in_memory_one():
     assert repr(lazy.dp_event_) == repr(mem.dp_event_)
     assert lazy.target_centre_ == pytest.approx(mem.target_centre_, abs=1e-9)
     np.testing.assert_allclose(lazy.coef_, mem.coef_, rtol=1e-6, atol=1e-6)
-    # the quantile bounds still need the rows in memory
-    with pytest.raises(ValueError, match="Dask"):
-        DPHuberRegressor(data_norm=1.5, y_bound="auto").fit(da.from_array(X, chunks=150),
-                                                            da.from_array(y, chunks=150))
+    # with a released data_norm too: its leaf counts are summed from the partitions
+    kw = dict(data_norm="auto", target_range=(LOW, HIGH), random_state=5)
+    mem = DPHuberRegressor(**kw).fit(X, y)
+    lazy = DPHuberRegressor(**kw).fit(da.from_array(X, chunks=150),
+                                      da.from_array(y, chunks=150))
+    assert lazy.data_norm_ == mem.data_norm_ and lazy.budget_split_ == mem.budget_split_
+    assert repr(lazy.dp_event_) == repr(mem.dp_event_)
+    np.testing.assert_allclose(lazy.coef_, mem.coef_, rtol=1e-6, atol=1e-6)
 
 
 def test_a_private_search_over_a_target_range_pipeline_runs_within_its_budget():
