@@ -10,8 +10,8 @@ client, where the Gaussian noise is added once.  The rows are never collected.
 Below, 2 million rows of 4 features are generated lazily on a local cluster -- they never
 exist on the client -- and standardised privately at epsilon = 0.5, delta = 1e-8.  The private means and
 standard deviations are compared with the true ones of the distribution; the transform is
-lazy too.  (Binary ``DPLogisticRegression`` and ``DPHuberRegressor`` fit Dask input the
-same way: see the next example.)
+lazy too.  (``DPLogisticRegression`` and ``DPHuberRegressor`` fit Dask input the same
+way: see the next example.)
 """
 
 import dask.array as da

@@ -7,8 +7,9 @@ before anything leaves it.  The number of rows is read from the collection's chu
 (counted when unknown) and treated as public, as for in-memory data.
 
 :class:`skdp.preprocessing.DPStandardScaler`; the objective-perturbation, output-
-perturbation, ``phased`` and ``dpsgd`` fits of :class:`~skdp.DPLogisticRegression`
-(binary) and :class:`~skdp.DPHuberRegressor` (the first is the default solver of both);
+perturbation, ``phased`` and ``dpsgd`` fits of binary :class:`~skdp.DPLogisticRegression`
+and of :class:`~skdp.DPHuberRegressor` (the first is the default solver of both); the
+``dpsgd`` (default) and ``phased`` fits of the multinomial model (``MULTINOMIAL_DASK``);
 and the ``warm_gd`` (default) and ``dpsgd`` fits of :class:`~skdp.DPNonconvexRegressor`
 accept Dask input (``DASK_SOLVERS``).  Other solvers refuse it with a clear error rather
 than collecting the data on the client.
@@ -17,11 +18,15 @@ than collecting the data on the client.
 import numpy as np
 
 __all__ = ["is_dask_collection", "as_dask_array", "check_dask_array", "dask_design",
-           "map_rows", "block_tasks", "keep_rows", "rebuilt_per_pass", "DASK_SOLVERS"]
+           "map_rows", "block_tasks", "keep_rows", "rebuilt_per_pass", "DASK_SOLVERS",
+           "MULTINOMIAL_DASK"]
 
 #: solvers that fit a Dask collection without collecting it (the others refuse it)
 DASK_SOLVERS = ("objective_perturbation", "output_perturbation", "phased", "dpsgd",
                 "warm_gd")
+#: those that also fit the multinomial model there (per-row steps: a (d + 1) x K clipped
+#: gradient sum per partition); output perturbation's K-output minimiser is in memory only
+MULTINOMIAL_DASK = ("phased", "dpsgd")
 
 
 def is_dask_collection(X):

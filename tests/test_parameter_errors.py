@@ -25,17 +25,22 @@ def _binary(n=300, d=3, seed=0):
 
 
 # ------------------------------------------------------------------ Dask, three classes
-def test_dask_multiclass_says_dask_fits_are_binary():
+def test_dask_multiclass_fits_with_dpsgd_and_names_the_solvers_it_refuses():
+    """Three classes on a Dask collection fit with the default (DP-SGD); the multinomial
+    output perturbation (delta=0's solver) is refused before any noise, naming the solvers
+    that do run there, and leaves nothing fitted."""
     da = pytest.importorskip("dask.array")
     X, _ = _binary()
     y = np.arange(X.shape[0]) % 3
-    est = DPLogisticRegression(data_norm=1.0, classes=[0, 1, 2])
+    Xd, yd = da.from_array(X, chunks=100), da.from_array(y, chunks=100)
+    fitted = DPLogisticRegression(data_norm=1.0, classes=[0, 1, 2], random_state=0).fit(Xd, yd)
+    assert fitted.solver_ == "dpsgd" and fitted.coef_.shape[0] == 3
+    est = DPLogisticRegression(data_norm=1.0, classes=[0, 1, 2], delta=0.0)
     with pytest.raises(ValueError) as info:
-        est.fit(da.from_array(X, chunks=100), da.from_array(y, chunks=100))
+        est.fit(Xd, yd)
     msg = str(info.value)
-    assert "binary only" in msg and "classes=[0, 1, 2]" in msg and "3 classes" in msg
-    assert "in-memory" in msg
-    assert "pass classes=[negative, positive]" not in msg   # the label set *was* passed
+    assert "'output_perturbation' does not fit the multinomial model on a Dask" in msg
+    assert "['phased', 'dpsgd']" in msg and "in memory" in msg
     assert _fitted_names(est) == []
 
 

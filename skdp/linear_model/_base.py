@@ -43,7 +43,8 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
-from .._dask import DASK_SOLVERS, dask_design, is_dask_collection
+from .._dask import (DASK_SOLVERS, MULTINOMIAL_DASK, dask_design,
+                     is_dask_collection)
 from .._mechanisms import max_row_norm, new_word_source, row_bound
 from .._mechanisms._clipping import feature_row_norms
 from .._raw_input import validate_numeric_data
@@ -865,10 +866,10 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             if rank_noise > AUTO_BOUND_WARN_RANK_NOISE:
                 released_names = " and ".join(f"{name}='auto'" for name in quantiles)
                 warnings.warn(
-                    f"{released_names} on {n} rows at epsilon={eps:g}: the quantile release's noise is about "
-                    f"{rank_noise:.0%} of the rows, so the released bound can be far from the "
-                    "data's (a bound far too large makes the model's noise as large); pass "
-                    "a public bound, or spend a larger epsilon",
+                    f"{released_names} on {n} rows at epsilon={eps:g}: the quantile "
+                    f"release's noise is about {rank_noise:.0%} of the rows, so the released "
+                    "bound can be far from the data's (a bound far too large makes the "
+                    "model's noise as large); pass a public bound, or spend a larger epsilon",
                     UserWarning, stacklevel=user_stacklevel())
         _, inner = _released_events(self, names, n, eps, delta, inner=copy.copy(self))
         inner.privacy_ledger = None
@@ -975,7 +976,15 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             raise ValueError(
                 f"solver={solver!r} cannot fit a Dask collection without collecting it on "
                 f"the client; Dask fits support solver in {list(DASK_SOLVERS)} (the defaults "
-                "of binary DPLogisticRegression, DPHuberRegressor and DPNonconvexRegressor)")
+                "of DPLogisticRegression, DPHuberRegressor and DPNonconvexRegressor)")
+        if isinstance(X, DaskDesign) and n_outputs > 1 and solver not in MULTINOMIAL_DASK:
+            # before any noise is drawn
+            raise ValueError(
+                f"solver={solver!r} does not fit the multinomial model on a Dask "
+                f"collection; a multinomial fit there takes solver in "
+                f"{list(MULTINOMIAL_DASK)} (dpsgd is its default with delta > 0; output "
+                "perturbation's minimiser of the K-output objective is computed in memory "
+                "only)")
         if hasattr(X, "tocsr") and solver not in SPARSE_SOLVERS:
             # before any noise is drawn, suggesting only this estimator's own solvers
             from .._mechanisms._clipping import dense_copy_refusal

@@ -107,14 +107,20 @@ def _training_counts(X, y_enc, coef, intercept):
 
     coef = np.atleast_2d(np.asarray(coef, dtype=np.float64))
     intercept = np.asarray(intercept, dtype=np.float64).reshape(-1)
-    if isinstance(X, DaskDesign):     # binary only (Dask fits are binary)
+    if isinstance(X, DaskDesign):
         import dask
 
-        design = X.X[:, :X.shape[1]] if X.augmented else X.X
-        positive = X.y > 0
         # block by block (dense or CSR blocks: a pipeline's basis)
-        from .._dask import map_rows
+        from .._dask import block_tasks, map_rows
 
+        design = X.X[:, :X.shape[1]] if X.augmented else X.X
+        if coef.shape[0] > 1:
+            # each partition's class counts and right predictions: integers, so their sum
+            # is the collected rows' counts
+            return np.sum(dask.compute(*block_tasks(
+                design, _multinomial_counts, X.y.to_delayed().ravel(),
+                args=(coef, intercept))), axis=0)
+        positive = X.y > 0
         predicted = map_rows(design, _block_margin, coef[0]) + intercept[0] > 0
         c, a = dask.compute(positive.sum(), (predicted == positive).sum())
         return np.array([float(c), float(a)])
@@ -124,7 +130,12 @@ def _training_counts(X, y_enc, coef, intercept):
         predicted = _scores(X, coef, intercept)[:, 0] > 0
         return np.array([float(np.count_nonzero(positive)),
                          float(np.count_nonzero(predicted == positive))])
-    labels = y_enc.astype(np.int64)
+    return _multinomial_counts(X, y_enc, coef, intercept)
+
+
+def _multinomial_counts(X, y_enc, coef, intercept):
+    """``(c_1, ..., c_K, a)`` of rows ``X`` with class indices ``y_enc`` (floats)."""
+    labels = np.asarray(y_enc).astype(np.int64)
     counts = np.bincount(labels, minlength=coef.shape[0]).astype(np.float64)
     right = np.count_nonzero(np.argmax(_scores(X, coef, intercept), axis=1) == labels)
     return np.append(counts, float(right))

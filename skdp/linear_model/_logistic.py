@@ -37,6 +37,12 @@ def _encode_binary(y, positive):
     return np.where(np.asarray(y) == positive, 1.0, -1.0)
 
 
+def _encode_index(y, classes):
+    """The index of each label in the sorted public ``classes``, as float64 (the
+    multinomial loss's targets; labels already checked)."""
+    return np.searchsorted(classes, np.asarray(y)).astype(np.float64)
+
+
 class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
     __doc__ = (
         r"""Logistic regression with a differentially private fit.
@@ -322,7 +328,10 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
                 f"DPLogisticRegression needs at least 2 classes; got classes={classes!r}")
         if is_dask_collection(X):
             X, y_enc = self._dask_inputs(X, y, classes)
-            return self._fit_encoded(X, y_enc, LogisticLoss(), 1, classes)
+            if classes.size == 2:
+                return self._fit_encoded(X, y_enc, LogisticLoss(), 1, classes)
+            return self._fit_encoded(X, y_enc, MultinomialLoss(n_classes=int(classes.size)),
+                                     int(classes.size), classes)
         X, y = _validate_fit_data(self, X, y, accept_sparse=FIT_SPARSE_FORMATS,
                                   dtype=FIT_DTYPES)
         check_classification_targets(y)
@@ -400,15 +409,9 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
                 "DPLogisticRegression.fit on a Dask collection needs the public label set "
                 "(reading it from y would need a pass over the private data): pass "
                 "classes=[negative, positive]")
-        if classes.size != 2:
-            raise ValueError(
-                f"DPLogisticRegression fits on a Dask collection are binary only (two "
-                f"public classes); got classes={classes.tolist()!r} ({classes.size} "
-                "classes). The multinomial model has no Dask path: fit it on in-memory "
-                "arrays (e.g. X.compute(), y.compute()) with the same classes")
-        design = dask_design(self, X, y, functools.partial(_encode_binary,
-                                                           positive=classes[1]),
-                             labels=classes)
+        encode = (functools.partial(_encode_binary, positive=classes[1]) if classes.size == 2
+                  else functools.partial(_encode_index, classes=classes))
+        design = dask_design(self, X, y, encode, labels=classes)
         self._check_n_samples(design.shape[0])
         return design, design.y
 
