@@ -401,14 +401,15 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         attrs["base_rate_fallback_"] = bool(fell_back)
 
     def _dask_inputs(self, X, y, classes):
-        """``(DaskDesign, its targets)`` of a binary fit on a Dask collection: labels checked
-        and encoded to +-1 on the workers; the public ``classes`` is required (reading the
-        label set would need a pass over the private data)."""
+        """``(DaskDesign, its targets)`` of a fit on a Dask collection: labels checked and
+        encoded on the workers (+-1 for two classes, the class index for more); the public
+        ``classes`` is required (reading the label set would need a pass over the private
+        data)."""
         if classes is None:
             raise ValueError(
                 "DPLogisticRegression.fit on a Dask collection needs the public label set "
                 "(reading it from y would need a pass over the private data): pass "
-                "classes=[negative, positive]")
+                "classes=[negative, positive], or every class of a multiclass target")
         encode = (functools.partial(_encode_binary, positive=classes[1]) if classes.size == 2
                   else functools.partial(_encode_index, classes=classes))
         design = dask_design(self, X, y, encode, labels=classes)
