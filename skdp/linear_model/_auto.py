@@ -870,28 +870,13 @@ AUTO_BOUND_SHARE = 0.05
 AUTO_NORM_QUANTILE = 0.95
 AUTO_Y_QUANTILE = 0.99
 
-#: the released bounds' warning: a fit warns, before any release, when the quantile
-#: release's rank noise -- ``noise_std sqrt(LEVELS) / n``, the share of the rows a prefix
-#: count of its tree is off by (a public function of ``n``, epsilon, delta and the number
-#: of released bounds) -- exceeds this.  Measured on Gaussian rows at epsilon 1 (40 seeds
-#: each): at rank noise 0.50-0.54 (one bound on 600 rows, two on 900) 10-15 % of the
-#: released ``data_norm`` were more than 3 times the true 95 % quantile (up to 10^12); at
-#: 0.30-0.36 (one bound on 900 rows, two on 1,500) none were; at 1.07-1.51 (300 rows)
-#: 28-42 % were (:func:`auto_bounds_rank_noise`)
-AUTO_BOUND_WARN_RANK_NOISE = 0.5
-
-
-def auto_bounds_rank_noise(n_samples, n_bounds, epsilon, delta):
-    """The rank noise of a fit's ``data_norm="auto"``/``y_bound="auto"`` release of
-    ``n_bounds`` quantiles on ``n_samples`` rows (``AUTO_BOUND_SHARE`` of the fit's
-    Gaussian-DP ``mu^2``): the standard deviation of a prefix count of its consistent count
-    tree, about ``noise_std sqrt(LEVELS)`` rows, as a share of the rows.  Public."""
-    from .._mechanisms._quantiles import LEVELS, tree_histogram_calibration
+def auto_bounds_mu(epsilon, delta):
+    """The Gaussian-DP ``mu`` of a fit's ``data_norm="auto"``/``y_bound="auto"`` release:
+    ``AUTO_BOUND_SHARE`` of the fit's ``mu^2`` (public)."""
     from ..preprocessing._common import gdp_mu
 
-    mu = math.sqrt(AUTO_BOUND_SHARE) * gdp_mu(epsilon, delta)
-    _, noise_std = tree_histogram_calibration(n_samples, n_bounds, mu)
-    return noise_std * math.sqrt(LEVELS) / n_samples
+    return math.sqrt(AUTO_BOUND_SHARE) * gdp_mu(epsilon, delta)
+
 
 #: share of a regressor's Gaussian-DP budget ``mu^2`` that releases the mean of its targets
 #: within a public ``target_range`` (:mod:`skdp.linear_model._target_range`): the noise of

@@ -846,9 +846,9 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         from ..accounting import compose
         from .._mechanisms._quantiles import release_tree_histogram
         from ..preprocessing._common import gdp_mu
-        from ._auto import (AUTO_BOUND_SHARE, AUTO_BOUND_WARN_RANK_NOISE,
-                            AUTO_NORM_QUANTILE, AUTO_Y_QUANTILE, TARGET_CENTRE_SHARE,
-                            auto_bounds_rank_noise)
+        from .._mechanisms._quantiles import warn_if_unresolved
+        from ._auto import (AUTO_BOUND_SHARE, AUTO_NORM_QUANTILE, AUTO_Y_QUANTILE,
+                            TARGET_CENTRE_SHARE, auto_bounds_mu)
         from ._nested_share import released_bounds_model_epsilon
         from ._target_range import release_target_centre, target_scale
 
@@ -861,16 +861,10 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         n, n_features = X.shape
         eps, delta = float(self.epsilon), float(self.delta)
         mu = gdp_mu(eps, delta)
-        if quantiles:
-            rank_noise = auto_bounds_rank_noise(n, len(quantiles), eps, delta)
-            if rank_noise > AUTO_BOUND_WARN_RANK_NOISE:
-                released_names = " and ".join(f"{name}='auto'" for name in quantiles)
-                warnings.warn(
-                    f"{released_names} on {n} rows at epsilon={eps:g}: the quantile "
-                    f"release's noise is about {rank_noise:.0%} of the rows, so the released "
-                    "bound can be far from the data's (a bound far too large makes the "
-                    "model's noise as large); pass a public bound, or spend a larger epsilon",
-                    UserWarning, stacklevel=user_stacklevel())
+        if quantiles:      # before any release
+            warn_if_unresolved(" and ".join(f"{name}='auto'" for name in quantiles), n,
+                               len(quantiles), auto_bounds_mu(eps, delta),
+                               "pass a public bound, or spend a larger epsilon")
         _, inner = _released_events(self, names, n, eps, delta, inner=copy.copy(self))
         inner.privacy_ledger = None
         # the ledger is reached before the data is read; without a plannable event (the

@@ -100,12 +100,15 @@ class DPRobustScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         -------
         self : DPRobustScaler
         """
-        from .._mechanisms._quantiles import release_tree_histogram
+        from .._mechanisms._quantiles import release_tree_histogram, warn_if_unresolved
 
         q_lo, q_hi = _check_levels("quantile_range", self.quantile_range)
         c_lo, c_hi = _check_levels("clip_range", self.clip_range)
         mu = gdp_mu(self.epsilon, self.delta)
         X = _validate_fit_input(self, X)
+        warn_if_unresolved("DPRobustScaler's quantiles", X.shape[0], X.shape[1], mu,
+                           "spend a larger epsilon, or use DPStandardScaler with public "
+                           "feature_bounds")
         hist, event, noise, sens = release_tree_histogram(X, mu,
                                                           word_source(self.random_state))
         q = hist.inner_quantiles(np.sort([c_lo, q_lo, 0.5, q_hi, c_hi]), noise)

@@ -639,10 +639,13 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         ``sqrt(24 d)``) at ``sqrt(AUTO_BOUND_SHARE) mu``; the moments get the rest of
         ``mu^2``, so the whole fit is ``mu``-GDP.  A feature whose two quantiles coincide
         gets ``[q, q + max(|q|, 1)]``.  Returns ``(lower, upper, event)``."""
-        from .._mechanisms._quantiles import release_tree_histogram
+        from .._mechanisms._quantiles import release_tree_histogram, warn_if_unresolved
         from ._common import word_source
 
         lo_q, hi_q = AUTO_FEATURE_QUANTILES
+        warn_if_unresolved("feature_bounds='auto'", X.shape[0], X.shape[1],
+                           math.sqrt(AUTO_BOUND_SHARE) * mu,
+                           "pass public feature_bounds, or spend a larger epsilon")
         seed = None if self.random_state is None else \
             _check_random_state(self.random_state).integers(2**63)
         hist, event, noise, _ = release_tree_histogram(

@@ -108,22 +108,25 @@ def test_a_release_too_noisy_for_its_rows_warns_before_it_runs(monkeypatch):
     import warnings
 
     import skdp._mechanisms._quantiles as quantiles_mod
-    from skdp.linear_model._auto import AUTO_BOUND_WARN_RANK_NOISE, auto_bounds_rank_noise
+    from skdp._mechanisms._quantiles import UNRESOLVED_RANK_NOISE, rank_noise
+    from skdp.linear_model._auto import auto_bounds_mu
 
-    assert auto_bounds_rank_noise(600, 1, 1.0, 1e-6) > AUTO_BOUND_WARN_RANK_NOISE
-    assert auto_bounds_rank_noise(900, 1, 1.0, 1e-6) < AUTO_BOUND_WARN_RANK_NOISE
-    assert auto_bounds_rank_noise(900, 2, 1.0, 1e-6) > AUTO_BOUND_WARN_RANK_NOISE
-    assert auto_bounds_rank_noise(900, 1, 2.0, 1e-6) < auto_bounds_rank_noise(900, 1, 1.0,
-                                                                                1e-6)
+    def share(n, k, eps):
+        return rank_noise(n, k, auto_bounds_mu(eps, 1e-6))
+
+    assert share(600, 1, 1.0) > UNRESOLVED_RANK_NOISE
+    assert share(900, 1, 1.0) < UNRESOLVED_RANK_NOISE < share(900, 2, 1.0)
+    assert share(900, 1, 2.0) < share(900, 1, 1.0)
     X, y = _regression(n=600)
 
     def no_release(*args, **kwargs):
         raise RuntimeError("released")
 
     monkeypatch.setattr(quantiles_mod, "release_tree_histogram", no_release)
-    with pytest.warns(UserWarning, match="data_norm='auto' on 600 rows.*public bound"), \
+    with pytest.warns(UserWarning, match="data_norm='auto' on 600 rows.*public bound") as seen, \
             pytest.raises(RuntimeError, match="released"):
         DPHuberRegressor(data_norm="auto", random_state=0).fit(X, y)
+    assert seen[0].filename == __file__                  # the user's line
     monkeypatch.undo()
     X, y = _regression(n=3000)
     with warnings.catch_warnings():

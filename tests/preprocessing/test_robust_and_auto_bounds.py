@@ -81,3 +81,33 @@ def test_a_scaler_feeds_data_norm_auto():
 def test_bad_levels_are_refused():
     with pytest.raises(ValueError, match="quantile_range"):
         DPRobustScaler(quantile_range=(0.5, 0.5)).fit(_data(100))
+
+
+@pytest.mark.parametrize("make, what", [
+    (lambda: DPStandardScaler(feature_bounds="auto", epsilon=1.0, random_state=0),
+     "feature_bounds='auto'"),
+    (lambda: DPRobustScaler(epsilon=1.0, random_state=0), "DPRobustScaler's quantiles"),
+])
+def test_a_release_too_noisy_for_its_rows_warns_before_it_runs(monkeypatch, make, what):
+    """On 150 rows of 3 columns at epsilon 1 the quantile release's rank noise is above
+    UNRESOLVED_RANK_NOISE (one seed in two released a scale many times the data's): the
+    fit warns, at the user's line, before the release; on 3,000 rows it does not."""
+    import warnings
+
+    import skdp._mechanisms._quantiles as quantiles_mod
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 3)) * [1.0, 10.0, 100.0]
+
+    def no_release(*args, **kwargs):
+        raise RuntimeError("released")
+
+    monkeypatch.setattr(quantiles_mod, "release_tree_histogram", no_release)
+    with pytest.warns(UserWarning, match=f"{what} on 150 rows.*noise is about") as seen, \
+            pytest.raises(RuntimeError, match="released"):
+        make().fit(X)
+    assert seen[0].filename == __file__
+    monkeypatch.undo()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make().fit(rng.normal(size=(3000, 3)))
