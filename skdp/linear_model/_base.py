@@ -585,12 +585,39 @@ class DPLinearRegressorMixin(RegressorMixin):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
-            Predicted targets.
+            Predicted targets; a lazy Dask array for a Dask ``X`` (computed per block on
+            the workers).
         """
         check_is_fitted(self)
+        if is_dask_collection(X):
+            from .._dask_predict import lazy_predictions
+
+            return lazy_predictions(self.predict, X, (), np.float64)
         X = validate_numeric_data(self, X, accept_sparse=FIT_SPARSE_FORMATS, reset=False,
                                   dtype=np.float64)
         return linear_scores(X, self.coef_, self.intercept_)
+
+    def score(self, X, y, sample_weight=None):
+        """``R^2`` of :meth:`predict` on ``X`` against ``y`` (scikit-learn's
+        ``RegressorMixin.score``).  A Dask ``X`` (with ``y`` a Dask array or Series, or an
+        in-memory vector, aligned by position) is scored from per-partition sums.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        if is_dask_collection(X) and sample_weight is None:
+            from .._dask_predict import dask_score
+
+            check_is_fitted(self)
+            return dask_score(self, X, y, classifier=False)
+        return super().score(X, y, sample_weight=sample_weight)
 
 
 #: range of a positive ``smoothing`` radius (0 is also allowed): the smoothed loss's

@@ -443,8 +443,11 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         Returns
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            A lazy Dask array for a Dask ``X`` (computed per block on the workers).
         """
         check_is_fitted(self)
+        if is_dask_collection(X):
+            return self._lazy("decision_function", X, float)
         X = validate_numeric_data(self, X, accept_sparse=FIT_SPARSE_FORMATS, reset=False)
         scores = linear_scores(X, self.coef_.T, self.intercept_)
         return scores.reshape(-1) if scores.ndim > 1 and scores.shape[1] == 1 else scores
@@ -461,7 +464,11 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            A lazy Dask array for a Dask ``X``.
         """
+        if is_dask_collection(X):
+            check_is_fitted(self)
+            return self._lazy("predict", X, self.classes_.dtype)
         scores = self.decision_function(X)
         indices = (scores > 0).astype(np.intp) if scores.ndim == 1 else scores.argmax(axis=1)
         return np.take(self.classes_, indices, axis=0)
@@ -479,9 +486,12 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            Probability of each class in the order of ``classes_``.
+            Probability of each class in the order of ``classes_``; a lazy Dask array for
+            a Dask ``X``.
         """
         check_is_fitted(self)
+        if is_dask_collection(X):
+            return self._lazy("predict_proba", X, float)
         scores = self.decision_function(X)
         if scores.ndim == 1:
             p1 = expit(scores)
@@ -499,9 +509,44 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
         Returns
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
-            Log-probability of each class in the order of ``classes_``.
+            Log-probability of each class in the order of ``classes_``; a lazy Dask array
+            for a Dask ``X``.
         """
+        if is_dask_collection(X):
+            check_is_fitted(self)
+            return self._lazy("predict_log_proba", X, float)
         return np.log(self.predict_proba(X))
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of :meth:`predict` on ``X`` against ``y`` (scikit-learn's
+        ``ClassifierMixin.score``).  A Dask ``X`` (with ``y`` a Dask array or Series, or
+        an in-memory vector, aligned by position) is scored from per-partition counts.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        if is_dask_collection(X) and sample_weight is None:
+            from .._dask_predict import dask_score
+
+            check_is_fitted(self)
+            return dask_score(self, X, y, classifier=True)
+        return super().score(X, y, sample_weight=sample_weight)
+
+    def _lazy(self, method, X, dtype):
+        """The in-memory ``method`` over the row blocks of the Dask ``X``, lazily."""
+        from .._dask_predict import lazy_predictions
+
+        k = self.classes_.size
+        tail = () if method == "predict" or (method == "decision_function" and k == 2) \
+            else (k,)
+        return lazy_predictions(getattr(self, method), X, tail, dtype)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

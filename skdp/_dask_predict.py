@@ -1,0 +1,100 @@
+"""A fitted estimator's predictions and score on Dask collections, without collecting them.
+
+What a fitted model computes from new rows is post-processing of its release: it costs no
+privacy, and it needs no pass over the training data.  On a ``dask.array.Array`` or a
+``dask.dataframe.DataFrame`` it should not need the rows on the client either:
+
+* :func:`lazy_predictions` maps the in-memory method over the row blocks, lazily: a Dask
+  array of ``(n,)`` or ``(n, K)`` whose blocks are computed on the workers when asked
+  (the rows of a DataFrame partition are handed to the method as a pandas DataFrame with
+  the fitted column names, so the names are checked as in memory);
+* :func:`dask_score` is the estimator's default score -- accuracy for a classifier,
+  ``R^2`` for a regressor -- from per-partition sums: three numbers travel to the client.
+
+A :class:`~skdp.PrivatePipeline` does the same for raw Dask DataFrames
+(:mod:`skdp._dask_pipeline`).
+"""
+
+import numpy as np
+
+__all__ = ["lazy_predictions", "dask_score"]
+
+
+def _dask_rows(X, lengths):
+    """``(array, names)``: ``X`` as a 2-D Dask array with one column chunk (a DataFrame's
+    row chunks counted only when ``lengths``), and a DataFrame's column names or None."""
+    import dask.array as da
+
+    names = None
+    if hasattr(X, "to_dask_array"):                 # DataFrame
+        if getattr(X, "ndim", 2) != 2:
+            raise ValueError("Expected a 2D DataFrame, got a Series: pass X.to_frame()")
+        names = list(X.columns)
+        X = X.to_dask_array(lengths=True) if lengths else X.to_dask_array()
+    if not isinstance(X, da.Array):
+        raise TypeError(f"expected a dask array or DataFrame, got {type(X).__name__}")
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D array, got {X.ndim} dimension(s)")
+    return X.rechunk({1: -1}), names
+
+
+def _check_columns(estimator, X, names):
+    """The public schema checks of ``validate_data(reset=False)``, made now rather than
+    when the first block is computed: the number of columns and, for a DataFrame, their
+    names."""
+    n_features = getattr(estimator, "n_features_in_", None)
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
+                         f"expecting {n_features} features as input.")
+    fitted = getattr(estimator, "feature_names_in_", None)
+    if fitted is not None and names is not None and list(fitted) != list(names):
+        raise ValueError(f"The feature names should match those that were passed during "
+                         f"fit: got {list(names)!r}, fitted with {list(fitted)!r}")
+
+
+def _on_block(block, method, names):
+    if names is not None:
+        import pandas as pd
+
+        block = pd.DataFrame(block, columns=names)
+    return method(block)
+
+
+def lazy_predictions(method, X, tail_shape, dtype):
+    """``method`` (a fitted estimator's bound in-memory method) over the row blocks of the
+    Dask collection ``X``: a lazy Dask array of shape ``(n,) + tail_shape`` and ``dtype``.
+    Nothing is computed here (a DataFrame's partition lengths stay unknown until then)."""
+    X, names = _dask_rows(X, lengths=False)
+    _check_columns(method.__self__, X, names)
+    tail_shape = tuple(int(k) for k in tail_shape)
+    # meta given: dask does not call the method on an empty block to infer it
+    meta = np.empty((0,) + tail_shape, dtype=dtype)
+    if tail_shape:
+        return X.map_blocks(_on_block, method, names, dtype=dtype, meta=meta,
+                            chunks=(X.chunks[0],) + tuple((k,) for k in tail_shape))
+    return X.map_blocks(_on_block, method, names, dtype=dtype, meta=meta, drop_axis=1)
+
+
+def dask_score(estimator, X, y, classifier):
+    """The default score of a fitted ``estimator`` on Dask ``X`` and ``y`` (a Dask array or
+    Series, or an in-memory vector, aligned with ``X`` by position): the accuracy of
+    ``estimator.predict`` (``classifier``) or its ``R^2``, from sums over the partitions."""
+    import dask
+
+    from ._dask import _as_dask_vector
+
+    X, names = _dask_rows(X, lengths=True)
+    _check_columns(estimator, X, names)
+    if any(np.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()
+    n = int(X.shape[0])
+    target = _as_dask_vector(y, X.chunks[0])
+    dtype = target.dtype if classifier else np.float64
+    pred = X.map_blocks(_on_block, estimator.predict, names, drop_axis=1, dtype=dtype,
+                        meta=np.empty((0,), dtype=dtype))
+    if classifier:
+        return float((pred == target).sum().compute()) / n
+    t = target.astype(np.float64)
+    # the squares about the mean (not s2 - s^2/n, which cancels for targets far from 0)
+    sse, sst = dask.compute(((t - pred) ** 2).sum(), ((t - t.mean()) ** 2).sum())
+    return float(1.0 - sse / sst) if sst > 0 else 0.0
