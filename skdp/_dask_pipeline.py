@@ -502,8 +502,8 @@ def lazy_score(pipeline, X, y):
     if is_classifier(pipeline.steps[-1][1]):
         return float((pred == target).sum().compute()) / rows.n
     t = target.astype(np.float64)
-    sse, s, s2 = dask.compute(((t - pred) ** 2).sum(), t.sum(), (t * t).sum())
-    sst = s2 - s * s / rows.n
+    # the squares about the mean (not s2 - s^2/n, which cancels for targets far from 0)
+    sse, sst = dask.compute(((t - pred) ** 2).sum(), ((t - t.mean()) ** 2).sum())
     return float(1.0 - sse / sst) if sst > 0 else 0.0
 
 
