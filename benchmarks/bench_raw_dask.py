@@ -97,9 +97,11 @@ def chunk(n_rows, seed, k):
     return df
 
 
-def write_table(path, n_rows, seed=0):
+def write_table(path, n_rows, seed=0, make_chunk=None, row_group=ROW_GROUP):
     """The table of ``n_rows`` rows as Parquet files of ``CHUNK_ROWS`` rows under ``path``
-    (kept when already complete)."""
+    (kept when already complete); ``make_chunk(rows, seed, k)`` (default :func:`chunk`)
+    builds the frame of chunk ``k``, written in row groups of ``row_group`` rows."""
+    make_chunk = chunk if make_chunk is None else make_chunk
     path = Path(path)
     done = path / "_complete"
     if done.exists() and done.read_text() == str(n_rows):
@@ -109,8 +111,8 @@ def write_table(path, n_rows, seed=0):
         old.unlink()
     for k in range(0, (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS):
         m = min(CHUNK_ROWS, n_rows - k * CHUNK_ROWS)
-        chunk(m, seed, k).to_parquet(path / f"part-{k:05d}.parquet", index=False,
-                                     row_group_size=ROW_GROUP)
+        make_chunk(m, seed, k).to_parquet(path / f"part-{k:05d}.parquet", index=False,
+                                          row_group_size=row_group)
     done.write_text(str(n_rows))
     return path
 

@@ -569,7 +569,37 @@ def linear_scores(X, coef_T, intercept):
         return np.asarray(safe_sparse_dot(X, coef_T, dense_output=True)) + intercept
 
 
-class DPLinearRegressorMixin(RegressorMixin):
+class DaskScoreMixin:
+    """``score`` for Dask collections; listed before scikit-learn's ``ClassifierMixin`` or
+    ``RegressorMixin``, whose ``score`` it defers to otherwise."""
+
+    def score(self, X, y, sample_weight=None):
+        """The default score of :meth:`predict` on ``X`` against ``y``: the mean accuracy
+        for a classifier, ``R^2`` for a regressor (scikit-learn's).  A Dask ``X`` (with
+        ``y`` a Dask array or Series, or an in-memory vector, aligned by position) is
+        scored from per-partition sums, without collecting its rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        if is_dask_collection(X) and sample_weight is None:
+            from sklearn.base import is_classifier
+
+            from .._dask_predict import dask_score
+
+            check_is_fitted(self)
+            return dask_score(self, X, y, classifier=is_classifier(self))
+        return super().score(X, y, sample_weight=sample_weight)
+
+
+class DPLinearRegressorMixin(DaskScoreMixin, RegressorMixin):
     """``predict`` of the DP linear regressors (post-processing: costs no privacy)."""
 
     def predict(self, X):
@@ -597,27 +627,6 @@ class DPLinearRegressorMixin(RegressorMixin):
                                   dtype=np.float64)
         return linear_scores(X, self.coef_, self.intercept_)
 
-    def score(self, X, y, sample_weight=None):
-        """``R^2`` of :meth:`predict` on ``X`` against ``y`` (scikit-learn's
-        ``RegressorMixin.score``).  A Dask ``X`` (with ``y`` a Dask array or Series, or an
-        in-memory vector, aligned by position) is scored from per-partition sums.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        score : float
-        """
-        if is_dask_collection(X) and sample_weight is None:
-            from .._dask_predict import dask_score
-
-            check_is_fitted(self)
-            return dask_score(self, X, y, classifier=False)
-        return super().score(X, y, sample_weight=sample_weight)
 
 
 #: range of a positive ``smoothing`` radius (0 is also allowed): the smoothed loss's

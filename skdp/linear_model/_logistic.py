@@ -17,6 +17,7 @@ from ._base import (
     _PRIVACY_DOC,
     CONVEX_MODEL_CONSTRAINTS,
     BaseDPLinear,
+    DaskScoreMixin,
     FIT_DTYPES,
     FIT_SPARSE_FORMATS,
     _refuse_sample_weight,
@@ -43,7 +44,7 @@ def _encode_index(y, classes):
     return np.searchsorted(classes, np.asarray(y)).astype(np.float64)
 
 
-class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
+class DPLogisticRegression(DaskScoreMixin, ClassifierMixin, BaseDPLinear):
     __doc__ = (
         r"""Logistic regression with a differentially private fit.
 
@@ -516,28 +517,6 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinear):
             check_is_fitted(self)
             return self._lazy("predict_log_proba", X, float)
         return np.log(self.predict_proba(X))
-
-    def score(self, X, y, sample_weight=None):
-        """Mean accuracy of :meth:`predict` on ``X`` against ``y`` (scikit-learn's
-        ``ClassifierMixin.score``).  A Dask ``X`` (with ``y`` a Dask array or Series, or
-        an in-memory vector, aligned by position) is scored from per-partition counts.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        score : float
-        """
-        if is_dask_collection(X) and sample_weight is None:
-            from .._dask_predict import dask_score
-
-            check_is_fitted(self)
-            return dask_score(self, X, y, classifier=True)
-        return super().score(X, y, sample_weight=sample_weight)
 
     def _lazy(self, method, X, dtype):
         """The in-memory ``method`` over the row blocks of the Dask ``X``, lazily."""

@@ -26,6 +26,8 @@ from sklearn.utils.validation import check_is_fitted  # noqa: E402
 from skdp import DPHuberRegressor, DPLogisticRegression, DPNonconvexRegressor  # noqa: E402
 from skdp.accounting import PrivacyLedger  # noqa: E402
 
+from .._dask_received import received_sizes  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def client():
@@ -230,22 +232,9 @@ def test_rows_stay_on_the_workers(client):
     booleans -- never rows."""
     X = da.random.RandomState(0).normal(size=(300_000, 5), chunks=(50_000, 5)) / 3.0
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
-    received = []
-    original = distributed.Client.gather
-
-    def spy(self, futures, *args, **kwargs):
-        out = original(self, futures, *args, **kwargs)
-        received.append(out)
-        return out
-
-    distributed.Client.gather = spy
-    try:
+    with received_sizes() as sizes:
         est = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
                                    random_state=0).fit(X, y)
-    finally:
-        distributed.Client.gather = original
-    sizes = [np.asarray(v).size for out in received
-             for v in (out if isinstance(out, (list, tuple)) else [out])]
     assert sizes and max(sizes) <= 6 * 6          # the data has 1.5e6 entries
     assert est.score(X[:20_000].compute(), y[:20_000].compute()) > 0.9
 
@@ -453,20 +442,9 @@ def test_auto_bounds_are_released_from_the_partitions(client, Est, released):
     y = (signal > 0).astype(int) if Est is DPLogisticRegression else 3.0 * signal
     kw = dict(epsilon=1.0, delta=1e-6, random_state=3, **released)
     mem = Est(**kw).fit(X, y)
-    received = []
-    original = distributed.Client.gather
-
-    def spy(self, futures, *args, **kwargs):
-        out = original(self, futures, *args, **kwargs)
-        received.append(out)
-        return out
-
-    distributed.Client.gather = spy
-    try:
+    with received_sizes() as sizes:
         lazy = Est(**kw).fit(da.from_array(X, chunks=(3_000, 4)),
                              da.from_array(y, chunks=3_000))
-    finally:
-        distributed.Client.gather = original
     for name in ("data_norm", "y_bound"):
         if released.get(name) == "auto":
             assert getattr(lazy, name + "_") == getattr(mem, name + "_")
@@ -475,8 +453,6 @@ def test_auto_bounds_are_released_from_the_partitions(client, Est, released):
     assert lazy.dp_event_ == mem.dp_event_ and lazy.epsilon_ == mem.epsilon_ <= 1.0
     assert lazy.privacy_guaranteed_ and lazy.solver_ == mem.solver_
     np.testing.assert_allclose(lazy.coef_, mem.coef_, rtol=1e-5, atol=1e-5)
-    sizes = [np.asarray(v).size for out in received
-             for v in (out if isinstance(out, (list, tuple)) else [out])]
     assert sizes and max(sizes) <= 2 * LEAVES < n      # counts, never a column of rows
 
 

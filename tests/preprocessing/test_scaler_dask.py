@@ -15,6 +15,8 @@ distributed = pytest.importorskip("distributed")
 from skdp import DPLogisticRegression  # noqa: E402
 from skdp.preprocessing import DPStandardScaler  # noqa: E402
 
+from .._dask_received import received_sizes  # noqa: E402
+
 BOUNDS = [[-3.0, -3.0, 0.0], [3.0, 3.0, 10.0]]
 
 
@@ -65,22 +67,9 @@ def test_dataframe_and_unknown_chunks(client):
 def test_rows_stay_on_the_workers(client):
     """What the client receives during the fit: d-vectors and a boolean, never rows."""
     X = da.random.RandomState(0).normal(size=(400_000, 3), chunks=(50_000, 3))
-    received = []
-    original = distributed.Client.gather
-
-    def spy(self, futures, *args, **kwargs):
-        out = original(self, futures, *args, **kwargs)
-        received.append(out)
-        return out
-
-    distributed.Client.gather = spy
-    try:
+    with received_sizes() as sizes:
         DPStandardScaler(epsilon=1.0, feature_bounds=[[-5.0] * 3, [5.0] * 3],
                          random_state=0).fit(X)
-    finally:
-        distributed.Client.gather = original
-    sizes = [np.asarray(v).size for out in received
-             for v in (out if isinstance(out, (list, tuple)) else [out])]
     assert sizes and max(sizes) <= 3      # the data has 1.2e6 entries
 
 
