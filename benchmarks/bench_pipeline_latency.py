@@ -90,7 +90,10 @@ def _child(n, rounds, task):
     import skdp._solvers._dpsgd as dpsgd_mod
     import skdp.accounting as accounting
     import skdp.linear_model._budget as budget_mod
-    import skdp.linear_model._nested_share as nested_mod
+    try:
+        import skdp.linear_model._nested_share as nested_mod
+    except ImportError:        # a baseline tree from before the one search
+        nested_mod = None
 
     warnings.simplefilter("ignore")
     clock = {"probes": 0.0, "accounting": 0.0}
@@ -117,8 +120,9 @@ def _child(n, rounds, task):
     timed(budget_mod, "check_model_fits", "accounting")
     timed(budget_mod, "largest_model_epsilon", "accounting")
     # a nested estimator's one search (target_range, y_bound="auto"): imported at call time
-    timed(nested_mod, "model_split", "accounting")
-    timed(nested_mod, "released_bounds_model_epsilon", "accounting")
+    if nested_mod is not None:
+        timed(nested_mod, "model_split", "accounting")
+        timed(nested_mod, "released_bounds_model_epsilon", "accounting")
     timed(dpsgd_mod, "_noise_multiplier", "accounting")
     timed(accounting, "get_epsilon", "accounting")
 
