@@ -1,11 +1,13 @@
-"""A fitted estimator's predictions and score on Dask collections, without collecting them.
+"""A fitted estimator's predictions, transforms and score on Dask collections, without
+collecting them.
 
 What a fitted model computes from new rows is post-processing of its release: it costs no
 privacy, and it needs no pass over the training data.  On a ``dask.array.Array`` or a
 ``dask.dataframe.DataFrame`` it should not need the rows on the client either:
 
-* :func:`lazy_predictions` maps the in-memory method over the row blocks, lazily: a Dask
-  array of ``(n,)`` or ``(n, K)`` whose blocks are computed on the workers when asked
+* :func:`lazy_rowwise` maps the in-memory method (``predict``, ``transform``...) over the
+  row blocks, lazily: a Dask array of ``(n,)`` or ``(n, K)`` whose blocks are computed on
+  the workers when asked
   (the rows of a DataFrame partition are handed to the method as a pandas DataFrame with
   the fitted column names, so the names are checked as in memory);
 * :func:`dask_score` is the estimator's default score -- accuracy for a classifier,
@@ -17,7 +19,7 @@ A :class:`~skdp.PrivatePipeline` does the same for raw Dask DataFrames
 
 import numpy as np
 
-__all__ = ["lazy_predictions", "dask_score"]
+__all__ = ["lazy_rowwise", "dask_score"]
 
 
 def _dask_rows(X, lengths):
@@ -38,13 +40,13 @@ def _dask_rows(X, lengths):
     return X.rechunk({1: -1}), names
 
 
-def _check_columns(estimator, X, names):
+def _check_columns(estimator, n_columns, names):
     """The public schema checks of ``validate_data(reset=False)``, made now rather than
     when the first block is computed: the number of columns and, for a DataFrame, their
     names."""
     n_features = getattr(estimator, "n_features_in_", None)
-    if n_features is not None and X.shape[1] != n_features:
-        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
+    if n_features is not None and n_columns != n_features:
+        raise ValueError(f"X has {n_columns} features, but {type(estimator).__name__} is "
                          f"expecting {n_features} features as input.")
     fitted = getattr(estimator, "feature_names_in_", None)
     if fitted is not None and names is not None and list(fitted) != list(names):
@@ -52,27 +54,46 @@ def _check_columns(estimator, X, names):
                          f"fit: got {list(names)!r}, fitted with {list(fitted)!r}")
 
 
-def _on_block(block, method, names):
+def _on_block(block, method, names, dense):
     if names is not None:
         import pandas as pd
 
         block = pd.DataFrame(block, columns=names)
-    return method(block)
+    out = method(block)
+    if dense and hasattr(out, "toarray"):
+        out = out.toarray()
+    return np.asarray(out)
 
 
-def lazy_predictions(method, X, tail_shape, dtype):
-    """``method`` (a fitted estimator's bound in-memory method) over the row blocks of the
-    Dask collection ``X``: a lazy Dask array of shape ``(n,) + tail_shape`` and ``dtype``.
-    Nothing is computed here (a DataFrame's partition lengths stay unknown until then)."""
-    X, names = _dask_rows(X, lengths=False)
-    _check_columns(method.__self__, X, names)
+def lazy_rowwise(method, X, tail_shape, dtype, dense=False):
+    """``method`` (a fitted estimator's bound in-memory method: ``predict``, ``transform``...)
+    over the Dask collection ``X``: a lazy Dask array of shape ``(n,) + tail_shape`` and
+    ``dtype``, whose blocks are computed on the workers when asked; ``dense``: a sparse
+    block (a CSR basis) is densified there.  A DataFrame's partitions reach ``method`` as
+    pandas DataFrames with their own dtypes (their lengths stay unknown until computed), an
+    array's blocks as arrays.  Nothing is computed here."""
+    import dask
+    import dask.array as da
+
     tail_shape = tuple(int(k) for k in tail_shape)
+    if hasattr(X, "to_delayed") and not isinstance(X, da.Array):   # DataFrame
+        if getattr(X, "ndim", 2) != 2:
+            raise ValueError("Expected a 2D DataFrame, got a Series: pass X.to_frame()")
+        _check_columns(method.__self__, len(X.columns), list(X.columns))
+        blocks = [da.from_delayed(dask.delayed(_on_block)(part, method, None, dense),
+                                  shape=(np.nan,) + tail_shape, dtype=dtype,
+                                  meta=np.empty((0,) + tail_shape, dtype=dtype))
+                  for part in X.to_delayed()]
+        return da.concatenate(blocks, axis=0, allow_unknown_chunksizes=True)
+    X, names = _dask_rows(X, lengths=False)
+    _check_columns(method.__self__, X.shape[1], names)
     # meta given: dask does not call the method on an empty block to infer it
     meta = np.empty((0,) + tail_shape, dtype=dtype)
     if tail_shape:
-        return X.map_blocks(_on_block, method, names, dtype=dtype, meta=meta,
+        return X.map_blocks(_on_block, method, names, dense, dtype=dtype, meta=meta,
                             chunks=(X.chunks[0],) + tuple((k,) for k in tail_shape))
-    return X.map_blocks(_on_block, method, names, dtype=dtype, meta=meta, drop_axis=1)
+    return X.map_blocks(_on_block, method, names, dense, dtype=dtype, meta=meta,
+                        drop_axis=1)
 
 
 def dask_score(estimator, X, y, classifier):
@@ -84,14 +105,14 @@ def dask_score(estimator, X, y, classifier):
     from ._dask import _as_dask_vector
 
     X, names = _dask_rows(X, lengths=True)
-    _check_columns(estimator, X, names)
+    _check_columns(estimator, X.shape[1], names)
     if any(np.isnan(c) for c in X.chunks[0]):
         X = X.compute_chunk_sizes()
     n = int(X.shape[0])
     target = _as_dask_vector(y, X.chunks[0])
     dtype = target.dtype if classifier else np.float64
-    pred = X.map_blocks(_on_block, estimator.predict, names, drop_axis=1, dtype=dtype,
-                        meta=np.empty((0,), dtype=dtype))
+    pred = X.map_blocks(_on_block, estimator.predict, names, False, drop_axis=1,
+                        dtype=dtype, meta=np.empty((0,), dtype=dtype))
     if classifier:
         return float((pred == target).sum().compute()) / n
     t = target.astype(np.float64)

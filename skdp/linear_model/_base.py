@@ -620,9 +620,9 @@ class DPLinearRegressorMixin(DaskScoreMixin, RegressorMixin):
         """
         check_is_fitted(self)
         if is_dask_collection(X):
-            from .._dask_predict import lazy_predictions
+            from .._dask_predict import lazy_rowwise
 
-            return lazy_predictions(self.predict, X, (), np.float64)
+            return lazy_rowwise(self.predict, X, (), np.float64)
         X = validate_numeric_data(self, X, accept_sparse=FIT_SPARSE_FORMATS, reset=False,
                                   dtype=np.float64)
         return linear_scores(X, self.coef_, self.intercept_)

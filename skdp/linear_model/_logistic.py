@@ -520,12 +520,12 @@ class DPLogisticRegression(DaskScoreMixin, ClassifierMixin, BaseDPLinear):
 
     def _lazy(self, method, X, dtype):
         """The in-memory ``method`` over the row blocks of the Dask ``X``, lazily."""
-        from .._dask_predict import lazy_predictions
+        from .._dask_predict import lazy_rowwise
 
         k = self.classes_.size
         tail = () if method == "predict" or (method == "decision_function" and k == 2) \
             else (k,)
-        return lazy_predictions(getattr(self, method), X, tail, dtype)
+        return lazy_rowwise(getattr(self, method), X, tail, dtype)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

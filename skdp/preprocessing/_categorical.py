@@ -119,6 +119,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._dask import is_dask_collection
 from ._common import (DP_TRANSFORMER_CONSTRAINTS, dense_container_requested, gdp_mu,
                       guarantee, word_source)
 
@@ -648,9 +649,15 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         Returns
         -------
         XT : ndarray, DataFrame or CSR matrix of shape (n_samples, n_features_out_)
-            CSR with ``sparse_output`` unless ``set_output`` asks for a DataFrame.
+            CSR with ``sparse_output`` unless ``set_output`` asks for a DataFrame.  A Dask
+            ``X`` gives a lazy Dask array of dense blocks, each computed on its worker.
         """
         check_is_fitted(self)
+        if is_dask_collection(X):
+            from .._dask_predict import lazy_rowwise
+
+            return lazy_rowwise(self.transform, X, (self.n_features_out_,), np.float64,
+                                dense=True)
         columns = _columns(self, X, reset=False)
         n = columns[0].shape[0]
         widths = [len(index) + 2 for index in self._index]

@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
+from .._dask import is_dask_collection
 from .._raw_input import validate_numeric_data
 
 from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, gdp_mu,
@@ -134,8 +135,13 @@ class DPRobustScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         XT : ndarray of shape (n_samples, n_features_in_)
+            A lazy Dask array for a Dask ``X`` (each block transformed on its worker).
         """
         check_is_fitted(self)
+        if is_dask_collection(X):
+            from .._dask_predict import lazy_rowwise
+
+            return lazy_rowwise(self.transform, X, (self.n_features_in_,), np.float64)
         X = validate_numeric_data(self, X, dtype=np.float64, ensure_all_finite=False,
                                   reset=False)
         Z = (np.clip(X, self.clip_bounds_[0], self.clip_bounds_[1]) - self.center_) \

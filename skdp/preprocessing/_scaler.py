@@ -552,8 +552,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         if dask_input:
             # rows stay on the workers: only per-partition sums reach the client (_release)
             X, names = as_dask_array(X)
-            if self.feature_bounds is None:
-                check_dask_array(X)   # before min/max; else checked in the sums' pass
+            if self.feature_bounds is None or isinstance(self.feature_bounds, str):
+                # before min/max or the bounds' release; else checked in the sums' pass
+                check_dask_array(X)
             self.n_features_in_ = int(X.shape[1])
             if names is not None:
                 self.feature_names_in_ = np.asarray(names, dtype=object)
@@ -567,9 +568,6 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         auto = isinstance(self.feature_bounds, str)
         if issparse(X):
             self._check_sparse_params(d)
-        if auto and dask_input:
-            raise ValueError("feature_bounds='auto' is not available for Dask inputs yet; "
-                             "pass public feature_bounds")
         if self.feature_bounds is not None and not auto:
             lower, upper = self._public_bounds(d)  # before anything reads X
         import dp_accounting
@@ -779,9 +777,15 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         X_original : ndarray of shape (n_samples, n_features)
-            ``x * scale_ + mean_`` (each part only when enabled).
+            ``x * scale_ + mean_`` (each part only when enabled); a lazy Dask array for a
+            Dask ``X``.
         """
         check_is_fitted(self)
+        if is_dask_collection(X):
+            from .._dask_predict import lazy_rowwise
+
+            return lazy_rowwise(self.inverse_transform, X, (self.n_features_in_,),
+                                np.float64)
         X = validate_numeric_data(self, X, accept_sparse=("csr", "csc"), reset=False,
                                   dtype=np.float64, copy=True)
         if issparse(X):

@@ -29,6 +29,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._dask import is_dask_collection
 from .._raw_input import validate_numeric_data
 
 from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, check_public_bounds,
@@ -466,8 +467,15 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         -------
         XB : ndarray, DataFrame or CSR matrix of shape (n_samples, n_features_out_)
             CSR with ``sparse_output`` unless ``set_output`` asks for a DataFrame.  Every
-            row has L2 norm at most ``output_norm_bound_``.
+            row has L2 norm at most ``output_norm_bound_``.  A Dask ``X`` gives a lazy
+            Dask array of dense blocks, each computed on its worker.
         """
+        if is_dask_collection(X):
+            from .._dask_predict import lazy_rowwise
+
+            check_is_fitted(self)
+            return lazy_rowwise(self.transform, X, (self.n_features_out_,), np.float64,
+                                dense=True)
         X = self._basis_input(X)
         if self.sparse_output and not dense_container_requested(self):
             return self._transform_csr(X)

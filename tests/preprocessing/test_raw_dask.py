@@ -40,3 +40,68 @@ def test_encoder_matches_in_memory_fit():
     mem = DPOneHotEncoder(random_state=0).fit(df)
     lazy = DPOneHotEncoder(random_state=0).fit(dd.from_pandas(df, npartitions=3))
     assert lazy.categories_ == mem.categories_ and lazy.dp_event_ == mem.dp_event_
+
+
+@pytest.mark.parametrize("cls, columns", [(DPRobustScaler, ["x", "z"]),
+                                          (DPSplineTransformer, ["x", "z"]),
+                                          (DPOneHotEncoder, ["c"])])
+def test_fitted_transformers_transform_dask_rows_lazily(cls, columns):
+    """A fitted transformer transforms a Dask DataFrame lazily: each partition, with its
+    own dtypes and names, goes to the in-memory transform on its worker (a CSR basis
+    densified there); the result equals the in-memory transform, and nothing is computed
+    until asked.  Wrong column names are refused at the call."""
+    import dask
+
+    rng = np.random.default_rng(3)
+    df = _frame()
+    df["c"] = rng.choice(["a", "b", "c"], len(df)).astype(object)
+    df.loc[::11, "c"] = None
+    fitted = cls(random_state=0).fit(df[columns])
+    calls = []
+    lazy = dd.from_pandas(df[columns], npartitions=4).map_partitions(
+        lambda part: calls.append(len(part)) or part, meta=df[columns].iloc[:0])
+    with dask.config.set(scheduler="synchronous"):
+        out = fitted.transform(lazy)
+        assert isinstance(out, da.Array)
+        assert out.shape[1] == len(fitted.get_feature_names_out())
+        assert sum(calls) == 0                          # lazy
+        expected = fitted.transform(df[columns])
+        expected = expected.toarray() if hasattr(expected, "toarray") else expected
+        np.testing.assert_array_equal(out.compute(), expected)
+    with pytest.raises(ValueError, match="feature names should match"):
+        fitted.transform(dd.from_pandas(df[columns].rename(columns={columns[0]: "w"}),
+                                        npartitions=2))
+
+
+def test_standard_scaler_releases_its_auto_bounds_from_the_partitions(monkeypatch):
+    """DPStandardScaler(feature_bounds="auto") on a Dask array: the bounds' count trees
+    are summed from the partitions, so bounds, moments and event are the in-memory fit's,
+    bit for bit; transform and inverse_transform stay lazy; a NaN is refused before the
+    bounds are released."""
+    import skdp._mechanisms._quantiles as quantiles_mod
+    from skdp.preprocessing import DPStandardScaler
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(8000, 3)) * [1.0, 10.0, 100.0] + [0.0, 5.0, -50.0]
+    Xd = da.from_array(X, chunks=(1500, 3))
+    mem = DPStandardScaler(feature_bounds="auto", random_state=0).fit(X)
+    lazy = DPStandardScaler(feature_bounds="auto", random_state=0).fit(Xd)
+    for name in ("feature_bounds_", "mean_", "scale_"):
+        np.testing.assert_array_equal(getattr(lazy, name), getattr(mem, name))
+    assert repr(lazy.dp_event_) == repr(mem.dp_event_) and lazy.epsilon_ == mem.epsilon_
+    Z = lazy.transform(Xd)
+    back = lazy.inverse_transform(Z)
+    assert isinstance(Z, da.Array) and isinstance(back, da.Array)
+    np.testing.assert_allclose(Z.compute(), mem.transform(X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(back.compute(), mem.inverse_transform(mem.transform(X)),
+                               rtol=1e-12, atol=1e-9)
+
+    def no_release(*args, **kwargs):
+        raise AssertionError("released before the check")
+
+    monkeypatch.setattr(quantiles_mod, "release_tree_histogram", no_release)
+    bad = X.copy()
+    bad[7, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        DPStandardScaler(feature_bounds="auto", random_state=0).fit(
+            da.from_array(bad, chunks=(1500, 3)))
