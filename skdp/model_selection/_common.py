@@ -31,6 +31,19 @@ _SEED_HIGH = 2**31 - 1
 # --------------------------------------------------------------------------------------
 
 
+def refuse_dask_frames(X, y, who):
+    """Refuse a Dask DataFrame or Series, before any row is read: the searches and the
+    cross-validation split rows by position, which a Dask DataFrame does not index."""
+    from .._dask import is_dask_collection
+
+    for value in (X, y):
+        if is_dask_collection(value) and not hasattr(value, "chunks"):
+            raise ValueError(
+                f"{who} does not split a Dask DataFrame or Series yet (its folds are rows "
+                "by position). Run it on a pandas DataFrame (X.compute()) if the rows fit "
+                "in memory; a PrivatePipeline alone fits a raw Dask DataFrame")
+
+
 def _is_private_pipeline(obj):
     from .._pipeline import PrivatePipeline
 

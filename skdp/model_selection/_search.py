@@ -102,6 +102,7 @@ from .._mechanisms import new_word_source
 from ..exceptions import BudgetExceededError
 from ._common import (
     calibrate_per_fit,
+    refuse_dask_frames,
     check_budget_range,
     pipeline_fit_delta,
     check_grid_keys,
@@ -353,6 +354,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
 
         if y is None:
             raise ValueError("a private search needs y (supervised estimators only)")
+        refuse_dask_frames(X, y, type(self).__name__)
         X, y = indexable(X, y)
         n = _num_samples(X)
         if n < 4:

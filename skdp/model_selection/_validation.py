@@ -42,6 +42,7 @@ from ..exceptions import BudgetExceededError
 from .._mechanisms import new_word_source
 from ._common import (
     calibrate_per_fit,
+    refuse_dask_frames,
     check_budget_range,
     pipeline_fit_delta,
     private_pipeline_prefixes,
@@ -139,6 +140,7 @@ def dp_cross_validate(
     check_budget_range(epsilon, delta)
     if y is None:
         raise ValueError("dp_cross_validate needs y")
+    refuse_dask_frames(X, y, "dp_cross_validate")
     X, y = indexable(X, y)
     n = _num_samples(X)
     k = int(cv)
