@@ -128,7 +128,6 @@ def run_skdp_dask(path):
 
 
 def run_sklearn(path, n_knots):
-    import numpy as np
     import pandas as pd
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
@@ -148,7 +147,6 @@ def run_sklearn(path, n_knots):
     ])
     pipe = make_pipeline(columns, LogisticRegression(max_iter=1000)).fit(df, y)
     secs = time.perf_counter() - t0
-    del np
     return {"fit_s": secs, **scores(yte, pipe.predict_proba(Xte), pipe.classes_),
             "threads": "BLAS 2 (default)"}
 

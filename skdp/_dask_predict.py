@@ -22,9 +22,9 @@ import numpy as np
 __all__ = ["lazy_rowwise", "dask_score"]
 
 
-def _dask_rows(X, lengths):
+def _dask_rows(X):
     """``(array, names)``: ``X`` as a 2-D Dask array with one column chunk (a DataFrame's
-    row chunks counted only when ``lengths``), and a DataFrame's column names or None."""
+    row chunks counted), and a DataFrame's column names or None."""
     import dask.array as da
 
     names = None
@@ -32,7 +32,7 @@ def _dask_rows(X, lengths):
         if getattr(X, "ndim", 2) != 2:
             raise ValueError("Expected a 2D DataFrame, got a Series: pass X.to_frame()")
         names = list(X.columns)
-        X = X.to_dask_array(lengths=True) if lengths else X.to_dask_array()
+        X = X.to_dask_array(lengths=True)
     if not isinstance(X, da.Array):
         raise TypeError(f"expected a dask array or DataFrame, got {type(X).__name__}")
     if X.ndim != 2:
@@ -85,7 +85,7 @@ def lazy_rowwise(method, X, tail_shape, dtype, dense=False):
                                   meta=np.empty((0,) + tail_shape, dtype=dtype))
                   for part in X.to_delayed()]
         return da.concatenate(blocks, axis=0, allow_unknown_chunksizes=True)
-    X, names = _dask_rows(X, lengths=False)
+    X, names = _dask_rows(X)
     _check_columns(method.__self__, X.shape[1], names)
     # meta given: dask does not call the method on an empty block to infer it
     meta = np.empty((0,) + tail_shape, dtype=dtype)
@@ -104,7 +104,7 @@ def dask_score(estimator, X, y, classifier):
 
     from ._dask import _as_dask_vector
 
-    X, names = _dask_rows(X, lengths=True)
+    X, names = _dask_rows(X)
     _check_columns(estimator, X.shape[1], names)
     if any(np.isnan(c) for c in X.chunks[0]):
         X = X.compute_chunk_sizes()

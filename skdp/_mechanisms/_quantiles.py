@@ -366,7 +366,6 @@ def warn_if_unresolved(what, n_rows, n_columns, mu, advice):
             "the rows, so a released quantile can be far from the data's (a bound or scale "
             f"many times too large makes what follows as noisy); {advice}",
             UserWarning, stacklevel=user_stacklevel())
-    return share
 
 
 def release_tree_histogram(X, mu, source, bounds=None):

@@ -870,6 +870,7 @@ AUTO_BOUND_SHARE = 0.05
 AUTO_NORM_QUANTILE = 0.95
 AUTO_Y_QUANTILE = 0.99
 
+
 def auto_bounds_mu(epsilon, delta):
     """The Gaussian-DP ``mu`` of a fit's ``data_norm="auto"``/``y_bound="auto"`` release:
     ``AUTO_BOUND_SHARE`` of the fit's ``mu^2`` (public)."""

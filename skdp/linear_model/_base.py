@@ -350,22 +350,6 @@ def _range_error(est, exc, stage, n_samples=None, n_features=None):
         "rescaling X and y publicly, or epsilon toward 1")
 
 
-def dask_row_norms(design):
-    """The feature-row norms ``||x_i||`` of a Dask design, computed on its workers
-    partition by partition (:func:`~skdp._mechanisms._clipping.feature_row_norms`, a
-    per-row map: the in-memory norms, bit for bit)."""
-    from .._dask import map_rows
-
-    return map_rows(design.X, feature_row_norms)
-
-
-def _dask_column_stack(columns):
-    """The Dask vectors ``columns`` (same row chunks) side by side: ``(n, k)``."""
-    import dask.array as da
-
-    return da.stack(columns, axis=1)
-
-
 def clip_targets(y, bound):
     """Regression targets as float64, clipped to ``[-y_bound, y_bound]`` when a public bound
     is given (a Dask fit applies it to each partition on its worker)."""
@@ -525,7 +509,7 @@ def _released_events(estimator, names, n_samples, epsilon, delta, inner=None):
     from ..accounting import gaussian_event
     from .._mechanisms._quantiles import tree_histogram_event
     from ..preprocessing._common import gdp_mu
-    from ._auto import AUTO_BOUND_SHARE, TARGET_CENTRE_SHARE, TARGET_RANGE_ALPHA
+    from ._auto import TARGET_CENTRE_SHARE, TARGET_RANGE_ALPHA, auto_bounds_mu
     from ._target_range import effective_huber_threshold, effective_y_bound
 
     mu = gdp_mu(epsilon, delta)
@@ -534,7 +518,7 @@ def _released_events(estimator, names, n_samples, epsilon, delta, inner=None):
     inner = clone(estimator) if inner is None else inner
     if quantiles:
         events.append(tree_histogram_event(n_samples, len(quantiles),
-                                           math.sqrt(AUTO_BOUND_SHARE) * mu))
+                                           auto_bounds_mu(epsilon, delta)))
         inner.set_params(**{name: 1.0 for name in quantiles})
     if "target_centre" in names:
         events.append(gaussian_event(1.0, math.sqrt(TARGET_CENTRE_SHARE) * mu))
@@ -626,7 +610,6 @@ class DPLinearRegressorMixin(DaskScoreMixin, RegressorMixin):
         X = validate_numeric_data(self, X, accept_sparse=FIT_SPARSE_FORMATS, reset=False,
                                   dtype=np.float64)
         return linear_scores(X, self.coef_, self.intercept_)
-
 
 
 #: range of a positive ``smoothing`` radius (0 is also allowed): the smoothed loss's
@@ -880,9 +863,8 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
 
         from ..accounting import _lazy_dp_accounting as dp_accounting
         from ..accounting import compose
-        from .._mechanisms._quantiles import release_tree_histogram
+        from .._mechanisms._quantiles import release_tree_histogram, warn_if_unresolved
         from ..preprocessing._common import gdp_mu
-        from .._mechanisms._quantiles import warn_if_unresolved
         from ._auto import (AUTO_BOUND_SHARE, AUTO_NORM_QUANTILE, AUTO_Y_QUANTILE,
                             TARGET_CENTRE_SHARE, auto_bounds_mu)
         from ._nested_share import released_bounds_model_epsilon
@@ -894,12 +876,17 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         names = self._released_bounds()
         quantiles = [name for name in names if name != "target_centre"]
         on_workers = isinstance(X, DaskDesign)
+        if on_workers:
+            import dask.array as da
+
+            from .._dask import map_rows
         n, n_features = X.shape
         eps, delta = float(self.epsilon), float(self.delta)
         mu = gdp_mu(eps, delta)
+        bounds_mu = auto_bounds_mu(eps, delta)
         if quantiles:      # before any release
             warn_if_unresolved(" and ".join(f"{name}='auto'" for name in quantiles), n,
-                               len(quantiles), auto_bounds_mu(eps, delta),
+                               len(quantiles), bounds_mu,
                                "pass a public bound, or spend a larger epsilon")
         _, inner = _released_events(self, names, n, eps, delta, inner=copy.copy(self))
         inner.privacy_ledger = None
@@ -912,7 +899,9 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 columns, levels = [], []
                 if "data_norm" in names:
                     # huge rows: the top bins; a Dask design's norms on its workers
-                    columns.append(dask_row_norms(X) if on_workers else feature_row_norms(X))
+                    # (the same per-row map, partition by partition)
+                    columns.append(map_rows(X.X, feature_row_norms) if on_workers else
+                                   feature_row_norms(X))
                     levels.append(AUTO_NORM_QUANTILE)
                 if "y_bound" in names:
                     columns.append(abs(y.astype(np.float64)) if on_workers else
@@ -924,10 +913,10 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                     _check_random_state(self.random_state).integers(2**63)
                 # a Dask design's leaf counts are summed from its partitions' (the counts
                 # of the collected columns: the same release, bit for bit)
-                stacked = (_dask_column_stack(columns) if on_workers else
+                stacked = (da.stack(columns, axis=1) if on_workers else
                            np.column_stack(columns))
                 hist, bound_event, noise, _ = release_tree_histogram(
-                    stacked, math.sqrt(AUTO_BOUND_SHARE) * mu, new_word_source(seed))
+                    stacked, bounds_mu, new_word_source(seed))
                 # one level per released column: qs of shape (k, 1)
                 values = np.maximum(
                     hist.inner_quantiles(np.asarray(levels)[:, None], noise)[:, 0],

@@ -33,8 +33,9 @@ never the rows' minimum and maximum) the fit
 
 **Unit-free.**  The model sees the targets in half-widths, so the fit does not depend on
 the target's units (but for the absolute loss, ``huber_threshold=0``, which has no scale
-to free and keeps the target's units: :func:`target_scale`): ``huber_threshold`` is read in the target's units and divided by
-``h`` (``"auto"``: ``TARGET_RANGE_THRESHOLD h``, 5 % of the range's width), and ``alpha``
+to free and keeps the target's units: :func:`target_scale`): ``huber_threshold`` is read
+in the target's units and divided by ``h`` (``"auto"``: ``TARGET_RANGE_THRESHOLD h``, 5 %
+of the range's width), and ``alpha``
 belongs to the divided targets (``"auto"``: the rule times ``TARGET_RANGE_ALPHA_FACTOR``;
 both in :mod:`skdp.linear_model._auto`, with their evidence).  A private model's
 regulariser and noise are calibrated for a scale: kept in the target's own units (a

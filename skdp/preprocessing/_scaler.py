@@ -641,13 +641,12 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         from ._common import word_source
 
         lo_q, hi_q = AUTO_FEATURE_QUANTILES
-        warn_if_unresolved("feature_bounds='auto'", X.shape[0], X.shape[1],
-                           math.sqrt(AUTO_BOUND_SHARE) * mu,
+        bounds_mu = math.sqrt(AUTO_BOUND_SHARE) * mu
+        warn_if_unresolved("feature_bounds='auto'", X.shape[0], X.shape[1], bounds_mu,
                            "pass public feature_bounds, or spend a larger epsilon")
         seed = None if self.random_state is None else \
             _check_random_state(self.random_state).integers(2**63)
-        hist, event, noise, _ = release_tree_histogram(
-            X, math.sqrt(AUTO_BOUND_SHARE) * mu, word_source(seed))
+        hist, event, noise, _ = release_tree_histogram(X, bounds_mu, word_source(seed))
         q = hist.inner_quantiles([lo_q, hi_q], noise)
         lower = q[:, 0]
         upper = np.where(q[:, 1] > lower, q[:, 1], lower + np.maximum(np.abs(lower), 1.0))

@@ -2,8 +2,8 @@
 (:mod:`skdp.linear_model._nested_share`): the share the composite hands the estimator
 (``model_epsilon``) keeps both the composite and the estimator within their budgets under
 the exact accountant, plan and fit agree, a share that fails its check is not used,
-nothing outside a composite splits this way, and the search is one search (it plans the model a handful of times, not once per point
-of an outer search)."""
+nothing outside a composite splits this way, and the search is one search (it plans the
+model a handful of times, not once per point of an outer search)."""
 
 import numpy as np
 import pandas as pd
