@@ -109,3 +109,24 @@ in_memory = make_private_pipeline(DPLogisticRegression(classes=segments), epsilo
 in_memory.fit(df.drop(columns=["y", "segment"]), df["segment"])
 print("in memory:", round(in_memory.score(df.drop(columns=["y", "segment"]), df["segment"]), 4),
       "; same events:", in_memory[-1].dp_event_ == multi[-1].dp_event_)
+
+# %%
+# Private model selection runs on the partitions as well.  ``DPGridSearchCV`` (and
+# ``dp_cross_validate``) split the rows by position into public folds -- a permutation
+# drawn from ``n`` and the seed alone, the folds an in-memory search would use -- fit every
+# candidate on its training part where the partitions are, and sum each validation fold's
+# clipped scores per partition on the workers: one number per partition reaches the
+# client, where the noise is added.  The whole procedure, refit included, is accounted
+# in ``epsilon_``; with a solver whose Dask fit is the in-memory model (objective
+# perturbation) the selection is the in-memory search's.
+from skdp.model_selection import DPGridSearchCV  # noqa: E402
+
+grid = {"columns__numeric__n_knots": [4, 8]}
+with dask.config.set(scheduler="threads"):
+    search = DPGridSearchCV(pipeline(), grid, epsilon=1.0, cv=3, random_state=0)
+    search.fit(features, ddf["y"])
+same = DPGridSearchCV(pipeline(), grid, epsilon=1.0, cv=3, random_state=0).fit(
+    df.drop(columns=["y", "segment"]), df["y"].to_numpy())
+print("search on Dask:", search.best_params_, "; released score:",
+      round(search.best_score_, 4), "; epsilon spent:", round(search.epsilon_, 4))
+print("in memory:", same.best_params_, "; released score:", round(same.best_score_, 4))

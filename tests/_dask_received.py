@@ -7,9 +7,10 @@ import numpy as np
 
 
 @contextlib.contextmanager
-def received_sizes():
+def received_sizes(per_call=False):
     """Yield a list that, once the block ends, holds the size of every array the client
-    gathered inside it."""
+    gathered inside it (``per_call``: the total size of each gather, whose values may be
+    the pieces of one result, one per partition)."""
     import distributed
 
     received = []
@@ -26,5 +27,18 @@ def received_sizes():
         yield sizes
     finally:
         distributed.Client.gather = original
-        sizes += [np.asarray(v).size for out in received
-                  for v in (out if isinstance(out, (list, tuple)) else [out])]
+        if per_call:
+            sizes += [_size(out) for out in received]
+        else:
+            sizes += [_size(v) for out in received
+                      for v in (out if isinstance(out, (list, tuple)) else [out])]
+
+
+def _size(value):
+    """The numbers in ``value``: an array's or frame's size, a tuple's leaves summed (a
+    partition's profile: its row count and dtype names)."""
+    if isinstance(value, (list, tuple)):
+        return sum(_size(v) for v in value)
+    if isinstance(value, str):
+        return 1
+    return int(np.asarray(value).size)

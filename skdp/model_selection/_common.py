@@ -31,19 +31,6 @@ _SEED_HIGH = 2**31 - 1
 # --------------------------------------------------------------------------------------
 
 
-def refuse_dask_frames(X, y, who):
-    """Refuse a Dask DataFrame or Series, before any row is read: the searches and the
-    cross-validation split rows by position, which a Dask DataFrame does not index."""
-    from .._dask import is_dask_collection
-
-    for value in (X, y):
-        if is_dask_collection(value) and not hasattr(value, "chunks"):
-            raise ValueError(
-                f"{who} does not split a Dask DataFrame or Series yet (its folds are rows "
-                "by position). Run it on a pandas DataFrame (X.compute()) if the rows fit "
-                "in memory; a PrivatePipeline alone fits a raw Dask DataFrame")
-
-
 def _is_private_pipeline(obj):
     from .._pipeline import PrivatePipeline
 
@@ -195,7 +182,7 @@ def placeholder_data(X, y, n_rows, classes):
     return Xd, yd
 
 
-def probe(est, X, y, n_rows, classes):
+def probe(est, X, y, n_rows, classes, lazy=False):
     """(event, privacy_guaranteed) that ``est`` releases when fitted on ``n_rows`` rows.
 
     By the replace-one convention nothing that shapes the noise depends on the private data, so the
@@ -204,9 +191,10 @@ def probe(est, X, y, n_rows, classes):
     releasing anything) if they differ.  A :class:`~skdp.PrivatePipeline` is not fitted: its
     plan (:mod:`skdp._plan`, public schema and ``n`` only) gives the event; a plan whose
     model waits for a released width cannot be bounded in advance and is refused.
+    ``lazy``: ``X`` is a Dask DataFrame's schema, planned as the pipeline plans a Dask fit.
     """
     if _is_private_pipeline(est):
-        return _pipeline_probe(est, X, n_rows)
+        return _pipeline_probe(est, X, n_rows, lazy)
     Xd, yd = placeholder_data(X, y, n_rows, classes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -214,7 +202,7 @@ def probe(est, X, y, n_rows, classes):
     return fitted_dp_event(fitted), fitted_privacy_guaranteed(fitted)
 
 
-def _pipeline_probe(pipe, X, n_rows):
+def _pipeline_probe(pipe, X, n_rows, lazy=False):
     from ..preprocessing._rowwise import as_pandas
     from .._plan import make_plan
     from ..accounting import _lazy_dp_accounting as dp_accounting
@@ -223,7 +211,7 @@ def _pipeline_probe(pipe, X, n_rows):
 
     epsilon, delta = check_total_epsilon(pipe.epsilon), pipe._total_delta(n_rows)
     with joint_calibrations():      # as the pipeline's own fit plans
-        plan = make_plan(pipe, as_pandas(X), n_rows, epsilon, delta)
+        plan = make_plan(pipe, as_pandas(X), n_rows, epsilon, delta, lazy=lazy)
     event = plan.planned_event
     if isinstance(event, dp_accounting.NonPrivateDpEvent):
         return event, False
@@ -428,8 +416,38 @@ def draw_repetitions(rng, mean, shape):
 # --------------------------------------------------------------------------------------
 
 
+class PublicSplits:
+    """Train/validation splits of ``n`` rows that depend only on ``n`` and a public seed,
+    kept as one fold label per row: ``labels[j]`` is the split whose validation part holds
+    row ``j`` (a holdout: 0 for the validation rows, 1 for the others), in the smallest
+    unsigned integer type that holds them -- one byte a row below 256 splits, which is what
+    a search over a Dask collection keeps on its client (:mod:`._dask_folds`).
+
+    Iterating gives the ``(train, validation)`` sorted index arrays of every split (the
+    in-memory parts, :func:`split_data`); ``train_sizes`` and ``validation_sizes`` are
+    public counts."""
+
+    def __init__(self, labels, n_splits):
+        self.labels = labels
+        counts = np.bincount(labels, minlength=max(n_splits, 2))
+        self.validation_sizes = [int(counts[s]) for s in range(n_splits)]
+        self.train_sizes = [int(labels.shape[0] - v) for v in self.validation_sizes]
+
+    def __len__(self):
+        return len(self.validation_sizes)
+
+    def __getitem__(self, s):
+        if not 0 <= s < len(self):
+            raise IndexError(s)
+        inside = self.labels == s
+        return np.flatnonzero(~inside), np.flatnonzero(inside)
+
+    def __iter__(self):
+        return (self[s] for s in range(len(self)))
+
+
 def public_splits(n, cv, rng):
-    """Train/validation index pairs that depend only on ``n`` and the public ``rng``.
+    """The :class:`PublicSplits` of ``n`` rows, from the public ``rng`` alone.
 
     ``cv`` float in (0, 1): one holdout split with ``round(cv n)`` validation rows;
     ``cv`` int >= 2: k folds of a random permutation.  Stratification is refused elsewhere:
@@ -443,14 +461,15 @@ def public_splits(n, cv, rng):
                 f"cv={cv} leaves {n_val} validation and {n - n_val} training rows out of "
                 f"{n}; need at least 1 and 2"
             )
-        return [(np.sort(perm[n_val:]), np.sort(perm[:n_val]))]
+        labels = np.ones(n, dtype=np.uint8)
+        labels[perm[:n_val]] = 0
+        return PublicSplits(labels, 1)
     if cv > n // 2:
         raise ValueError(f"cv={cv} folds need at least {2 * cv} rows, got {n}")
-    folds = np.array_split(perm, cv)
-    return [
-        (np.sort(np.concatenate([f for j, f in enumerate(folds) if j != i])), np.sort(folds[i]))
-        for i in range(cv)
-    ]
+    labels = np.empty(n, dtype=np.min_scalar_type(cv - 1))
+    for i, fold in enumerate(np.array_split(perm, cv)):
+        labels[fold] = i
+    return PublicSplits(labels, cv)
 
 
 def split_data(X, y, splits):
@@ -466,11 +485,19 @@ def fit_and_score(est, parts, scorer, keep_model):
     """Fit on the training part and return (model or None, sum of clipped scores on the
     validation part, event, privacy_guaranteed).  The raw sum never leaves the caller
     unnoised."""
+    from ._dask_folds import fit_fold, fold_score_sum
+
     X_train, y_train, X_val, y_val = parts
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
-        est.fit(X_train, y_train)
-    total = float(np.sum(scorer.row_values(est, X_val, y_val)))
+        if y_val is None:       # a fold of a Dask collection (DaskFolds)
+            fit_fold(est, X_train, y_train)
+        else:
+            est.fit(X_train, y_train)
+    if y_val is None:       # scored on its partitions
+        total = fold_score_sum(scorer, est, X_val)
+    else:
+        total = float(np.sum(scorer.row_values(est, X_val, y_val)))
     return (
         strip_unprotected(est) if keep_model else None,
         total,
@@ -479,7 +506,7 @@ def fit_and_score(est, parts, scorer, keep_model):
     )
 
 
-def public_label_set(estimator, y):
+def public_label_set(estimator, y, observed=None):
     """``(estimator, classes, public)``: the label set the candidates fit with.
 
     A classifier's label set is public only when given as a parameter (``classes=`` of
@@ -490,7 +517,9 @@ def public_label_set(estimator, y):
     with the placeholder fits) and ``public = False``: the procedure then reports
     ``privacy_guaranteed_ = False`` and ``epsilon_ = inf``.  A classifier without a
     ``classes`` parameter answers for its own label set (its ``privacy_guaranteed_``);
-    ``np.unique(y)`` then only shapes the placeholder fits.  Non-classifiers:
+    ``np.unique(y)`` then only shapes the placeholder fits.  ``observed``: a callable
+    returning ``np.unique(y)`` (the partitions' distinct values of a Dask ``y``,
+    :meth:`skdp.model_selection._dask_folds.DaskFolds.labels`).  Non-classifiers:
     ``(estimator, None, True)``.
     """
     if not is_classifier(estimator):
@@ -500,7 +529,7 @@ def public_label_set(estimator, y):
     given = [params[k] for k in keys if params[k] is not None]
     if given:
         return estimator, np.unique(np.asarray(given[-1])), True
-    labels = np.unique(np.asarray(y))
+    labels = observed() if observed is not None else np.unique(np.asarray(y))
     if not keys:
         # no ``classes`` parameter: the classifier fixes its own label set, and its
         # ``privacy_guaranteed_`` says whether it read it from the data; the label set is

@@ -100,9 +100,9 @@ from ..accounting._rdp import rdp_epsilon, repeat_and_select_event
 from .._fitted_attributes import atomic_fit, strip_unprotected
 from .._mechanisms import new_word_source
 from ..exceptions import BudgetExceededError
+from ._dask_folds import DaskFolds, is_dask_rows
 from ._common import (
     calibrate_per_fit,
-    refuse_dask_frames,
     check_budget_range,
     pipeline_fit_delta,
     check_grid_keys,
@@ -343,8 +343,12 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : array-like of shape (n_samples, n_features), or a Dask DataFrame or array
+            A Dask collection is split into the same public folds by row position, each
+            candidate fitted where its partitions are and each fold scored per partition
+            on the workers (:mod:`skdp.model_selection._dask_folds`).
+        y : array-like of shape (n_samples,), or a Dask Series or array
+            Aligned with ``X`` by position; Dask when ``X`` is.
 
         Returns
         -------
@@ -354,9 +358,13 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
 
         if y is None:
             raise ValueError("a private search needs y (supervised estimators only)")
-        refuse_dask_frames(X, y, type(self).__name__)
-        X, y = indexable(X, y)
-        n = _num_samples(X)
+        if is_dask_rows(X, y, type(self).__name__):     # one pass: public lengths
+            folds = DaskFolds(X, y)
+            n, X_public = folds.n, folds.public_X
+        else:
+            folds = None
+            X, y = indexable(X, y)
+            n, X_public = _num_samples(X), X
         if n < 4:
             raise ValueError(f"a private search needs at least 4 samples, got {n}")
         epsilon, delta = float(self.epsilon), float(self.delta)
@@ -378,20 +386,21 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         if not candidates:
             raise ValueError("the candidate list is empty")
         check_grid_keys(candidates, self.estimator)
-        base, classes, labels_public = public_label_set(self.estimator, y)
+        base, classes, labels_public = public_label_set(
+            self.estimator, y, folds.labels if folds is not None else None)
         cv = 0.2 if self.cv is None else self.cv
         cv = int(cv) if isinstance(cv, numbers.Integral) else float(cv)
         kfold = isinstance(cv, int)
         k = cv if kfold else 1
         splits = public_splits(n, cv, rng)
-        n_score_rows = n if kfold else splits[0][1].shape[0]
+        n_score_rows = n if kfold else splits.validation_sizes[0]
         score_sensitivity = scorer.released_sensitivity(n_score_rows)
         mean = float(self.n_repetitions) if self.n_repetitions is not None else float(
             len(candidates)
         )
         shape = float(self.repetition_shape)
         refit = bool(self.refit)
-        train_sizes = sorted({tr.shape[0] for tr, _ in splits})
+        train_sizes = sorted(set(splits.train_sizes))
         sizes = sorted(set(train_sizes) | ({n} if refit else set()))
         layouts = [step_layout(base, params) for params in candidates]
         # a PrivatePipeline's thresholds spend part of its delta in every fit of a row
@@ -411,7 +420,8 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
             for i, params in enumerate(candidates):
                 est = configure(base, params, budget, None, layouts[i])
                 for size in sizes:
-                    probes[i, size] = probe(est, X, y, size, classes)
+                    probes[i, size] = probe(est, X_public, y, size, classes,
+                                            lazy=folds is not None and folds.lazy)
             fit_dom = dominating([probes[i, s][0] for i in range(len(candidates))
                                   for s in train_sizes])
             if kfold:
@@ -480,8 +490,9 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
             for j in range(n_runs)
             for s in range(len(splits))
         ]
-        parts = split_data(X, y, splits)
-        if self.n_jobs in (None, 1):
+        parts = folds.split(splits) if folds is not None else split_data(X, y, splits)
+        # a Dask collection's fits run one after another: each runs on the workers already
+        if self.n_jobs in (None, 1) or folds is not None:
             results = [fit_and_score(est, parts[s], scorer, keep_model) for _, s, est in tasks]
         else:
             results = Parallel(n_jobs=self.n_jobs, verbose=max(0, int(self.verbose) - 1))(
@@ -491,7 +502,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         raw = np.zeros(n_runs)
         models = [None] * n_runs
         for (j, s, _), (model, total, event, _g) in zip(tasks, results):
-            expected = probes[chosen[j], splits[s][0].shape[0]][0]
+            expected = probes[chosen[j], splits.train_sizes[s]][0]
             # the same events up to float rounding (events_close: a pipeline's model takes
             # its released upstream bound); PLAN_MARGIN covers what rounding can change
             if not events_close(event, expected):
@@ -623,7 +634,8 @@ _SEARCH_PARAMS_DOC = """\
         noise calibrated to its replace-one sensitivity ``(upper - lower)/m``.
     n_jobs : int or None, default=None
         Parallel fits (joblib; honours ``joblib.parallel_config``, e.g. the dask backend).
-        Results do not depend on it: every random draw is made serially beforehand.
+        Results do not depend on it: every random draw is made serially beforehand.  On
+        a Dask collection the fits run one after another (each runs on the workers).
     refit : bool, default=True
         Refit the selected candidate on all rows, with the same per-fit budget as the runs
         (included in the total).  False: with a holdout split, ``best_estimator_`` is the

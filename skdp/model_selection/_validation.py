@@ -40,9 +40,9 @@ from ..accounting import gaussian_mu_for, get_epsilon
 from ..accounting._events import compose, pure_dp_event
 from ..exceptions import BudgetExceededError
 from .._mechanisms import new_word_source
+from ._dask_folds import DaskFolds, is_dask_rows
 from ._common import (
     calibrate_per_fit,
-    refuse_dask_frames,
     check_budget_range,
     pipeline_fit_delta,
     private_pipeline_prefixes,
@@ -88,8 +88,12 @@ def dp_cross_validate(
     estimator : estimator or Pipeline
         Its DP steps get their budget and seeds from this function (their own ``epsilon``
         and ``delta`` are overwritten).
-    X : array-like of shape (n_samples, n_features)
-    y : array-like of shape (n_samples,)
+    X : array-like of shape (n_samples, n_features), or a Dask DataFrame or array
+        A Dask collection is split into the same public folds by row position, each fold's
+        model fitted where the partitions are and its score summed per partition on the
+        workers (:mod:`skdp.model_selection._dask_folds`).
+    y : array-like of shape (n_samples,), or a Dask Series or array
+        Aligned with ``X`` by position; Dask when ``X`` is.
     epsilon : float, default=1.0
         Total budget of the k fits and k released scores.
     delta : float, default=1e-6
@@ -98,7 +102,8 @@ def dp_cross_validate(
         Number of public random folds (depend only on ``n`` and ``random_state``).
     scoring : None, "accuracy" or PrivateScorer, default=None
     n_jobs : int or None, default=None
-        Parallel fits; results do not depend on it.
+        Parallel fits; results do not depend on it.  On a Dask collection the fits run
+        one after another (each runs on the workers).
     random_state : int, Generator or None, default=None
         Seeds the folds, the fits and the score noise.
     secure_noise : bool, default=True
@@ -140,9 +145,13 @@ def dp_cross_validate(
     check_budget_range(epsilon, delta)
     if y is None:
         raise ValueError("dp_cross_validate needs y")
-    refuse_dask_frames(X, y, "dp_cross_validate")
-    X, y = indexable(X, y)
-    n = _num_samples(X)
+    if is_dask_rows(X, y, "dp_cross_validate"):     # one pass: the partitions' public lengths
+        folds = DaskFolds(X, y)
+        n, X_public = folds.n, folds.public_X
+    else:
+        folds = None
+        X, y = indexable(X, y)
+        n, X_public = _num_samples(X), X
     k = int(cv)
     if delta > 0 and delta >= 1.0 / n:
         warnings.warn(
@@ -151,7 +160,8 @@ def dp_cross_validate(
         )
     scorer = check_private_scoring(scoring, estimator)
     check_grid_keys([{}], estimator)
-    estimator, classes, labels_public = public_label_set(estimator, y)
+    estimator, classes, labels_public = public_label_set(
+        estimator, y, folds.labels if folds is not None else None)
     rng = _check_random_state(random_state)
     splits = public_splits(n, k, rng)
 
@@ -170,12 +180,14 @@ def dp_cross_validate(
         # thresholds spend delta in every fold): its plan is accounted exactly, and the
         # per-fit budget lowered until the k - 1 fits and the score fit the total
         pipe_delta = pipeline_fit_delta(delta, k - 1)
-        train_sizes = sorted({tr.shape[0] for tr, _ in splits})
+        train_sizes = sorted(set(splits.train_sizes))
 
         def account(mu):
             budget_mu = ("gdp", mu, delta, pipe_delta)
             est = configure(estimator, {}, budget_mu, None)
-            events = [probe(est, X, y, size, classes)[0] for size in train_sizes]
+            events = [probe(est, X_public, y, size, classes,
+                            lazy=folds is not None and folds.lazy)[0]
+                      for size in train_sizes]
             event = compose(self_compose(dominating(events), k - 1), gaussian_mu_event(mu))
             return get_epsilon(event, delta), budget_mu
 
@@ -185,15 +197,16 @@ def dp_cross_validate(
     seeds = draw_seeds(rng, (k, m))
     # the fold scores' noise, drawn before any fit (one scale per fold size: public)
     source = new_word_source(None if random_state is None else rng) if secure_noise else None
-    sizes = np.array([va.shape[0] for _, va in splits])
+    sizes = np.array(splits.validation_sizes)
     sens = np.array([scorer.released_sensitivity(s) for s in sizes])
     scale = np.array([_score_noise_scale(s, per_fit) for s in sens])
     noises = [ScoreNoise(rng, source, 1, scale[i], sens[i], delta > 0, scorer.bound)
               for i in range(k)]
 
     tasks = [configure(estimator, {}, budget, seeds[i]) for i in range(k)]
-    parts = split_data(X, y, splits)
-    if n_jobs in (None, 1):
+    parts = folds.split(splits) if folds is not None else split_data(X, y, splits)
+    # a Dask collection's fits run one after another: each runs on the workers already
+    if n_jobs in (None, 1) or folds is not None:
         results = [fit_and_score(est, part, scorer, True) for est, part in zip(tasks, parts)]
     else:
         results = Parallel(n_jobs=n_jobs)(

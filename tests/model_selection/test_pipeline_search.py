@@ -212,30 +212,3 @@ def test_nonconvex_solvers_that_cannot_be_planned_say_why(solver, match):
     with pytest.raises(ValueError, match=match):
         dp_cross_validate(pipe, df, target, epsilon=1.0, cv=3, random_state=0,
                           scoring=_mae())
-
-
-def test_a_dask_dataframe_is_refused_before_any_fit(monkeypatch):
-    """The search and the cross-validation split rows by position, which a Dask DataFrame
-    does not index: both refuse it with a message saying what to do, before any fit (a
-    fit would raise here) -- not the AttributeError of a positional take."""
-    dd = pytest.importorskip("dask.dataframe")
-    df, y = _table(600)
-    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
-                                 random_state=0, **SCHEMA)
-
-    def no_fit(self, *args, **kwargs):
-        raise AssertionError("a fit ran before the refusal")
-
-    monkeypatch.setattr(PrivatePipeline, "fit", no_fit)
-    frame, labels = dd.from_pandas(df, npartitions=2), dd.from_pandas(pd.Series(y),
-                                                                       npartitions=2)
-    search = DPGridSearchCV(pipe, {"model__alpha": [1e-3, 1e-2]}, epsilon=1.0,
-                            random_state=0)
-    for run, who in ((lambda: search.fit(frame, labels), "DPGridSearchCV"),
-                     (lambda: search.fit(df, labels), "DPGridSearchCV"),
-                     (lambda: dp_cross_validate(pipe, frame, y, epsilon=1.0),
-                      "dp_cross_validate")):
-        with pytest.raises(ValueError, match=f"{who} does not split a Dask DataFrame.*"
-                                             r"X\.compute\(\)"):
-            run()
-    assert not hasattr(search, "best_params_")

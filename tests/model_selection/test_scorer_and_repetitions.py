@@ -83,6 +83,8 @@ def test_splits_are_public_and_partition():
         np.testing.assert_array_equal(va, va2)
         assert np.intersect1d(tr, va).size == 0 and tr.size + va.size == 23
     assert np.sort(np.concatenate([va for _, va in a])).tolist() == list(range(23))
+    assert a.labels.dtype == np.uint8 and a.train_sizes == [tr.size for tr, _ in a]
+    assert a.validation_sizes == [6, 6, 6, 5]
     (tr, va), = public_splits(20, 0.25, np.random.default_rng(0))
     assert va.size == 5 and tr.size == 15
     with pytest.raises(ValueError):

@@ -1,0 +1,215 @@
+"""Private search and cross-validation on Dask collections (a raw Dask DataFrame through
+a private pipeline, a Dask array through an estimator): the folds are the in-memory folds
+(positions of a public permutation of ``0 .. n - 1``), each fit runs where the partitions
+are, and each validation score is summed per partition on its worker.
+
+Compared with the in-memory run of the same rows and ``random_state``: with objective
+perturbation (whose Dask fit is the in-memory model up to the rounding of its partition
+sums) the selection, the released scores, the event and the refitted model are the
+in-memory ones; with DP-SGD (Poisson batches drawn per partition) the events are.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+pd = pytest.importorskip("pandas")
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+
+from sklearn.utils import _safe_indexing  # noqa: E402
+
+from skdp import DPLogisticRegression, PrivatePipeline, make_private_pipeline  # noqa: E402
+from skdp.exceptions import PrivacyLeakWarning  # noqa: E402
+from skdp.model_selection import (DPGridSearchCV, DPRandomizedSearchCV,  # noqa: E402
+                                  dp_cross_validate)
+from skdp.model_selection._common import public_splits  # noqa: E402
+from skdp.model_selection._dask_folds import DaskFolds  # noqa: E402
+
+from .test_pipeline_search import SCHEMA, _table  # noqa: E402
+
+GRID = {"model__alpha": [1e-2, 1e-1]}
+
+
+@pytest.fixture(autouse=True)
+def _threads():
+    with dask.config.set(scheduler="threads"):
+        yield
+
+
+def _pipe(solver="objective_perturbation"):
+    return make_private_pipeline(DPLogisticRegression(classes=[0, 1], solver=solver),
+                                 epsilon=1.0, **SCHEMA)
+
+
+def _frames(df, y, x_parts=3, y_parts=2):
+    return dd.from_pandas(df, npartitions=x_parts), dd.from_pandas(pd.Series(y),
+                                                                   npartitions=y_parts)
+
+
+def _with_empty_partition(df, y):
+    half = len(df) // 2
+    frame = dd.concat([dd.from_pandas(df.iloc[:half], npartitions=2),
+                       dd.from_pandas(df.iloc[:0], npartitions=1),
+                       dd.from_pandas(df.iloc[half:], npartitions=1)])
+    return frame, dd.from_pandas(pd.Series(y), npartitions=3)
+
+
+@pytest.mark.parametrize("cv", [0.2, 3])
+def test_split_takes_the_in_memory_rows_in_their_order(cv):
+    """Every training part is the in-memory ``_safe_indexing`` of the sorted indices, every
+    validation fold's rows are scored once -- with an empty partition and partitions whose
+    rows all fall in one fold (many small partitions)."""
+    df, y = _table(300)
+    for frame, labels in (_frames(df, y, x_parts=60, y_parts=7),
+                          _with_empty_partition(df, y)):
+        folds = DaskFolds(frame, labels)
+        assert folds.n == 300 and folds.lazy
+        whole = frame.compute()         # dask's dtypes (its strings), the rows of df
+        splits = public_splits(300, cv, np.random.default_rng(0))
+        for (tr, va), (X_train, y_train, val, y_val) in zip(splits, folds.split(splits)):
+            assert y_val is None
+            pd.testing.assert_frame_equal(X_train.compute(), _safe_indexing(whole, tr))
+            np.testing.assert_array_equal(y_train.compute(), y[tr])
+            seen = sum(int(np.count_nonzero(lab == val.s)) for lab in val.labels)
+            assert seen == va.shape[0]
+
+
+@pytest.mark.parametrize("cv", [0.2, 3])
+def test_pipeline_search_on_a_dask_dataframe_is_the_in_memory_search(cv):
+    df, y = _table()
+    mem = DPGridSearchCV(_pipe(), GRID, epsilon=1.0, cv=cv, random_state=0).fit(df, y)
+    lazy = DPGridSearchCV(_pipe(), GRID, epsilon=1.0, cv=cv, random_state=0).fit(
+        *_frames(df, y))
+    assert lazy.privacy_guaranteed_ and lazy.epsilon_ == mem.epsilon_ <= 1.0
+    assert lazy.dp_event_ == mem.dp_event_ and lazy.budget_split_ == mem.budget_split_
+    assert lazy.best_params_ == mem.best_params_
+    # accuracy sums are integers: the released score is the same draw on the same value
+    assert lazy.best_score_ == mem.best_score_
+    a, b = mem.best_estimator_[-1].coef_, lazy.best_estimator_[-1].coef_
+    assert np.abs(a - b).max() <= 1e-6 * np.abs(a).max()
+    # the refitted pipeline predicts the raw Dask rows lazily
+    pred = lazy.best_estimator_.predict(_frames(df, y)[0])
+    assert isinstance(pred, da.Array)
+    np.testing.assert_array_equal(pred.compute(), mem.best_estimator_.predict(df))
+
+
+def test_holdout_without_refit_keeps_the_training_parts_model():
+    df, y = _table()
+    kw = dict(epsilon=1.0, random_state=3, refit=False, n_iter=2)
+    mem = DPRandomizedSearchCV(_pipe(), GRID, **kw).fit(df, y)
+    lazy = DPRandomizedSearchCV(_pipe(), GRID, **kw).fit(*_with_empty_partition(df, y))
+    assert lazy.best_params_ == mem.best_params_ and lazy.best_score_ == mem.best_score_
+    a, b = mem.best_estimator_[-1].coef_, lazy.best_estimator_[-1].coef_
+    assert np.abs(a - b).max() <= 1e-6 * np.abs(a).max()
+
+
+def test_cross_validation_on_a_dask_dataframe_is_the_in_memory_one():
+    df, y = _table()
+    mem = dp_cross_validate(_pipe(), df, y, epsilon=1.0, cv=3, random_state=0)
+    lazy = dp_cross_validate(_pipe(), *_frames(df, y), epsilon=1.0, cv=3, random_state=0)
+    np.testing.assert_array_equal(lazy["test_score"], mem["test_score"])
+    assert lazy["epsilon"] == mem["epsilon"] <= 1.0 and lazy["dp_event"] == mem["dp_event"]
+    assert lazy["budget_split"] == mem["budget_split"]
+    # an in-memory y with Dask X: aligned by position
+    also = dp_cross_validate(_pipe(), _frames(df, y)[0], y, epsilon=1.0, cv=3,
+                             random_state=0)
+    np.testing.assert_array_equal(also["test_score"], mem["test_score"])
+
+
+def test_dpsgd_pipeline_search_on_a_dask_dataframe_has_the_in_memory_event():
+    """DP-SGD's Poisson batches are drawn per partition on Dask: another draw of the same
+    mechanism, so the events and the budget are the in-memory ones (the search checks each
+    fit's event against its plan)."""
+    df, y = _table()
+    mem = DPGridSearchCV(_pipe("auto"), GRID, epsilon=1.0, random_state=0).fit(df, y)
+    lazy = DPGridSearchCV(_pipe("auto"), GRID, epsilon=1.0, random_state=0).fit(
+        *_frames(df, y))
+    assert lazy.best_estimator_[-1].solver_ == "dpsgd"
+    assert lazy.dp_event_ == mem.dp_event_ and lazy.epsilon_ == mem.epsilon_ <= 1.0
+    assert lazy.best_estimator_.dp_event_ == mem.best_estimator_.dp_event_
+    assert lazy.score(df, y) > 0.6
+
+
+def test_estimator_search_on_a_dask_array_is_the_in_memory_search():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4))
+    y = (X[:, 0] + 0.5 * rng.normal(size=3000) > 0).astype(int)
+    est = DPLogisticRegression(classes=[0, 1], data_norm=3.0,
+                               solver="objective_perturbation")
+    grid = {"alpha": [0.05, 0.2]}      # above objective perturbation's floor
+    mem = DPGridSearchCV(est, grid, epsilon=1.0, cv=3, random_state=0).fit(X, y)
+    lazy = DPGridSearchCV(est, grid, epsilon=1.0, cv=3, random_state=0).fit(
+        da.from_array(X, chunks=(700, 2)), da.from_array(y, chunks=1000))
+    assert lazy.best_params_ == mem.best_params_ and lazy.best_score_ == mem.best_score_
+    assert lazy.dp_event_ == mem.dp_event_
+    np.testing.assert_allclose(lazy.best_estimator_.coef_, mem.best_estimator_.coef_,
+                               rtol=0, atol=1e-6 * np.abs(mem.best_estimator_.coef_).max())
+
+
+def test_label_set_read_from_dask_partitions_voids_the_guarantee():
+    df, y = _table()
+    pipe = make_private_pipeline(DPLogisticRegression(solver="objective_perturbation"),
+                                 epsilon=1.0, **SCHEMA)
+    with pytest.warns(PrivacyLeakWarning, match=r"classes=\[0, 1\]"):
+        search = DPGridSearchCV(pipe, GRID, epsilon=1.0, random_state=0).fit(
+            *_frames(df, y))
+    assert not search.privacy_guaranteed_ and search.epsilon_ == np.inf
+    np.testing.assert_array_equal(search.classes_, [0, 1])
+
+
+def test_in_memory_x_with_a_dask_y_is_refused_before_any_fit(monkeypatch):
+    df, y = _table(600)
+
+    def no_fit(self, *args, **kwargs):
+        raise AssertionError("a fit ran before the refusal")
+
+    monkeypatch.setattr(PrivatePipeline, "fit", no_fit)
+    labels = _frames(df, y)[1]
+    search = DPGridSearchCV(_pipe(), GRID, epsilon=1.0, random_state=0)
+    for run, who in ((lambda: search.fit(df, labels), "DPGridSearchCV"),
+                     (lambda: dp_cross_validate(_pipe(), df, labels, epsilon=1.0),
+                      "dp_cross_validate")):
+        with pytest.raises(ValueError, match=f"{who} was given an in-memory X and a Dask "
+                                             r"y.*y\.compute\(\)"):
+            run()
+    assert not hasattr(search, "best_params_")
+
+
+def test_mismatched_rows_are_refused_before_any_fit(monkeypatch):
+    df, y = _table(600)
+
+    def no_fit(self, *args, **kwargs):
+        raise AssertionError("a fit ran before the refusal")
+
+    monkeypatch.setattr(PrivatePipeline, "fit", no_fit)
+    with pytest.raises(ValueError, match="X has 600 rows and y has 599"):
+        DPGridSearchCV(_pipe(), GRID, epsilon=1.0).fit(*_frames(df, y[:599]))
+    with pytest.raises(ValueError, match="different numbers of rows"):
+        dp_cross_validate(DPLogisticRegression(classes=[0, 1], data_norm=1.0),
+                          da.zeros((600, 2), chunks=100), da.zeros(599, chunks=100),
+                          epsilon=1.0)
+
+
+def test_rows_stay_on_the_workers():
+    """On a LocalCluster of process workers, what the client gathers during the search,
+    one gather at a time: partition row counts, the partitions' score sums and the fits'
+    sums and count trees -- never a fold's rows or its per-row scores."""
+    distributed = pytest.importorskip("distributed")
+    from .._dask_received import received_sizes
+
+    df, y = _table(30_000)     # a validation fold (10,000 rows) exceeds any count tree
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame, labels = _frames(df, y, x_parts=4, y_parts=4)
+        frame, labels = frame.persist(), labels.persist()
+        with received_sizes(per_call=True) as sizes:
+            search = DPGridSearchCV(_pipe(), GRID, epsilon=1.0, cv=3,
+                                    random_state=0).fit(frame, labels)
+    assert search.privacy_guaranteed_
+    # the largest: a spline column's count tree (its 4096 leaves), summed on the workers
+    assert sizes and max(sizes) <= 2 * 4096
