@@ -324,8 +324,9 @@ def child(kind, path, n_rows, extra):
     print("RESULT " + json.dumps(out))
 
 
-def spawn(kind, path, n_rows, *extra):
-    cmd = [sys.executable, __file__, "--child", kind, str(path), str(n_rows),
+def spawn(kind, path, n_rows, *extra, script=__file__):
+    """Run ``script --child kind path n_rows *extra`` in a fresh process; its RESULT."""
+    cmd = [sys.executable, str(script), "--child", kind, str(path), str(n_rows),
            *map(str, extra)]
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=4 * 3600)
