@@ -218,7 +218,7 @@ from .._solvers._objective_perturbation import (
     noise_balanced_alpha,
     objective_perturbation_alpha,
 )
-from ._target_range import effective_huber_threshold, effective_y_bound
+from ._target_range import effective_huber_threshold, effective_y_bound, range_model_params
 
 __all__ = ["FitPlan", "resolve_fit_plan", "choose_convex_solver", "auto_alpha",
            "dpsgd_schedule"]
@@ -297,12 +297,10 @@ class FitPlan:
         """The estimator's parameters with the resolved values substituted: what the
         planners read (attributes ``solver``, ``alpha``, ``row_bound``, options...)."""
         params = dict(estimator.get_params(deep=False))
-        # a target_range fits the targets minus their released mean over the range's
-        # half-width, |z| <= 2, with the threshold in those units
-        # (linear_model/_target_range.py)
-        params["y_bound"] = effective_y_bound(params)
-        if "huber_threshold" in params:
-            params["huber_threshold"] = effective_huber_threshold(params)
+        # the model as it runs: a target_range fits the targets minus their released mean
+        # over the range's half-width, |z| <= 2, with the loss's scale in those units
+        # (linear_model/_target_range.py); "auto" scales resolved
+        params.update(range_model_params(params))
         params.update(self.options)
         params.update(solver=self.solver, alpha=self.alpha, row_bound=self.row_bound,
                       n_features_in_=int(n_features))
@@ -912,6 +910,14 @@ TARGET_RANGE_ALPHA_FACTOR = 3.0
 #: ``huber_threshold="auto"`` without a ``target_range``: 1, in the target's units (the
 #: threshold of every regression result that scales its target into [-1, 1] first)
 DEFAULT_HUBER_THRESHOLD = 1.0
+#: ``DPNonconvexRegressor(loss_scale="auto")``: 1 in the target's units without a
+#: ``target_range`` (the scale of every regression result that scales its target into
+#: [-1, 1] first); with one, ``TARGET_RANGE_LOSS_SCALE`` half-widths of the range (the model
+#: is fitted on the divided targets, as ``DPHuberRegressor``'s, and its default solver's
+#: warm start is the Huber fit at threshold ``loss_scale``): that threshold's
+#: ``TARGET_RANGE_THRESHOLD``, to be checked by ``benchmarks/bench_target_range_nonconvex.py``.
+DEFAULT_LOSS_SCALE = 1.0
+TARGET_RANGE_LOSS_SCALE = 0.1
 #: ``alpha`` a ``target_range`` fit hands the model it fits on the divided targets, given
 #: ``alpha="auto"``: the ``auto`` rule times :data:`TARGET_RANGE_ALPHA_FACTOR`
 TARGET_RANGE_ALPHA = "auto_target_range"

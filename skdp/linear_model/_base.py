@@ -510,7 +510,7 @@ def _released_events(estimator, names, n_samples, epsilon, delta, inner=None):
     from .._mechanisms._quantiles import tree_histogram_event
     from ..preprocessing._common import gdp_mu
     from ._auto import TARGET_CENTRE_SHARE, TARGET_RANGE_ALPHA, auto_bounds_mu
-    from ._target_range import effective_huber_threshold, effective_y_bound
+    from ._target_range import range_model_params
 
     mu = gdp_mu(epsilon, delta)
     quantiles = [name for name in names if name != "target_centre"]
@@ -524,11 +524,9 @@ def _released_events(estimator, names, n_samples, epsilon, delta, inner=None):
         events.append(gaussian_event(1.0, math.sqrt(TARGET_CENTRE_SHARE) * mu))
         params = estimator.get_params(deep=False)
         # the model's targets are the centred ones over the range's half-width: their
-        # bound, the threshold in those units, and the target_range alpha rule
-        inner.set_params(y_bound=effective_y_bound(params),
-                         huber_threshold=effective_huber_threshold(params),
-                         target_range=None)
-        if params.get("alpha") == "auto" and inner.huber_threshold > 0:
+        # bound, the loss's scale in those units, and the target_range alpha rule
+        inner.set_params(**range_model_params(params))
+        if params.get("alpha") == "auto" and getattr(inner, "huber_threshold", 0) > 0:
             inner.set_params(alpha=TARGET_RANGE_ALPHA)
     return events, inner
 

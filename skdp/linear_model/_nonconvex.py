@@ -19,6 +19,7 @@ from ._base import (
     DPLinearRegressorMixin,
     _refuse_sample_weight,
 )
+from ._target_range import effective_loss_scale
 
 
 _ZEROTH_ORDER = ("zeroth_order", "zeroth_order_naive")
@@ -50,8 +51,16 @@ def _loss_of(est):
                 f"loss={loss!r} is nonsmooth: use solver='zeroth_order' (or 'dpsgd' with "
                 f"alpha=0, which uses a subgradient), not solver={est.solver!r}"
                 + (" with alpha > 0" if est.solver == "dpsgd" else ""))
-        return NONSMOOTH_LOSSES[loss](loss_scale=float(est.loss_scale))
-    return ROBUST_LOSSES[loss](loss_scale=float(est.loss_scale))
+        return NONSMOOTH_LOSSES[loss](loss_scale=_loss_scale(est))
+    return ROBUST_LOSSES[loss](loss_scale=_loss_scale(est))
+
+
+def _loss_scale(est):
+    """The loss's scale in the model's units (:func:`effective_loss_scale`: ``"auto"``
+    resolved, divided by a ``target_range``'s half-width) -- of the estimator, or of a
+    plan's view (:meth:`skdp.linear_model._auto.FitPlan.view`, already resolved)."""
+    params = est.get_params(deep=False) if hasattr(est, "get_params") else vars(est)
+    return effective_loss_scale(params)
 
 
 def _plan_spider(est, n_samples):
@@ -181,9 +190,12 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         declaration: the solver clips every finite difference ``loss(z + h, y) - loss(z',
         y)`` to ``loss_lipschitz |z + h - z'|``-type bounds and every per-row estimate to the
         norm the sensitivity proof uses, so a wrong value only biases the fit.
-    loss_scale : float, default=1.0
-        Residual scale ``c > 0``; residuals much larger than ``c`` are treated as outliers.
-        Must be public (fixed a priori, not estimated on the private data).
+    loss_scale : float or "auto", default="auto"
+        Residual scale ``c > 0`` in the target's units; residuals much larger than ``c``
+        are treated as outliers.  Must be public (fixed a priori, not estimated on the
+        private data).  ``"auto"``: 1, or with a ``target_range``
+        ``TARGET_RANGE_LOSS_SCALE`` half-widths of it (the fit is then unit-free;
+        ``skdp.linear_model._auto``).
     data_norm : float or None, default=None
         Public bound on the norm of each feature row (the intercept column is appended
         after clipping; ``row_bound_`` reports ``sqrt(data_norm^2 + intercept_scaling^2)``).
@@ -194,8 +206,22 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         with ``solver="spider"``
         (an unbounded loss: it bounds ``F(0) - inf F``, which sets the iteration budget);
         optional otherwise.  Never needed for privacy.
+    target_range : (float, float) or None, default=None
+        Public range ``(low, high)`` of the target -- a documented range or the physical
+        domain, never the rows' minimum and maximum -- as for
+        :class:`DPHuberRegressor`: the fit clips the targets to it, releases their mean
+        with ``TARGET_CENTRE_SHARE`` (5 %) of its Gaussian-DP budget ``mu^2``
+        (``target_centre_``), and fits the model on the targets minus that mean divided
+        by the half-width ``h = (high - low)/2`` (``target_scale_``; ``y_bound`` must be
+        left None), with ``loss_scale`` divided by ``h``; ``coef_`` and ``intercept_`` are
+        in the target's units again.  Without it a private model shrinks towards 0 where
+        the data carry little signal, which for a raw target far from 0 is far from every
+        row.  ``loss="absolute"`` has no scale and keeps the target's units; a callable
+        loss is refused (it is written in the target's units).  ``epsilon_`` covers the
+        mean and the model (:mod:`skdp.linear_model._target_range`).
     model_epsilon : float or None, default=None
-        With releases of its own before the model (``y_bound="auto"``): the
+        With releases of its own before the model (``y_bound="auto"``, a
+        ``target_range``): the
         epsilon of the model after them.  None: the largest that composes with them
         within ``(epsilon, delta)`` (a search, ``budget_split_["model"]``).  A private
         pipeline sets it from its one split of the budget (restored after the fit); a
@@ -293,7 +319,15 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
     coef_ : ndarray of shape (n_features,)
         Private coefficients.
     intercept_ : float
-        Private intercept (0 when ``fit_intercept=False``).
+        Private intercept (0 when ``fit_intercept=False``; with a ``target_range`` it
+        includes ``target_centre_``).
+    target_centre_ : float
+        With a ``target_range``: the released mean of the targets clipped to it (the
+        level the model is fitted around).  ``budget_split_`` then lists the
+        ``"target centre"`` and the ``"model"`` shares.
+    target_scale_ : float
+        With a ``target_range``: its half-width ``(high - low)/2`` (1 for
+        ``loss="absolute"``), the unit of the targets the model was fitted on.
     epsilon_ : float
         Epsilon of the fit at ``delta_`` (exact GDP accounting; <= ``epsilon``).
     delta_ : float
@@ -362,7 +396,9 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         # steps, the noise calibration or the model overflow or vanish
         "smoothing_radius": [Interval(numbers.Real, SMOOTHING_MIN, SMOOTHING_MAX,
                                       closed="both"), None],
-        "loss_scale": [Interval(numbers.Real, 0, None, closed="neither")],
+        "loss_scale": [Interval(numbers.Real, 0, None, closed="neither"),
+                       StrOptions({"auto"})],
+        "target_range": ["array-like", None],
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"}),
                     None],
         "model_epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -377,10 +413,11 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         epsilon=1.0,
         delta=1e-6,
         loss="auto",
-        loss_scale=1.0,
+        loss_scale="auto",
         loss_lipschitz=None,
         data_norm=None,
         y_bound=None,
+        target_range=None,
         model_epsilon=None,
         alpha=0.0,
         fit_intercept=True,
@@ -405,6 +442,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self.loss_lipschitz = loss_lipschitz
         self.data_norm = data_norm
         self.y_bound = y_bound
+        self.target_range = target_range
         self.model_epsilon = model_epsilon
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -461,13 +499,20 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
                 "loss='cauchy' is unbounded: pass a public y_bound (targets are clipped to it; "
                 "it bounds F(0) - inf F, which sets the iteration budget)"
             )
-        if not math.isfinite(self.loss_scale):
+        if not isinstance(self.loss_scale, str) and not math.isfinite(self.loss_scale):
             raise ValueError(f"loss_scale must be finite, got {self.loss_scale!r}")
         X, y = self._regression_inputs(X, y)
         self._check_n_samples(X.shape[0])
+        # a target_range takes the released-bounds path, which sets the model's y_bound
+        # and loss scale (linear_model/_target_range.py)
         attrs, result = self._run_solver(X, y, _loss_of(self), n_outputs=1, y_bound=self.y_bound)
-        attrs["coef_"] = np.ascontiguousarray(result.coef[:, 0])
-        attrs["intercept_"] = float(result.intercept[0])
+        coef, intercept = result.coef[:, 0], float(result.intercept[0])
+        if "target_centre_" in attrs:
+            # post-processing: the model of (y - centre)/h back to the target's units
+            scale = attrs["target_scale_"]
+            coef, intercept = scale * coef, scale * intercept + attrs["target_centre_"]
+        attrs["coef_"] = np.ascontiguousarray(coef)
+        attrs["intercept_"] = intercept
         attrs["n_escapes_"] = int(result.details.get("n_escapes", 0))
         attrs["n_refreshes_"] = int(result.details.get("n_refreshes", 0))
         attrs["gamma_"] = float(result.details.get("gamma", np.nan))

@@ -76,8 +76,9 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_target_range", "effective_huber_threshold", "effective_y_bound",
-           "target_scale", "centre_targets", "centre_seed", "release_target_centre"]
+__all__ = ["check_target_range", "effective_huber_threshold", "effective_loss_scale",
+           "effective_y_bound", "range_model_params", "target_scale", "centre_targets",
+           "centre_seed", "release_target_centre"]
 
 
 def check_target_range(est):
@@ -102,6 +103,12 @@ def check_target_range(est):
         raise ValueError(f"target_range must be finite, got {value!r}")
     if not low < high:
         raise ValueError(f"target_range needs low < high, got {value!r}")
+    if callable(getattr(est, "loss", None)):
+        raise ValueError(
+            f"target_range={value!r} fits the model on the targets minus their private "
+            "mean over the range's half-width, but a callable loss is written in the "
+            "target's own units: centre and scale the target publicly yourself, or use a "
+            "named loss")
     if getattr(est, "y_bound", None) is not None:
         raise ValueError(
             f"target_range={value!r} sets the targets' bound (its width, around their "
@@ -115,12 +122,14 @@ def target_scale(params):
     low)/2``; 1 for the absolute loss (``huber_threshold=0``), whose gradient does not
     grow with the targets, so that dividing them would only scale the noise up against
     them (airfoil-like data, epsilon 1: test R^2 -112 against -3.1 in the target's units);
-    None without a range."""
+    None without a range.  The same for ``DPNonconvexRegressor``'s ``loss="absolute"``."""
     value = params.get("target_range")
     if value is None:
         return None
     threshold = params.get("huber_threshold", "auto")
     if not isinstance(threshold, str) and float(threshold) == 0.0:
+        return 1.0
+    if params.get("loss") == "absolute":
         return 1.0
     low, high = value
     return 0.5 * (float(high) - float(low))
@@ -150,6 +159,33 @@ def effective_huber_threshold(params):
     if isinstance(value, str):          # "auto"
         return DEFAULT_HUBER_THRESHOLD if h is None else TARGET_RANGE_THRESHOLD
     return float(value) if h is None else float(value) / h
+
+
+def effective_loss_scale(params):
+    """``DPNonconvexRegressor``'s loss scale in the model's units, from a dict of its
+    parameters: with a ``target_range``, the given scale over its half-width ``h``
+    (``"auto"``: :data:`~skdp.linear_model._auto.TARGET_RANGE_LOSS_SCALE`), else the given
+    scale (``"auto"``: :data:`~skdp.linear_model._auto.DEFAULT_LOSS_SCALE`)."""
+    from ._auto import DEFAULT_LOSS_SCALE, TARGET_RANGE_LOSS_SCALE
+
+    value = params.get("loss_scale", "auto")
+    h = target_scale(params)
+    if isinstance(value, str):          # "auto"
+        return DEFAULT_LOSS_SCALE if h is None else TARGET_RANGE_LOSS_SCALE
+    return float(value) if h is None else float(value) / h
+
+
+def range_model_params(params):
+    """The parameters of the model a ``target_range`` fit runs after releasing the
+    targets' mean, from a dict of the estimator's parameters: no range, the bound of the
+    centred and divided targets (:func:`effective_y_bound`) and the loss's scale in those
+    units (:func:`effective_huber_threshold`, :func:`effective_loss_scale`)."""
+    model = {"target_range": None, "y_bound": effective_y_bound(params)}
+    if "huber_threshold" in params:
+        model["huber_threshold"] = effective_huber_threshold(params)
+    if "loss_scale" in params:
+        model["loss_scale"] = effective_loss_scale(params)
+    return model
 
 
 def centre_targets(y, low, high):
