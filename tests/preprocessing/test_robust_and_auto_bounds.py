@@ -73,7 +73,7 @@ def test_a_scaler_feeds_data_norm_auto():
     pipe = PrivatePipeline([("scale", DPRobustScaler()),
                             ("model", DPLogisticRegression(classes=[0, 1], data_norm="auto",
                                                            random_state=0))],
-                           epsilon=1.0).fit(X, y)
+                           epsilon=1.0, random_state=0).fit(X, y)
     assert pipe[-1].data_norm_ == pipe[0].output_norm_bound_
     assert pipe.epsilon_ <= 1.0 and pipe.score(X, y) > 0.9
 
