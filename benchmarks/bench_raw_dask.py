@@ -444,8 +444,8 @@ def report(doc):
         for tag in ("auto", "dpsgd"):
             if f"knots_max_abs_diff_{tag}" not in cell:
                 continue
-            why = ("DP-SGD draws its Poisson batches per partition: another draw of the same "
-                   "mechanism, same event"
+            why = ("DP-SGD's batches and noise are the in-memory draws: partition sums added "
+                   "in partition order, rounding only"
                    if cell[f"skdp_dask_{tag}"].get("solver") == "dpsgd" else
                    "partition sums added in partition order: rounding only")
             lines.append(

@@ -11,11 +11,11 @@ What is compared with the pandas fit of the same rows, same ``random_state``:
   every sum by at most ``(P - 1) u sum|terms|`` (:mod:`skdp._solvers._dask_objective`), so
   the two runs agree to the solver's stopping tolerance, far below the noise: we check
   ``1e-6`` of the largest coefficient (observed ``~1e-9``);
-* the model under DP-SGD (the pipeline's auto solver below epsilon 5): the same event and
-  schedule (steps, batch size, noise), but its Poisson batches are drawn per partition
-  from public seeds (:func:`skdp._solvers._dpsgd.run_dask_steps`), not from the in-memory
-  stream, so the coefficients are another draw of the same mechanism: the accuracy is
-  compared across seeds.
+* the model under DP-SGD (the pipeline's auto solver below epsilon 5): the client draws
+  the in-memory batches and noise (:func:`skdp._solvers._dpsgd.run_dask_steps`) and the
+  partitions sum the clipped gradients of their sampled rows, so the model is the
+  in-memory model up to the rounding of those sums (with the exact noise's grid, bit for
+  bit here).
 """
 
 import numpy as np
@@ -80,12 +80,11 @@ def test_fit_matches_in_memory_objective_perturbation():
 
 def test_fit_matches_in_memory_auto_dpsgd():
     """The pipeline's auto solver (dpsgd below epsilon 5): the same release of the
-    transformers, the same model event and schedule, the accuracy of the in-memory fit
-    within the seed-to-seed spread."""
+    transformers, the same model event and schedule, and the in-memory model."""
     df, y = _table(8000)
     ddf, dy = dd.from_pandas(df, npartitions=4), dd.from_pandas(y, npartitions=4)
     acc_m, acc_d = [], []
-    for seed in range(3):
+    for seed in range(2):
         mem = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
                                     numeric=NUMERIC, categorical=CATEGORICAL,
                                     random_state=seed).fit(df, y)
@@ -96,11 +95,11 @@ def test_fit_matches_in_memory_auto_dpsgd():
         _assert_same_release(mem, lazy)
         assert lazy[-1].dp_event_ == mem[-1].dp_event_
         assert lazy[-1].n_iter_ == mem[-1].n_iter_
+        scale = np.abs(mem[-1].coef_).max()
+        assert np.abs(lazy[-1].coef_ - mem[-1].coef_).max() <= 1e-9 * scale
         acc_m.append(mem.score(df, y))
         acc_d.append(lazy.score(df, y))
-    spread = max(np.std(acc_m), np.std(acc_d), 0.01)
-    assert abs(np.mean(acc_m) - np.mean(acc_d)) <= 3 * spread
-    assert np.mean(acc_d) > 0.75
+    assert acc_d == acc_m and np.mean(acc_d) > 0.75
 
 
 def test_hand_built_pipeline_and_parquet(tmp_path):
@@ -215,9 +214,11 @@ def test_csr_partition_step_is_the_clipped_copys_step():
     W = rng.normal(size=(13, 1))
     loss = LogisticLoss()
     clipped = clip_and_augment(dense, 2.0, True, 1.0)
-    for t in (1, 2, 3):
-        a = _partition_batch_sum(clipped, y, W, 7, t, 0.2, loss.loss_id, loss.param, 5.0)
-        b = _partition_batch_sum(sp.csr_matrix(dense), y, W, 7, t, 0.2, loss.loss_id,
+    draws = np.random.default_rng(7)
+    for _ in range(3):
+        idx = draws.choice(500, size=100, replace=False)
+        a = _partition_batch_sum(clipped, y, W, idx, loss.loss_id, loss.param, 5.0)
+        b = _partition_batch_sum(sp.csr_matrix(dense), y, W, idx, loss.loss_id,
                                  loss.param, 5.0, clip_rows=(2.0, True, 1.0))
         assert a[1] == b[1] > 0
         np.testing.assert_array_equal(a[0], b[0])

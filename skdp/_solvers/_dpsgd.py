@@ -178,7 +178,6 @@ import numpy as np
 
 from ..accounting import (calibrate_poisson_gaussian, compose, gaussian_event,
                           gaussian_mu_for, poisson_gaussian_event)
-from .._mechanisms import release_gaussian
 from .._mechanisms._clipped_rows import ClippedRows
 from .._mechanisms._exact import exact_gaussian_noise
 from .._mechanisms._summation import UNIT_ROUNDOFF, summation_clip
@@ -186,7 +185,8 @@ from .._mechanisms._clipping import row_norms_at
 from .._numba_cache import with_defaults
 from .._parallel import current_threads
 from ._dask_objective import DaskDesign, clipped_design, partition_sum
-from ._dpsgd_kernel import _clipped_batch_gradient, dpsgd_loop
+from ._dpsgd_kernel import (_batch_size, _clipped_batch_gradient, _fill_batch, dpsgd_loop,
+                            sgd_update)
 from ._result import SolverResult, split_intercept
 from ._validation import check_gaussian_solver_args, check_int, require_certified
 from ._threads import solver_threads
@@ -423,17 +423,49 @@ def design_rows(design):
     return design.X, (design.scale, design.intercept)
 
 
-def _partition_batch_sum(X, y, W, seed, t, q, loss_id, param, clip, clip_rows=None):
-    """On a partition's worker: step ``t``'s Poisson(q) sample of the partition's rows
-    (from the public seed ``(seed, t)``) and their clipped gradient sum; ``(sum, B)``.
-    ``clip_rows = (row_bound, fit_intercept, intercept_scaling)``: ``X`` holds raw (CSR)
-    rows, and the sampled ones are clipped and augmented here
-    (:func:`~skdp._mechanisms.clip_and_augment`, row by row: the rows of the clipped
-    copy)."""
-    m = X.shape[0]
-    rng = np.random.default_rng([seed, t])
-    B = int(rng.binomial(m, q)) if q < 1.0 else m
-    idx = np.sort(rng.choice(m, size=B, replace=False)) if q < 1.0 else np.arange(m)
+class BatchDraws:
+    """The Poisson batches of :func:`dpsgd_loop`, drawn on the client of a Dask fit from
+    the same ``rng`` by the same kernels (:func:`_batch_size`, :func:`_fill_batch`), so the
+    Dask steps read the rows the in-memory steps read, in the same order of draws.
+
+    Memory: one byte a row (``seen``: the values taken at this step, reset after it, where
+    the in-memory loop keeps an ``int64`` stamp of the step) and the batch; the scratch
+    permutation of the ``2B > n`` case (eight bytes a row) only once a batch that large is
+    drawn, kept until :meth:`new_chunk` -- the in-memory loop starts each call (a chunk of
+    steps, :class:`ExactStepNoise`) from ``arange(n)``."""
+
+    def __init__(self, n, q, rng):
+        self.n, self.q, self.rng = int(n), float(q), rng
+        self.seen = np.zeros(self.n, dtype=np.uint8)
+        self.perm = None
+
+    def new_chunk(self):
+        self.perm = None
+
+    def draw(self):
+        """The next batch: its row indices in the order drawn."""
+        if self.q >= 1.0:
+            return np.arange(self.n)
+        B = int(_batch_size(self.rng, self.n, self.q))
+        idx = np.empty(B, dtype=np.int64)
+        if 2 * B > self.n and self.perm is None:
+            self.perm = np.arange(self.n)
+        _fill_batch(self.rng, self.n, B, idx,
+                    self.perm if self.perm is not None else _NO_PERM, self.seen, 1)
+        self.seen[idx] = 0
+        return idx
+
+
+_NO_PERM = np.zeros(0, dtype=np.int64)
+
+
+def _partition_batch_sum(X, y, W, idx, loss_id, param, clip, clip_rows=None):
+    """On a partition's worker: the clipped gradient sum of its rows ``idx`` (local
+    positions, in the order drawn); ``(sum, B)``.  ``clip_rows = (row_bound,
+    fit_intercept, intercept_scaling)``: ``X`` holds raw (CSR) rows, and the sampled ones
+    are clipped and augmented here (:func:`~skdp._mechanisms.clip_and_augment`, row by
+    row: the rows of the clipped copy)."""
+    B = int(idx.shape[0])
     if clip_rows is not None:
         from .._mechanisms import clip_and_augment
 
@@ -449,51 +481,72 @@ def _partition_batch_sum(X, y, W, seed, t, q, loss_id, param, clip, clip_rows=No
     return out, B
 
 
+def partition_positions(idx, offsets):
+    """The rows ``idx`` (global positions) of each partition, as positions in it, in the
+    order drawn: ``offsets`` are the partitions' first rows and ``n`` (public lengths).
+    One stable sort, ``O(B log B)`` whatever the number of partitions."""
+    owner = np.searchsorted(offsets, idx, side="right") - 1
+    order = np.argsort(owner, kind="stable")
+    bounds = np.searchsorted(owner[order], np.arange(offsets.shape[0]))
+    local = idx[order] - offsets[owner[order]]
+    return [local[bounds[k]:bounds[k + 1]] for k in range(offsets.shape[0] - 1)]
+
+
 def run_dask_steps(design, loss, clip, W, n_steps, hyper, noise_source, L,
                    average_from=None):
     r"""DP-SGD on a clipped :class:`DaskDesign`: :func:`dpsgd_loop`'s steps with the batch
     sum reduced over the partitions.  Returns ``(total, dropped)`` like :func:`run_steps`
     (``dropped`` is not counted here: 0).
 
-    Sampling.  Each partition draws its rows of step ``t`` independently with probability
-    ``q`` (``B_k ~ Binomial(n_k, q)``, then ``B_k`` distinct uniform rows), from a seed
-    drawn on the client from ``rng`` before the run (public randomness, independent of the
-    data).  The union over partitions is exactly a Poisson(``q``) sample of all ``n`` rows,
-    so the step is the mechanism the accountant's event describes.
+    The in-memory run's randomness, step for step.  The batches are drawn on the client
+    from the same ``rng`` by the same kernels (:class:`BatchDraws`), and each partition
+    receives the positions of its rows among them (public randomness, independent of the
+    data: a Poisson(``q``) sample of all ``n`` rows, the mechanism of the accountant's
+    event).  The exact noise is pre-drawn in the in-memory chunks (:class:`ExactStepNoise`;
+    float noise: from ``rng`` after each batch, as in memory), and the step is
+    :func:`sgd_update`, the in-memory loop's own.  So a Dask fit reads the in-memory fit's
+    rows with its noise; only the batch sum is added in another order.
 
     Rounding.  The client adds the partition sums in partition order.  A term's path to the
     total has at most ``B_k - 1`` additions in its partition and one per non-empty partition
     after it (adding an exact zero vector does not round), so at most ``n - 1``: the clip's
-    summation margin for ``n`` terms in any order (:func:`_clip_bound`) covers it.
+    summation margin for ``n`` terms in any order (:func:`_clip_bound`) covers it.  The
+    iterates then differ from the in-memory ones by that rounding (and a grid step where a
+    sum's rounding crosses a grid point of the exact release).
 
-    What travels per step: ``W`` to each partition, one ``p``-vector and the (public)
-    batch size back; the noise, the step, the projection and the suffix average
-    (``average_from`` as in :func:`run_steps`) run on the client."""
+    What travels per step: ``W`` and the positions of its sampled rows to each partition,
+    one ``p``-vector and the (public) batch size back; the noise, the step, the projection
+    and the suffix average (``average_from`` as in :func:`run_steps`) run on the client."""
     q, batch_size, sigma, mu, step_coef, step_power_half, step_cap, R, rng = hyper
     n = design.shape[0]
-    # one public seed per partition (independent Poisson samples of the partitions)
-    seeds = [int(v) for v in rng.integers(0, 2 ** 63 - 1, size=design.n_partitions)]
+    p = W.size
+    offsets = np.concatenate([[0], np.cumsum(design.X.chunks[0])]).astype(np.int64)
+    draws = BatchDraws(n, q, rng)
     loss_id, param = int(loss.loss_id), float(loss.param)
+    if average_from is None:
+        w_sum, average_from = np.zeros((0, 0)), 0
+    else:
+        w_sum, average_from = np.zeros_like(W), int(average_from)
+    secure = noise_source is not None
+    chunks = (ExactStepNoise(noise_source, sigma, L, p, n * L, n_steps,
+                             batch_parts(batch_size, p)) if secure
+              else [(1, n_steps, 0.0, np.zeros((0, 0), dtype=np.int64))])
+    no_row = np.zeros(0, dtype=np.int64)
     total = 0
-    w_sum = None if average_from is None else np.zeros_like(W)
-    for t in range(1, n_steps + 1):
-        s, batch = partition_sum(design, _partition_batch_sum, W, per_partition={"seed": seeds},
-                                 t=t, q=q, loss_id=loss_id, param=param, clip=clip,
-                                 clip_rows=design.clip_rows)
-        total += int(batch)
-        # the step's release: the clipped sum (sensitivity 2L, |s| <= n L) plus N(0, sigma^2)
-        noisy, _ = release_gaussian(s, sigma, 2.0 * L, rng, noise_source, bound=n * L)
-        eta = step_coef / (math.sqrt(t) if step_power_half else t)
-        eta = min(eta, step_cap)
-        W -= eta * (noisy / batch_size + mu * W)
-        if R > 0.0:
-            nrm = float(np.sqrt(np.sum(W * W)))
-            if nrm > R:
-                W *= R / nrm
-        if w_sum is not None and t >= average_from:
-            w_sum += W
-    if w_sum is not None:
-        W[...] = w_sum / (n_steps - int(average_from) + 1)
+    for t0, steps, gamma, Z in chunks:
+        draws.new_chunk()
+        for t in range(t0, t0 + steps):
+            idx = draws.draw()
+            local = partition_positions(idx, offsets)
+            s, batch = partition_sum(design, _partition_batch_sum, W,
+                                     per_partition={"idx": local}, loss_id=loss_id,
+                                     param=param, clip=clip, clip_rows=design.clip_rows)
+            total += int(batch)
+            sgd_update(W, s, t, 1.0 / batch_size, sigma, mu, step_coef, step_power_half,
+                       step_cap, R, rng, secure, float(gamma),
+                       Z[t - t0] if secure else no_row, w_sum, average_from)
+    if w_sum.shape[0]:
+        W[...] = w_sum / (n_steps - average_from + 1)
     return total, 0
 
 

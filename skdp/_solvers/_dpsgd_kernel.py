@@ -41,7 +41,27 @@ ensure_cache_locator(__file__)  # before the cached kernels (read-only installs)
 def _sample_batch(rng, n, q, idx, perm, stamp, t):
     """Draw one Poisson(q) batch of ``{0..n-1}`` into ``idx[:B]``; returns ``B``.
 
-    ``B ~ Binomial(n, q)``, then ``B`` distinct uniform indices, in ``O(B)`` expected time:
+    ``B ~ Binomial(n, q)`` (:func:`_batch_size`), then ``B`` distinct uniform indices
+    (:func:`_fill_batch`), in ``O(B)`` expected time; ``q >= 1``: every row, in order.
+    """
+    if q >= 1.0:
+        for i in range(n):
+            idx[i] = i
+        return n
+    B = _batch_size(rng, n, q)
+    _fill_batch(rng, n, B, idx, perm, stamp, t)
+    return B
+
+
+@kernel
+def _batch_size(rng, n, q):
+    """``B ~ Binomial(n, q)``: the size of a Poisson(q) batch of ``n`` rows."""
+    return rng.binomial(n, q)
+
+
+@kernel
+def _fill_batch(rng, n, B, idx, perm, stamp, t):
+    """``B`` distinct uniform indices of ``{0..n-1}`` into ``idx[:B]``:
 
     * ``2B <= n`` (the usual case): the first ``B`` distinct values of an i.i.d. uniform
       sequence on ``{0..n-1}`` (drawn in blocks with ``rng.integers(0, n, size)``;
@@ -50,16 +70,13 @@ def _sample_batch(rng, n, q, idx, perm, stamp, t):
       replacement; expected draws ``sum_{j<B} n/(n-j) <= 2B``.
     * ``2B > n``: partial Fisher-Yates on the scratch permutation ``perm`` (position ``j``
       swapped with a uniform position in ``[j, n)``), whose first ``B`` entries are a
-      uniform ordered sample of the values of ``perm`` whatever permutation it held.
-    * ``q >= 1``: every row, in order.
+      uniform ordered sample of the values of ``perm`` whatever permutation it held
+      (``perm`` is read in this case only).
 
-    ``stamp`` must hold values ``< t`` for the current ``t`` (e.g. zeros with ``t >= 1``).
+    ``stamp`` must hold values ``!= t`` at the indices not yet taken (e.g. zeros with
+    ``t >= 1``; or zeros and ``t = 1`` with the taken entries reset to 0 after every
+    step, which needs one byte a row: :class:`skdp._solvers._dpsgd.BatchDraws`).
     """
-    if q >= 1.0:
-        for i in range(n):
-            idx[i] = i
-        return n
-    B = rng.binomial(n, q)
     if 2 * B <= n:
         filled = 0
         while filled < B:
@@ -76,7 +93,46 @@ def _sample_batch(rng, n, q, idx, perm, stamp, t):
             perm[j] = perm[r]
             perm[r] = v
             idx[j] = perm[j]
-    return B
+
+
+@kernel
+def sgd_update(W, s, t, inv_m, sigma, alpha, step_coef, step_power_half, step_cap, radius,
+               rng, secure, gamma, noise_row, w_sum, average_from):
+    """Step ``t`` of :func:`dpsgd_loop` after the batch sum ``s`` (items 3-6 there), in
+    place on ``W`` (and ``w_sum``): the noisy sum -- the exact grid release ``gamma
+    (rint(s/gamma) + noise_row)`` (``secure``) or ``s + sigma xi`` with ``xi`` drawn from
+    ``rng`` in row-major order of ``W`` -- over the expected batch size, the step, the
+    projection and the running sum.  One function for the in-memory loop and the Dask
+    steps (:func:`skdp._solvers._dpsgd.run_dask_steps`), so that the same sum gives the
+    same bits."""
+    d, K = W.shape
+    if step_power_half:
+        eta = step_coef / np.sqrt(t)
+    else:
+        eta = step_coef / t
+    if eta > step_cap:
+        eta = step_cap
+    sq = 0.0
+    for j in range(d):
+        for k in range(K):
+            if secure:
+                noisy = grid_value(s[j, k], gamma, noise_row[j * K + k]) * inv_m
+            else:
+                noisy = (s[j, k] + sigma * rng.standard_normal()) * inv_m
+            w = W[j, k] - eta * (noisy + alpha * W[j, k])
+            W[j, k] = w
+            sq += w * w
+    if radius > 0.0:
+        nrm = np.sqrt(sq)
+        if nrm > radius:
+            f = radius / nrm
+            for j in range(d):
+                for k in range(K):
+                    W[j, k] *= f
+    if w_sum.shape[0] > 0 and t >= average_from:
+        for j in range(d):
+            for k in range(K):
+                w_sum[j, k] += W[j, k]
 
 
 @kernel
@@ -442,7 +498,7 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
     dropped = 0
     checksum = 0.0
     secure = noise_int.shape[0] > 0
-    averaging = w_sum.shape[0] > 0
+    no_row = np.zeros(0, dtype=noise_int.dtype)
     for t in range(t_start, t_start + n_steps):
         B = _sample_batch(rng, n, q, idx, perm, stamp, t)
         total += B
@@ -456,32 +512,7 @@ def dpsgd_loop(X, y, loss_id, param, clip, xnorm, W, n_steps, q, batch_size, sig
                                                    csr_data, csr_indices, csr_indptr)
         dropped += nd
         checksum += touched
-        if step_power_half:
-            eta = step_coef / np.sqrt(t)
-        else:
-            eta = step_coef / t
-        if eta > step_cap:
-            eta = step_cap
-        sq = 0.0
-        for j in range(d):
-            for k in range(K):
-                if secure:
-                    noisy = grid_value(s[j, k], gamma, noise_int[t - t_start, j * K + k]) \
-                        * inv_m
-                else:
-                    noisy = (s[j, k] + sigma * rng.standard_normal()) * inv_m
-                w = W[j, k] - eta * (noisy + alpha * W[j, k])
-                W[j, k] = w
-                sq += w * w
-        if radius > 0.0:
-            nrm = np.sqrt(sq)
-            if nrm > radius:
-                f = radius / nrm
-                for j in range(d):
-                    for k in range(K):
-                        W[j, k] *= f
-        if averaging and t >= average_from:
-            for j in range(d):
-                for k in range(K):
-                    w_sum[j, k] += W[j, k]
+        sgd_update(W, s, t, inv_m, sigma, alpha, step_coef, step_power_half, step_cap,
+                   radius, rng, secure, gamma, noise_int[t - t_start] if secure else no_row,
+                   w_sum, average_from)
     return total, dropped, checksum
