@@ -533,18 +533,23 @@ def run_dask_steps(design, loss, clip, W, n_steps, hyper, noise_source, L,
               else [(1, n_steps, 0.0, np.zeros((0, 0), dtype=np.int64))])
     no_row = np.zeros(0, dtype=np.int64)
     total = 0
-    for t0, steps, gamma, Z in chunks:
-        draws.new_chunk()
-        for t in range(t0, t0 + steps):
-            idx = draws.draw()
-            local = partition_positions(idx, offsets)
-            s, batch = partition_sum(design, _partition_batch_sum, W,
-                                     per_partition={"idx": local}, loss_id=loss_id,
-                                     param=param, clip=clip, clip_rows=design.clip_rows)
-            total += int(batch)
-            sgd_update(W, s, t, 1.0 / batch_size, sigma, mu, step_coef, step_power_half,
-                       step_cap, R, rng, secure, float(gamma),
-                       Z[t - t0] if secure else no_row, w_sum, average_from)
+    try:
+        for t0, steps, gamma, Z in chunks:
+            draws.new_chunk()
+            for t in range(t0, t0 + steps):
+                idx = draws.draw()
+                s, batch = partition_sum(design, _partition_batch_sum, W,
+                                         per_partition={"idx": partition_positions(idx,
+                                                                                   offsets)},
+                                         loss_id=loss_id, param=param, clip=clip,
+                                         clip_rows=design.clip_rows)
+                total += int(batch)
+                sgd_update(W, s, t, 1.0 / batch_size, sigma, mu, step_coef, step_power_half,
+                           step_cap, R, rng, secure, float(gamma),
+                           Z[t - t0] if secure else no_row, w_sum, average_from)
+    finally:
+        if secure:
+            chunks.close()      # a failed step leaves no draw running on the source
     if w_sum.shape[0]:
         W[...] = w_sum / (n_steps - average_from + 1)
     return total, 0

@@ -488,13 +488,11 @@ def fit_and_score(est, parts, scorer, keep_model):
     from ._dask_folds import fit_fold, fold_score_sum
 
     X_train, y_train, X_val, y_val = parts
+    on_partitions = y_val is None       # a fold of a Dask collection (DaskFolds)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
-        if y_val is None:       # a fold of a Dask collection (DaskFolds)
-            fit_fold(est, X_train, y_train)
-        else:
-            est.fit(X_train, y_train)
-    if y_val is None:       # scored on its partitions
+        (fit_fold if on_partitions else type(est).fit)(est, X_train, y_train)
+    if on_partitions:
         total = fold_score_sum(scorer, est, X_val)
     else:
         total = float(np.sum(scorer.row_values(est, X_val, y_val)))

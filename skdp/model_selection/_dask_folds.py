@@ -19,9 +19,9 @@ outside its validation fold, in their order: the rows, and the order, of the in-
 ``_safe_indexing`` with the sorted indices, so an estimator that fits Dask collections
 (a :class:`~skdp.PrivatePipeline` on a raw DataFrame, the estimators on a Dask array)
 releases the event of its in-memory fit of the same rows (the search checks each fit's
-event against its plan) -- and, under objective perturbation, the same model up to the
-rounding of partition sums; a partition with no training row is left out, which depends
-on the public labels only.  Each fit counts its rows again (its own public ``n``).
+event against its plan) -- and, under objective perturbation and DP-SGD, the same model up
+to the rounding of partition sums; a partition with no training row is left out, which
+depends on the public labels only.  Each fit counts its rows again (its own public ``n``).
 
 Validation scores.  Each partition's validation rows are scored on its worker: the
 clipped per-row terms of :meth:`~skdp.model_selection.PrivateScorer.row_values`, summed
