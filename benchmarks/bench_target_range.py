@@ -133,6 +133,12 @@ def variant_r2(X, y, target_range, eps, seed, variant):
     else:
         model = DPHuberRegressor(y_bound=1.0)
         fit_y, back = (np.clip(ytr, low, high) - centre) / half, (lambda p: centre + half * p)
+    return pipeline_r2(model, X, Xtr, fit_y, Xte, yte, back, eps, seed)
+
+
+def pipeline_r2(model, X, Xtr, fit_y, Xte, yte, back, eps, seed):
+    """Test R^2 (in the target's units: ``back`` maps a prediction there) of
+    ``make_private_pipeline(model)`` fitted on ``(Xtr, fit_y)``, its guarantee checked."""
     pipe = make_private_pipeline(model, epsilon=eps, delta=DELTA, numeric=NUMERIC(X),
                                  categorical=CATEGORICAL(X), random_state=seed)
     with warnings.catch_warnings():

@@ -30,17 +30,16 @@ from pathlib import Path
 
 import argparse  # noqa: E402
 import time  # noqa: E402
-import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
-from sklearn.metrics import r2_score  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import git_state, log, machine_info, write_results  # noqa: E402
-from _raw_protocol import CATEGORICAL, NUMERIC, parse_seeds, split_regression  # noqa: E402
-from bench_target_range import DELTA, EPSILONS, HELD_OUT, TABLES, raw_units  # noqa: E402
+from _raw_protocol import parse_seeds, split_regression  # noqa: E402
+from bench_target_range import (EPSILONS, HELD_OUT, TABLES, pipeline_r2,  # noqa: E402
+                                raw_units)
 
-from skdp import DPNonconvexRegressor, make_private_pipeline  # noqa: E402
+from skdp import DPNonconvexRegressor  # noqa: E402
 
 SCALES = (0.05, 0.1, 0.2, 0.4)
 
@@ -60,13 +59,7 @@ def variant_r2(X, y, target_range, eps, seed, variant):
         model = DPNonconvexRegressor(target_range=target_range,
                                      loss_scale=float(variant) * half)
         fit_y, back = ytr, (lambda p: p)
-    pipe = make_private_pipeline(model, epsilon=eps, delta=DELTA, numeric=NUMERIC(X),
-                                 categorical=CATEGORICAL(X), random_state=seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pipe.fit(Xtr, fit_y)
-    assert pipe.privacy_guaranteed_ and pipe.epsilon_ <= eps * (1 + 1e-9)
-    return r2_score(yte, back(pipe.predict(Xte)))
+    return pipeline_r2(model, X, Xtr, fit_y, Xte, yte, back, eps, seed)
 
 
 def _key(variant):

@@ -159,11 +159,8 @@ def effective_huber_threshold(params):
     threshold (``"auto"``: :data:`~skdp.linear_model._auto.DEFAULT_HUBER_THRESHOLD`)."""
     from ._auto import DEFAULT_HUBER_THRESHOLD, TARGET_RANGE_THRESHOLD
 
-    value = params.get("huber_threshold", "auto")
-    h = target_scale(params)
-    if isinstance(value, str):          # "auto"
-        return DEFAULT_HUBER_THRESHOLD if h is None else TARGET_RANGE_THRESHOLD
-    return float(value) if h is None else float(value) / h
+    return _in_model_units(params, "huber_threshold", DEFAULT_HUBER_THRESHOLD,
+                           TARGET_RANGE_THRESHOLD)
 
 
 def effective_loss_scale(params):
@@ -173,10 +170,17 @@ def effective_loss_scale(params):
     scale (``"auto"``: :data:`~skdp.linear_model._auto.DEFAULT_LOSS_SCALE`)."""
     from ._auto import DEFAULT_LOSS_SCALE, TARGET_RANGE_LOSS_SCALE
 
-    value = params.get("loss_scale", "auto")
+    return _in_model_units(params, "loss_scale", DEFAULT_LOSS_SCALE, TARGET_RANGE_LOSS_SCALE)
+
+
+def _in_model_units(params, name, plain_auto, range_auto):
+    """The scale parameter ``name`` in the model's units: over the half-width of a
+    ``target_range`` (:func:`target_scale`), as given without one; ``"auto"``:
+    ``range_auto`` half-widths with a range, ``plain_auto`` without."""
+    value = params.get(name, "auto")
     h = target_scale(params)
     if isinstance(value, str):          # "auto"
-        return DEFAULT_LOSS_SCALE if h is None else TARGET_RANGE_LOSS_SCALE
+        return plain_auto if h is None else range_auto
     return float(value) if h is None else float(value) / h
 
 

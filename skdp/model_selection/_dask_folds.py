@@ -35,7 +35,7 @@ import numpy as np
 
 from .._dask import _as_dask_vector, is_dask_collection
 
-__all__ = ["DaskFolds", "fit_fold", "fold_score_sum", "is_dask_rows"]
+__all__ = ["DaskFolds", "fit_fold", "fold_score_sum", "split_rows"]
 
 
 class DaskFolds:
@@ -185,13 +185,19 @@ def fold_score_sum(scorer, estimator, validation):
     return total
 
 
-def is_dask_rows(X, y, who):
-    """Whether ``who`` (a search or the cross-validation) splits ``X`` and ``y`` with
-    :class:`DaskFolds`; an in-memory ``X`` with a Dask ``y`` is refused (their rows would
-    be aligned by collecting ``y``)."""
+def split_rows(X, y, who):
+    """``(X, y, n, X_public, folds)`` for ``who`` (a search or the cross-validation):
+    a Dask ``X`` gives its :class:`DaskFolds` (one pass: the partitions' public lengths)
+    and the public ``X`` its plans read (a DataFrame's schema); in-memory ``X`` and ``y``
+    are made indexable, ``folds`` None.  An in-memory ``X`` with a Dask ``y`` is refused
+    (their rows would be aligned by collecting ``y``)."""
+    from sklearn.utils.validation import _num_samples, indexable
+
     if is_dask_collection(X):
-        return True
+        folds = DaskFolds(X, y)
+        return X, y, folds.n, folds.public_X, folds
     if is_dask_collection(y):
         raise ValueError(f"{who} was given an in-memory X and a Dask y: pass both in memory "
                          "(y.compute()) or both as Dask collections")
-    return False
+    X, y = indexable(X, y)
+    return X, y, _num_samples(X), X, None

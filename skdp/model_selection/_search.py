@@ -92,7 +92,7 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
+from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import fitted_dp_event, gaussian_epsilon, get_epsilon
 from ..accounting._events import compose, events_close, pure_dp_event
@@ -100,7 +100,7 @@ from ..accounting._rdp import rdp_epsilon, repeat_and_select_event
 from .._fitted_attributes import atomic_fit, strip_unprotected
 from .._mechanisms import new_word_source
 from ..exceptions import BudgetExceededError
-from ._dask_folds import DaskFolds, is_dask_rows
+from ._dask_folds import split_rows
 from ._common import (
     calibrate_per_fit,
     check_budget_range,
@@ -358,13 +358,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
 
         if y is None:
             raise ValueError("a private search needs y (supervised estimators only)")
-        if is_dask_rows(X, y, type(self).__name__):     # one pass: public lengths
-            folds = DaskFolds(X, y)
-            n, X_public = folds.n, folds.public_X
-        else:
-            folds = None
-            X, y = indexable(X, y)
-            n, X_public = _num_samples(X), X
+        X, y, n, X_public, folds = split_rows(X, y, type(self).__name__)
         if n < 4:
             raise ValueError(f"a private search needs at least 4 samples, got {n}")
         epsilon, delta = float(self.epsilon), float(self.delta)

@@ -34,13 +34,12 @@ import warnings
 import dp_accounting
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.utils.validation import _num_samples, indexable
 
 from ..accounting import gaussian_mu_for, get_epsilon
 from ..accounting._events import compose, pure_dp_event
 from ..exceptions import BudgetExceededError
 from .._mechanisms import new_word_source
-from ._dask_folds import DaskFolds, is_dask_rows
+from ._dask_folds import split_rows
 from ._common import (
     calibrate_per_fit,
     check_budget_range,
@@ -145,13 +144,7 @@ def dp_cross_validate(
     check_budget_range(epsilon, delta)
     if y is None:
         raise ValueError("dp_cross_validate needs y")
-    if is_dask_rows(X, y, "dp_cross_validate"):     # one pass: the partitions' public lengths
-        folds = DaskFolds(X, y)
-        n, X_public = folds.n, folds.public_X
-    else:
-        folds = None
-        X, y = indexable(X, y)
-        n, X_public = _num_samples(X), X
+    X, y, n, X_public, folds = split_rows(X, y, "dp_cross_validate")
     k = int(cv)
     if delta > 0 and delta >= 1.0 / n:
         warnings.warn(
