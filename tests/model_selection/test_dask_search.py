@@ -136,6 +136,25 @@ def test_dpsgd_pipeline_search_on_a_dask_dataframe_is_the_in_memory_search():
     assert lazy.score(df, y) > 0.6
 
 
+def test_multinomial_search_with_string_labels_is_the_in_memory_search():
+    """A three-class string label as a Dask Series (object partitions, split and encoded on
+    the workers) under the multinomial model's default, DP-SGD."""
+    df, y3 = _table(3000, classes=3)
+    labels = np.array(["low", "mid", "high"], dtype=object)[y3]
+
+    def pipe():
+        return make_private_pipeline(DPLogisticRegression(classes=["high", "low", "mid"]),
+                                     epsilon=1.0, **SCHEMA)
+
+    mem = DPGridSearchCV(pipe(), GRID, epsilon=1.0, cv=3, random_state=0).fit(df, labels)
+    lazy = DPGridSearchCV(pipe(), GRID, epsilon=1.0, cv=3, random_state=0).fit(
+        dd.from_pandas(df, npartitions=3), dd.from_pandas(pd.Series(labels), npartitions=2))
+    assert lazy.best_estimator_[-1].solver_ == "dpsgd"
+    assert lazy.best_params_ == mem.best_params_ and lazy.best_score_ == mem.best_score_
+    a, b = mem.best_estimator_[-1].coef_, lazy.best_estimator_[-1].coef_
+    assert np.abs(a - b).max() <= 1e-9 * np.abs(a).max()
+
+
 def test_estimator_search_on_a_dask_array_is_the_in_memory_search():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 4))
