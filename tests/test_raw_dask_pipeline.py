@@ -386,3 +386,16 @@ def test_score_of_targets_far_from_zero_is_scikit_learns_r2():
                                  random_state=0).fit(df, y)
     lazy = pipe.score(dd.from_pandas(df, npartitions=3), dd.from_pandas(y, npartitions=3))
     assert lazy == pytest.approx(r2_score(y, pipe.predict(df)), rel=1e-10, abs=1e-10)
+
+
+def test_a_from_delayed_frame_fits_once_persisted():
+    """The documented workaround for dask 2026.8's graph fusion on ``dd.from_delayed``
+    frames (doc/large_data.rst, "What does not run on Dask"): persisted, the frame fits,
+    releases what the pandas fit releases and predicts lazily."""
+    df, y = _table(3000, seed=7)
+    parts = [dask.delayed(lambda frame: frame)(df.iloc[i:i + 1000]) for i in (0, 1000, 2000)]
+    frame = dd.from_delayed(parts, meta=df.iloc[:0], verify_meta=False).persist()
+    lazy = _pipe().fit(frame, dd.from_pandas(y, npartitions=2))
+    mem = _pipe().fit(df, y)
+    _assert_same_release(mem, lazy)
+    np.testing.assert_array_equal(lazy.predict(frame).compute(), mem.predict(df))
