@@ -16,7 +16,7 @@ from ._base import (
     DPLinearRegressorMixin,
     _refuse_sample_weight,
 )
-from ._target_range import effective_huber_threshold
+from ._target_range import effective_huber_threshold, in_target_units
 
 
 #: solvers that handle huber_threshold=0 (the absolute loss) by Gaussian smoothing (closed
@@ -308,11 +308,8 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         loss, _ = self._planning_loss()
         # a target_range takes the released-bounds path, which sets the model's y_bound
         attrs, result = self._run_solver(X, y, loss, n_outputs=1, y_bound=self.y_bound)
-        coef, intercept = result.coef[:, 0], float(result.intercept[0])
-        if "target_centre_" in attrs:
-            # post-processing: the model of (y - centre)/h back to the target's units
-            scale = attrs["target_scale_"]
-            coef, intercept = scale * coef, scale * intercept + attrs["target_centre_"]
+        coef, intercept = in_target_units(attrs, result.coef[:, 0],
+                                          float(result.intercept[0]))
         attrs["coef_"] = np.ascontiguousarray(coef)
         attrs["intercept_"] = intercept
         self._set_fitted(attrs)

@@ -19,7 +19,7 @@ from ._base import (
     DPLinearRegressorMixin,
     _refuse_sample_weight,
 )
-from ._target_range import effective_loss_scale
+from ._target_range import effective_loss_scale, in_target_units
 
 
 _ZEROTH_ORDER = ("zeroth_order", "zeroth_order_naive")
@@ -506,11 +506,8 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         # a target_range takes the released-bounds path, which sets the model's y_bound
         # and loss scale (linear_model/_target_range.py)
         attrs, result = self._run_solver(X, y, _loss_of(self), n_outputs=1, y_bound=self.y_bound)
-        coef, intercept = result.coef[:, 0], float(result.intercept[0])
-        if "target_centre_" in attrs:
-            # post-processing: the model of (y - centre)/h back to the target's units
-            scale = attrs["target_scale_"]
-            coef, intercept = scale * coef, scale * intercept + attrs["target_centre_"]
+        coef, intercept = in_target_units(attrs, result.coef[:, 0],
+                                          float(result.intercept[0]))
         attrs["coef_"] = np.ascontiguousarray(coef)
         attrs["intercept_"] = intercept
         attrs["n_escapes_"] = int(result.details.get("n_escapes", 0))

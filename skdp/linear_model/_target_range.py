@@ -82,8 +82,8 @@ import numbers
 import numpy as np
 
 __all__ = ["check_target_range", "effective_huber_threshold", "effective_loss_scale",
-           "effective_y_bound", "range_model_params", "target_scale", "centre_targets",
-           "centre_seed", "release_target_centre"]
+           "effective_y_bound", "in_target_units", "range_model_params", "target_scale",
+           "centre_targets", "centre_seed", "release_target_centre"]
 
 
 def check_target_range(est):
@@ -195,6 +195,17 @@ def range_model_params(params):
     if "loss_scale" in params:
         model["loss_scale"] = effective_loss_scale(params)
     return model
+
+
+def in_target_units(attrs, coef, intercept):
+    """``(coef, intercept)`` of a fit's model in the target's units: with a released
+    ``target_centre_`` (a ``target_range`` fit), the model of ``(y - centre)/h`` times
+    ``h = target_scale_``, its intercept shifted by the centre (post-processing); else
+    unchanged."""
+    if "target_centre_" not in attrs:
+        return coef, intercept
+    scale = attrs["target_scale_"]
+    return scale * coef, scale * intercept + attrs["target_centre_"]
 
 
 def centre_targets(y, low, high):
