@@ -21,7 +21,7 @@ the target's units) over the seeds +- its standard error.  Writes
 ``results/target_range_nonconvex.md`` and ``.json``.
 
     NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python benchmarks/bench_target_range_nonconvex.py \\
-        [--seeds 0-9] [--tables airfoil,...] [--scales 0.05,0.1,0.2,0.4]
+        [--seeds 0-9] [--tables airfoil,...] [--scales 0.05,0.1,0.2,0.4] [--out NAME]
 """
 
 import _one_thread  # noqa: F401  (before numpy: one thread per pool, SKDP_DATA)
@@ -105,6 +105,8 @@ def main():
     parser.add_argument("--seeds", default="0-9")
     parser.add_argument("--tables", default=",".join(TABLES))
     parser.add_argument("--scales", default=",".join(str(c) for c in SCALES))
+    parser.add_argument("--out", default="target_range_nonconvex",
+                        help="results/<out>.{md,json}")
     args = parser.parse_args()
     seeds = parse_seeds(args.seeds)
     scales = [float(c) for c in args.scales.split(",")]
@@ -124,7 +126,7 @@ def main():
                 f"{_key(v)} {np.mean(cell[_key(v)]):+.4f}" for v in ["raw", "scaled"] + scales))
     raw["machine"] = machine_info()
     raw["elapsed_s"] = time.time() - t0
-    md, _ = write_results("target_range_nonconvex", render(raw), raw)
+    md, _ = write_results(args.out, render(raw), raw)
     print(md.read_text())
 
 
