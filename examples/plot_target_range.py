@@ -66,11 +66,11 @@ plt.show()
 # %%
 # The robust regressor takes the same range.  ``DPNonconvexRegressor`` (Welsch loss; its
 # default solver starts from the private Huber fit) reads ``loss_scale`` in the target's
-# units and divides it by the half-width too (``"auto"``: a tenth of the half-width, 50
-# rentals here), so the range makes it unit-free in the same way.
+# units and divides it by the half-width too (``"auto"``: a twentieth of the half-width,
+# 25 rentals here), so the range makes it unit-free in the same way.
 from skdp import DPNonconvexRegressor  # noqa: E402
 
-for label, kw in [("raw target", {"loss_scale": 50.0}),
+for label, kw in [("raw target", {"loss_scale": 25.0}),
                   ("target_range=(0, 1000)", {"target_range": (0.0, 1000.0)})]:
     r2 = [r2_score(y_test, DPNonconvexRegressor(
         epsilon=1.0, data_norm=bike.row_norm_bound, random_state=seed, **kw).fit(

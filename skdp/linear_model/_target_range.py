@@ -39,9 +39,8 @@ of the range's width), and ``alpha``
 belongs to the divided targets (``"auto"``: the rule times ``TARGET_RANGE_ALPHA_FACTOR``;
 both in :mod:`skdp.linear_model._auto`, with their evidence).
 :class:`~skdp.DPNonconvexRegressor` takes the same range: its ``loss_scale`` is read in
-the target's units and divided by ``h`` (``"auto"``: ``TARGET_RANGE_LOSS_SCALE h``, the
-Huber range's threshold, which its default solver's warm start uses;
-``loss="absolute"`` keeps the target's units), measured in
+the target's units and divided by ``h`` (``"auto"``: ``TARGET_RANGE_LOSS_SCALE h``, 2.5 %
+of the range's width; ``loss="absolute"`` keeps the target's units), measured in
 ``benchmarks/results/target_range_nonconvex.md``.  A private model's
 regulariser and noise are calibrated for a scale: kept in the target's own units (a
 threshold of 1 dB, 1 MPa, one rental) they fitted bike rentals at epsilon 1 to a test

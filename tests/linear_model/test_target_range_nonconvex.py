@@ -82,7 +82,7 @@ def test_the_fit_is_unit_free():
     ``"auto"`` scale or a scale given in those units."""
     events = set()
     for a, b in ((1.0, 0.0), (100.0, 0.0), (1.0, -125.0), (0.01, 7.0)):
-        for scale in ("auto", 2.5 * a):
+        for scale in ("auto", TARGET_RANGE_LOSS_SCALE * H * a):
             est = DPNonconvexRegressor(epsilon=1.0, data_norm=1.5, loss_scale=scale,
                                        target_range=(a * LOW + b, a * HIGH + b))
             events.add(repr(planned_dp_event(est, 3000, 4)))
