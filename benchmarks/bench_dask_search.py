@@ -21,9 +21,11 @@ the search's wall time, the selected candidate, the released score, ``epsilon_``
 refitted model's accuracy on a fresh test table of 10^5 rows, and whether the selection,
 score and events equal the in-memory search's.
 
-    python benchmarks/bench_dask_search.py --sizes 100000 1000000
+    python benchmarks/bench_dask_search.py --sizes 100000 1000000 [--solver dpsgd]
 
-writes ``results/dask_search.{md,json}``.
+writes ``results/dask_search.{md,json}`` (``--solver dpsgd``: the model's DP-SGD, whose
+Dask steps read the in-memory batches with the in-memory noise, so the searches should
+agree as well; ``results/dask_search_dpsgd.{md,json}``).
 """
 
 import argparse
@@ -40,10 +42,10 @@ ALPHAS = [1e-3, 1e-2]
 EPSILON = 1.0
 
 
-def make_search():
+def make_search(solver):
     from skdp.model_selection import DPGridSearchCV
 
-    return DPGridSearchCV(raw.make_pipe("objective_perturbation"), {"model__alpha": ALPHAS},
+    return DPGridSearchCV(raw.make_pipe(solver), {"model__alpha": ALPHAS},
                           epsilon=EPSILON, cv=3, random_state=0)
 
 
@@ -58,24 +60,24 @@ def summary(search, seconds):
             "coef": search.best_estimator_[-1].coef_.ravel().tolist()}
 
 
-def run_memory(path, n_rows):
+def run_memory(path, n_rows, solver):
     import warnings
 
     import pandas as pd
 
     warm = raw.chunk(20_000, 99, 0)
-    raw.make_pipe("objective_perturbation").fit(warm.drop(columns="y"), warm["y"].to_numpy())
+    raw.make_pipe(solver).fit(warm.drop(columns="y"), warm["y"].to_numpy())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t0 = time.perf_counter()
         df = pd.read_parquet(path)
         y = df.pop("y").to_numpy()
-        search = make_search().fit(df, y)
+        search = make_search(solver).fit(df, y)
         seconds = time.perf_counter() - t0
     return {**summary(search, seconds), "threads": "numba 2 (default)"}
 
 
-def run_dask(path, n_rows):
+def run_dask(path, n_rows, solver):
     import warnings
 
     import dask.dataframe as dd
@@ -84,10 +86,10 @@ def run_dask(path, n_rows):
     with c, client, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         warm = dd.from_pandas(raw.chunk(20_000, 99, 0), npartitions=2)
-        raw.make_pipe("objective_perturbation").fit(warm.drop(columns="y"), warm["y"])
+        raw.make_pipe(solver).fit(warm.drop(columns="y"), warm["y"])
         t0 = time.perf_counter()
         ddf = dd.read_parquet(path, split_row_groups=True)
-        search = make_search().fit(ddf.drop(columns="y"), ddf["y"])
+        search = make_search(solver).fit(ddf.drop(columns="y"), ddf["y"])
         seconds = time.perf_counter() - t0
         out = summary(search, seconds)
         out["partitions"] = ddf.npartitions
@@ -101,11 +103,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10 ** 5, 10 ** 6])
     ap.add_argument("--data", default="/tmp/skdp_dask_search")
-    ap.add_argument("--child", nargs=3)
+    ap.add_argument("--solver", default="objective_perturbation",
+                    choices=["objective_perturbation", "dpsgd"])
+    ap.add_argument("--child", nargs=4)
     args = ap.parse_args()
     if args.child:
-        kind, path, n_rows = args.child
-        print("RESULT " + json.dumps(RUNS[kind](path, int(n_rows))), flush=True)
+        kind, path, n_rows, solver = args.child
+        print("RESULT " + json.dumps(RUNS[kind](path, int(n_rows), solver)), flush=True)
         return
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _common import machine_info, machine_info_markdown
@@ -115,8 +119,8 @@ def main():
     for n in args.sizes:
         path = raw.write_table(Path(args.data) / f"n{n}", n,
                                row_group=min(raw.ROW_GROUP, max(n // 4, 1)))
-        memory = raw.spawn("memory", path, n, script=__file__)
-        dask_run = raw.spawn("dask", path, n, script=__file__)
+        memory = raw.spawn("memory", path, n, args.solver, script=__file__)
+        dask_run = raw.spawn("dask", path, n, args.solver, script=__file__)
         for name, run in (("memory", memory), ("dask", dask_run)):
             if "error" in run:
                 raise RuntimeError(f"{name} at n={n} failed:\n{run['error']}")
@@ -129,7 +133,8 @@ def main():
               coef_diff, flush=True)
     lines = ["# A private grid search over the pipeline on raw Parquet with Dask", "",
              "Written by `benchmarks/bench_dask_search.py` (module docstring: table, "
-             f"search, settings) at commit `{commit}`.  epsilon = {EPSILON} for the whole "
+             f"search, settings) at commit `{commit}`, the model's solver "
+             f"`{args.solver}`.  epsilon = {EPSILON} for the whole "
              "search (2 candidates, 3 folds, refit), delta = 1e-6; test table of 10^5 "
              "fresh rows; one run per size, each setting in a fresh process.", ""]
     lines += [machine_info_markdown(machine_info(), None), ""]
@@ -149,10 +154,12 @@ def main():
                      f"score / epsilon / event equal: {same}; largest refit coefficient "
                      f"difference {r['max_coef_diff']:.1e} | | | | | | | |")
     lines += ["", "Reproduce: `python benchmarks/bench_dask_search.py --sizes " +
-              " ".join(str(n) for n in args.sizes) + "`"]
+              " ".join(str(n) for n in args.sizes) + f" --solver {args.solver}`"]
+    out = "dask_search" if args.solver == "objective_perturbation" else \
+        f"dask_search_{args.solver}"
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "dask_search.md").write_text("\n".join(lines) + "\n")
-    (RESULTS / "dask_search.json").write_text(json.dumps(
+    (RESULTS / f"{out}.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{out}.json").write_text(json.dumps(
         {"commit": commit, "rows": rows}, indent=1))
 
 
