@@ -489,6 +489,8 @@ def lazy_score(pipeline, X, y):
     import dask.array as da
     from sklearn.base import is_classifier
 
+    from ._dask_predict import score_of
+
     if not is_dask_collection(y):
         raise TypeError("score on a Dask DataFrame needs y as a Dask Series (or array)")
     rows = inspect_frame(X, y)
@@ -499,12 +501,7 @@ def lazy_score(pipeline, X, y):
                         shape=(m,), dtype=target.dtype)
         for part, m in zip(rows.parts, rows.lengths)], axis=0)
     target = target.rechunk((pred.chunks[0],))
-    if is_classifier(pipeline.steps[-1][1]):
-        return float((pred == target).sum().compute()) / rows.n
-    t = target.astype(np.float64)
-    # the squares about the mean (not s2 - s^2/n, which cancels for targets far from 0)
-    sse, sst = dask.compute(((t - pred) ** 2).sum(), ((t - t.mean()) ** 2).sum())
-    return float(1.0 - sse / sst) if sst > 0 else 0.0
+    return score_of(pred, target, rows.n, is_classifier(pipeline.steps[-1][1]))
 
 
 def placeholder(schema, n_rows, spread=False):

@@ -11,7 +11,8 @@ privacy, and it needs no pass over the training data.  On a ``dask.array.Array``
   (the rows of a DataFrame partition are handed to the method as a pandas DataFrame with
   the fitted column names, so the names are checked as in memory);
 * :func:`dask_score` is the estimator's default score -- accuracy for a classifier,
-  ``R^2`` for a regressor -- from per-partition sums: three numbers travel to the client.
+  ``R^2`` for a regressor -- from per-partition sums (:func:`score_of`, the pipeline's
+  too): a few numbers travel to the client.
 
 A :class:`~skdp.PrivatePipeline` does the same for raw Dask DataFrames
 (:mod:`skdp._dask_pipeline`).
@@ -19,7 +20,7 @@ A :class:`~skdp.PrivatePipeline` does the same for raw Dask DataFrames
 
 import numpy as np
 
-__all__ = ["lazy_rowwise", "dask_score"]
+__all__ = ["lazy_rowwise", "dask_score", "score_of"]
 
 
 def _dask_rows(X):
@@ -100,8 +101,6 @@ def dask_score(estimator, X, y, classifier):
     """The default score of a fitted ``estimator`` on Dask ``X`` and ``y`` (a Dask array or
     Series, or an in-memory vector, aligned with ``X`` by position): the accuracy of
     ``estimator.predict`` (``classifier``) or its ``R^2``, from sums over the partitions."""
-    import dask
-
     from ._dask import _as_dask_vector
 
     X, names = _dask_rows(X)
@@ -113,6 +112,14 @@ def dask_score(estimator, X, y, classifier):
     dtype = target.dtype if classifier else np.float64
     pred = X.map_blocks(_on_block, estimator.predict, names, False, drop_axis=1,
                         dtype=dtype, meta=np.empty((0,), dtype=dtype))
+    return score_of(pred, target, n, classifier)
+
+
+def score_of(pred, target, n, classifier):
+    """The accuracy (``classifier``) or ``R^2`` of the lazy predictions ``pred`` against
+    the lazy ``target`` (the same row chunks, ``n`` rows), from sums over the blocks."""
+    import dask
+
     if classifier:
         return float((pred == target).sum().compute()) / n
     t = target.astype(np.float64)

@@ -173,16 +173,15 @@ def fold_score_sum(scorer, estimator, validation):
     here in partition order.  The caller noises it."""
     import dask
 
+    from .._solvers._dask_objective import _ordered_sum
+
     folds = validation.folds
     task = dask.delayed(_partition_score_sum)
     sums = dask.compute(*[task(scorer, estimator, x, y, lab, validation.s)
                           for x, y, lab in zip(folds.x_parts, folds.y_parts,
                                                validation.labels)
                           if np.any(lab == validation.s)])
-    total = 0.0
-    for value in sums:
-        total += value
-    return total
+    return float(_ordered_sum(sums))
 
 
 def split_rows(X, y, who):

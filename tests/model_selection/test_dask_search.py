@@ -235,3 +235,39 @@ def test_rows_stay_on_the_workers():
     assert search.privacy_guaranteed_
     # the largest: a spline column's count tree (its 4096 leaves), summed on the workers
     assert sizes and max(sizes) <= 2 * 4096
+
+
+def test_a_folds_partition_sums_move_by_one_clipped_term_on_adversarial_neighbours():
+    """The sum a Dask fold releases (with noise): per-row terms clipped by the scorer on
+    the workers, partition sums added in order.  Replacing one validation row by an
+    adversarial one (a target 10^12 away, a non-finite one) moves it by at most
+    ``upper - lower`` -- the sensitivity the noise is calibrated for (times its rounding
+    allowance) -- and the honest worst case attains it (the test can fail), with uneven
+    partitions."""
+    from skdp import DPHuberRegressor
+    from skdp.model_selection import make_private_scorer
+    from skdp.model_selection._dask_folds import fold_score_sum
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 3))
+    y = X @ np.array([1.0, -1.0, 0.5])
+    model = DPHuberRegressor(data_norm=3.0, random_state=0).fit(X, y)
+    scorer = make_private_scorer(lambda t, p: np.abs(t - p), lower=0.0, upper=4.0,
+                                 greater_is_better=False)
+    splits = public_splits(300, 3, np.random.default_rng(1))
+    chunks = (7, 150, 143)
+    worst = 0.0
+    for bad in (1e12, -1e12, np.nan, np.inf):
+        for row in splits[0][1][:5]:          # validation rows of fold 0
+            y2 = y.copy()
+            y2[row] = bad
+            sums = []
+            for target in (y, y2):
+                folds = DaskFolds(da.from_array(X, chunks=(chunks, 3)),
+                                  da.from_array(target, chunks=(chunks,)))
+                val = folds.split(splits)[0][2]
+                sums.append(fold_score_sum(scorer, model, val))
+            worst = max(worst, abs(sums[0] - sums[1]))
+    m = splits.validation_sizes[0]
+    assert worst <= scorer.released_sensitivity(m) * m
+    assert worst >= 0.9 * scorer.score_range
