@@ -55,7 +55,11 @@ def _check_columns(estimator, n_columns, names):
                          f"fit: got {list(names)!r}, fitted with {list(fitted)!r}")
 
 
-def _on_block(block, method, names, dense):
+def _on_block(block, method, names, dense, empty):
+    """``method`` on one block (a DataFrame of ``names`` for an array's block); a block
+    without rows gives ``empty`` (the in-memory methods refuse zero rows)."""
+    if block.shape[0] == 0:
+        return empty
     if names is not None:
         import pandas as pd
 
@@ -81,9 +85,9 @@ def lazy_rowwise(method, X, tail_shape, dtype, dense=False):
         if getattr(X, "ndim", 2) != 2:
             raise ValueError("Expected a 2D DataFrame, got a Series: pass X.to_frame()")
         _check_columns(method.__self__, len(X.columns), list(X.columns))
-        blocks = [da.from_delayed(dask.delayed(_on_block)(part, method, None, dense),
-                                  shape=(np.nan,) + tail_shape, dtype=dtype,
-                                  meta=np.empty((0,) + tail_shape, dtype=dtype))
+        meta = np.empty((0,) + tail_shape, dtype=dtype)
+        blocks = [da.from_delayed(dask.delayed(_on_block)(part, method, None, dense, meta),
+                                  shape=(np.nan,) + tail_shape, dtype=dtype, meta=meta)
                   for part in X.to_delayed()]
         return da.concatenate(blocks, axis=0, allow_unknown_chunksizes=True)
     X, names = _dask_rows(X)
@@ -91,9 +95,9 @@ def lazy_rowwise(method, X, tail_shape, dtype, dense=False):
     # meta given: dask does not call the method on an empty block to infer it
     meta = np.empty((0,) + tail_shape, dtype=dtype)
     if tail_shape:
-        return X.map_blocks(_on_block, method, names, dense, dtype=dtype, meta=meta,
+        return X.map_blocks(_on_block, method, names, dense, meta, dtype=dtype, meta=meta,
                             chunks=(X.chunks[0],) + tuple((k,) for k in tail_shape))
-    return X.map_blocks(_on_block, method, names, dense, dtype=dtype, meta=meta,
+    return X.map_blocks(_on_block, method, names, dense, meta, dtype=dtype, meta=meta,
                         drop_axis=1)
 
 
@@ -110,8 +114,9 @@ def dask_score(estimator, X, y, classifier):
     n = int(X.shape[0])
     target = _as_dask_vector(y, X.chunks[0])
     dtype = target.dtype if classifier else np.float64
-    pred = X.map_blocks(_on_block, estimator.predict, names, False, drop_axis=1,
-                        dtype=dtype, meta=np.empty((0,), dtype=dtype))
+    meta = np.empty((0,), dtype=dtype)
+    pred = X.map_blocks(_on_block, estimator.predict, names, False, meta, drop_axis=1,
+                        dtype=dtype, meta=meta)
     return score_of(pred, target, n, classifier)
 
 

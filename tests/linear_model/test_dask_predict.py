@@ -95,3 +95,22 @@ def test_schema_errors_are_raised_at_the_call_and_unfitted_models_refuse():
         DPHuberRegressor(data_norm=1.0).predict(da.from_array(X, chunks=(1000, 3)))
     with pytest.raises(NotFittedError):
         DPLogisticRegression(classes=[0, 1]).score(da.from_array(X, chunks=(1000, 3)), y)
+
+
+def test_empty_partitions_predict_transform_and_score():
+    """A DataFrame partition without rows gives an empty block (the in-memory methods
+    refuse zero rows): predictions, probabilities, a transform and the score equal the
+    in-memory ones."""
+    from skdp.preprocessing import DPRobustScaler
+
+    X = pd.DataFrame(_rows(600), columns=["a", "b", "c"])
+    y = (X["a"] > 0).astype(int)
+    frame = dd.concat([dd.from_pandas(X.iloc[:200], npartitions=1),
+                       dd.from_pandas(X.iloc[:0], npartitions=1),
+                       dd.from_pandas(X.iloc[200:], npartitions=1)])
+    model = DPLogisticRegression(data_norm=2.0, classes=[0, 1], random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.predict(frame).compute(), model.predict(X))
+    np.testing.assert_allclose(model.predict_proba(frame).compute(), model.predict_proba(X))
+    assert model.score(frame, dd.from_pandas(y, npartitions=2)) == model.score(X, y)
+    scaler = DPRobustScaler(random_state=0).fit(X)
+    np.testing.assert_allclose(scaler.transform(frame).compute(), scaler.transform(X))
