@@ -13,6 +13,16 @@ row of ``V`` changes one clipped term, by at most ``upper - lower``, and leaves 
 unchanged, so ``|S(V) - S(V')| <= (upper - lower) / m``.  Non-finite per-row values are
 mapped to the worst value of the interval before clipping, so no input can break the
 bound.  Accuracy is the case ``s = 1[y_pred = y]``, ``[0, 1]``: sensitivity ``1/m``.
+
+The proof needs term ``i`` to depend on row ``i`` alone.  A user's ``row_score`` written
+for arrays could instead compute each "per-row" value from the whole batch (``np.full(m,
+mean(t == p) >= 0.5)``): then one replaced row moves all ``m`` terms, ``m`` times the
+sensitivity the noise is calibrated to.  So a user's ``row_score`` is called once per row,
+on fresh one-row copies of ``y_true[i]`` and ``y_pred[i]`` (copies, not views, so no
+``.base`` reaches the batch), and must return one value -- the row-wise property holds by
+construction, as for :class:`skdp.preprocessing.RowwiseFunctionTransformer`.  What skdp
+cannot verify is that the function is *pure* (one that keeps state between calls is
+outside the guarantee).  Only skdp's own row scores (accuracy) run vectorised.
 """
 
 import numbers
@@ -31,7 +41,9 @@ class PrivateScorer:
     Parameters
     ----------
     row_score : callable
-        ``row_score(y_true, y_pred) -> ndarray of shape (n,)``: one value per row.
+        ``row_score(y_true, y_pred) -> ndarray of shape (n,)``: one value per row.  It is
+        called on one row at a time (arrays of length one, fresh copies), so that each
+        term depends on its own row only (module docstring); it must return one value.
     lower, upper : float
         Public bounds; per-row values are clipped to ``[lower, upper]``.
     greater_is_better : bool, default=True
@@ -131,14 +143,9 @@ class PrivateScorer:
             ``clip(row_score(y, y_pred), lower, upper)`` (non-finite values mapped to the
             worst end first), negated if ``greater_is_better`` is False.
         """
-        y_pred = getattr(estimator, self.response_method)(X)
+        y_pred = np.asarray(getattr(estimator, self.response_method)(X))
         y_true = np.asarray(y)
-        values = np.asarray(self.row_score(y_true, y_pred), dtype=np.float64).ravel()
-        if values.shape[0] != y_true.shape[0]:
-            raise ValueError(
-                f"row_score returned {values.shape[0]} values for {y_true.shape[0]} rows; it "
-                "must return one value per row"
-            )
+        values = _row_terms(self.row_score, y_true, y_pred)
         worst = self.lower if self.greater_is_better else self.upper
         values = np.clip(np.where(np.isfinite(values), values, worst), self.lower, self.upper)
         return values if self.greater_is_better else -values
@@ -152,6 +159,38 @@ class PrivateScorer:
 
 def _accuracy_rows(y_true, y_pred):
     return (np.asarray(y_true) == np.asarray(y_pred)).astype(np.float64)
+
+
+#: row scores of skdp's own, verified to compute term ``i`` from row ``i`` alone: they run
+#: on the whole batch at once; every other callable runs one row at a time
+_VECTORISED_ROW_SCORES = (_accuracy_rows,)
+
+
+def _row_terms(row_score, y_true, y_pred):
+    """``row_score``'s value for each row, each computed from its own row only.
+
+    skdp's own row scores (``_VECTORISED_ROW_SCORES``) see the batch; any other callable
+    is called once per row on fresh one-row copies (module docstring: a function of the
+    batch would move every term when one row is replaced)."""
+    m = y_true.shape[0]
+    if y_pred.shape[:1] != (m,):
+        raise ValueError(
+            f"the estimator returned {y_pred.shape[:1]} predictions for {m} rows")
+    if any(row_score is verified for verified in _VECTORISED_ROW_SCORES):
+        return np.asarray(row_score(y_true, y_pred), dtype=np.float64).reshape(m)
+    values = np.empty(m, dtype=np.float64)
+    for i in range(m):
+        # fresh copies: the function sees one row, not a view whose .base is the batch
+        value = np.asarray(
+            row_score(y_true[i:i + 1].copy(), y_pred[i:i + 1].copy()), dtype=np.float64
+        ).ravel()
+        if value.shape[0] != 1:
+            raise ValueError(
+                f"row_score returned {value.shape[0]} values for one row; it must return "
+                "one value per row (it is called on one row at a time)"
+            )
+        values[i] = value[0]
+    return values
 
 
 def make_private_scorer(row_score, *, lower, upper, greater_is_better=True,

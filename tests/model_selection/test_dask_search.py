@@ -271,3 +271,40 @@ def test_a_folds_partition_sums_move_by_one_clipped_term_on_adversarial_neighbou
     m = splits.validation_sizes[0]
     assert worst <= scorer.released_sensitivity(m) * m
     assert worst >= 0.9 * scorer.score_range
+
+
+def test_a_batch_row_score_moves_a_dask_fold_by_one_term():
+    """A user's row score that reads its batch (the majority of right predictions) would
+    see each partition's validation rows on Dask and move every term of a partition when
+    one row is replaced.  It is called one row at a time, so the fold's sum moves by at
+    most ``upper - lower`` and equals the in-memory sum (uneven partitions)."""
+    from skdp.model_selection import make_private_scorer
+    from skdp.model_selection._dask_folds import fold_score_sum
+
+    from .test_scorer_and_repetitions import _batch_majority
+
+    rng = np.random.default_rng(0)
+    n = 400
+    X = rng.normal(size=(n, 2))
+    model = DPLogisticRegression(classes=[0, 1], data_norm=3.0, random_state=0).fit(
+        X, (X[:, 0] > 0).astype(int))
+    pred = model.predict(X)
+    scorer = make_private_scorer(_batch_majority, lower=0.0, upper=1.0)
+    splits = public_splits(n, 2, np.random.default_rng(1))
+    val = splits[0][1]
+    chunks = (100, 100, 100, 100)
+    # each partition's validation rows half right, half wrong; the neighbour flips one
+    y = pred.copy()
+    for start in (0, 100, 200, 300):
+        rows = val[(val >= start) & (val < start + 100)]
+        y[rows[(len(rows) + 1) // 2:]] = 1 - pred[rows[(len(rows) + 1) // 2:]]
+    y2 = y.copy()
+    y2[val[0]] = 1 - y[val[0]]
+    sums = []
+    for target in (y, y2):
+        folds = DaskFolds(da.from_array(X, chunks=(chunks, 2)),
+                          da.from_array(target, chunks=(chunks,)))
+        sums.append(fold_score_sum(scorer, model, folds.split(splits)[0][2]))
+        in_memory = scorer.row_values(model, X[val], target[val]).sum()
+        assert sums[-1] == in_memory
+    assert abs(sums[0] - sums[1]) <= scorer.score_range

@@ -56,6 +56,55 @@ def test_accuracy_and_sign():
         check_private_scoring({"a": "accuracy"}, None)
 
 
+def _batch_majority(t, p):
+    """A "per-row" score computed from the whole batch: 1 on every row when at least
+    half of the batch is right.  Called on the batch, one replaced row can flip all terms."""
+    right = (np.asarray(t) == np.asarray(p)).astype(float)
+    return np.full(right.shape, float(right.mean() >= 0.5))
+
+
+def _balanced_neighbours(m):
+    """Labels with exactly half of ``m`` predictions right, and a neighbour that
+    replaces one right row by a wrong one (the batch majority flips)."""
+    pred = np.zeros(m, dtype=np.int64)
+    y = np.where(np.arange(m) < m // 2, 0, 1)
+    y2 = y.copy()
+    y2[0] = 1
+    return pred, y, y2
+
+
+@pytest.mark.parametrize("m", [2, 10, 200])
+def test_a_batch_function_moves_one_term_only(m):
+    """The score's sensitivity assumes term i depends on row i alone.  A user's row score
+    that reads the batch (here: its majority) would move all m terms when one row is
+    replaced; skdp calls a user's row score one row at a time, so the sum of the clipped
+    terms moves by at most upper - lower.  Vectorised over the batch, it moved by m."""
+    scorer = make_private_scorer(_batch_majority, lower=0.0, upper=1.0)
+    pred, y, y2 = _balanced_neighbours(m)
+    change = abs(scorer.row_values(_Fixed(pred), None, y).sum()
+                 - scorer.row_values(_Fixed(pred), None, y2).sum())
+    assert change <= scorer.score_range
+    assert _batch_majority(y, pred).sum() - _batch_majority(y2, pred).sum() == m
+
+
+def test_a_row_score_sees_fresh_one_row_copies():
+    seen = []
+
+    def spy(t, p):
+        seen.append((t.shape, p.shape, t.base is None or t.base.size == 1,
+                     p.base is None or p.base.size == 1))
+        return np.abs(t - p)
+
+    scorer = make_private_scorer(spy, lower=0.0, upper=1.0, greater_is_better=False)
+    values = scorer.row_values(_Fixed(np.array([0.0, 0.25, 3.0])), None,
+                               np.array([0.5, 0.0, 0.0]))
+    np.testing.assert_allclose(values, [-0.5, -0.25, -1.0])
+    assert seen == [((1,), (1,), True, True)] * 3
+    two_values = make_private_scorer(lambda t, p: np.r_[t, p], lower=0.0, upper=1.0)
+    with pytest.raises(ValueError, match="one value per row"):
+        two_values.row_values(_Fixed(np.zeros(2)), None, np.zeros(2))
+
+
 @pytest.mark.parametrize("shape", [0.0, 0.5, 1.0, 2.0])
 @pytest.mark.parametrize("mean", [1.5, 10.0])
 def test_repetitions_distribution(shape, mean):
