@@ -54,7 +54,18 @@ def as_dask_array(X):
         raise ValueError(f"Expected a 2D array, got {X.ndim} dimensions")
     if any(np.isnan(c) for c in X.chunks[0]):
         X = X.compute_chunk_sizes()
+    if X.dtype == object:
+        return X.map_blocks(_float_block, dtype=np.float64), names
     return X.astype(np.float64), names
+
+
+def _float_block(block):
+    """An object block (a frame's mixed or nullable columns: ``Int64``, ``Float64``,
+    ``boolean``) as float64, a missing value (``pd.NA``, ``None``) as NaN -- what the
+    in-memory validation makes of it (a value, not an error, whichever row holds it)."""
+    import pandas as pd
+
+    return np.where(pd.isna(block), np.nan, block).astype(np.float64)
 
 
 def check_dask_array(X):

@@ -33,6 +33,25 @@ def test_numeric_transformers_match_in_memory_fit(cls):
     assert list(lazy.feature_names_in_) == ["x", "z"]
 
 
+@pytest.mark.parametrize("cls", [DPSplineTransformer, DPRobustScaler])
+def test_a_nullable_missing_value_is_a_value_on_dask_too(cls):
+    """pandas' nullable columns (Int64, Float64, boolean) reach a Dask array as object
+    blocks; a pd.NA there is a missing value, as in memory (its public NaN bin), not an
+    error that one row would trigger on Dask only (a TypeError before)."""
+    df = _frame(3000)
+    df["k"] = pd.array(np.arange(3000) % 50, dtype="Int64")
+    df["f"] = pd.array(np.linspace(-1, 1, 3000), dtype="Float64")
+    df.loc[7, "k"] = pd.NA
+    df.loc[11, "f"] = pd.NA
+    mem = cls(random_state=0).fit(df)
+    lazy = cls(random_state=0).fit(dd.from_pandas(df, npartitions=3))
+    assert lazy.dp_event_ == mem.dp_event_
+    for name in ("knots_", "center_", "scale_"):
+        for a, b in zip(getattr(mem, name, ()), getattr(lazy, name, ())):
+            np.testing.assert_array_equal(a, b)
+    assert hasattr(mem, "knots_") or hasattr(mem, "center_")
+
+
 def test_encoder_matches_in_memory_fit():
     rng = np.random.default_rng(1)
     df = pd.DataFrame({"c": rng.choice(["a", "b", "c"], 5000).astype(object)})
