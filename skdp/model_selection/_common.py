@@ -195,11 +195,36 @@ def probe(est, X, y, n_rows, classes, lazy=False):
     """
     if _is_private_pipeline(est):
         return _pipeline_probe(est, X, n_rows, lazy)
+    if _is_dask_array(X) and hasattr(est, "_planning_loss"):
+        planned = _planned_probe(est, X, n_rows)
+        if planned is not None:
+            return planned
     Xd, yd = placeholder_data(X, y, n_rows, classes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fitted = clone(est).fit(Xd, yd)
     return fitted_dp_event(fitted), fitted_privacy_guaranteed(fitted)
+
+
+def _is_dask_array(X):
+    from .._dask import is_dask_collection
+
+    return is_dask_collection(X) and not hasattr(X, "columns")
+
+
+def _planned_probe(est, X, n_rows):
+    """``(event, privacy_guaranteed)`` of a skdp estimator's fit on ``n_rows`` rows of the
+    Dask array ``X``, from its public plan (:func:`skdp.linear_model._base.
+    planned_dp_event`: parameters, ``n`` and the width only), so that the client never
+    holds ``n_rows`` placeholder rows; None when the estimator cannot plan it (the caller
+    then fits a placeholder).  The search checks every real fit against it, as against a
+    placeholder fit's event."""
+    from ..linear_model._base import planned_dp_event
+
+    planned = planned_dp_event(clone(est), n_rows, int(X.shape[1]))
+    if planned is None:
+        return None
+    return planned, not isinstance(planned, dp_accounting.NonPrivateDpEvent)
 
 
 def _pipeline_probe(pipe, X, n_rows, lazy=False):

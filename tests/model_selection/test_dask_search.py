@@ -171,6 +171,27 @@ def test_estimator_search_on_a_dask_array_is_the_in_memory_search():
                                rtol=0, atol=1e-6 * np.abs(mem.best_estimator_.coef_).max())
 
 
+@pytest.mark.parametrize("solver", ["objective_perturbation", "dpsgd"])
+def test_a_dask_array_search_plans_without_placeholder_rows(monkeypatch, solver):
+    """The search's probe of an estimator on a Dask array reads its public plan: no n-row
+    placeholder on the client (before, n x d zeros per probed size), and the real fits
+    release the planned events (the search checks each against it)."""
+    from skdp.model_selection import _common
+
+    def no_placeholder(*args, **kwargs):
+        raise AssertionError("a placeholder of n rows was built on the client")
+
+    monkeypatch.setattr(_common, "placeholder_data", no_placeholder)
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(2000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    est = DPLogisticRegression(classes=[0, 1], data_norm=3.0, solver=solver, max_iter=50)
+    search = DPGridSearchCV(est, {"alpha": [0.05, 0.2]}, epsilon=1.0, cv=2,
+                            random_state=0).fit(da.from_array(X, chunks=(500, 3)),
+                                                da.from_array(y, chunks=500))
+    assert search.privacy_guaranteed_ and search.epsilon_ <= 1.0
+
+
 def test_label_set_read_from_dask_partitions_voids_the_guarantee():
     df, y = _table()
     pipe = make_private_pipeline(DPLogisticRegression(solver="objective_perturbation"),
