@@ -344,3 +344,21 @@ def test_loader_frames_declare_the_documented_schema():
     assert len(schema["categorical"]) == 8
     X_train, _, _, _ = train_test_split(X, y, test_size=0.3, random_state=0)
     assert X_train.attrs["skdp_schema"] == schema
+
+
+def test_dpsgd_beyond_its_summable_size_is_refused_by_the_plan():
+    """DP-SGD divides its clip by ``1 + n gamma_n`` (a batch may hold all n rows); from
+    about 9.5e7 rows that factor reaches 2 and the fit refuses.  The plan refuses too, from
+    n alone, so a pipeline releases nothing first (before, it planned the model's event and
+    only the model's fit raised, after the transformers' releases)."""
+    from skdp._plan import make_plan
+    from skdp.linear_model._base import planned_dp_event
+
+    schema = pd.DataFrame({"a": pd.Series([], dtype=float), "b": pd.Series([], dtype=float)})
+    model = DPLogisticRegression(classes=[0, 1, 2], solver="dpsgd", data_norm=1.0)
+    with pytest.raises(ValueError, match="9.4e7 rows"):
+        make_plan(make_private_pipeline(model, epsilon=1.0), schema, 10**8, 1.0, 1e-6,
+                  lazy=True)
+    with pytest.raises(ValueError, match="9.4e7 rows"):
+        planned_dp_event(model, 10**8, 2, raise_errors=True)
+    assert planned_dp_event(model, 9 * 10**7, 2, raise_errors=True) is not None

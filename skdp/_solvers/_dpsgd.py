@@ -180,7 +180,7 @@ from ..accounting import (calibrate_poisson_gaussian, compose, gaussian_event,
                           gaussian_mu_for, poisson_gaussian_event)
 from .._mechanisms._clipped_rows import ClippedRows
 from .._mechanisms._exact import exact_gaussian_noise
-from .._mechanisms._summation import UNIT_ROUNDOFF, summation_clip
+from .._mechanisms._summation import UNIT_ROUNDOFF, summation_clip, summation_factor
 from .._mechanisms._clipping import row_norms_at
 from .._numba_cache import with_defaults
 from .._parallel import current_threads
@@ -225,7 +225,26 @@ def _clip_bound(L, p, n_terms=1):
     :func:`~skdp._mechanisms._summation.summation_clip` for a computed sum of up to
     ``n_terms`` contributions (any order), so that sum's replace-one sensitivity is at most
     ``2 L`` in floating point too."""
+    check_batch_sum(n_terms)
     return summation_clip(L * (1.0 - 1e-12 - 4.0 * (p + 8) * UNIT_ROUNDOFF), n_terms)
+
+
+def check_batch_sum(n_terms):
+    """Refuse, from the public ``n`` alone, a batch sum whose float64 rounding the clip
+    cannot absorb.  A Poisson batch may hold all ``n`` rows, summed in any order, so the
+    clip is divided by ``F = 1 + n gamma_n`` (:mod:`skdp._mechanisms._summation`), which
+    reaches 2 at ``n`` near ``2^26.5`` (about ``9.5e7`` rows): beyond, the rounding of the
+    computed sum could exceed the sensitivity the noise is calibrated to.  Planners call
+    this too, so that a pipeline or a search refuses before its first release."""
+    try:
+        summation_factor(n_terms)
+    except ValueError:
+        raise ValueError(
+            f"DP-SGD's batches may hold all {int(n_terms)} rows, and a float64 sum of that "
+            "many clipped gradients can round by more than the sensitivity its noise is "
+            "calibrated to (the limit is about 9.4e7 rows): use "
+            "solver='objective_perturbation' (binary and Huber) or fit a public "
+            "subsample") from None
 
 
 def _paper_multiplier(epsilon, delta, n):

@@ -386,6 +386,7 @@ def _plan_dpsgd(est, n_samples):
     from ..accounting import compose, gaussian_event, poisson_gaussian_event
 
     m, T = int(est.batch_size), int(est.n_steps)
+    _dpsgd.check_batch_sum(n_samples)        # the fit's refusal, before any release
     q = m / n_samples
     mu_f = _dpsgd.follow_up_mu(est.epsilon, est.delta, getattr(est, "follow_up_ratio", 0.0))
     z = _dpsgd._noise_multiplier(
