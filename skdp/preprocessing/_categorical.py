@@ -401,7 +401,13 @@ def _partition_counts(frame):
 def _columns(estimator, X, reset):
     """The columns of ``X``: a DataFrame's own columns (pandas Series, not converted: its
     width and feature names checked by scikit-learn), else 1-d object arrays of an array
-    validated by scikit-learn (2-d, not sparse, not complex, the fitted width)."""
+    validated by scikit-learn (2-d, not sparse, not complex, the fitted width).  A polars
+    frame is converted column by column first (:func:`~skdp.preprocessing._rowwise.
+    as_pandas`): read as one numpy array, an integer column with one null became float64
+    and rounded the other rows' integers above ``2**53``."""
+    from ._rowwise import as_pandas
+
+    X = as_pandas(X)
     if hasattr(X, "iloc") and getattr(X, "ndim", 0) == 2:
         validate_data(estimator, X, reset=reset, skip_check_array=True)
         if X.shape[0] == 0 or X.shape[1] == 0:

@@ -304,3 +304,16 @@ def test_narrow_numpy_floats_leave_the_hash_table():
     assert _exact_series(np.array([0.1, np.float64(0.25), 1], dtype=object)) is not None
     values, counts = _value_counts(column)
     assert values == [0.1, float(np.float32(0.1)), 0.25] and counts.tolist() == [7, 5, 1]
+
+
+def test_polars_integer_column_with_a_null_keeps_its_exact_values():
+    """Fitted on a polars frame directly, the encoder read an Int64 column with one null
+    as float64 (2**53 + 1 became 2**53 in every other row); it now reads each value
+    exactly, so both neighbours release the same category."""
+    pl = pytest.importorskip("polars")
+    rows = [2**53 + 1] * 300 + [7] * 300
+    released = [DPOneHotEncoder(random_state=0).fit(
+        pl.DataFrame({"c": r}, schema={"c": pl.Int64})).categories_
+        for r in (rows, rows[:-1] + [None])]
+    assert _typed(released[0]) == _typed(released[1]) == \
+        [[("int", "7"), ("int", str(2**53 + 1))]]
