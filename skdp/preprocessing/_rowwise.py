@@ -52,6 +52,8 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .._raw_input import validate_numeric_data
+
 __all__ = ["FrameToPandas", "RowwiseFunctionTransformer"]
 
 
@@ -144,8 +146,9 @@ class RowwiseFunctionTransformer(TransformerMixin, BaseEstimator):
         self.feature_names_out = feature_names_out
 
     def _validate(self, X, reset):
-        return validate_data(self, X, reset=reset, dtype=np.float64,
-                             ensure_all_finite=False, accept_sparse=False)
+        # a raw table's error names its columns, never quotes a value
+        return validate_numeric_data(self, X, reset=reset, dtype=np.float64,
+                                     ensure_all_finite=False, accept_sparse=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
