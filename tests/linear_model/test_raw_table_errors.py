@@ -132,3 +132,18 @@ def test_non_numeric_targets_are_refused_without_quoting_them(make, lazy):
     with pytest.raises(ValueError, match="takes numeric targets") as info:
         est.fit(X, y)
     assert SECRET not in str(info.value) and info.value.__cause__ is None
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_non_numeric_targets_to_a_regressor_score_are_not_quoted(lazy):
+    """``score`` on held-out rows whose y has a string: scikit-learn's R^2 quoted it."""
+    reg = DPHuberRegressor(data_norm=1.0, y_bound=1.0, random_state=0).fit(
+        np.full((40, 2), 0.1), np.arange(40) % 2 * 1.0)
+    X = np.full((40, 2), 0.1)
+    y = np.array([1.0] * 39 + [SECRET], dtype=object)
+    if lazy:
+        da = pytest.importorskip("dask.array")
+        X, y = da.from_array(X, chunks=(20, 2)), da.from_array(y, chunks=20)
+    with pytest.raises(ValueError, match="takes numeric targets") as info:
+        reg.score(X, y)
+    assert SECRET not in str(info.value) and info.value.__cause__ is None
