@@ -210,7 +210,14 @@ def dask_design(estimator, X, y, encode, labels=None):
         checks.append(da.isfinite(y.astype(np.float64)).all())
     else:
         checks.append(da.isin(y, np.asarray(labels)).all())
-    finite_X, good_y = dask.compute(*checks)
+    try:
+        finite_X, good_y = dask.compute(*checks)
+    except ValueError as exc:
+        from ._raw_input import non_numeric_targets_message, quotes_an_entry
+
+        if labels is None and quotes_an_entry(exc):   # y.astype(float64) on a string
+            raise ValueError(non_numeric_targets_message(estimator)) from None
+        raise
     if not finite_X:
         raise ValueError("Input X contains NaN or infinity.")
     if not good_y:

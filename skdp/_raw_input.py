@@ -7,13 +7,16 @@ quotes one of the private values and says nothing of what to do.
 :func:`validate_numeric_data` replaces it with an error that names the non-numeric columns
 (the public schema only, never a value: the conversion error is not chained, since an
 exception's text travels in logs and tracebacks like any output) and points to
-:func:`skdp.make_private_pipeline`, which encodes a raw table under the same budget.
+:func:`skdp.make_private_pipeline`, which encodes a raw table under the same budget.  Numeric
+targets with a string that is not a number (``y`` of a regressor) get an error that says
+so without quoting it.
 """
 
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-__all__ = ["non_numeric_columns", "validate_numeric_data"]
+__all__ = ["non_numeric_columns", "non_numeric_targets_message", "quotes_an_entry",
+           "validate_numeric_data"]
 
 
 def non_numeric_columns(X):
@@ -71,14 +74,33 @@ def raw_table_message(estimator, X):
         "raw table")
 
 
+def quotes_an_entry(exc):
+    """Whether ``exc`` is Python's or numpy's number-conversion error, whose text quotes the
+    entry that failed (``could not convert string to float: '<a value>'``, ``invalid
+    literal for int() with base 10: '<a value>'``)."""
+    return str(exc).startswith(("could not convert", "invalid literal for"))
+
+
+def non_numeric_targets_message(estimator):
+    """The error for targets ``y`` with an entry that is not a number: what is wrong,
+    never the entry (one row's value)."""
+    return (f"{type(estimator).__name__} takes numeric targets, and y holds an entry that "
+            "is not a number (not shown: the rows are private); convert y to numbers "
+            "first")
+
+
 def validate_numeric_data(estimator, X, y="no_validation", **kwargs):
     """``validate_data(estimator, X, y, **kwargs)``; when ``X`` is a raw table (strings
-    or categories) the float conversion's error becomes :func:`raw_table_message`'s,
-    without quoting any value of the data (the conversion error is not chained)."""
+    or categories) the float conversion's error becomes :func:`raw_table_message`'s, and
+    when numeric targets ``y`` hold a string that is not a number the conversion's error
+    becomes :func:`non_numeric_targets_message`'s: neither quotes any value of the data
+    (the conversion error is not chained)."""
     try:
         return validate_data(estimator, X, y, **kwargs)
-    except ValueError:
+    except ValueError as exc:
         message = raw_table_message(estimator, X)
+        if message is None and quotes_an_entry(exc):
+            message = non_numeric_targets_message(estimator)
         if message is None:
             raise
     raise ValueError(message) from None

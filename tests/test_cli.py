@@ -97,7 +97,7 @@ def test_audit_without_a_guarantee_claims_inf_and_says_why_once():
     assert "claimed epsilon: 1.0" not in res.stdout
     text = res.stdout + res.stderr
     assert text.count("the label set is read from the private data") == 1, text
-    assert "classes=[0, 1]" in text and "privacy_guaranteed_ = False" in text
+    assert "classes=[...]" in text and "privacy_guaranteed_ = False" in text
     assert "Traceback" not in text and len(text.splitlines()) < 25
 
 

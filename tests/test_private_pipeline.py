@@ -283,3 +283,24 @@ def test_one_hot_encoder_sparse_output_is_the_dense_output():
     S = sparse.transform(df)
     assert sp.isspmatrix_csr(S) and S.has_canonical_format and S.nnz == len(df)
     assert np.array_equal(S.toarray(), dense.transform(df))
+
+
+def test_polars_null_row_does_not_change_other_rows_categories():
+    """The audit's finding: one null in a polars Int64 column made FrameToPandas turn the
+    column into float64, rounding 1000 other rows' ``2**53 + 1`` to ``2**53``: the
+    released category changed with certainty.  Both neighbours now release it exactly."""
+    pl = pytest.importorskip("polars")
+    big = 2**53 + 1
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=2000).tolist(), (rng.random(2000) < 0.5).astype(int)
+    accounts = [big] * 1000 + [7] * 1000
+    released = []
+    for column in (accounts, accounts[:-1] + [None]):
+        frame = pl.DataFrame({"account": column, "x": x},
+                             schema={"account": pl.Int64, "x": pl.Float64})
+        pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=2.0,
+                                     numeric=["x"], categorical=["account"],
+                                     random_state=0).fit(frame, y)
+        released.append(pipe.named_steps["columns"].named_transformers_["categorical"]
+                        .categories_)
+    assert released[0] == released[1] == [[7, big]]

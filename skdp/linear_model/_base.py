@@ -572,14 +572,22 @@ class DaskScoreMixin:
         -------
         score : float
         """
-        if is_dask_collection(X) and sample_weight is None:
-            from sklearn.base import is_classifier
+        from .._raw_input import non_numeric_targets_message, quotes_an_entry
 
-            from .._dask_predict import dask_score
+        try:
+            if is_dask_collection(X) and sample_weight is None:
+                from sklearn.base import is_classifier
 
-            check_is_fitted(self)
-            return dask_score(self, X, y, classifier=is_classifier(self))
-        return super().score(X, y, sample_weight=sample_weight)
+                from .._dask_predict import dask_score
+
+                check_is_fitted(self)
+                return dask_score(self, X, y, classifier=is_classifier(self))
+            return super().score(X, y, sample_weight=sample_weight)
+        except ValueError as exc:
+            # numeric targets' conversion error quotes the entry (a row's private value)
+            if quotes_an_entry(exc):
+                raise ValueError(non_numeric_targets_message(self)) from None
+            raise
 
 
 class DPLinearRegressorMixin(DaskScoreMixin, RegressorMixin):

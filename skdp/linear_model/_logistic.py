@@ -340,18 +340,22 @@ class DPLogisticRegression(DaskScoreMixin, ClassifierMixin, BaseDPLinear):
         if classes is not None:
             unknown = np.setdiff1d(np.unique(y), classes)
             if unknown.size:
-                raise ValueError(f"y contains labels {unknown!r} not in classes={classes!r}")
+                # the public classes only: y's labels (and how many are unknown) are private
+                raise ValueError(
+                    f"y contains labels not in classes={classes.tolist()!r} (the labels of "
+                    "y are private and not shown); pass the full public label set")
         else:
             classes = np.unique(y)
             if classes.size < 2:
                 raise ValueError(
-                    f"DPLogisticRegression needs at least 2 classes; got 1 class: {classes!r}"
-                    " (pass the public label set as classes=[...])")
+                    "DPLogisticRegression needs at least 2 classes, and y holds a single "
+                    "one (not shown: it is private); pass the public label set as "
+                    "classes=[...]")
             warnings.warn(
                 "classes is None: the label set is read from the private data. One row with "
                 "a new label turns a binary model into a multinomial one, which no noise "
                 "hides (privacy_guaranteed_ = False, epsilon_ = inf). Pass the public label "
-                f"set, e.g. classes={classes.tolist()!r}.",
+                "set as classes=[...] (the labels read from y are private and not shown).",
                 PrivacyLeakWarning,
                 stacklevel=user_stacklevel(),
             )

@@ -562,7 +562,8 @@ def public_label_set(estimator, y, observed=None):
         f"{type(estimator).__name__} has classes=None: the label set is read from the private "
         "data (one row with a new label changes the shape of every model), so the "
         "procedure is not private (privacy_guaranteed_ = False, epsilon_ = inf). Pass the "
-        f"public label set, e.g. classes={labels.tolist()!r}.",
+        "public label set as classes=[...] (the labels read from y are private and not "
+        "shown).",
         PrivacyLeakWarning,
         stacklevel=user_stacklevel(),
     )

@@ -49,14 +49,19 @@ seeded fit is reproducible and independent of row order.
 factorises (:func:`canonical_column`, at transform) the raw column, then only its
 *distinct* values are canonicalised, and the counts or codes of those that become equal
 are merged.  That equals canonicalise-then-count because the hash table merges two
-entries only when they compare equal, and equal numbers, strings or bytes have one
-canonical value (it never merges the string ``"nan"`` with NaN, nor a string with a
-number).  A column takes this path when its dtype is numeric, boolean or string, or when
-it is an object column of numbers, strings, bytes and missing markers only (pandas'
-``infer_dtype``, one pass in C, then for a mixed column the set of its entries' types);
-any other object column (tuples, datetimes, user objects: their ``==`` may cross types)
-is canonicalised entry by entry, and so is every column without pandas.  Counts are
-integers below ``2**53``, so the float weights of the merge are exact.
+entries only when they compare equal, and equal strings or bytes, and equal numbers *of
+one type*, have one canonical value (it never merges the string ``"nan"`` with NaN, nor a
+string with a number).  Numbers of two types are not safe: numpy compares
+``np.int64(2**53 + 1)`` with the float ``2.0**53`` in float64 and finds them equal,
+although their canonical values differ, and the table then merges them only if one lies
+in the other's probe sequence -- a function of the other rows and of row order.  A column
+takes this path when its dtype is numeric, boolean or string, or when it is an object
+column of strings, bytes, missing markers, booleans and numbers of a single type (pandas'
+``infer_dtype``, one pass in C, then the set of its entries' types); any other object
+column (numbers of two types such as ``int`` and ``float``; tuples, datetimes, user
+objects: their ``==`` may cross types) is canonicalised entry by entry, and so is every
+column without pandas.  Counts are integers below ``2**53``, so the float weights of the
+merge are exact.
 
 Public categories (``categories=[[...], ...]``)
 -----------------------------------------------
@@ -234,10 +239,6 @@ def canonical_order(canonical):
     return (3, f"{kind.__module__}.{kind.__qualname__}", repr(canonical))
 
 
-#: pandas' ``infer_dtype`` of object columns whose entries are all numbers, all strings or
-#: all bytes (missing entries aside)
-_EXACT_KINDS = frozenset({"string", "bytes", "integer", "floating", "mixed-integer-float",
-                          "boolean", "decimal", "empty"})
 #: the types of a mixed object column on which pandas' hash table is exact: numbers,
 #: strings, bytes, and missing markers (dropped by the table)
 #: numpy floats narrower or wider than float64 are left out: numpy compares them with a
@@ -249,9 +250,26 @@ _EXACT_TYPES = frozenset(
     | {t for t in np.sctypeDict.values()
        if (issubclass(t, (np.bool_, np.integer)) or t is np.float64)
        and not issubclass(t, np.timedelta64)})
-#: kinds of ``infer_dtype`` under which a narrow numpy float may hide: their entries' types
-#: are checked too
-_FLOAT_KINDS = frozenset({"floating", "mixed-integer-float", "decimal"})
+#: kinds of ``infer_dtype`` whose entries cannot be numbers of two types (strings, bytes,
+#: booleans, nothing): the table is exact on them without looking at the entries' types
+_SINGLE_KIND = frozenset({"string", "bytes", "boolean", "empty"})
+#: booleans (0 and 1, exact in every number type) and non-numbers: they never make a
+#: column's numbers "of two types"
+_NOT_MIXING_TYPES = frozenset({bool, np.bool_, str, np.str_, bytes, np.bytes_, type(None)})
+
+
+def _numbers_of_one_type(types):
+    """True when the numbers among ``types`` (booleans aside) all have one type, counting
+    ``np.float64`` (a subclass of ``float``) as ``float``.
+
+    numpy compares numbers of two types in a common precision: ``np.int64(2**53 + 1) ==
+    2.0**53`` is True (the integer is rounded to float64), so is ``2**53 + 1 ==
+    np.float64(2**53)``, although their canonical values (``2**53 + 1``, ``2**53``)
+    differ; numpy 1.x compares ``np.int64`` with ``np.uint64`` (or with a Python int
+    beyond int64) in float64 too, and ``Decimal == np.int64`` raises.  Of numbers of one
+    type, ``==`` is that type's exact equality (two doubles, two int64, two Python ints,
+    two Decimals), and a boolean is 0 or 1, exact in every type."""
+    return len({float if t is np.float64 else t for t in types} - _NOT_MIXING_TYPES) <= 1
 
 
 def _exact_series(values):
@@ -260,11 +278,16 @@ def _exact_series(values):
     without pandas, or for a plain iterable).
 
     The table merges entries that compare equal; equal numbers, strings or bytes have
-    one canonical value.  So the table is exact on a column of a numeric, boolean or
-    string dtype, and on an object column that holds only numbers, strings, bytes and
-    missing markers: checked by ``infer_dtype`` (one pass in C), then for a mixed column
-    by the set of its entries' types.  Any other object (a tuple, a datetime, a user type:
-    its ``==`` may cross types) sends the column entry by entry."""
+    one canonical value *when the numbers have one type*.  So the table is exact on a
+    column of a numeric, boolean or string dtype, and on an object column that holds only
+    strings, bytes, missing markers, booleans and numbers of one type: checked by
+    ``infer_dtype`` (one pass in C), then, unless it found only strings, bytes or
+    booleans, by the set of the entries' types.  Any other object (a tuple, a datetime, a
+    user type: its ``==`` may cross types) and numbers of two types (an ``np.int64`` and
+    a float, which numpy compares in float64: :func:`_numbers_of_one_type`) send the
+    column entry by entry.  Whether two entries of such a column compared equal used to
+    depend on whether one lay in the other's probe sequence -- on the other rows and on
+    row order."""
     try:
         import pandas as pd
         from pandas.api.types import infer_dtype
@@ -276,10 +299,10 @@ def _exact_series(values):
     if not isinstance(values, pd.Series):
         return None
     kind = infer_dtype(values, skipna=True) if values.dtype == object else None
-    if values.dtype == object and (kind not in _EXACT_KINDS or kind in _FLOAT_KINDS):
-        na = type(pd.NA), type(pd.NaT)
-        kinds = set(map(type, values.to_numpy(dtype=object, copy=False)))
-        if not all(t in _EXACT_TYPES or t in na for t in kinds):
+    if values.dtype == object and kind not in _SINGLE_KIND:
+        na = {type(pd.NA), type(pd.NaT)}
+        types = set(map(type, values.to_numpy(dtype=object, copy=False))) - na
+        if not (types <= _EXACT_TYPES and _numbers_of_one_type(types)):
             return None
     return values
 
@@ -401,7 +424,13 @@ def _partition_counts(frame):
 def _columns(estimator, X, reset):
     """The columns of ``X``: a DataFrame's own columns (pandas Series, not converted: its
     width and feature names checked by scikit-learn), else 1-d object arrays of an array
-    validated by scikit-learn (2-d, not sparse, not complex, the fitted width)."""
+    validated by scikit-learn (2-d, not sparse, not complex, the fitted width).  A polars
+    frame is converted column by column first (:func:`~skdp.preprocessing._rowwise.
+    as_pandas`): read as one numpy array, an integer column with one null became float64
+    and rounded the other rows' integers above ``2**53``."""
+    from ._rowwise import as_pandas
+
+    X = as_pandas(X)
     if hasattr(X, "iloc") and getattr(X, "ndim", 0) == 2:
         validate_data(estimator, X, reset=reset, skip_check_array=True)
         if X.shape[0] == 0 or X.shape[1] == 0:

@@ -26,8 +26,20 @@ a view, so ``row.base`` does not reach the batch either).  What skdp cannot veri
 rows it has seen) is not row-wise, and neither are ``kw_args`` computed from the private
 rows.  Both are outside the guarantee.
 
-:class:`FrameToPandas` converts a polars DataFrame into a pandas one, cell by cell (the
-schema is kept): a row-wise identity on the values.
+:class:`FrameToPandas` converts a polars DataFrame into a pandas one, column by column (the
+schema is kept): a row-wise identity on the values.  That needs one care.  polars'
+``to_pandas`` gives an integer column numpy's ``int64`` while it has no null, and
+``float64`` (nulls as NaN) as soon as *one* row is null; every integer above
+:math:`2^{53}` in the *other* rows is then rounded (:math:`2^{53} + 1` becomes
+:math:`2^{53}`).  Replacing one row by a null would change the value of many rows, and a
+step that counts exact values (:class:`DPOneHotEncoder`) would release a different category
+with certainty.  So integer columns (of every width, signed or not) become pandas' nullable
+integer dtype of the same width, and boolean columns pandas' nullable ``boolean``,
+*whatever the rows hold*: each value is kept exactly, a null becomes ``pd.NA`` in its own
+row, and the output dtypes are a function of the input schema alone.  Every other column
+is converted by polars (floats stay numpy floats, a null becoming NaN in its row; strings,
+dates, decimals cell by cell).  Output row :math:`i` is then a function of input row
+:math:`i` and of the public schema only.
 """
 
 
@@ -39,6 +51,8 @@ from sklearn.utils.validation import (
     check_is_fitted,
     validate_data,
 )
+
+from .._raw_input import validate_numeric_data
 
 __all__ = ["FrameToPandas", "RowwiseFunctionTransformer"]
 
@@ -132,8 +146,9 @@ class RowwiseFunctionTransformer(TransformerMixin, BaseEstimator):
         self.feature_names_out = feature_names_out
 
     def _validate(self, X, reset):
-        return validate_data(self, X, reset=reset, dtype=np.float64,
-                             ensure_all_finite=False, accept_sparse=False)
+        # a raw table's error names its columns, never quotes a value
+        return validate_numeric_data(self, X, reset=reset, dtype=np.float64,
+                                     ensure_all_finite=False, accept_sparse=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -262,12 +277,33 @@ class RowwiseFunctionTransformer(TransformerMixin, BaseEstimator):
         return tags
 
 
+def _nullable_pandas_dtype(arrow_type):
+    """The pandas dtype of a polars column of Arrow type ``arrow_type``: the nullable
+    integer dtype of the same width for an integer type, the nullable ``boolean`` for a
+    boolean, None (polars' own conversion) for any other type.  A function of the type
+    only, never of the values (module docstring)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if pa.types.is_integer(arrow_type):
+        sign = "Int" if pa.types.is_signed_integer(arrow_type) else "UInt"
+        return pd.api.types.pandas_dtype(f"{sign}{arrow_type.bit_width}")
+    if pa.types.is_boolean(arrow_type):
+        return pd.BooleanDtype()
+    return None
+
+
 def as_pandas(X):
     """A polars DataFrame as a pandas one (its schema kept: numbers stay numeric, strings
     become object columns); anything else unchanged.  Data-free: what
-    :class:`FrameToPandas` does, and how a composite reads a frame's schema."""
+    :class:`FrameToPandas` does, and how a composite reads a frame's schema.
+
+    Row-wise: integer and boolean columns become pandas' nullable dtypes whatever the
+    rows hold, so a null in one row never turns the column into float64 and rounds the
+    other rows' integers above ``2**53`` (module docstring)."""
     if type(X).__module__.split(".")[0] == "polars" and hasattr(X, "to_pandas"):
-        return X.to_pandas()
+        # polars passes types_mapper to pyarrow.Table.to_pandas
+        return X.to_pandas(types_mapper=_nullable_pandas_dtype)
     return X
 
 
@@ -277,7 +313,11 @@ class FrameToPandas(TransformerMixin, BaseEstimator):
     The first step of :func:`skdp.make_private_pipeline`, so that its ``fit`` and
     ``predict`` take either kind of frame.  Data-free: the conversion maps every row to
     the same row (numbers stay numeric, strings become object columns, the column names
-    and order are kept), and ``fit`` reads only the schema.
+    and order are kept), and ``fit`` reads only the schema.  Integer and boolean columns
+    become pandas' nullable dtypes (``Int64``, ``UInt64``..., ``boolean``; a null is
+    ``pd.NA``) whether or not a row is null: every integer is kept exactly, above ``2**53``
+    too, and no row's value or dtype depends on another row (module docstring of
+    ``skdp/preprocessing/_rowwise.py``).
 
     Attributes
     ----------

@@ -249,6 +249,32 @@ def test_one_class_is_refused():
         DPLogisticRegression(data_norm=3.0).fit(X, np.zeros(len(X)))
 
 
+def test_label_messages_never_print_a_label_read_from_y():
+    """Errors and warnings travel in logs like any output: the labels of y are private
+    (one row's label can be the only one of its kind), so no message shows them; the
+    public classes the user gave may be shown.  They used to print the unknown labels
+    ("y contains labels ['secret-9f1'] not in classes"), the single class of y, and the
+    label set read from y as a suggested classes=[...]."""
+    import warnings
+
+    X, y = _data(DPLogisticRegression)
+    secret = "secret-9f1"
+    labels = np.where(y == 1, "yes", "no").astype(object)
+    labels[7] = secret                      # one row with a label outside the public set
+    with pytest.raises(ValueError, match=r"not in classes=\['no', 'yes'\]") as err:
+        DPLogisticRegression(data_norm=3.0, classes=["no", "yes"]).fit(X, labels)
+    assert secret not in str(err.value)
+    with pytest.raises(ValueError, match="at least 2 classes") as err:
+        DPLogisticRegression(data_norm=3.0).fit(X, np.full(len(X), secret))
+    assert secret not in str(err.value)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPLogisticRegression(data_norm=3.0, random_state=0).fit(
+            X, np.where(y == 1, secret, "other"))
+    texts = [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert texts and all(secret not in t and "other" not in t for t in texts), texts
+
+
 def test_nan_target_refused_for_regression():
     X, y = _data(DPHuberRegressor)
     y[3] = np.nan

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from skdp import DPHuberRegressor, DPLogisticRegression, DPNonconvexRegressor
-from skdp.preprocessing import DPRobustScaler, DPSplineTransformer, DPStandardScaler
+from skdp.preprocessing import (DPRobustScaler, DPSplineTransformer, DPStandardScaler,
+                                RowwiseFunctionTransformer)
 
 pd = pytest.importorskip("pandas")
 
@@ -89,6 +90,8 @@ TRANSFORMERS = {
     "standard": lambda: DPStandardScaler(feature_bounds=(0, 100), random_state=0),
     "robust": lambda: DPRobustScaler(random_state=0),
     "spline": lambda: DPSplineTransformer(random_state=0),
+    # it quoted the value ("could not convert string to float: 'Secret-Town'")
+    "rowwise": lambda: RowwiseFunctionTransformer(),
 }
 
 
@@ -112,3 +115,35 @@ def test_raw_table_to_a_numeric_transformer_points_to_the_encoders(kind, table):
     with pytest.raises(ValueError, match=f"{name} takes numeric columns") as info:
         est.transform(TABLES[table]())
     assert SECRET not in str(info.value)
+
+
+@pytest.mark.parametrize("make", ESTIMATORS[1:], ids=["huber", "nonconvex"])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_non_numeric_targets_are_refused_without_quoting_them(make, lazy):
+    """A regressor's y with one string that is not a number: the error used to be numpy's
+    "could not convert string to float: 'Secret-Town'", one row's private value, in memory
+    and on Dask (raised by the workers' conversion).  It now says what is wrong only."""
+    X = np.full((40, 2), 0.1)
+    y = np.array([1.0] * 39 + [SECRET], dtype=object)
+    if lazy:
+        da = pytest.importorskip("dask.array")
+        X, y = da.from_array(X, chunks=(20, 2)), da.from_array(y, chunks=20)
+    est = make()
+    with pytest.raises(ValueError, match="takes numeric targets") as info:
+        est.fit(X, y)
+    assert SECRET not in str(info.value) and info.value.__cause__ is None
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_non_numeric_targets_to_a_regressor_score_are_not_quoted(lazy):
+    """``score`` on held-out rows whose y has a string: scikit-learn's R^2 quoted it."""
+    reg = DPHuberRegressor(data_norm=1.0, y_bound=1.0, random_state=0).fit(
+        np.full((40, 2), 0.1), np.arange(40) % 2 * 1.0)
+    X = np.full((40, 2), 0.1)
+    y = np.array([1.0] * 39 + [SECRET], dtype=object)
+    if lazy:
+        da = pytest.importorskip("dask.array")
+        X, y = da.from_array(X, chunks=(20, 2)), da.from_array(y, chunks=20)
+    with pytest.raises(ValueError, match="takes numeric targets") as info:
+        reg.score(X, y)
+    assert SECRET not in str(info.value) and info.value.__cause__ is None

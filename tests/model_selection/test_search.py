@@ -342,3 +342,22 @@ def test_dpsgd_candidates_are_calibrated_to_their_selection_share():
     assert search.epsilon_ <= 1.0 and search.epsilon_ > 0.95
     assert search.epsilon_ == rdp_epsilon(search.dp_event_, 1e-6)
     assert search.score(X, y) > 0.7
+
+
+def test_the_label_set_read_from_y_is_not_printed(data):
+    """A search whose classifier has classes=None reads the label set from y (and says
+    the procedure is not private); its warning used to suggest that very set
+    (``classes=['secret-1', ...]``), printing private labels."""
+    import warnings
+
+    from skdp.exceptions import PrivacyLeakWarning
+
+    X, y = data
+    labels = np.where(y == 1, "secret-1", "secret-0")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPGridSearchCV(DPLogisticRegression(data_norm=2.0), {"alpha": [0.1]}, epsilon=2.0,
+                       random_state=0).fit(X, labels)
+    texts = [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert any("classes=None" in t for t in texts)
+    assert not any("secret" in t for t in texts), texts

@@ -250,11 +250,19 @@ def _pool():
             float("nan"), pd.NA, Decimal("NaN"), b"a", np.bytes_(b"a"), 7, 7.5]
 
 
-@pytest.mark.parametrize("subset", ["numbers", "strings", "mixed", "objects"])
+#: the subsets whose columns are counted entry by entry: objects whose ``==`` may cross
+#: types, and numbers of two types (numpy compares ``np.int64(2**53 + 1) == 2.0**53``)
+_ENTRY_BY_ENTRY = ("numbers", "mixed", "objects")
+
+
+@pytest.mark.parametrize("subset", ["numbers", "strings", "mixed", "objects", "floats",
+                                    "ints"])
 def test_hash_table_path_equals_canonicalise_then_count(subset):
     """The vectorised path (pandas' hash table on the raw column, then the distinct
     values canonicalised and merged) gives exactly the entry-by-entry result, codes and
-    counts: the hash table never merges two values of different canonical forms."""
+    counts: the hash table never merges two values of different canonical forms.  It is
+    taken for strings and numbers of one type (with booleans, bytes and missing markers),
+    not for numbers of several types."""
     from skdp.preprocessing._categorical import (_exact_series, _factorize_entries,
                                                  _value_counts, canonical_column)
 
@@ -267,11 +275,16 @@ def test_hash_table_path_equals_canonicalise_then_count(subset):
         pool = [v for v in pool if v is None or isinstance(v, str)]
     elif subset == "objects":
         pool = pool + [(1,), (1.0,), 1 + 0j]
+    elif subset == "floats":
+        pool = [v for v in pool if not isinstance(v, (int, np.integer, Decimal))
+                or isinstance(v, bool)] + [np.float64(2.0 ** 53), np.float64(-0.0)]
+    elif subset == "ints":
+        pool = [v for v in pool if not isinstance(v, (float, np.number, Decimal))]
     rng = np.random.default_rng(0)
     for _ in range(20):
         rows = [pool[i] for i in rng.integers(len(pool), size=200)]
         column = _column(rows)[:, 0]
-        assert (_exact_series(column) is None) == (subset == "objects")
+        assert (_exact_series(column) is None) == (subset in _ENTRY_BY_ENTRY)
         categories, codes = canonical_column(column)
         distinct, ref_codes = _factorize_entries(rows)
         got = [None if c < 0 else categories[c] for c in codes]
@@ -301,6 +314,68 @@ def test_narrow_numpy_floats_leave_the_hash_table():
 
     column = np.array([0.1] * 7 + [np.float32(0.1)] * 5 + [np.float64(0.25)], dtype=object)
     assert _exact_series(column) is None
-    assert _exact_series(np.array([0.1, np.float64(0.25), 1], dtype=object)) is not None
+    assert _exact_series(np.array([0.1, np.float64(0.25), True], dtype=object)) is not None
     values, counts = _value_counts(column)
     assert values == [0.1, float(np.float32(0.1)), 0.25] and counts.tolist() == [7, 5, 1]
+
+
+def test_polars_integer_column_with_a_null_keeps_its_exact_values():
+    """Fitted on a polars frame directly, the encoder read an Int64 column with one null
+    as float64 (2**53 + 1 became 2**53 in every other row); it now reads each value
+    exactly, so both neighbours release the same category."""
+    pl = pytest.importorskip("polars")
+    rows = [2**53 + 1] * 300 + [7] * 300
+    released = [DPOneHotEncoder(random_state=0).fit(
+        pl.DataFrame({"c": r}, schema={"c": pl.Int64})).categories_
+        for r in (rows, rows[:-1] + [None])]
+    assert _typed(released[0]) == _typed(released[1]) == \
+        [[("int", "7"), ("int", str(2**53 + 1))]]
+
+
+# ------------------------- the audit's finding: an int and a float numpy compares equal
+
+_B = 2**53
+#: fillers under which pandas' hash table kept np.int64(2**53 + 1) and 2.0**53 apart, and
+#: the neighbour (last filler replaced) under which it merged them (onehot_hash_merge.py)
+_FILLERS = [850624.0, 636961.0, 511136.0, 269786.0, 307829.0]
+_NEIGHBOUR_FILLERS = _FILLERS[:-1] + [1000000.0]
+
+
+def _big_rows(fillers, big_int, big_float, int_first):
+    first, last = (big_int, big_float) if int_first else (big_float, big_int)
+    return [first] * 30 + list(fillers) + [last] * 30
+
+
+def _exact_counts(rows):
+    """Counts of the canonical values, entry by entry (the definition)."""
+    from collections import Counter
+
+    from skdp.preprocessing._categorical import canonical_value
+
+    counts = Counter(canonical_value(v) for v in rows)
+    return sorted(counts.items())
+
+
+@pytest.mark.parametrize("big_int, big_float", [
+    (np.int64(_B + 1), float(_B)), (_B + 1, np.float64(_B)), (np.uint64(_B + 1), float(_B)),
+    (np.int64(_B + 1), np.float64(_B))])
+def test_integers_and_floats_numpy_calls_equal_are_counted_apart(big_int, big_float):
+    """``np.int64(2**53 + 1) == 2.0**53`` in numpy although their canonical values differ;
+    pandas' hash table merged them or not depending on a filler row and on which came
+    first (the release changed with one row: epsilon infinite).  A column mixing integer
+    and float types is now counted entry by entry: the exact canonical counts, the same
+    categories on both neighbours and in both row orders, and transform tells them apart."""
+    from skdp.preprocessing._categorical import _value_counts
+
+    releases = set()
+    for fillers in (_FILLERS, _NEIGHBOUR_FILLERS):
+        for int_first in (True, False):
+            rows = _big_rows(fillers, big_int, big_float, int_first)
+            values, counts = _value_counts(_column(rows)[:, 0])
+            assert sorted(zip(values, counts.tolist())) == _exact_counts(rows)
+            for seed in range(3):
+                enc = DPOneHotEncoder(epsilon=4.0, random_state=seed).fit(_column(rows))
+                releases.add(repr([[c for c in enc.categories_[0] if c >= _B]]))
+                codes = enc.transform(_column([big_int, big_float])).argmax(axis=1)
+                assert codes[0] != codes[1]
+    assert releases == {repr([[_B, _B + 1]])}

@@ -264,3 +264,42 @@ def test_make_private_pipeline_uses_the_verified_converter(kind):
     pipe.fit(df, y)
     assert pipe.privacy_guaranteed_ and pipe.epsilon_ <= 1.0 and math.isfinite(pipe.epsilon_)
     assert pipe.score(df, y) > 0.8
+
+
+# ------------------------------------- the audit's finding: a null row and integers > 2**53
+
+_BIG_ID = 2**53 + 1      # not a float64: rounds to 2**53 if the column becomes float
+
+
+def _neighbouring_id_frames(pl):
+    """Replace-one neighbours: 200 rows of ``2**53 + 1`` and 200 of 7, then the last row
+    replaced by a null.  The null used to turn the whole Int64 column into float64,
+    rounding the other 200 rows to ``2**53``."""
+    rows = [_BIG_ID] * 200 + [7] * 200
+    return [pl.DataFrame({"account": r, "flag": [True] * len(r)},
+                         schema={"account": pl.Int64, "flag": pl.Boolean})
+            for r in (rows, rows[:-1] + [None])]
+
+
+def test_frame_to_pandas_keeps_every_value_whatever_the_other_rows():
+    pl = pytest.importorskip("polars")
+    converted = [FrameToPandas().fit(f).transform(f) for f in _neighbouring_id_frames(pl)]
+    full, with_null = converted
+    # the dtypes follow the schema, not the rows
+    assert list(full.dtypes) == list(with_null.dtypes)
+    assert full["account"].iloc[0] == with_null["account"].iloc[0] == _BIG_ID
+    assert full["account"].tolist()[:399] == with_null["account"].tolist()[:399]
+    assert with_null["account"].isna().tolist() == [False] * 399 + [True]
+    big = pl.DataFrame({"u": [2**64 - 1, None]}, schema={"u": pl.UInt64})
+    assert FrameToPandas().fit(big).transform(big)["u"].iloc[0] == 2**64 - 1
+
+
+def test_frame_to_pandas_then_one_hot_releases_the_same_category_on_neighbours():
+    pl = pytest.importorskip("polars")
+    from skdp.preprocessing import DPOneHotEncoder
+
+    for seed in range(3):
+        released = [DPOneHotEncoder(random_state=seed).fit(
+            FrameToPandas().fit(f).transform(f)[["account"]]).categories_
+            for f in _neighbouring_id_frames(pl)]
+        assert released[0] == released[1] == [[7, _BIG_ID]]

@@ -288,3 +288,55 @@ def test_sparse_input_scales_without_centring_or_densifying():
         DPStandardScaler(epsilon=1.0, feature_bounds=(-5.0, 5.0)).fit(S)
     with pytest.raises(ValueError, match="contain 0"):
         DPStandardScaler(epsilon=1.0, feature_bounds=(1.0, 5.0), with_mean=False).fit(S)
+
+
+# --------------------------- the audit's finding: the exact path's grids can be coarse
+
+
+def _moment_noise(n, d, mu, w=0.5, r=1.0):
+    """The fit's per-coordinate noise stds and public bounds at ``n`` rows (``_release``)."""
+    from skdp._mechanisms._summation import blocked_depth
+
+    kappa = math.sqrt(d * _scaler.moment_sensitivity_factor(w) * (1 + _scaler.H_MARGIN)) / mu
+    kappa *= _scaler.summation_inflation(n, blocked_depth(n), w)
+    sigma_m = kappa * 2 * r / (n * math.sqrt(w))
+    sigma_s = kappa * r * r / (n * math.sqrt(1 - w))
+    return [sigma_m] * d + [sigma_s] * d, [r] * d + [r * r] * d
+
+
+@pytest.mark.parametrize("n, d, eps", [(10**4, 1, 1.0), (10**7, 1, 1.0), (10**8, 10, 0.1),
+                                       (10**9, 1, 0.05), (10**12, 2, 1.0)])
+def test_secure_inflation_covers_the_grids_actually_drawn(n, d, eps):
+    """The exact release's proof: in units of coordinate i's discrete noise (``s_i`` steps
+    of ``gamma_i``), a neighbour shifts it by at most ``|dv_i|/(s_i gamma_i) + 1/s_i``, so
+    the L2 shift is at most ``Delta max_i sigma_i/(s_i gamma_i) + ||1/s||`` (``Delta`` the
+    normalised sensitivity, ``mu/sqrt(1 + H_MARGIN)``), and the recorded mu-GDP event
+    dominates when ``(1 + m)`` times that is at most ``mu``.  The inflation assumed ``2^29``
+    noise steps on every grid while ``grid_for`` coarsens it for a large ``n mu`` (down to
+    ``2^12``): the bound exceeded mu at ``n = 10^7`` and ``10^9`` (the audit's
+    scaler_secure_grid.py), now it holds with the grids drawn."""
+    from skdp._mechanisms._exact import DOMINANCE_MARGIN, grid_for
+
+    mu = gaussian_mu_for(eps, 1e-6)
+    sigmas, bounds = _moment_noise(n, d, mu)
+    gammas, steps = _scaler._secure_grids(mu, sigmas, bounds)
+    assert gammas.tolist() == [grid_for(s, b) for s, b in zip(sigmas, bounds)]
+    assert np.all(steps * gammas >= np.asarray(sigmas))
+    delta = mu / math.sqrt(1 + _scaler.H_MARGIN)
+    survives = max(sigma / (s * gamma) for sigma, s, gamma in zip(sigmas, steps, gammas))
+    rounding = math.sqrt(sum(1.0 / s**2 for s in steps.tolist()))
+    assert (1 + DOMINANCE_MARGIN) * (delta * survives + rounding) <= mu
+
+
+def test_secure_inflation_on_fine_grids_is_the_sqrt_k_rule():
+    """Where every grid has ``2^29`` noise steps (the usual case) the inflation is
+    ``(1 + m) mu/(mu - (1 + m) sqrt(k) 2^-29)``, bit for bit: seeded fits are unchanged."""
+    from skdp._mechanisms._exact import DOMINANCE_MARGIN, grid_for
+
+    mu = gaussian_mu_for(1.0, 1e-6)
+    sigmas, bounds = _moment_noise(10**4, 3, mu)
+    gammas = [grid_for(s, b) for s, b in zip(sigmas, bounds)]
+    assert [_scaler._guaranteed_steps(s, g) for s, g in zip(sigmas, gammas)] == [2.0**29] * 6
+    m1 = 1 + DOMINANCE_MARGIN
+    assert _scaler._secure_inflation(mu, sigmas, gammas) == \
+        m1 * mu / (mu - m1 * math.sqrt(6) * 2.0**-29)
