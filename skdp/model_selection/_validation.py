@@ -29,6 +29,10 @@ fits' events are read from placeholder fits before the first fit on a private fo
 the total above accounted exactly: for events that are not Gaussian (DP-SGD, objective
 perturbation, a private pipeline) ``mu`` is lowered until it fits, as in the private
 search; at ``delta = 0`` a total over ``epsilon`` is refused (:func:`_plan_folds`).
+
+Noise keys: with ``random_state=None`` every fold's DP steps key their noise from the OS
+and the returned models carry the user's ``random_state``; with a seed, each fold's keys
+are derived from it and the fold (:func:`skdp.model_selection._common.fit_key_root`).
 """
 
 import math
@@ -53,14 +57,19 @@ from ._common import (
     check_grid_keys,
     configure,
     dominating,
-    draw_seeds,
     fit_and_score,
+    fit_key_root,
+    fit_keys,
+    FOLD_PATH,
     gaussian_mu_event,
     n_dp_steps,
     public_label_set,
     public_splits,
+    refuse_shared_keys,
+    restore_user_seeds,
     self_compose,
     split_data,
+    user_seeds,
 )
 from ._scorer import check_private_scoring
 from ._search import PLAN_MARGIN, _score_noise_scale
@@ -107,7 +116,10 @@ def dp_cross_validate(
         Parallel fits; results do not depend on it.  On a Dask collection the fits run
         one after another (each runs on the workers).
     random_state : int, Generator or None, default=None
-        Seeds the folds, the fits and the score noise.
+        Seeds the folds, the fits and the score noise.  None (for releases): every fit
+        and the score noise are keyed from the OS.  A seed (reproducibility): each fold's
+        noise keys are derived from it and the fold, never two alike; the returned
+        models keep their user's ``random_state`` (the keys are not in them).
     secure_noise : bool, default=True
         Release the fold scores on a public power-of-two grid with exact discrete noise
         (``doc/floating_point.rst``); ``False``: float noise, whose low-order bits leak.
@@ -166,9 +178,14 @@ def dp_cross_validate(
     per_fit, budget, score_event = _plan_folds(
         estimator, X_public, y, classes, splits, epsilon, delta,
         lazy=folds is not None and folds.lazy)
+    # every fold's noise keys: from the OS (random_state=None), else derived from the
+    # seed and the fold, none shared (_common.fit_key_root)
+    root = fit_key_root(rng, random_state)
     m = n_dp_steps(estimator, {})
-    seeds = draw_seeds(rng, (k, m))
-    # the fold scores' noise, drawn before any fit (one scale per fold size: public)
+    keys = [fit_keys(root, (FOLD_PATH, i), m) for i in range(k)]
+    refuse_shared_keys(keys)
+    # the fold scores' noise, drawn before any fit (one scale per fold size: public);
+    # ChaCha20 keyed from the OS with random_state=None
     source = new_word_source(None if random_state is None else rng) if secure_noise else None
     sizes = np.array(splits.validation_sizes)
     sens = np.array([scorer.released_sensitivity(s) for s in sizes])
@@ -176,7 +193,7 @@ def dp_cross_validate(
     noises = [ScoreNoise(rng, source, 1, scale[i], sens[i], delta > 0, scorer.bound)
               for i in range(k)]
 
-    tasks = [configure(estimator, {}, budget, seeds[i]) for i in range(k)]
+    tasks = [configure(estimator, {}, budget, keys[i]) for i in range(k)]
     parts = folds.split(splits) if folds is not None else split_data(X, y, splits)
     # a Dask collection's fits run one after another: each runs on the workers already
     if n_jobs in (None, 1) or folds is not None:
@@ -185,6 +202,8 @@ def dp_cross_validate(
         results = Parallel(n_jobs=n_jobs)(
             delayed(fit_and_score)(est, part, scorer, True) for est, part in zip(tasks, parts)
         )
+    # the keys the fits drew with, a pipeline's derived ones included: none shared
+    refuse_shared_keys([r[4] for r in results])
     fit_dom = dominating([r[2] for r in results])
     total_event = compose(self_compose(fit_dom, k - 1), score_event)
     spent = get_epsilon(total_event, delta)
@@ -218,7 +237,9 @@ def dp_cross_validate(
         },
     }
     if return_estimator:
-        out["estimator"] = [r[0] for r in results]
+        # each model carries the user's random_state, not its noise key
+        seeds = user_seeds(estimator, {})
+        out["estimator"] = [restore_user_seeds(r[0], seeds) for r in results]
     return out
 
 

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from skdp import DPLogisticRegression
 from skdp.accounting import (compose, gaussian_epsilon, gaussian_event, gaussian_mu_for,
@@ -152,3 +153,51 @@ def test_a_pure_budget_is_refused_before_any_fit(monkeypatch):
         dp_cross_validate(_GaussianOnly(), X, y, epsilon=1.0, delta=0.0, cv=3,
                           random_state=0)
     assert fits == []
+
+
+# ---- audit F1: the returned fold models carried the noise key of their fit ------------
+
+
+def test_returned_fold_models_do_not_reproduce_their_release(data, monkeypatch):
+    """random_state=None: each fold model keys its noise from the OS and carries the
+    user's random_state (None); refitting it on its own training part does not
+    reproduce it (it used to, bit for bit: the key was its random_state)."""
+    X, y = data
+    parts = []
+    original = _validation.fit_and_score
+
+    def spy(est, part, scorer, keep_model):
+        parts.append(part)
+        return original(est, part, scorer, keep_model)
+
+    monkeypatch.setattr(_validation, "fit_and_score", spy)
+    est = DPLogisticRegression(data_norm=1.5, classes=[0, 1], solver="output_perturbation")
+    res = dp_cross_validate(est, X, y, epsilon=1.0, cv=3, random_state=None,
+                            return_estimator=True)
+    for model, part in zip(res["estimator"], parts):
+        assert model.random_state is None
+        again = clone(model).fit(part[0], part[1])
+        assert not np.array_equal(again.coef_, model.coef_)
+
+
+class _KeyRecorder(NoisyMeanClassifier):
+    keys = []
+
+    def fit(self, X, y):
+        type(self).keys.append(self.random_state)
+        return super().fit(X, y)
+
+
+def test_seeded_folds_get_distinct_derived_keys(data):
+    X, y = data
+    runs = []
+    for _ in range(2):
+        _KeyRecorder.keys = []
+        res = dp_cross_validate(_KeyRecorder(random_state=3), X, y, epsilon=1.0, cv=4,
+                                random_state=0, return_estimator=True)
+        keys = [k for k in _KeyRecorder.keys if k is not None]     # not the placeholders
+        assert len(keys) == 4 and len(set(keys)) == 4 and 3 not in keys
+        assert [m.random_state for m in res["estimator"]] == [3] * 4
+        runs.append((keys, res["test_score"]))
+    assert runs[0][0] == runs[1][0]
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
