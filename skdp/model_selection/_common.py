@@ -4,9 +4,11 @@
 * the event a candidate *will* release, read from a fit on public placeholder data;
 * dominating events (what one row can lose to any of several mechanisms);
 * the truncated negative binomial number of repetitions (Papernot & Steinke 2022);
-* public, data-independent splits; the per-task fit-and-score worker.
+* public, data-independent splits; the per-task fit-and-score worker;
+* the noise keys of the fits, and the user's seeds given back on the returned models.
 """
 
+import dataclasses
 import functools
 import math
 import warnings
@@ -22,9 +24,6 @@ from ..accounting import fitted_dp_event, fitted_privacy_guaranteed, gaussian_ep
 from ..accounting._events import compose, pure_dp_event
 from .._stacklevel import user_stacklevel
 from ..exceptions import PrivacyLeakWarning
-
-_SEED_HIGH = 2**31 - 1
-
 
 # --------------------------------------------------------------------------------------
 # DP steps and their budget
@@ -104,7 +103,7 @@ def step_layout(base, params):
 
 
 def configure(base, params, budget, seeds, layout=None):
-    """A clone of ``base`` with ``params`` and every DP step's budget and seed set.
+    """A clone of ``base`` with ``params`` and every DP step's budget and noise key set.
 
     ``budget`` is ``("gdp", mu, delta)`` or ``("gdp", mu, delta, pipeline_delta)`` --
     each of the ``m`` DP steps gets the (epsilon, delta) of a ``mu / sqrt(m)``-GDP Gaussian
@@ -113,7 +112,10 @@ def configure(base, params, budget, seeds, layout=None):
     its thresholds may spend in every fit, :func:`pipeline_fit_delta`), and a final
     ``solver="auto"`` estimator inside it the Gaussian solver -- or ``("pure", epsilon)``
     -- each step gets ``epsilon / m`` and ``delta = 0`` (basic composition, exact for pure
-    DP).  ``layout`` is :func:`step_layout` of (base, params), computed once per candidate.
+    DP).  ``seeds``: the fit's keys (:func:`fit_keys`), one per DP step, or None: every
+    DP step -- and every step inside a private pipeline -- gets ``random_state=None``
+    (its noise keyed from the OS, :func:`fit_key_root`).  ``layout`` is
+    :func:`step_layout` of (base, params), computed once per candidate.
     """
     prefixes, has_seed = layout if layout is not None else step_layout(base, params)
     if not prefixes:
@@ -143,11 +145,25 @@ def configure(base, params, budget, seeds, layout=None):
         else:
             update[prefix + "epsilon"] = budget[1] / m
             update[prefix + "delta"] = 0.0
-        if has_seed[i]:
-            update[prefix + "random_state"] = (
-                int(seeds[i % len(seeds)]) if seeds is not None else None
-            )
-    return clone(base).set_params(**update)
+        if has_seed[i] and seeds is not None:
+            update[prefix + "random_state"] = int(seeds[i])
+    est = clone(base).set_params(**update)
+    if seeds is None:
+        est.set_params(**dict.fromkeys(seed_parameters(est, prefixes)))
+    return est
+
+
+def seed_parameters(est, prefixes):
+    """The ``random_state`` parameters a private search or cross-validation owns in
+    ``est``: those of its DP steps (``prefixes``, :func:`dp_step_prefixes`) and of every
+    step inside a DP step that is a :class:`~skdp.PrivatePipeline` (its plan derives their
+    keys from them)."""
+    names = est.get_params(deep=True)
+    pipelines = [p for p in prefixes if _is_private_pipeline(names.get(p[:-2]) if p else est)]
+    return [key for key in names
+            if (key == "random_state" or key.endswith("__random_state"))
+            and (key[:-len("random_state")] in prefixes
+                 or any(key.startswith(p) for p in pipelines))]
 
 
 @functools.lru_cache(maxsize=256)
@@ -508,8 +524,10 @@ def split_data(X, y, splits):
 
 def fit_and_score(est, parts, scorer, keep_model):
     """Fit on the training part and return (model or None, sum of clipped scores on the
-    validation part, event, privacy_guaranteed).  The raw sum never leaves the caller
-    unnoised."""
+    validation part, event, privacy_guaranteed, noise keys).  The raw sum never leaves
+    the caller unnoised; the keys (:func:`release_keys`) are the integer keys the fit's
+    releases drew their noise with, for :func:`refuse_shared_keys`, and the model still
+    carries them (:func:`restore_user_seeds` before returning it)."""
     from ._dask_folds import fit_fold, fold_score_sum
 
     X_train, y_train, X_val, y_val = parts
@@ -526,6 +544,7 @@ def fit_and_score(est, parts, scorer, keep_model):
         total,
         fitted_dp_event(est),
         fitted_privacy_guaranteed(est),
+        release_keys(est),
     )
 
 
@@ -605,8 +624,145 @@ class ScoreNoise:
         return release_on_grid(values, self.gamma, self.z)
 
 
-def draw_seeds(rng, size):
-    return rng.integers(0, _SEED_HIGH, size=size)
+# --------------------------------------------------------------------------------------
+# Noise keys of the fits
+# --------------------------------------------------------------------------------------
+
+#: first word of a fit's path (:func:`fit_keys`): a search's runs, its refit, a
+#: cross-validation's folds
+RUN_PATH, REFIT_PATH, FOLD_PATH = 0, 1, 2
+
+#: what a returned pipeline's ``privacy_plan_`` shows in place of a key derived from the
+#: search's seed (:func:`restore_user_seeds`); its ``str`` still says ``key=derived``
+WITHHELD_KEY = "withheld"
+
+
+def fit_key_root(rng, random_state):
+    """The owner's seed of the keys of a composition's fits, or None.
+
+    ``random_state=None`` (the default, for releases): None.  Every fit then runs its DP
+    steps with ``random_state=None`` (:func:`configure`), so each keys its noise with 256
+    bits from ``os.urandom`` (ChaCha20, :func:`skdp._mechanisms.new_word_source`): the
+    fits' noises are independent of each other and of anything the procedure returns --
+    no returned object carries a seed that would reproduce them, and none can be guessed
+    (a drawn 31-bit seed could: ``2^31`` trial fits).  So a model the procedure returns
+    has the distribution the accounting assumes given everything else released, and
+    refitting it, on ``D`` or on a neighbour, draws fresh noise.
+
+    Otherwise (an int, Generator or RandomState: reproducibility): 128 bits drawn from
+    the procedure's generator ``rng`` (a function of the user's seed), from which every
+    fit's keys are derived with its path (:func:`fit_keys`).
+    """
+    if random_state is None:
+        return None
+    return tuple(int(w) for w in rng.integers(0, 2**32, size=4, dtype=np.uint64))
+
+
+def fit_keys(root, path, m):
+    """The noise keys (``random_state``) of the ``m`` DP steps of the fit at ``path``, or
+    None for ``root=None`` (keys from the OS).
+
+    ``path`` names the fit in its composition: ``(RUN_PATH, run, split)``,
+    ``(REFIT_PATH,)``, ``(FOLD_PATH, fold)``.  The keys are the first ``m`` words of
+    ``SeedSequence(root, spawn_key=path)``: a function of the owner's seed and the path
+    alone (DESIGN: "every step's key is derived from its owner's seed and its path"), so
+    the same seed gives the same fits bit for bit whatever ``n_jobs``.  Two fits' keys
+    are equal only by a hash collision (32-bit keys: about ``N^2 2^-33`` for ``N`` keys),
+    which :func:`refuse_shared_keys` refuses before the first fit."""
+    if root is None:
+        return None
+    sequence = np.random.SeedSequence(list(root), spawn_key=tuple(int(p) for p in path))
+    return [int(w) for w in sequence.generate_state(m, dtype=np.uint32)]
+
+
+def refuse_shared_keys(keys_per_fit):
+    """Raise ``ValueError`` if one noise key occurs twice among the fits' keys.
+
+    Two releases of one composition keyed alike draw the same noise: it cancels in their
+    difference, and the fits are not the independent mechanisms the composition
+    accounts (DESIGN: equal keys in one composition are refused).  ``keys_per_fit``: one
+    iterable of keys per fit (None entries -- keys from the OS -- are independent and
+    skipped).  The message names no key."""
+    seen = set()
+    for keys in keys_per_fit:
+        for key in keys or ():
+            if key is None:
+                continue
+            if key in seen:
+                raise ValueError(
+                    "two releases of this procedure would draw their noise with the same "
+                    "noise key (the keys derived from random_state collide, probability "
+                    "about 2^-32 per pair): nothing is released; choose another "
+                    "random_state, or random_state=None")
+            seen.add(key)
+
+
+def release_keys(fitted):
+    """The integer noise keys of the releases of a fitted model, as
+    :func:`skdp.accounting.fitted_dp_event` reads them (a pipeline's plan keys, each DP
+    step's ``random_state``)."""
+    from ..accounting._fitted import _release_seeds
+
+    return tuple(key for _, key in _release_seeds(fitted))
+
+
+def user_seeds(base, params, layout=None):
+    """``{parameter: value}`` of the ``random_state`` parameters :func:`configure` sets,
+    as the user gave them on ``base`` (the grid cannot set them: :func:`check_grid_keys`).
+    """
+    est = clone(base).set_params(**params)
+    prefixes = layout[0] if layout is not None else dp_step_prefixes(est)
+    names = est.get_params(deep=True)
+    return {key: names[key] for key in seed_parameters(est, prefixes)}
+
+
+def restore_user_seeds(model, seeds):
+    """Give a model the procedure returns back its user's ``random_state`` parameters
+    (``seeds``, :func:`user_seeds`), in place; returns ``model``.
+
+    The fit ran with the keys the procedure set (:func:`configure`), and they stay in the
+    fitted objects: the parameters of the steps fitted in place, the clones a
+    ``ColumnTransformer`` or ``FeatureUnion`` fitted, a pipeline's ``privacy_plan_``.  With
+    an integer key there, whoever holds the model refits it on each candidate neighbour
+    and the one that reproduces the release bit for bit is the data (a perfect
+    distinguisher); so every fitted object gets the user's value back and a plan's keys
+    are withheld (:data:`WITHHELD_KEY`).  With ``random_state=None`` the keys are None
+    (from the OS) and nothing seed-like is left; with a seed, the model carries no key
+    derived from it -- reproducing the noise needs the procedure's own ``random_state``,
+    as for any seeded release.  The user's values are parameters, not keys: refitting with
+    them draws other noise."""
+    model.set_params(**seeds)
+    for path, obj in _fitted_objects(model):
+        name = f"{path}__random_state" if path else "random_state"
+        if name in seeds and "random_state" in obj.get_params(deep=False):
+            obj.set_params(random_state=seeds[name])
+        plan = vars(obj).get("privacy_plan_")
+        if plan is not None:
+            obj.privacy_plan_ = _withheld(plan)
+    return model
+
+
+def _withheld(plan):
+    steps = tuple(dataclasses.replace(s, key=WITHHELD_KEY) if s.key is not None else s
+                  for s in plan.steps)
+    return dataclasses.replace(plan, steps=steps)
+
+
+def _fitted_objects(estimator, path=""):
+    """``(parameter path, object)`` of ``estimator`` and every estimator fitted inside it:
+    a pipeline's steps, the fitted blocks of a ``ColumnTransformer`` or ``FeatureUnion``
+    (named by the block, as in ``set_params``)."""
+    from sklearn.pipeline import Pipeline
+    from ..accounting._fitted import _named_parts
+
+    if not hasattr(estimator, "get_params"):
+        return
+    yield path, estimator
+    prefix = f"{path}__" if path else ""
+    named = estimator.steps if isinstance(estimator, Pipeline) else \
+        _named_parts(estimator) or []
+    for name, step in named:
+        yield from _fitted_objects(step, prefix + name)
 
 
 def check_budget_range(epsilon, delta):

@@ -67,6 +67,17 @@ placeholder fits cycle through it.  Without it the search reads ``np.unique(y)``
 (:class:`~skdp.exceptions.PrivacyLeakWarning`), passes that set to the candidates and
 reports ``privacy_guaranteed_ = False`` and ``epsilon_ = inf``.
 
+Noise keys.  With ``random_state=None`` every fit (each run's folds, the refit) runs its DP
+steps with ``random_state=None``: each keys its noise with 256 bits from the OS, as an
+estimator does, and the score noise too.  With a seed (reproducibility) every fit's keys
+are derived from the seed and the fit's path (run, fold; the refit), and a key that would
+occur twice in the procedure -- a pipeline's derived keys included -- is refused
+(:func:`skdp.model_selection._common.fit_keys`).  Either way the model the search returns
+carries its user's ``random_state`` parameters, not the key its noise was drawn with, and
+a returned pipeline's ``privacy_plan_`` withholds its keys: with the key, whoever holds
+the model could refit it on each candidate neighbour and recognise the data as the one
+that reproduces the release bit for bit (:func:`~._common.restore_user_seeds`).
+
 Every model the search returns (``best_estimator_``) is stripped of the unprotected
 diagnostics (``n_iter_``, ``n_gradient_evals_``...; :mod:`skdp._fitted_attributes`), so
 that everything it carries is covered by ``epsilon_``; the search itself has no
@@ -110,15 +121,22 @@ from ._common import (
     dominating,
     draw_repetitions,
     ScoreNoise,
-    draw_seeds,
     fit_and_score,
+    fit_key_root,
+    fit_keys,
     gaussian_mu_event,
     probe,
     public_label_set,
     public_splits,
+    refuse_shared_keys,
+    release_keys,
+    restore_user_seeds,
+    REFIT_PATH,
+    RUN_PATH,
     self_compose,
     split_data,
     step_layout,
+    user_seeds,
 )
 from ._scorer import PrivateScorer, check_private_scoring
 from .._stacklevel import user_stacklevel
@@ -467,19 +485,26 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         else:
             n_runs = draw_repetitions(rng, mean, shape)
         chosen = rng.integers(0, len(candidates), size=n_runs)
-        m_max = max(len(layout[0]) for layout in layouts)
-        seeds = draw_seeds(rng, (n_runs, len(splits), m_max))
+        # every fit's noise key: from the OS (random_state=None), else derived from the
+        # seed and the fit's path, none shared (_common.fit_key_root)
+        root = fit_key_root(rng, self.random_state)
+        n_steps = [len(layouts[c][0]) for c in chosen]
+        keys = {(j, s): fit_keys(root, (RUN_PATH, j, s), n_steps[j])
+                for j in range(n_runs) for s in range(len(splits))}
+        best_steps = max(len(layout[0]) for layout in layouts)
+        refit_keys = fit_keys(root, (REFIT_PATH,), best_steps) if refit else None
+        refuse_shared_keys([*keys.values(), refit_keys])
+        # the score noise: ChaCha20 keyed from the OS with random_state=None
         noise_scale = _score_noise_scale(score_sensitivity, budget[1])
         source = new_word_source(None if self.random_state is None else rng) \
             if self.secure_noise else None
         score_noise = ScoreNoise(rng, source, n_runs, noise_scale, score_sensitivity,
                                  budget[0] == "gdp", scorer.bound)
-        refit_seeds = draw_seeds(rng, m_max)
 
         # ---- 4. the runs (parallel; results independent of n_jobs) ----
         keep_model = not refit and not kfold
         tasks = [
-            (j, s, configure(base, candidates[chosen[j]], budget, seeds[j, s],
+            (j, s, configure(base, candidates[chosen[j]], budget, keys[j, s],
                              layouts[chosen[j]]))
             for j in range(n_runs)
             for s in range(len(splits))
@@ -493,9 +518,12 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
                 delayed(fit_and_score)(est, parts[s], scorer, keep_model)
                 for _, s, est in tasks
             )
+        # the keys the fits drew with, a pipeline's derived ones included: none shared
+        used_keys = [r[4] for r in results]
+        refuse_shared_keys(used_keys)
         raw = np.zeros(n_runs)
         models = [None] * n_runs
-        for (j, s, _), (model, total, event, _g) in zip(tasks, results):
+        for (j, s, _), (model, total, event, _g, _k) in zip(tasks, results):
             expected = probes[chosen[j], splits.train_sizes[s]][0]
             # the same events up to float rounding (events_close: a pipeline's model takes
             # its released upstream bound); PLAN_MARGIN covers what rounding can change
@@ -516,7 +544,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         # (no refit_time_: the wall time of a fit on the private data is an unprotected
         # diagnostic, skdp._fitted_attributes, which the search does not publish)
         if refit:
-            est = configure(base, candidates[best_index], budget, refit_seeds,
+            est = configure(base, candidates[best_index], budget, refit_keys,
                             layouts[best_index])
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
@@ -526,11 +554,16 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
                     "the refit released a different event on the private data than on "
                     "placeholder data: its noise depends on the data (privacy bug)"
                 )
+            refuse_shared_keys([*used_keys, release_keys(est)])
             best_estimator = strip_unprotected(est)
         elif keep_model:
             best_estimator = models[best_run]
         else:
             best_estimator = None
+        if best_estimator is not None:
+            # the model carries the user's random_state, not its noise key
+            restore_user_seeds(best_estimator, user_seeds(
+                base, candidates[best_index], layouts[best_index]))
 
         # ---- 6. publish ----
         self.best_index_ = best_index
@@ -646,8 +679,11 @@ _SEARCH_PARAMS_DOC = """\
         (1: geometric, 0: logarithmic -- slightly cheaper in privacy, more spread).
     selection : {"auto", "repeat_and_select", "random_stopping"}, default="auto"
     random_state : int, Generator, RandomState or None, default=None
-        Seeds the split, ``K``, the candidates of each run, the fits' seeds and the score
-        noise.  Leave None in production.
+        Seeds the split, ``K``, the candidates of each run, the fits' noise keys and the
+        score noise.  Leave None in production: every fit and the score noise are then
+        keyed from the OS.  A seed derives each fit's keys from it and the fit's path
+        (never two alike) and reproduces the search bit for bit -- for whoever knows it.
+        The returned model keeps its user's ``random_state`` either way.
     verbose : int, default=0
     secure_noise : bool, default=True
         Release the selected score on a public power-of-two grid with exact discrete
@@ -699,7 +735,8 @@ class DPGridSearchCV(_BaseDPSearch):
     ----------
     estimator : estimator or Pipeline
         Every DP step (objects with ``epsilon`` and ``delta`` parameters) gets its budget
-        and seed from the search; steps that learn from the data without DP are refused.
+        and noise key from the search; steps that learn from the data without DP are
+        refused.
     param_grid : dict or list of dicts
         As in :class:`sklearn.model_selection.GridSearchCV`; must not set ``epsilon``,
         ``delta`` or ``random_state`` of a DP step.

@@ -24,7 +24,15 @@ naive count -- ``k`` fits plus ``k`` score releases -- is ``sqrt((2k)/k)`` times
 
 Budget split: ``mu_total`` is the largest GDP parameter that is ``(epsilon, delta)``-DP
 (Balle–Wang), and the ``k - 1`` fits and the score get the same ``mu = mu_total/sqrt(k)``;
-for ``delta = 0`` each gets ``epsilon / k`` (basic composition, exact for pure DP).
+for ``delta = 0`` each gets ``epsilon / k`` (basic composition, exact for pure DP).  The
+fits' events are read from placeholder fits before the first fit on a private fold, and
+the total above accounted exactly: for events that are not Gaussian (DP-SGD, objective
+perturbation, a private pipeline) ``mu`` is lowered until it fits, as in the private
+search; at ``delta = 0`` a total over ``epsilon`` is refused (:func:`_plan_folds`).
+
+Noise keys: with ``random_state=None`` every fold's DP steps key their noise from the OS
+and the returned models carry the user's ``random_state``; with a seed, each fold's keys
+are derived from it and the fold (:func:`skdp.model_selection._common.fit_key_root`).
 """
 
 import math
@@ -44,20 +52,24 @@ from ._common import (
     calibrate_per_fit,
     check_budget_range,
     pipeline_fit_delta,
-    private_pipeline_prefixes,
     probe,
     ScoreNoise,
     check_grid_keys,
     configure,
     dominating,
-    draw_seeds,
     fit_and_score,
+    fit_key_root,
+    fit_keys,
+    FOLD_PATH,
     gaussian_mu_event,
     n_dp_steps,
     public_label_set,
     public_splits,
+    refuse_shared_keys,
+    restore_user_seeds,
     self_compose,
     split_data,
+    user_seeds,
 )
 from ._scorer import check_private_scoring
 from ._search import PLAN_MARGIN, _score_noise_scale
@@ -104,7 +116,10 @@ def dp_cross_validate(
         Parallel fits; results do not depend on it.  On a Dask collection the fits run
         one after another (each runs on the workers).
     random_state : int, Generator or None, default=None
-        Seeds the folds, the fits and the score noise.
+        Seeds the folds, the fits and the score noise.  None (for releases): every fit
+        and the score noise are keyed from the OS.  A seed (reproducibility): each fold's
+        noise keys are derived from it and the fold, never two alike; the returned
+        models keep their user's ``random_state`` (the keys are not in them).
     secure_noise : bool, default=True
         Release the fold scores on a public power-of-two grid with exact discrete noise
         (``doc/floating_point.rst``); ``False``: float noise, whose low-order bits leak.
@@ -158,37 +173,19 @@ def dp_cross_validate(
     rng = _check_random_state(random_state)
     splits = public_splits(n, k, rng)
 
-    # Plan (public): every fit and the score get the same mu (or epsilon).
-    target = epsilon * (1.0 - PLAN_MARGIN)
-    if delta > 0:
-        per_fit = gaussian_mu_for(target, delta) / math.sqrt(k)
-        budget = ("gdp", per_fit, delta)
-        score_event = gaussian_mu_event(per_fit)
-    else:
-        per_fit = target / k
-        budget = ("pure", per_fit)
-        score_event = pure_dp_event(per_fit)
-    if delta > 0 and private_pipeline_prefixes(estimator):
-        # a private pipeline's event is not Gaussian (its model may be DP-SGD, its
-        # thresholds spend delta in every fold): its plan is accounted exactly, and the
-        # per-fit budget lowered until the k - 1 fits and the score fit the total
-        pipe_delta = pipeline_fit_delta(delta, k - 1)
-        train_sizes = sorted(set(splits.train_sizes))
-
-        def account(mu):
-            budget_mu = ("gdp", mu, delta, pipe_delta)
-            est = configure(estimator, {}, budget_mu, None)
-            events = [probe(est, X_public, y, size, classes,
-                            lazy=folds is not None and folds.lazy)[0]
-                      for size in train_sizes]
-            event = compose(self_compose(dominating(events), k - 1), gaussian_mu_event(mu))
-            return get_epsilon(event, delta), budget_mu
-
-        per_fit, (_, budget) = calibrate_per_fit(account, target, per_fit)
-        score_event = gaussian_mu_event(per_fit)
+    # Plan (public): every fit and the score get the same mu (or epsilon), checked (and
+    # for delta > 0 lowered) against the fits' placeholder events before the first fit
+    per_fit, budget, score_event = _plan_folds(
+        estimator, X_public, y, classes, splits, epsilon, delta,
+        lazy=folds is not None and folds.lazy)
+    # every fold's noise keys: from the OS (random_state=None), else derived from the
+    # seed and the fold, none shared (_common.fit_key_root)
+    root = fit_key_root(rng, random_state)
     m = n_dp_steps(estimator, {})
-    seeds = draw_seeds(rng, (k, m))
-    # the fold scores' noise, drawn before any fit (one scale per fold size: public)
+    keys = [fit_keys(root, (FOLD_PATH, i), m) for i in range(k)]
+    refuse_shared_keys(keys)
+    # the fold scores' noise, drawn before any fit (one scale per fold size: public);
+    # ChaCha20 keyed from the OS with random_state=None
     source = new_word_source(None if random_state is None else rng) if secure_noise else None
     sizes = np.array(splits.validation_sizes)
     sens = np.array([scorer.released_sensitivity(s) for s in sizes])
@@ -196,7 +193,7 @@ def dp_cross_validate(
     noises = [ScoreNoise(rng, source, 1, scale[i], sens[i], delta > 0, scorer.bound)
               for i in range(k)]
 
-    tasks = [configure(estimator, {}, budget, seeds[i]) for i in range(k)]
+    tasks = [configure(estimator, {}, budget, keys[i]) for i in range(k)]
     parts = folds.split(splits) if folds is not None else split_data(X, y, splits)
     # a Dask collection's fits run one after another: each runs on the workers already
     if n_jobs in (None, 1) or folds is not None:
@@ -205,14 +202,17 @@ def dp_cross_validate(
         results = Parallel(n_jobs=n_jobs)(
             delayed(fit_and_score)(est, part, scorer, True) for est, part in zip(tasks, parts)
         )
+    # the keys the fits drew with, a pipeline's derived ones included: none shared
+    refuse_shared_keys([r[4] for r in results])
     fit_dom = dominating([r[2] for r in results])
     total_event = compose(self_compose(fit_dom, k - 1), score_event)
     spent = get_epsilon(total_event, delta)
     if spent > epsilon:
-        # Checked before anything is released: the events are data-independent.
+        # a safeguard (the plan bounded the placeholder events): checked before anything
+        # is released, the events are data-independent
         raise BudgetExceededError(
             f"the fits' events compose to epsilon={spent:.6g} > epsilon={epsilon}: a DP "
-            "step does not release a Gaussian (or pure) mechanism at the budget set"
+            "step released more than its placeholder fit (its noise depends on the data)"
         )
     scores = np.array([r[1] for r in results]) / sizes
     noisy = np.array([noises[i].release(scores[i:i + 1])[0] for i in range(k)])
@@ -237,5 +237,60 @@ def dp_cross_validate(
         },
     }
     if return_estimator:
-        out["estimator"] = [r[0] for r in results]
+        # each model carries the user's random_state, not its noise key
+        seeds = user_seeds(estimator, {})
+        out["estimator"] = [restore_user_seeds(r[0], seeds) for r in results]
     return out
+
+
+def _plan_folds(estimator, X_public, y, classes, splits, epsilon, delta, lazy=False):
+    """``(per_fit, budget, score_event)`` of a ``k``-fold cross-validation, from public
+    quantities only (the folds' sizes, the schema, placeholder fits), before any fit.
+
+    The Gaussian plan gives the ``k - 1`` fits a row is in and its fold's score the same
+    ``mu = mu_total / sqrt(k)`` (``mu_total``: the largest GDP parameter within
+    ``(epsilon, delta)``); for ``delta = 0`` each gets ``epsilon / k``.  A step whose event
+    is not Gaussian (DP-SGD's subsampled steps, objective perturbation, a private
+    pipeline's thresholds) over-spends that plan, so the events it *will* release are read
+    first -- by the replace-one convention nothing that shapes the noise depends on the
+    rows, so the event of a fit on placeholder rows of each training size is the real
+    fit's (:func:`~._common.probe`; every real fit is checked against the total again)
+    -- and the total ``ComposedDpEvent([SelfComposedDpEvent(fit, k - 1), score])`` is
+    accounted exactly.  ``delta > 0``: the per-fit ``mu`` is lowered until it fits
+    ``epsilon`` (:func:`~._common.calibrate_per_fit`, as the private search);
+    ``delta = 0``: a total over ``epsilon`` is refused with
+    :class:`~skdp.exceptions.BudgetExceededError`.  Either way before the first fit on
+    a private fold (DESIGN: raise before the first release, never after)."""
+    k = len(splits)
+    target = epsilon * (1.0 - PLAN_MARGIN)
+    train_sizes = sorted(set(splits.train_sizes))
+    gaussian = delta > 0
+    # a private pipeline's thresholds spend a public part of delta in every fold
+    pipe_delta = pipeline_fit_delta(delta, k - 1)
+    score_at = gaussian_mu_event if gaussian else pure_dp_event
+
+    def account(per_fit):
+        budget = ("gdp", per_fit, delta, pipe_delta) if gaussian else ("pure", per_fit)
+        est = configure(estimator, {}, budget, None)
+        events = [probe(est, X_public, y, size, classes, lazy=lazy)[0]
+                  for size in train_sizes]
+        event = compose(self_compose(dominating(events), k - 1), score_at(per_fit))
+        return get_epsilon(event, delta), budget
+
+    if gaussian:
+        start = gaussian_mu_for(target, delta) / math.sqrt(k)
+        spent, budget = account(start)
+        per_fit = start
+        if spent > epsilon:
+            # Gaussian steps meet the plan (up to the accountant's float rounding); others
+            # get the largest per-fit mu whose exact total is within the target
+            per_fit, (_, budget) = calibrate_per_fit(account, target, start)
+    else:
+        per_fit = target / k
+        spent, budget = account(per_fit)
+        if spent > epsilon:
+            raise BudgetExceededError(
+                f"the fits' events compose to epsilon={spent:.6g} > epsilon={epsilon} with "
+                "delta=0: a DP step does not release a pure mechanism at the budget set; "
+                "nothing was fitted on the private data")
+    return per_fit, budget, score_at(per_fit)

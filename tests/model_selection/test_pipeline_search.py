@@ -212,3 +212,93 @@ def test_nonconvex_solvers_that_cannot_be_planned_say_why(solver, match):
     with pytest.raises(ValueError, match=match):
         dp_cross_validate(pipe, df, target, epsilon=1.0, cv=3, random_state=0,
                           scoring=_mae())
+
+
+# ---- audit F1: a returned pipeline carried its fit's seed and derived keys -------------
+
+
+def _fitted_seeds(pipe):
+    """Every random_state in ``pipe``'s parameters and in the ColumnTransformer's fitted
+    blocks (clones fitted with the keys of the fit), and the keys of its privacy_plan_."""
+    from sklearn.compose import ColumnTransformer
+
+    def seeds_of(obj):
+        return [v for k, v in obj.get_params(deep=True).items()
+                if k == "random_state" or k.endswith("__random_state")]
+
+    seeds = seeds_of(pipe)
+    for _, step in pipe.steps:
+        if isinstance(step, ColumnTransformer):
+            seeds += [s for _, block, _ in step.transformers_ if hasattr(block, "get_params")
+                      for s in seeds_of(block)]
+    return seeds, [s.key for s in pipe.privacy_plan_.steps]
+
+
+def _raw_neighbour(df, y):
+    dfp, yp = df.copy(), y.copy()
+    dfp.loc[0, "age"] = 80.0
+    yp[0] = 1 - y[0]
+    return dfp, yp
+
+
+def test_a_returned_pipeline_does_not_reproduce_its_release():
+    """The audit's attack on a pipeline candidate: the released pipeline's random_state
+    (and the keys of its privacy_plan_) reproduced its release when refitted on D.  With
+    random_state=None every step keys its noise from the OS: the pipeline carries the
+    user's None and no key, and a refit does not reproduce it."""
+    from sklearn.base import clone
+
+    df, y = _table(1000)
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1],
+                                                      solver="output_perturbation"),
+                                 **SCHEMA)
+    search = DPGridSearchCV(pipe, {"model__alpha": [0.01, 0.1]}, epsilon=2.0,
+                            random_state=None).fit(df, y)
+    best = search.best_estimator_
+    seeds, keys = _fitted_seeds(best)
+    assert seeds == [None] * len(seeds) and keys == [None] * len(keys)
+    for rows in [(df, y), _raw_neighbour(df, y)]:
+        assert not np.array_equal(clone(best).fit(*rows)[-1].coef_, best[-1].coef_)
+
+
+def test_a_seeded_search_withholds_the_derived_keys():
+    """random_state=int: the pipeline is given back its user's parameters, and the keys
+    its plan derived from the search's seed are withheld from privacy_plan_ (a model
+    handed on without the search would otherwise carry the keys of its noise)."""
+    from skdp.model_selection._common import WITHHELD_KEY
+
+    df, y = _table(1000)
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1],
+                                                      solver="output_perturbation"),
+                                 **SCHEMA)
+    runs = [DPGridSearchCV(pipe, {"model__alpha": [0.01, 0.1]}, epsilon=2.0,
+                           random_state=4).fit(df, y) for _ in range(2)]
+    np.testing.assert_array_equal(runs[0].best_estimator_[-1].coef_,
+                                  runs[1].best_estimator_[-1].coef_)
+    seeds, keys = _fitted_seeds(runs[0].best_estimator_)
+    assert seeds == [None] * len(seeds)
+    plan = runs[0].best_estimator_.privacy_plan_
+    assert [s.key for s in plan.releases] == [WITHHELD_KEY] * len(plan.releases)
+    assert "key=derived" in str(plan)
+
+
+def test_equal_keys_across_fits_are_refused(monkeypatch):
+    """Keys each fit's plan derives are distinct within the fit; across the fits of one
+    search they are compared too, and a repeated key is refused before any release."""
+    import hashlib
+
+    import skdp._plan as plan_module
+
+    def path_only(pipeline_seed, step_seed, path):      # ignores the per-fit seed
+        return None if pipeline_seed is None else \
+            int.from_bytes(hashlib.sha256(path.encode()).digest()[:4], "little")
+
+    monkeypatch.setattr(plan_module, "derive_key", path_only)
+    df, y = _table(600)
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1],
+                                                      solver="output_perturbation"),
+                                 **SCHEMA)
+    search = DPGridSearchCV(pipe, {"model__alpha": [0.01]}, epsilon=2.0, random_state=0)
+    with pytest.raises(ValueError, match="same noise key"):
+        search.fit(df, y)
+    assert not hasattr(search, "best_params_")

@@ -9,6 +9,7 @@ import pytest
 from dp_accounting import dp_event
 from dp_accounting.rdp import RdpAccountant
 from scipy.stats import loguniform
+from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures, StandardScaler
@@ -361,3 +362,135 @@ def test_the_label_set_read_from_y_is_not_printed(data):
     texts = [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
     assert any("classes=None" in t for t in texts)
     assert not any("secret" in t for t in texts), texts
+
+
+# ---- audit F1: the returned models carried the noise key of their fit ----------------
+
+
+def _neighbour(X, y):
+    """Row 0 replaced."""
+    Xp, yp = X.copy(), y.copy()
+    Xp[0] = [0.9, -0.9]
+    yp[0] = 1 - y[0]
+    return Xp, yp
+
+
+def _same_release(a, b):
+    return np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
+
+
+def _spy_fits(monkeypatch, module):
+    """Record ``(training X, training y, returned model)`` of every fit of ``module``'s
+    ``fit_and_score`` (serial runs: the returned model is the object the caller keeps)."""
+    fits = []
+    original = module.fit_and_score
+
+    def spy(est, parts, scorer, keep_model):
+        out = original(est, parts, scorer, keep_model)
+        fits.append((parts[0], parts[1], out[0]))
+        return out
+
+    monkeypatch.setattr(module, "fit_and_score", spy)
+    return fits
+
+
+@pytest.mark.parametrize("solver", ["output_perturbation", "objective_perturbation"])
+@pytest.mark.parametrize("refit", [True, False])
+def test_a_returned_model_does_not_reproduce_its_release(data, monkeypatch, solver, refit):
+    """The audit's attack: refit the released model's own parameters on D and on D'.  It
+    used to reproduce the release bit for bit on D only (its random_state was the key of
+    its noise: a perfect distinguisher).  With random_state=None every fit keys its noise
+    from the OS and the model carries the user's random_state (None)."""
+    from skdp.model_selection import _search
+
+    X, y = data
+    fits = _spy_fits(monkeypatch, _search)
+    est = DPLogisticRegression(data_norm=1.5, classes=[0, 1], solver=solver)
+    search = DPGridSearchCV(est, {"alpha": [0.01, 0.1]}, epsilon=1.0, refit=refit,
+                            random_state=None).fit(X, y)
+    best = search.best_estimator_
+    assert best.random_state is None
+    # the rows it was fitted on: all of them (refit), or the winning run's training part
+    X_fit, y_fit = (X, y) if refit else next((a, b) for a, b, m in fits if m is best)
+    assert not _same_release(clone(best).fit(X_fit, y_fit), best)
+    assert not _same_release(clone(best).fit(*_neighbour(X_fit, y_fit)), best)
+
+
+def test_a_returned_model_keeps_the_users_random_state(data):
+    """A seed the user set on the estimator is a parameter, not the key the search used:
+    it is given back, and refitting with it does not reproduce the release."""
+    X, y = data
+    est = DPLogisticRegression(data_norm=1.5, classes=[0, 1], random_state=5)
+    for seed in (None, 0):
+        search = DPGridSearchCV(est, {"alpha": [0.01, 0.1]}, epsilon=1.0,
+                                random_state=seed).fit(X, y)
+        best = search.best_estimator_
+        assert best.random_state == 5
+        assert not _same_release(clone(best).fit(X, y), best)
+    assert est.random_state == 5
+
+
+class _KeyRecorder(NoisyMeanClassifier):
+    """Records the random_state of every fit (class-wide; serial runs only)."""
+
+    keys = []
+
+    def fit(self, X, y):
+        type(self).keys.append(self.random_state)
+        return super().fit(X, y)
+
+
+def _seeded_search(X, y, seed, **kw):
+    _KeyRecorder.keys = []
+    search = DPGridSearchCV(_KeyRecorder(random_state=7), {"label": [0, 1]}, epsilon=1.0,
+                            cv=3, n_repetitions=12, random_state=seed, **kw).fit(X, y)
+    # the placeholder fits (the events) run with random_state=None
+    return search, [k for k in _KeyRecorder.keys if k is not None]
+
+
+def test_seeded_search_derives_a_distinct_key_per_fit(data):
+    """random_state=int: reproducible, each fit (runs x folds, refit) keyed from the
+    search's seed and the fit's path, no two alike; the returned model carries the
+    user's random_state, not a derived key."""
+    X, y = data
+    search, keys = _seeded_search(X, y, 0)
+    assert len(keys) >= 4 and len(set(keys)) == len(keys)
+    assert 7 not in keys and all(0 <= k < 2**32 for k in keys)
+    assert search.best_estimator_.random_state == 7
+    again, keys_again = _seeded_search(X, y, 0)
+    assert keys_again == keys and again.best_score_ == search.best_score_
+    np.testing.assert_array_equal(again.best_estimator_.coef_, search.best_estimator_.coef_)
+    _, other = _seeded_search(X, y, 1)
+    assert not set(other) & set(keys)
+
+
+def test_equal_fit_keys_are_refused_before_any_fit(data, monkeypatch):
+    from skdp.model_selection import _search
+
+    X, y = data
+    monkeypatch.setattr(_search, "fit_keys", lambda root, path, m: [12345] * m)
+    search = DPGridSearchCV(_KeyRecorder(), {"label": [0, 1]}, epsilon=1.0, cv=3,
+                            random_state=0)
+    _KeyRecorder.keys = []
+    with pytest.raises(ValueError, match="same noise key"):
+        search.fit(X, y)
+    assert 12345 not in _KeyRecorder.keys and _not_fitted(search)
+
+
+def test_unseeded_score_noise_is_keyed_from_the_os(data, monkeypatch):
+    """random_state=None: the released score's ChaCha20 key comes from os.urandom
+    (new_word_source(None)), not from the search's generator."""
+    from skdp.model_selection import _search
+
+    X, y = data
+    sources = []
+    original = _search.new_word_source
+
+    def spy(random_state=None):
+        sources.append(random_state)
+        return original(random_state)
+
+    monkeypatch.setattr(_search, "new_word_source", spy)
+    DPGridSearchCV(DPLogisticRegression(data_norm=1.5, classes=[0, 1]), GRID,
+                   random_state=None).fit(X, y)
+    assert sources == [None]

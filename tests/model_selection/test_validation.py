@@ -4,11 +4,15 @@ import math
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from skdp import DPLogisticRegression
-from skdp.accounting import compose, gaussian_epsilon, gaussian_event, get_epsilon
+from skdp.accounting import (compose, gaussian_epsilon, gaussian_event, gaussian_mu_for,
+                              get_epsilon)
 from skdp.exceptions import BudgetExceededError
-from skdp.model_selection import dp_cross_validate
+from skdp.model_selection import _validation, dp_cross_validate
+
+from ._toy import NoisyMeanClassifier
 
 
 @pytest.fixture(scope="module")
@@ -86,9 +90,114 @@ def test_refusals(data):
         dp_cross_validate(est, X[:5], y[:5], cv=3)
     with pytest.raises(TypeError):
         dp_cross_validate(est, X, y, scoring=lambda e, X, y: 1.0)
-    dpsgd = DPLogisticRegression(classes=[0, 1],
-                                 data_norm=2.0, solver="dpsgd", batch_size=30, n_steps=20)
+
+
+# ---- audit F3: a plain estimator's non-Gaussian event was accounted after k fits -------
+
+
+def _count_fits(monkeypatch):
+    """Training-part sizes of every fit ``dp_cross_validate`` runs on the private folds."""
+    fits = []
+    original = _validation.fit_and_score
+
+    def spy(est, parts, scorer, keep_model):
+        fits.append(parts[0].shape[0])
+        return original(est, parts, scorer, keep_model)
+
+    monkeypatch.setattr(_validation, "fit_and_score", spy)
+    return fits
+
+
+@pytest.mark.parametrize("solver, kw, n, k", [
+    ("objective_perturbation", {}, 3000, 5),
+    ("dpsgd", dict(batch_size=30, n_steps=20), 302, 3),
+])
+def test_a_non_gaussian_estimator_is_calibrated_before_its_fits(monkeypatch, solver, kw, n,
+                                                                k):
+    """It used to be fitted on all k folds and only then refused (objective perturbation
+    at 3000 rows: epsilon 1.538 > 1; DP-SGD's Poisson-sampled steps at 302 rows).  The
+    per-fit budget is now lowered, from the placeholder events, until the k - 1 fits and
+    the score fit the total, as the search does; then each fold is fitted once."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (n, 3))
+    y = (X[:, 0] > 0).astype(int)
+    fits = _count_fits(monkeypatch)
+    est = DPLogisticRegression(data_norm=2.0, classes=[0, 1], solver=solver, **kw)
+    res = dp_cross_validate(est, X, y, epsilon=1.0, delta=1e-6, cv=k, random_state=0)
+    assert len(fits) == k and sum(fits) == (k - 1) * n
+    assert res["privacy_guaranteed"] and 0.9 < res["epsilon"] <= 1.0
+    # below the Gaussian plan (mu_total / sqrt(k)), which over-spends with these events
+    assert res["budget_split"]["fit_mu"] < gaussian_mu_for(1.0, 1e-6) / math.sqrt(k)
+
+
+class _GaussianOnly(NoisyMeanClassifier):
+    """Releases a Gaussian event even when asked for pure DP (delta = 0)."""
+
+    def fit(self, X, y):
+        asked = self.delta
+        self.delta = asked or 1e-6
+        try:
+            return super().fit(X, y)
+        finally:
+            self.delta = asked
+
+
+def test_a_pure_budget_is_refused_before_any_fit(monkeypatch):
+    """delta = 0 with a step that does not release a pure event: refused from its
+    placeholder event, before the first fit on a private fold (it used to be fitted k
+    times first)."""
+    X = np.zeros((60, 1))
+    y = np.arange(60) % 2
+    fits = _count_fits(monkeypatch)
     with pytest.raises(BudgetExceededError):
-        # Poisson-sampled fits are not Gaussian: the GDP split over-spends, caught
-        # before any score is released
-        dp_cross_validate(dpsgd, X, y, epsilon=1.0, cv=3, random_state=0)
+        dp_cross_validate(_GaussianOnly(), X, y, epsilon=1.0, delta=0.0, cv=3,
+                          random_state=0)
+    assert fits == []
+
+
+# ---- audit F1: the returned fold models carried the noise key of their fit ------------
+
+
+def test_returned_fold_models_do_not_reproduce_their_release(data, monkeypatch):
+    """random_state=None: each fold model keys its noise from the OS and carries the
+    user's random_state (None); refitting it on its own training part does not
+    reproduce it (it used to, bit for bit: the key was its random_state)."""
+    X, y = data
+    parts = []
+    original = _validation.fit_and_score
+
+    def spy(est, part, scorer, keep_model):
+        parts.append(part)
+        return original(est, part, scorer, keep_model)
+
+    monkeypatch.setattr(_validation, "fit_and_score", spy)
+    est = DPLogisticRegression(data_norm=1.5, classes=[0, 1], solver="output_perturbation")
+    res = dp_cross_validate(est, X, y, epsilon=1.0, cv=3, random_state=None,
+                            return_estimator=True)
+    for model, part in zip(res["estimator"], parts):
+        assert model.random_state is None
+        again = clone(model).fit(part[0], part[1])
+        assert not np.array_equal(again.coef_, model.coef_)
+
+
+class _KeyRecorder(NoisyMeanClassifier):
+    keys = []
+
+    def fit(self, X, y):
+        type(self).keys.append(self.random_state)
+        return super().fit(X, y)
+
+
+def test_seeded_folds_get_distinct_derived_keys(data):
+    X, y = data
+    runs = []
+    for _ in range(2):
+        _KeyRecorder.keys = []
+        res = dp_cross_validate(_KeyRecorder(random_state=3), X, y, epsilon=1.0, cv=4,
+                                random_state=0, return_estimator=True)
+        keys = [k for k in _KeyRecorder.keys if k is not None]     # not the placeholders
+        assert len(keys) == 4 and len(set(keys)) == 4 and 3 not in keys
+        assert [m.random_state for m in res["estimator"]] == [3] * 4
+        runs.append((keys, res["test_score"]))
+    assert runs[0][0] == runs[1][0]
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
