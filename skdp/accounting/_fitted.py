@@ -283,10 +283,17 @@ def _release_seeds(estimator, path=""):
 
 
 def _key_family(step):
-    """How a step turns its ``random_state`` into a noise key: every class of one skdp
-    subpackage derives it alike (the DP transformers key ChaCha20 with the seed itself, the
-    estimators with draws of ``numpy.random.default_rng(seed)``), so equal seeds within a
-    family are equal keys."""
+    """The family of ``step``'s noise keys: its skdp subpackage (the DP transformers, the
+    estimators), else its module.
+
+    Within a family equal integer seeds can be equal keys (the one-hot, spline and robust
+    transformers hash the seed alike, two estimators derive the same keys), so
+    :func:`_check_distinct_seeds` refuses them.  Across the two skdp families they never
+    are: every release site hashes the seed with a spawn key of its own (the table in
+    :mod:`skdp._mechanisms._exact`, "Keys from an integer seed": the base-rate check of
+    DPLogisticRegression and DPStandardScaler have their own streams), so a transformer
+    and an estimator given one seed draw independent noise
+    (``tests/accounting/test_fitted.py`` opens every site's keys at one seed)."""
     return type(step).__module__.split(".")[1] if type(step).__module__.startswith(
         "skdp.") else type(step).__module__
 
@@ -317,10 +324,11 @@ def _describe(seed_key):
 
 
 def _check_distinct_seeds(estimator):
-    """Refuse to compose releases keyed by equal integer seeds in one key family: two DP
-    transformers (or two estimators) given the same ``random_state`` draw the same noise, which cancels in a difference of their releases
-    (two encoders of two equal columns reveal their exact counts' difference), so their
-    events do not compose as independent mechanisms."""
+    """Refuse to compose releases keyed by equal integer seeds in one key family
+    (:func:`_key_family`): two DP transformers (or two estimators) given the same
+    ``random_state`` can draw the same noise, which cancels in a difference of their
+    releases (two encoders of two equal columns reveal their exact counts' difference), so
+    their events do not compose as independent mechanisms."""
     seen = {}
     for path, key in _release_seeds(estimator):
         if key in seen:
