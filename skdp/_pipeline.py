@@ -391,12 +391,17 @@ class PrivatePipeline(Pipeline):
         from .accounting._ledger import ledger_reservation
         from .exceptions import BudgetExceededError
         from .linear_model._nested_share import model_split
-        from ._plan import configured, fitted_leaf
+        from ._plan import check_configured_keys, configured, fitted_leaf
 
         epsilon, delta = float(self.epsilon), plan.delta
         with ledger_reservation(self._ledger(), plan.ledger_event,
                                 type(self).__name__) as reservation:
             self.set_params(**configured(self, plan))
+            # before any fit: the steps hold this plan's keys, and the accounting
+            # (fitted_dp_event) reads this plan, never the previous fit's (a failed fit
+            # restores the previous one)
+            check_configured_keys(self, plan)
+            self.privacy_plan_ = plan
             has_model = any(s.role == "model" for s in plan.steps)
             if rows is not None:
                 y = rows.y          # a Dask Series pinned to the partitions counted

@@ -283,3 +283,27 @@ def test_one_hot_encoder_sparse_output_is_the_dense_output():
     S = sparse.transform(df)
     assert sp.isspmatrix_csr(S) and S.has_canonical_format and S.nnz == len(df)
     assert np.array_equal(S.toarray(), dense.transform(df))
+
+
+def test_a_refit_checks_the_keys_of_its_own_plan_before_fitting(monkeypatch):
+    """Audit finding (F6), second line of defence: with one encoder object at two paths
+    (the plan's refusal of it switched off here) the steps' keys read back from the
+    configured pipeline differ from the plan's.  The accounting used to read the previous
+    fit's plan: after a fit with keys from the OS, the seeded refit was accepted, both
+    blocks drawing one noise.  The refit is now refused before any noise stream is opened,
+    and the previous fit is kept."""
+    from tests._noise_keys import record_keys
+    from tests.test_privacy_plan import _one_encoder_in_two_blocks
+
+    import skdp._plan
+
+    monkeypatch.setattr(skdp._plan, "_refuse_aliased_steps", lambda leaves, kinds: None,
+                        raising=False)
+    pipe, _, df, y = _one_encoder_in_two_blocks()
+    pipe.set_params(random_state=None).fit(df, y)
+    before = pipe.privacy_plan_
+    keys = record_keys(monkeypatch)
+    with pytest.raises(ValueError, match="'ct__a' .*key"):
+        pipe.set_params(random_state=0).fit(df, y)
+    assert keys == []
+    assert pipe.privacy_plan_ is before
