@@ -387,7 +387,7 @@ class PrivatePipeline(Pipeline):
 
     def _execute(self, plan, X, y, rows=None):
         from .accounting import fitted_dp_event, fitted_privacy_guaranteed, get_epsilon
-        from .accounting._fitted import _steps
+        from .accounting._fitted import released_steps
         from .accounting._ledger import ledger_reservation
         from .exceptions import BudgetExceededError
         from .linear_model._nested_share import model_split
@@ -499,8 +499,8 @@ class PrivatePipeline(Pipeline):
             split["mu_shares"] = tuple(s.mu_share for s in plan.steps if s.role == "release")
             event = fitted_dp_event(self)
             guaranteed = fitted_privacy_guaranteed(self)
-            releasing = [st for st in _steps(self)
-                         if getattr(st, "dp_event_", None) is not None]
+            # a public-category encoder's NoOpDpEvent is not a release
+            releasing = released_steps(self)
             if not guaranteed:
                 spent = math.inf
             elif len(releasing) == 1:

@@ -307,3 +307,22 @@ def test_a_refit_checks_the_keys_of_its_own_plan_before_fitting(monkeypatch):
         pipe.set_params(random_state=0).fit(df, y)
     assert keys == []
     assert pipe.privacy_plan_ is before
+
+
+def test_a_public_encoder_before_objective_perturbation_stays_within_the_budget():
+    """Audit finding (F5b): with a public-category encoder as the only other step, the
+    plan gives the model the whole epsilon (nothing is released before it) and the model
+    certifies exactly epsilon, but the pipeline counted the encoder's ``NoOpDpEvent`` as
+    a second release and composed the model's looser zCDP record: BudgetExceededError
+    (1.154 > 1) after the fit.  It counts one release now."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": rng.choice(list("pqr"), 3000)})
+    y = (X["c"].eq("p") ^ (rng.random(3000) < 0.2)).astype(int).to_numpy()
+    pipe = PrivatePipeline(
+        [("enc", DPOneHotEncoder(categories=[list("pqr")], sparse_output=False)),
+         ("model", DPLogisticRegression(classes=[0, 1], data_norm="auto",
+                                        solver="objective_perturbation"))],
+        epsilon=1.0, delta=1e-6, random_state=0).fit(X, y)
+    assert pipe.epsilon_ <= 1.0
+    assert pipe.epsilon_ == pipe[-1].epsilon_
+    assert pipe.dp_event_ is pipe[-1].dp_event_

@@ -201,7 +201,9 @@ def fitted_dp_event(estimator):
     -------
     event : dp_accounting.DpEvent
         The step's own event, or ``ComposedDpEvent`` of the steps' events in order (replace-one
-        neighbours, see :mod:`skdp.accounting._events`).
+        neighbours, see :mod:`skdp.accounting._events`).  A step that released nothing
+        (``NoOpDpEvent``: a public-category encoder) is left out, the identity of
+        composition; ``NoOpDpEvent()`` if no step released anything.
 
     Raises
     ------
@@ -234,19 +236,47 @@ def fitted_dp_event(estimator):
     (1.0, True)
     """
     _check_distinct_seeds(estimator)
-    events = []
+    events, recorded = [], False
     for path, step in _named_steps(estimator):
-        event = getattr(step, "dp_event_", None)
+        event = _step_event(step)
         if event is not None:
-            if not getattr(step, "privacy_guaranteed_", True):
-                # a bound or label set read from the data: whatever the step's own record
-                event = dp_accounting.NonPrivateDpEvent()
-            events.append(event)
+            recorded = True
+            if not isinstance(event, dp_accounting.NoOpDpEvent):
+                events.append(event)
         elif not _is_data_free(step):
             raise _refusal(path, step)
-    if not events:
+    if not recorded:
         raise TypeError("the estimator released nothing: no step carries a dp_event_")
+    if not events:
+        return dp_accounting.NoOpDpEvent()
     return events[0] if len(events) == 1 else compose(*events)
+
+
+def _step_event(step):
+    """What a fitted step released: its ``dp_event_``, a ``NonPrivateDpEvent`` when it
+    lost its guarantee (a bound or label set read from the data, whatever its own
+    record), None without an event.
+
+    A ``NoOpDpEvent`` (a public-category encoder: nothing released) is the identity of
+    composition: :func:`fitted_dp_event` leaves it out, so a pipeline's event is the
+    composition of its real releases -- the tree its plan states -- and one real release
+    keeps its own certificate (:func:`released_steps`).  A step that lost its guarantee
+    is never left out."""
+    event = getattr(step, "dp_event_", None)
+    if event is not None and not getattr(step, "privacy_guaranteed_", True):
+        return dp_accounting.NonPrivateDpEvent()
+    return event
+
+
+def released_steps(estimator):
+    """The fitted leaf steps of ``estimator`` that released something: a ``dp_event_``
+    other than ``NoOpDpEvent`` (:func:`_step_event`)."""
+    released = []
+    for step in _steps(estimator):
+        event = _step_event(step)
+        if event is not None and not isinstance(event, dp_accounting.NoOpDpEvent):
+            released.append(step)
+    return released
 
 
 def _release_seeds(estimator, path=""):

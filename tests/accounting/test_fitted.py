@@ -230,3 +230,26 @@ def test_accounting_still_refuses_equal_seeds_within_one_key_family():
                             ("c", DPOneHotEncoder(random_state=3), ["c"])])
     with pytest.raises(ValueError, match="same random_state"):
         fitted_dp_event(make_pipeline(ct).fit(df))
+
+
+def test_a_public_encoder_releases_nothing_and_is_not_composed():
+    """Audit finding (F5): a public-category DPOneHotEncoder's ``NoOpDpEvent`` was
+    composed with the model's event, so the composition's record (objective
+    perturbation's looser zCDP curve) replaced the model's own certificate and the tree no
+    longer matched the plan's.  It is left out; a leaky step is never left out."""
+    import pandas as pd
+    from dp_accounting import NoOpDpEvent, NonPrivateDpEvent
+
+    from skdp.preprocessing import DPOneHotEncoder
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": rng.choice(list("pqr"), 3000)})
+    y = (X["c"].eq("p") ^ (rng.random(3000) < 0.2)).astype(int).to_numpy()
+    pipe = make_pipeline(DPOneHotEncoder(categories=[list("pqr")], sparse_output=False),
+                         DPLogisticRegression(classes=[0, 1], data_norm=1.0,
+                                              random_state=0)).fit(X, y)
+    assert fitted_dp_event(pipe) is pipe[-1].dp_event_
+    encoder_only = make_pipeline(DPOneHotEncoder(categories=[list("pqr")])).fit(X)
+    assert fitted_dp_event(encoder_only) == NoOpDpEvent()
+    pipe[-1].privacy_guaranteed_ = False
+    assert fitted_dp_event(pipe) == NonPrivateDpEvent()
