@@ -387,16 +387,21 @@ class PrivatePipeline(Pipeline):
 
     def _execute(self, plan, X, y, rows=None):
         from .accounting import fitted_dp_event, fitted_privacy_guaranteed, get_epsilon
-        from .accounting._fitted import _steps
+        from .accounting._fitted import released_steps
         from .accounting._ledger import ledger_reservation
         from .exceptions import BudgetExceededError
         from .linear_model._nested_share import model_split
-        from ._plan import configured, fitted_leaf
+        from ._plan import check_configured_keys, configured, fitted_leaf
 
         epsilon, delta = float(self.epsilon), plan.delta
         with ledger_reservation(self._ledger(), plan.ledger_event,
                                 type(self).__name__) as reservation:
             self.set_params(**configured(self, plan))
+            # before any fit: the steps hold this plan's keys, and the accounting
+            # (fitted_dp_event) reads this plan, never the previous fit's (a failed fit
+            # restores the previous one)
+            check_configured_keys(self, plan)
+            self.privacy_plan_ = plan
             has_model = any(s.role == "model" for s in plan.steps)
             if rows is not None:
                 y = rows.y          # a Dask Series pinned to the partitions counted
@@ -494,8 +499,8 @@ class PrivatePipeline(Pipeline):
             split["mu_shares"] = tuple(s.mu_share for s in plan.steps if s.role == "release")
             event = fitted_dp_event(self)
             guaranteed = fitted_privacy_guaranteed(self)
-            releasing = [st for st in _steps(self)
-                         if getattr(st, "dp_event_", None) is not None]
+            # a public-category encoder's NoOpDpEvent is not a release
+            releasing = released_steps(self)
             if not guaranteed:
                 spent = math.inf
             elif len(releasing) == 1:

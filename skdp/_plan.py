@@ -22,7 +22,9 @@ from the public schema (column names and dtypes), ``n`` and the parameters alone
 * **each release's noise key**, derived from the pipeline's ``random_state``, the step's
   own ``random_state`` and the step's *path* (:func:`derive_key`): two steps never share a
   key, whatever seeds the user gave them (two equal keys would draw equal noise, which
-  cancels in a difference of the two releases);
+  cancels in a difference of the two releases).  One releasing step object at two paths
+  could hold only one key and is refused (:func:`_refuse_aliased_steps`); the fit reads
+  the keys back from the steps before fitting (:func:`check_configured_keys`);
 * **the planned event** of every release (each DP transformer's event is a function of its
   parameters, ``n`` and the schema: stated by the transformer itself, ``planned_event(n,
   d)``, when every transformer of the tree has that formula -- :func:`analytic_prefix`,
@@ -49,7 +51,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["PlannedStep", "PrivacyPlan", "derive_key", "make_plan"]
+__all__ = ["PlannedStep", "PrivacyPlan", "check_configured_keys", "derive_key",
+           "make_plan"]
 
 #: the seed of every fit on placeholder data (public data, so a public seed)
 _PLACEHOLDER_SEED = 0
@@ -411,6 +414,7 @@ def make_plan(pipeline, X, n_samples, epsilon, delta, *, lazy=False):
             if reason is None:
                 raise _refusal(path, leaf, final)
             kinds.append("data-free")
+    _refuse_aliased_steps(leaves, kinds)
     seed = pipeline.random_state
     releasing = [(p, leaf) for (p, leaf, _), k in zip(leaves, kinds) if k == "release"]
     has_model = "model" in kinds
@@ -475,6 +479,52 @@ def make_plan(pipeline, X, n_samples, epsilon, delta, *, lazy=False):
         events = planned_transformer_events(pipeline, plan, X, lazy=lazy)
         plan = _with_events(plan, events)
         return _plan_model(pipeline, plan, X, events, compose, lazy=lazy)
+
+
+def _refuse_aliased_steps(leaves, kinds):
+    """Refuse one releasing step object (a DP transformer or the model) at two paths of
+    the tree, from the tree alone (before any row is read).
+
+    The plan hands every releasing path its own share and key (:func:`configured`), as
+    parameters of the step object at that path.  One object at two paths (the same
+    encoder in two ``ColumnTransformer`` blocks, which clones it for each) holds only the
+    last of them, so both blocks would draw their noise from one key: equal unit noises,
+    which cancel in a scaled difference of the two releases that the plan composes as
+    independent.  A DP transformer with public parameters releases nothing and is left
+    alone."""
+    first_path = {}
+    for (path, leaf, _), kind in zip(leaves, kinds):
+        if kind not in ("release", "model"):
+            continue
+        if id(leaf) in first_path:
+            raise ValueError(
+                f"steps '{first_path[id(leaf)]}' and '{path}' are one "
+                f"{type(leaf).__name__} object: the plan gives each path its own noise key "
+                "and budget share, which one object cannot hold (both blocks would draw the "
+                "same noise). Give each path its own instance, e.g. sklearn.base.clone(step); "
+                "nothing was fitted")
+        first_path[id(leaf)] = path
+
+
+def check_configured_keys(pipeline, plan):
+    """Refuse a configured ``pipeline`` whose releasing steps do not hold the keys of
+    ``plan`` (read back from its parameters, before any fit).
+
+    :func:`make_plan` derives distinct keys (:func:`derive_key`) and :func:`configured`
+    sets them; reading them back proves that the fit draws with exactly those keys, so
+    the releases it composes as independent are keyed apart -- whatever aliasing of step
+    objects slipped past :func:`_refuse_aliased_steps`.  (The accounting,
+    :func:`skdp.accounting.fitted_dp_event`, reads the plan's keys: this check is what
+    makes them the steps' keys.)"""
+    params = pipeline.get_params(deep=True)
+    for s in plan.releases:
+        name = f"{s.path}__random_state" if s.path else "random_state"
+        if name in params and params[name] != s.key:
+            raise ValueError(
+                f"step '{s.path}' does not hold the noise key its plan derived for it (one "
+                "step object at two paths holds the last path's key): its releases would "
+                "share another step's noise. Give each path its own instance; nothing was "
+                "fitted")
 
 
 def _with_events(plan, events):

@@ -362,3 +362,45 @@ def test_dpsgd_beyond_its_summable_size_is_refused_by_the_plan():
     with pytest.raises(ValueError, match="9.4e7 rows"):
         planned_dp_event(model, 10**8, 2, raise_errors=True)
     assert planned_dp_event(model, 9 * 10**7, 2, raise_errors=True) is not None
+
+
+def _one_encoder_in_two_blocks(**encoder):
+    """The audit's pipeline (F6): one DPOneHotEncoder object in two ColumnTransformer
+    blocks of a PrivatePipeline."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"c1": rng.choice(list("pqrs"), 4000),
+                       "c2": rng.choice(list("pqrs"), 4000)})
+    y = (df["c1"].isin(["p", "q"]) ^ (rng.random(4000) < 0.3)).astype(int).to_numpy()
+    enc = DPOneHotEncoder(sparse_output=False, **encoder)
+    pipe = PrivatePipeline([("ct", ColumnTransformer([("a", enc, ["c1"]), ("b", enc, ["c2"])])),
+                            ("model", DPLogisticRegression(classes=[0, 1], data_norm="auto",
+                                                           solver="output_perturbation"))],
+                           epsilon=2.0, delta=1e-6, random_state=0)
+    return pipe, enc, df, y
+
+
+@pytest.mark.parametrize("seed", [0, None])
+def test_one_step_object_at_two_paths_is_refused_before_any_row(monkeypatch, seed):
+    """Audit finding (F6): the plan derived a key per path but set both on the one object
+    (the last won), so both fitted blocks drew identical noise; a seeded first fit was
+    refused only after every release had run.  The plan now refuses the aliased object,
+    from the parameters alone: no noise stream is opened, nothing is fitted."""
+    from tests._noise_keys import record_keys
+
+    pipe, enc, df, y = _one_encoder_in_two_blocks()
+    pipe.set_params(random_state=seed)
+    keys = record_keys(monkeypatch)
+    with pytest.raises(ValueError, match="'ct__a' and 'ct__b' are one DPOneHotEncoder"):
+        pipe.plan(df)
+    with pytest.raises(ValueError, match="'ct__a' and 'ct__b' are one DPOneHotEncoder"):
+        pipe.fit(df, y)
+    assert keys == []
+    assert not hasattr(enc, "categories_") and not hasattr(pipe, "privacy_plan_")
+
+
+def test_one_public_encoder_at_two_paths_releases_nothing_and_is_kept():
+    """An encoder given public categories releases nothing (no key is used): one such
+    object in two blocks still fits."""
+    pipe, _, df, y = _one_encoder_in_two_blocks(categories=[list("pqrs")])
+    pipe.fit(df, y)
+    assert pipe.epsilon_ <= 2.0

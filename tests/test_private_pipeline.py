@@ -304,3 +304,46 @@ def test_polars_null_row_does_not_change_other_rows_categories():
         released.append(pipe.named_steps["columns"].named_transformers_["categorical"]
                         .categories_)
     assert released[0] == released[1] == [[7, big]]
+
+
+def test_a_refit_checks_the_keys_of_its_own_plan_before_fitting(monkeypatch):
+    """Audit finding (F6), second line of defence: with one encoder object at two paths
+    (the plan's refusal of it switched off here) the steps' keys read back from the
+    configured pipeline differ from the plan's.  The accounting used to read the previous
+    fit's plan: after a fit with keys from the OS, the seeded refit was accepted, both
+    blocks drawing one noise.  The refit is now refused before any noise stream is opened,
+    and the previous fit is kept."""
+    from tests._noise_keys import record_keys
+    from tests.test_privacy_plan import _one_encoder_in_two_blocks
+
+    import skdp._plan
+
+    monkeypatch.setattr(skdp._plan, "_refuse_aliased_steps", lambda leaves, kinds: None,
+                        raising=False)
+    pipe, _, df, y = _one_encoder_in_two_blocks()
+    pipe.set_params(random_state=None).fit(df, y)
+    before = pipe.privacy_plan_
+    keys = record_keys(monkeypatch)
+    with pytest.raises(ValueError, match="'ct__a' .*key"):
+        pipe.set_params(random_state=0).fit(df, y)
+    assert keys == []
+    assert pipe.privacy_plan_ is before
+
+
+def test_a_public_encoder_before_objective_perturbation_stays_within_the_budget():
+    """Audit finding (F5b): with a public-category encoder as the only other step, the
+    plan gives the model the whole epsilon (nothing is released before it) and the model
+    certifies exactly epsilon, but the pipeline counted the encoder's ``NoOpDpEvent`` as
+    a second release and composed the model's looser zCDP record: BudgetExceededError
+    (1.154 > 1) after the fit.  It counts one release now."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": rng.choice(list("pqr"), 3000)})
+    y = (X["c"].eq("p") ^ (rng.random(3000) < 0.2)).astype(int).to_numpy()
+    pipe = PrivatePipeline(
+        [("enc", DPOneHotEncoder(categories=[list("pqr")], sparse_output=False)),
+         ("model", DPLogisticRegression(classes=[0, 1], data_norm="auto",
+                                        solver="objective_perturbation"))],
+        epsilon=1.0, delta=1e-6, random_state=0).fit(X, y)
+    assert pipe.epsilon_ <= 1.0
+    assert pipe.epsilon_ == pipe[-1].epsilon_
+    assert pipe.dp_event_ is pipe[-1].dp_event_

@@ -56,6 +56,36 @@ bits from the OS (``os.urandom``) when ``random_state=None`` or derived from ``r
 through ``numpy.random.SeedSequence`` (reproducible bit for bit -- and predictable to whoever
 knows the seed: use ``None`` in production).  Checked against the RFC 8439 test vector.
 
+Keys from an integer seed: one stream per release site
+------------------------------------------------------
+Two releases composed as independent must draw independent noise: with equal keys both
+draw the same integers, whose unit noises cancel in a scaled difference of the two
+releases, and the composition under-counts.  An integer ``random_state`` ``s`` is turned
+into a key by hashing it (``SeedSequence``) together with a *spawn key* that names the
+release site; equal ``(s, spawn key)`` give equal keys, distinct ones distinct keys (but
+for a collision of the 256-bit hash) and so unrelated ChaCha20 streams:
+
+==========================================  ==============================================
+release site                                key from ``s``
+==========================================  ==============================================
+DP transformers (one-hot, spline, robust)   ``SeedSequence(s, spawn_key=(0x5EC,))``
+estimators' solvers                         8 words of ``default_rng(s)``
+estimators' ``"auto"`` bounds               ``SeedSequence(x, spawn_key=(0x5EC,))``,
+                                            ``x = default_rng(s).integers(2^63)``
+``target_range``'s centre                   8 words of ``default_rng(c)``, ``c`` a word of
+                                            ``SeedSequence(s, spawn_key=(0x7A5C,))``
+base-rate check of DPLogisticRegression     ``SeedSequence(s, spawn_key=(0x5EC, 0xBA5E))``
+DPStandardScaler (moments, bounds, float)   ``default_rng(SeedSequence(s, spawn_key=(0x5EC,
+                                            0x5CA1E)))``
+==========================================  ==============================================
+
+(:func:`site_seed` for the last two, :data:`RELEASE_SITES`.)  So a DP transformer and an
+estimator given the same ``s`` never share a key, and neither do the sites inside one
+estimator; the accounting (:func:`skdp.accounting.fitted_dp_event`) refuses equal seeds
+only within one family -- two estimators, or two DP transformers -- where they are equal
+keys.  (An ``"auto"`` bound's key meets a transformer's only for a transformer seed equal
+to ``x``, a 63-bit hash of the estimator's seed: never by giving equal seeds.)
+
 Threat model: the released numbers.  Timing is out of scope (the number of words a draw
 consumes grows with ``|Z|``); callers draw the noise before they read the data.
 """
@@ -74,6 +104,7 @@ __all__ = [
     "discrete_gaussian", "gaussian_grid", "laplace_grid", "release_on_grid", "GRID_BITS",
     "DOMINANCE_MARGIN", "CLAMP_STEPS", "exact_gaussian_noise", "exact_laplace_noise",
     "grid_value", "coupled_gaussian_noise", "coupled_laplace_noise", "COUPLING_STEPS",
+    "RELEASE_SITES", "site_seed",
 ]
 
 #: the grid is ``gamma = 2^(floor(log2 sigma) - GRID_BITS)``: ``s = sigma/gamma in [2^29, 2^31)``
@@ -95,6 +126,12 @@ COUPLING_STEPS = 0.625
 CLAMP_STEPS = 2.0 ** 50
 
 _SIGMA = (0x61707865, 0x3320646E, 0x79622D32, 0x6B206574)   # "expand 32-byte k"
+
+#: spawn key of the DP transformers' keys from an integer seed (:func:`new_word_source`)
+_KEY_STREAM = 0x5EC
+#: release sites whose key comes from an integer seed through a stream of their own
+#: (:func:`site_seed`; module docstring, "Keys from an integer seed")
+RELEASE_SITES = {"base_rate_check": 0xBA5E, "standard_scaler": 0x5CA1E}
 
 
 #: the numba kernels (:mod:`skdp._mechanisms._exact_kernels`), re-exported lazily
@@ -130,13 +167,29 @@ def new_word_source(random_state=None):
         key = random_state.randint(0, 2**32, size=8, dtype=np.uint64)
     else:
         seq = random_state if isinstance(random_state, np.random.SeedSequence) else \
-            np.random.SeedSequence(int(random_state), spawn_key=(0x5EC,))
+            np.random.SeedSequence(int(random_state), spawn_key=(_KEY_STREAM,))
         key = seq.generate_state(8, dtype=np.uint32).astype(np.uint64)
     state = np.zeros(50, dtype=np.uint64)
     state[:4] = _SIGMA
     state[4:12] = key
     state[32] = 16          # empty output buffer: the first read computes block 0
     return state
+
+
+def site_seed(seed, site):
+    """``SeedSequence(seed, spawn_key=(0x5EC, RELEASE_SITES[site]))``: the seed of the
+    release site ``site``'s noise from an integer ``seed``.
+
+    Privacy: a ``SeedSequence`` hashes its entropy together with its spawn key, so two
+    sites given the same user seed get keys as unrelated as two distinct seeds' -- a
+    stream no other site derives from that seed (module docstring, "Keys from an integer
+    seed"), and their releases compose as independent mechanisms.  Without it a site that
+    hashed ``seed`` like its neighbours drew their exact integers.
+
+    >>> site_seed(7, "base_rate_check").spawn_key == (0x5EC, 0xBA5E)
+    True
+    """
+    return np.random.SeedSequence(int(seed), spawn_key=(_KEY_STREAM, RELEASE_SITES[site]))
 
 
 def release_on_grid(values, gamma, noise):

@@ -28,7 +28,7 @@ import attr
 from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
 
 __all__ = ["NEIGHBORING_RELATION", "DeltaDpEvent", "gaussian_event", "pure_dp_event",
-           "compose", "events_close"]
+           "compose", "events_close", "without_no_ops"]
 
 
 @attr.s(frozen=True)
@@ -162,13 +162,50 @@ def compose(*events):
     return dp_accounting.ComposedDpEvent(flat)
 
 
+def without_no_ops(event):
+    """``event`` with every ``NoOpDpEvent`` taken out of its compositions: a composition
+    left with one event becomes that event, one left with none ``NoOpDpEvent()``.
+
+    A ``NoOpDpEvent`` releases nothing (a public-category encoder's fit): its privacy-loss
+    distribution is the point mass at 0, the identity of composition, so removing it
+    changes no accountant's answer.  Only ``NoOpDpEvent`` instances are removed -- a
+    Gaussian, a pure-DP, a ``DeltaDpEvent`` or a ``NonPrivateDpEvent`` always stays, so no
+    real release can be dropped.  An event without a NoOp is returned as is (the same
+    object).
+
+    >>> from skdp.accounting import compose, gaussian_event
+    >>> from skdp.accounting import _lazy_dp_accounting as dp_accounting
+    >>> g = gaussian_event(1.0, 1.0)
+    >>> without_no_ops(compose(dp_accounting.NoOpDpEvent(), g)) == g
+    True
+    """
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts = [without_no_ops(e) for e in event.events]
+        kept = [p for p in parts if not isinstance(p, dp_accounting.NoOpDpEvent)]
+        if len(kept) == len(event.events) and all(p is e for p, e in zip(parts, event.events)):
+            return event
+        if not kept:
+            return dp_accounting.NoOpDpEvent()
+        return kept[0] if len(kept) == 1 else dp_accounting.ComposedDpEvent(kept)
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = without_no_ops(event.event)
+        if inner is event.event:
+            return event
+        if isinstance(inner, dp_accounting.NoOpDpEvent):
+            return inner
+        return dp_accounting.SelfComposedDpEvent(inner, event.count)
+    return event
+
+
 def events_close(a, b, rtol=1e-9):
-    """Whether two events are the same up to float rounding: the same tree of event types,
-    every integer equal, every float equal to ``rtol`` relative.
+    """Whether two events release the same up to float rounding: after
+    :func:`without_no_ops` (what releases nothing is not compared), the same tree of event
+    types, every integer equal, every float equal to ``rtol`` relative.
 
     Two plans of one mechanism from public quantities that pass through different but
     equal-in-exact-arithmetic float expressions (a width entering a sum, a released bound
-    that cancels) differ in the last bits; a data-dependent noise differs by far more.
+    that cancels) differ in the last bits; a data-dependent noise differs by far more.  A
+    plan leaves out a public-category encoder's ``NoOpDpEvent`` that its fit records.
 
     Examples
     --------
@@ -179,6 +216,11 @@ def events_close(a, b, rtol=1e-9):
     >>> events_close(gaussian_event(1.0, 1.0), gaussian_event(1.001, 1.0))
     False
     """
+    return _same_tree(without_no_ops(a), without_no_ops(b), rtol)
+
+
+def _same_tree(a, b, rtol):
+    """:func:`events_close` on events already without NoOps (recursive)."""
     import numbers
 
     if a == b:
@@ -186,12 +228,12 @@ def events_close(a, b, rtol=1e-9):
     if type(a) is not type(b):
         return False
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(events_close(x, y, rtol) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same_tree(x, y, rtol) for x, y in zip(a, b))
     if isinstance(a, numbers.Integral):
         return a == b
     if isinstance(a, numbers.Real):
         return math.isclose(a, b, rel_tol=rtol, abs_tol=0.0)
     if attr.has(type(a)):
-        return all(events_close(getattr(a, f.name), getattr(b, f.name), rtol)
+        return all(_same_tree(getattr(a, f.name), getattr(b, f.name), rtol)
                    for f in attr.fields(type(a)))
     return False

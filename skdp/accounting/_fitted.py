@@ -201,7 +201,9 @@ def fitted_dp_event(estimator):
     -------
     event : dp_accounting.DpEvent
         The step's own event, or ``ComposedDpEvent`` of the steps' events in order (replace-one
-        neighbours, see :mod:`skdp.accounting._events`).
+        neighbours, see :mod:`skdp.accounting._events`).  A step that released nothing
+        (``NoOpDpEvent``: a public-category encoder) is left out, the identity of
+        composition; ``NoOpDpEvent()`` if no step released anything.
 
     Raises
     ------
@@ -234,19 +236,47 @@ def fitted_dp_event(estimator):
     (1.0, True)
     """
     _check_distinct_seeds(estimator)
-    events = []
+    events, recorded = [], False
     for path, step in _named_steps(estimator):
-        event = getattr(step, "dp_event_", None)
+        event = _step_event(step)
         if event is not None:
-            if not getattr(step, "privacy_guaranteed_", True):
-                # a bound or label set read from the data: whatever the step's own record
-                event = dp_accounting.NonPrivateDpEvent()
-            events.append(event)
+            recorded = True
+            if not isinstance(event, dp_accounting.NoOpDpEvent):
+                events.append(event)
         elif not _is_data_free(step):
             raise _refusal(path, step)
-    if not events:
+    if not recorded:
         raise TypeError("the estimator released nothing: no step carries a dp_event_")
+    if not events:
+        return dp_accounting.NoOpDpEvent()
     return events[0] if len(events) == 1 else compose(*events)
+
+
+def _step_event(step):
+    """What a fitted step released: its ``dp_event_``, a ``NonPrivateDpEvent`` when it
+    lost its guarantee (a bound or label set read from the data, whatever its own
+    record), None without an event.
+
+    A ``NoOpDpEvent`` (a public-category encoder: nothing released) is the identity of
+    composition: :func:`fitted_dp_event` leaves it out, so a pipeline's event is the
+    composition of its real releases -- the tree its plan states -- and one real release
+    keeps its own certificate (:func:`released_steps`).  A step that lost its guarantee
+    is never left out."""
+    event = getattr(step, "dp_event_", None)
+    if event is not None and not getattr(step, "privacy_guaranteed_", True):
+        return dp_accounting.NonPrivateDpEvent()
+    return event
+
+
+def released_steps(estimator):
+    """The fitted leaf steps of ``estimator`` that released something: a ``dp_event_``
+    other than ``NoOpDpEvent`` (:func:`_step_event`)."""
+    released = []
+    for step in _steps(estimator):
+        event = _step_event(step)
+        if event is not None and not isinstance(event, dp_accounting.NoOpDpEvent):
+            released.append(step)
+    return released
 
 
 def _release_seeds(estimator, path=""):
@@ -283,10 +313,17 @@ def _release_seeds(estimator, path=""):
 
 
 def _key_family(step):
-    """How a step turns its ``random_state`` into a noise key: every class of one skdp
-    subpackage derives it alike (the DP transformers key ChaCha20 with the seed itself, the
-    estimators with draws of ``numpy.random.default_rng(seed)``), so equal seeds within a
-    family are equal keys."""
+    """The family of ``step``'s noise keys: its skdp subpackage (the DP transformers, the
+    estimators), else its module.
+
+    Within a family equal integer seeds can be equal keys (the one-hot, spline and robust
+    transformers hash the seed alike, two estimators derive the same keys), so
+    :func:`_check_distinct_seeds` refuses them.  Across the two skdp families they never
+    are: every release site hashes the seed with a spawn key of its own (the table in
+    :mod:`skdp._mechanisms._exact`, "Keys from an integer seed": the base-rate check of
+    DPLogisticRegression and DPStandardScaler have their own streams), so a transformer
+    and an estimator given one seed draw independent noise
+    (``tests/accounting/test_fitted.py`` opens every site's keys at one seed)."""
     return type(step).__module__.split(".")[1] if type(step).__module__.startswith(
         "skdp.") else type(step).__module__
 
@@ -317,10 +354,11 @@ def _describe(seed_key):
 
 
 def _check_distinct_seeds(estimator):
-    """Refuse to compose releases keyed by equal integer seeds in one key family: two DP
-    transformers (or two estimators) given the same ``random_state`` draw the same noise, which cancels in a difference of their releases
-    (two encoders of two equal columns reveal their exact counts' difference), so their
-    events do not compose as independent mechanisms."""
+    """Refuse to compose releases keyed by equal integer seeds in one key family
+    (:func:`_key_family`): two DP transformers (or two estimators) given the same
+    ``random_state`` can draw the same noise, which cancels in a difference of their
+    releases (two encoders of two equal columns reveal their exact counts' difference), so
+    their events do not compose as independent mechanisms."""
     seen = {}
     for path, key in _release_seeds(estimator):
         if key in seen:

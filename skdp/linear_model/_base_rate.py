@@ -64,7 +64,8 @@ from .._mechanisms._clipping import block_rows, matmul_in_blocks
 from .._solvers._threads import single_threaded_blas
 from ._base import linear_scores
 
-__all__ = ["release_base_rate_counts", "base_rate_fallback", "counts_sensitivity"]
+__all__ = ["release_base_rate_counts", "base_rate_fallback", "base_rate_word_source",
+           "counts_sensitivity"]
 
 #: largest score change of the fallback on rows within the public bound (logits)
 FALLBACK_MARGIN = 1e-3
@@ -139,6 +140,30 @@ def _multinomial_counts(X, y_enc, coef, intercept):
     counts = np.bincount(labels, minlength=coef.shape[0]).astype(np.float64)
     right = np.count_nonzero(np.argmax(_scores(X, coef, intercept), axis=1) == labels)
     return np.append(counts, float(right))
+
+
+def base_rate_word_source(random_state):
+    """The ChaCha20 state of the check's noise, from the model's ``random_state``.
+
+    An integer seed ``s`` keys it with :func:`skdp._mechanisms._exact.site_seed`
+    (``SeedSequence(s, spawn_key=(0x5EC, 0xBA5E))``), a stream of its own: not the
+    solver's (the first draws of ``default_rng(s)``) and not the DP transformers'
+    (``SeedSequence(s, spawn_key=(0x5EC,))``).  It used to be the transformers' key, so
+    ``Pipeline([DPOneHotEncoder(random_state=7), DPLogisticRegression(random_state=7)])``
+    drew the counts' unit noises equal to the encoder's, which cancel in a scaled
+    difference of the two releases that the accounting composed as independent.  A
+    generator gives its next draws (after the solver's), None a key from the OS.
+    """
+    import numbers
+
+    from .._mechanisms._exact import new_word_source, site_seed
+    from ._base import _check_random_state
+
+    if random_state is None:
+        return new_word_source(None)
+    if isinstance(random_state, numbers.Integral):
+        return new_word_source(site_seed(random_state, "base_rate_check"))
+    return new_word_source(_check_random_state(random_state))
 
 
 def release_base_rate_counts(X, y_enc, coef, intercept, mu_f, source):

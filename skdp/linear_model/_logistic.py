@@ -1,7 +1,6 @@
 """Differentially private logistic regression (binary and multinomial)."""
 
 import functools
-import numbers
 import warnings
 
 import numpy as np
@@ -388,15 +387,10 @@ class DPLogisticRegression(DaskScoreMixin, ClassifierMixin, BaseDPLinear):
     def _apply_base_rate_fallback(self, X, y_enc, attrs, mu_f):
         """Release the base-rate counts and replace the model by its fallback if the
         majority class classifies more training rows (:mod:`._base_rate`)."""
-        from .._mechanisms import new_word_source
-        from ._base import _check_random_state
-        from ._base_rate import base_rate_fallback, release_base_rate_counts
+        from ._base_rate import (base_rate_fallback, base_rate_word_source,
+                                 release_base_rate_counts)
 
-        r = self.random_state
-        # a key independent of the solver's (an int seeds another SeedSequence child; a
-        # generator gives its next draws)
-        source = new_word_source(r if r is None or isinstance(r, numbers.Integral)
-                                 else _check_random_state(r))
+        source = base_rate_word_source(self.random_state)
         counts = release_base_rate_counts(X, y_enc, attrs["coef_"], attrs["intercept_"],
                                           mu_f, source)
         coef, intercept, fell_back = base_rate_fallback(

@@ -244,8 +244,12 @@ def release_target_centre(u, half_width, mu, delta, random_state):
 
     # the scaler's _release is calibrated by ``mu`` alone; its epsilon only labels the
     # scaler's own epsilon_, which is not used here
+    # the centre's own stream, default_rng(centre_seed), handed over as a generator (the
+    # scaler's integer seeds take the scaler's stream, skdp._mechanisms._exact.site_seed)
+    seed = centre_seed(random_state)
     scaler = DPStandardScaler(epsilon=1.0, delta=float(delta), with_std=False, clip=False,
-                              random_state=centre_seed(random_state), secure_noise=True)
+                              random_state=None if seed is None else np.random.default_rng(seed),
+                              secure_noise=True)
     bound = np.array([float(half_width)])
     # a Dask vector's column stays on the workers (the scaler sums it partition by
     # partition, with its rounding allowance for that summation tree)

@@ -306,12 +306,28 @@ def _sparse_clipped_moments(X, lower, upper, centre, second):
     return first, (np.bincount(cols, weights=U * U, minlength=d) + zeros * (u0 * u0)) / n
 
 
-def _check_random_state(random_state):
+def _noise_generator(random_state):
+    """The generator every random draw of a fit comes from (its bounds' key, its
+    moments' ChaCha20 key, its float noise).
+
+    An integer seed ``s`` seeds ``default_rng(site_seed(s, "standard_scaler"))``: a
+    stream of the scaler's own (:func:`skdp._mechanisms._exact.site_seed`).  It used to
+    be ``default_rng(s)``, the estimators' stream: ``Pipeline([DPStandardScaler(
+    random_state=7), DPLogisticRegression(random_state=7)])`` drew the model's noise
+    integers equal to the scaler's (and an ``"auto"`` bound's release equal to the
+    model's ``data_norm="auto"`` release), which cancel in a scaled difference of the two
+    releases that the accounting composed as independent.  A generator is used as is (its
+    next draws), a ``RandomState`` seeds a fresh generator with one draw, None gives
+    fresh OS entropy."""
+    from .._mechanisms._exact import site_seed
+
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
-    return np.random.default_rng(random_state)
+    if random_state is None:
+        return np.random.default_rng()
+    return np.random.default_rng(site_seed(random_state, "standard_scaler"))
 
 
 class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -672,7 +688,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         warn_if_unresolved("feature_bounds='auto'", X.shape[0], X.shape[1], bounds_mu,
                            "pass public feature_bounds, or spend a larger epsilon")
         seed = None if self.random_state is None else \
-            _check_random_state(self.random_state).integers(2**63)
+            _noise_generator(self.random_state).integers(2**63)
         hist, event, noise, _ = release_tree_histogram(X, bounds_mu, word_source(seed))
         q = hist.inner_quantiles([lo_q, hi_q], noise)
         lower = q[:, 0]
@@ -696,7 +712,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         #    partition and only the two d-vectors of sums reach the client).
         m, s = _clipped_moments(X, lower, upper, centre, self.with_std)
         # 3. Noise, drawn serially: means first, then second moments.
-        rng = _check_random_state(self.random_state)
+        rng = _noise_generator(self.random_state)
         source = new_word_source(None if self.random_state is None else rng) \
             if self.secure_noise else None
         if source is not None:

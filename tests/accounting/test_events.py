@@ -136,3 +136,35 @@ def test_an_epsilon_beyond_the_float_range_is_refused_clearly():
     with pytest.raises(ValueError, match="beyond what the accounting represents"):
         pipe.fit(X, (X["a"] > 0).astype(int))
     assert not hasattr(pipe, "epsilon_")
+
+
+def test_events_close_ignores_what_releases_nothing_and_nothing_else():
+    """Audit finding (F5): a pipeline's plan leaves out a public-category encoder's
+    ``NoOpDpEvent`` while its fitted event holds it, and the tree comparison called the
+    private search's candidate data-dependent.  A NoOp composes to nothing: compositions
+    are compared without them; every real release (a Gaussian, a pure-DP one, a
+    ``NonPrivateDpEvent``) still counts."""
+    import dp_accounting
+
+    from skdp.accounting._events import events_close
+
+    noop, g, h = dp_accounting.NoOpDpEvent(), gaussian_event(2.0, 1.0), pure_dp_event(0.5)
+    leak = dp_accounting.NonPrivateDpEvent()
+    assert events_close(compose(noop, g), g)
+    assert events_close(compose(g, noop, h), compose(g, h))
+    assert events_close(compose(noop, noop), noop)
+    assert events_close(dp_accounting.SelfComposedDpEvent(compose(noop, g), 3),
+                        dp_accounting.SelfComposedDpEvent(g, 3))
+    assert not events_close(noop, g)
+    assert not events_close(compose(noop, g), compose(g, g))
+    assert not events_close(compose(noop, leak), noop)
+    assert not events_close(compose(g, h), g)
+    # nothing real is dropped: the privacy loss is unchanged, the event untouched if it
+    # holds no NoOp
+    from skdp.accounting._events import without_no_ops
+
+    for event in (compose(g, noop, h), compose(noop, leak), compose(noop, compose(g, noop))):
+        assert get_epsilon(without_no_ops(event), 1e-6) == get_epsilon(event, 1e-6)
+    assert without_no_ops(compose(g, h)) == compose(g, h)
+    plain = compose(g, h)
+    assert without_no_ops(plain) is plain

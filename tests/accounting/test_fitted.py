@@ -148,3 +148,108 @@ def test_passthrough_blocks_stay_data_free(data):
         pipe = make_pipeline(pre, model).fit(*data)
         assert fitted_privacy_guaranteed(pipe)
         assert fitted_dp_event(pipe) is pipe[-1].dp_event_
+
+
+# ------------------------------------- equal seeds in two key families: never one key
+
+
+def _site_fits():
+    """``{site: fit}``: one fit of every kind of release site skdp keys from an integer
+    ``random_state``, every one seeded with 7."""
+    import pandas as pd
+
+    from skdp import DPHuberRegressor
+    from skdp.preprocessing import (DPOneHotEncoder, DPRobustScaler, DPSplineTransformer,
+                                    DPStandardScaler)
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 2)) / 4
+    y = (X[:, 0] + 0.3 * rng.normal(size=4000) > 0).astype(int)
+    t = X[:, 0] * 2 + rng.normal(size=4000)
+    cats = pd.DataFrame({"c": rng.choice(list("abcd"), 4000)})
+    return {
+        "one-hot discovery": lambda: DPOneHotEncoder(random_state=7).fit(cats),
+        "spline knots": lambda: DPSplineTransformer(random_state=7).fit(X),
+        "robust quantiles": lambda: DPRobustScaler(random_state=7).fit(X),
+        "standard scaler": lambda: DPStandardScaler(feature_bounds=(-2, 2),
+                                                    random_state=7).fit(X),
+        "standard scaler, auto bounds": lambda: DPStandardScaler(
+            feature_bounds="auto", random_state=7).fit(X),
+        "logistic, base-rate check": lambda: DPLogisticRegression(
+            classes=[0, 1], data_norm=1.0, random_state=7).fit(X, y),
+        "logistic dpsgd, base-rate check": lambda: DPLogisticRegression(
+            classes=[0, 1], data_norm=1.0, solver="dpsgd", random_state=7).fit(X, y),
+        "logistic, auto data_norm": lambda: DPLogisticRegression(
+            classes=[0, 1], data_norm="auto", random_state=7).fit(X, y),
+        "huber, target centre": lambda: DPHuberRegressor(
+            data_norm=1.0, target_range=(-4, 4), random_state=7).fit(X, t),
+    }
+
+
+def test_equal_seeds_in_two_key_families_never_give_one_key(monkeypatch):
+    """``fitted_dp_event`` composes releases of two key families (:func:`_key_family`)
+    with equal integer seeds as independent, which is sound only if no release site of
+    one family derives a ChaCha20 key that a site of the other derives from the same
+    seed.  Before: the base-rate check of DPLogisticRegression keyed ChaCha20 like the DP
+    transformers (``Pipeline([DPOneHotEncoder(random_state=7),
+    DPLogisticRegression(random_state=7)])``: the base-rate counts drew the encoder's unit
+    noises), and DPStandardScaler keyed like the estimators (its moments' noise was the
+    model's output noise, its auto bounds' the model's auto data_norm)."""
+    from tests._noise_keys import record_keys
+
+    from skdp.accounting._fitted import _key_family
+
+    keys = record_keys(monkeypatch)
+    opened = {}
+    for site, fit in _site_fits().items():
+        keys.clear()
+        step = fit()
+        if "base-rate" in site:
+            assert "follow_up_ratio" in step.solver_params_, site   # the check ran
+        assert keys, site
+        opened[site] = (_key_family(step), set(keys))
+    assert len({family for family, _ in opened.values()}) == 2
+    for a, (family_a, keys_a) in opened.items():
+        for b, (family_b, keys_b) in opened.items():
+            if family_a != family_b:
+                assert not keys_a & keys_b, (a, b)
+
+
+def test_accounting_still_refuses_equal_seeds_within_one_key_family():
+    """Within one family equal seeds are equal keys: the check refuses them (a scaler and
+    an encoder of one family, two estimators)."""
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+
+    from skdp.preprocessing import DPOneHotEncoder, DPStandardScaler
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=2000), "c": rng.choice(list("ab"), 2000)})
+    ct = ColumnTransformer([("x", DPStandardScaler(feature_bounds=(-3, 3), random_state=3),
+                             ["x"]),
+                            ("c", DPOneHotEncoder(random_state=3), ["c"])])
+    with pytest.raises(ValueError, match="same random_state"):
+        fitted_dp_event(make_pipeline(ct).fit(df))
+
+
+def test_a_public_encoder_releases_nothing_and_is_not_composed():
+    """Audit finding (F5): a public-category DPOneHotEncoder's ``NoOpDpEvent`` was
+    composed with the model's event, so the composition's record (objective
+    perturbation's looser zCDP curve) replaced the model's own certificate and the tree no
+    longer matched the plan's.  It is left out; a leaky step is never left out."""
+    import pandas as pd
+    from dp_accounting import NoOpDpEvent, NonPrivateDpEvent
+
+    from skdp.preprocessing import DPOneHotEncoder
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": rng.choice(list("pqr"), 3000)})
+    y = (X["c"].eq("p") ^ (rng.random(3000) < 0.2)).astype(int).to_numpy()
+    pipe = make_pipeline(DPOneHotEncoder(categories=[list("pqr")], sparse_output=False),
+                         DPLogisticRegression(classes=[0, 1], data_norm=1.0,
+                                              random_state=0)).fit(X, y)
+    assert fitted_dp_event(pipe) is pipe[-1].dp_event_
+    encoder_only = make_pipeline(DPOneHotEncoder(categories=[list("pqr")])).fit(X)
+    assert fitted_dp_event(encoder_only) == NoOpDpEvent()
+    pipe[-1].privacy_guaranteed_ = False
+    assert fitted_dp_event(pipe) == NonPrivateDpEvent()

@@ -325,3 +325,29 @@ def test_counts_are_computed_with_single_threaded_blas(monkeypatch):
     release_base_rate_counts(X, np.where(X[:, 0] > 0, 1.0, -1.0), np.ones((1, 3)),
                              np.zeros(1), 1.0, new_word_source(0))
     assert seen and seen[0] and all(t == 1 for t in seen[0])
+
+
+def test_check_draws_from_a_key_no_transformer_derives_from_the_same_seed(monkeypatch):
+    """Audit finding (F2): in ``Pipeline([DPOneHotEncoder(random_state=7),
+    DPLogisticRegression(solver="dpsgd", random_state=7)])`` the base-rate counts drew the
+    encoder's unit noises (the check keyed ChaCha20 with ``new_word_source(7)``, as the
+    DP transformers do), while the accounting composed the two releases as independent.
+    The check now has a stream of its own: neither the transformers' key nor the
+    solver's, and the same one on every fit with that seed."""
+    from tests._noise_keys import record_keys
+
+    from skdp.preprocessing._common import word_source
+
+    X, y = _weak()
+    keys = record_keys(monkeypatch)
+    fits = []
+    for _ in range(2):
+        keys.clear()
+        clf = DPLogisticRegression(classes=[0, 1], data_norm=1.0, solver="dpsgd",
+                                   random_state=7).fit(X, y)
+        assert "follow_up_ratio" in clf.solver_params_          # the check ran
+        fits.append(list(keys))
+    solver_key, check_key = fits[0]
+    assert fits[1] == fits[0]                                   # reproducible
+    transformers_key = tuple(int(w) for w in word_source(7)[4:12])
+    assert check_key not in (transformers_key, solver_key)

@@ -302,3 +302,17 @@ def test_equal_keys_across_fits_are_refused(monkeypatch):
     with pytest.raises(ValueError, match="same noise key"):
         search.fit(df, y)
     assert not hasattr(search, "best_params_")
+
+
+def test_search_over_a_pipeline_with_public_categories():
+    """Audit finding (F5a): with public category lists the fitted pipeline's event held
+    the encoder's ``NoOpDpEvent`` and the plan's did not; the search compared the trees
+    and stopped with 'its noise depends on the data (a privacy bug)'.  A NoOp releases
+    nothing and is not compared."""
+    df, y = _table()
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 categories={"job": ["clerk", "nurse", "driver"]},
+                                 random_state=0, **SCHEMA)
+    search = DPGridSearchCV(pipe, {"model__alpha": [0.01, 0.1]}, epsilon=2.0,
+                            delta=1e-6, random_state=0).fit(df, y)
+    assert search.privacy_guaranteed_ and search.epsilon_ <= 2.0

@@ -340,3 +340,36 @@ def test_secure_inflation_on_fine_grids_is_the_sqrt_k_rule():
     m1 = 1 + DOMINANCE_MARGIN
     assert _scaler._secure_inflation(mu, sigmas, gammas) == \
         m1 * mu / (mu - m1 * math.sqrt(6) * 2.0**-29)
+
+
+def test_scaler_and_estimator_with_one_seed_draw_independent_noise(monkeypatch):
+    """Audit finding (F2, found while fixing it): ``Pipeline([DPStandardScaler(
+    random_state=7), DPLogisticRegression(random_state=7)])`` -- which the accounting
+    composes as independent (two key families) -- drew the model's noise integers equal to
+    the scaler's: both keyed ChaCha20 with the first words of ``default_rng(7)`` (and an
+    ``"auto"`` bound's release with the model's ``data_norm="auto"`` key).  The scaler now
+    draws from a stream of its own, on the exact and the float path."""
+    from tests._noise_keys import record_keys
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    keys = record_keys(monkeypatch)
+    opened = []
+    for step, fit in ((DPStandardScaler(feature_bounds="auto", random_state=7), (X,)),
+                      (DPLogisticRegression(classes=[0, 1], data_norm="auto",
+                                            solver="output_perturbation", random_state=7),
+                       (X, y))):
+        keys.clear()
+        step.fit(*fit)
+        opened.append(set(keys))
+    assert len(opened[0]) == 2 and len(opened[1]) == 2        # bounds, then the release
+    assert not opened[0] & opened[1]
+    # float noise: X = 0 with bounds (-1, 1) makes mean_ the noise itself (unclipped)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sc = DPStandardScaler(feature_bounds=(-1, 1), secure_noise=False, with_std=False,
+                              random_state=7).fit(np.zeros((10_000, 4)))
+    unit_noise = sc.mean_ / sc.mean_noise_std_
+    assert np.all(np.abs(sc.mean_) < 1)
+    assert not np.allclose(unit_noise, np.random.default_rng(7).standard_normal(4))
