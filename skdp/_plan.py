@@ -81,8 +81,11 @@ class PlannedStep:
         The budget handed to the step (``delta`` includes a threshold's part).
     threshold_delta : float
         The part of the pipeline's ``delta`` spent by the step's threshold (0: none).
-    key : int or None
-        The step's noise key (its ``random_state`` during the fit); None: keys from the OS.
+    key : int, None or "withheld"
+        The step's noise key (its ``random_state`` during the fit); None: keys from the OS;
+        ``"withheld"`` in a pipeline returned by a private search or cross-validation,
+        whose derived keys are not handed out with the model
+        (:data:`skdp.model_selection._common.WITHHELD_KEY`).
     event : dp_accounting.DpEvent or None
         The planned event (None for a model planned after the category release).
     reason : str
