@@ -402,6 +402,7 @@ def make_plan(pipeline, X, n_samples, epsilon, delta, *, lazy=False):
     (:func:`skdp._dask_pipeline.placeholder`), never held on the client.
     """
     from .accounting import compose, gaussian_epsilon
+    from .accounting._fitted import refuse_density_formats
     from .linear_model._auto import PIPELINE_THRESHOLD_DELTA_SHARE, pipeline_budget_split
     from .preprocessing._common import gdp_mu
 
@@ -418,6 +419,7 @@ def make_plan(pipeline, X, n_samples, epsilon, delta, *, lazy=False):
                 raise _refusal(path, leaf, final)
             kinds.append("data-free")
     _refuse_aliased_steps(leaves, kinds)
+    refuse_density_formats(pipeline, input_sparse=hasattr(X, "tocsr"))
     seed = pipeline.random_state
     releasing = [(p, leaf) for (p, leaf, _), k in zip(leaves, kinds) if k == "release"]
     has_model = "model" in kinds

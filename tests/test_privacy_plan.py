@@ -404,3 +404,99 @@ def test_one_public_encoder_at_two_paths_releases_nothing_and_is_kept():
     pipe, _, df, y = _one_encoder_in_two_blocks(categories=[list("pqrs")])
     pipe.fit(df, y)
     assert pipe.epsilon_ <= 2.0
+
+
+def _spline_and_robust(ct_class=None, threshold=0.3):
+    from skdp.preprocessing import DPSplineTransformer
+
+    ct_class = ct_class or ColumnTransformer
+    return ct_class([
+        ("spline", DPSplineTransformer(degree=1, n_knots=6, feature_bounds=[(0.0, 1.0)],
+                                       tail_knots=True, sparse_output=True), [0]),
+        ("robust", DPRobustScaler(), [1]),
+    ], sparse_threshold=threshold)
+
+
+def _missing_value_neighbours(n=2000):
+    """D without a missing value and D' with row 0's first value missing: the stacked
+    basis (a spline row stores 2 entries of 7 columns for a value, 1 for a missing one;
+    the scaler's column 1) has density exactly 0.3 on D and just below on D'."""
+    rng = np.random.default_rng(0)
+    D = np.column_stack([rng.uniform(0.15, 0.95, n), rng.normal(size=n)])
+    D2 = D.copy()
+    D2[0, 0] = np.nan
+    return D, D2, (D[:, 1] > 0).astype(int)
+
+
+def test_a_column_transformer_whose_format_follows_the_density_is_refused():
+    """Audit finding: scikit-learn's ColumnTransformer (sparse_threshold=0.3) chose sparse
+    or dense output from the density of the private rows, which a sparse spline block's
+    missing values set exactly: one replaced row flipped sparse_output_ and the format of
+    the design, while the pipeline reported its guarantee.  The plan now refuses it before
+    any row is read; sparse_threshold=0 (always dense) is accepted."""
+    from skdp._plan import make_plan
+
+    X = np.zeros((10, 2))
+    model = DPLogisticRegression(classes=[0, 1], data_norm="auto", solver="dpsgd")
+    pipe = PrivatePipeline([("ct", _spline_and_robust()), ("model", model)], epsilon=1.0)
+    with pytest.raises(TypeError, match="density of the private rows"):
+        make_plan(pipe, X, 2000, 1.0, 1e-6)
+    dense = PrivatePipeline([("ct", _spline_and_robust(threshold=0.0)), ("model", model)],
+                            epsilon=1.0)
+    make_plan(dense, X, 2000, 1.0, 1e-6)
+
+
+def test_skdp_column_transformer_takes_its_format_from_the_blocks_types():
+    """skdp's SparseColumnTransformer (make_private_pipeline's) decides the format from
+    the blocks' types: sparse on both neighbours of the density's threshold, where
+    scikit-learn's ColumnTransformer gives one of them dense output."""
+    import scipy.sparse as sp
+
+    from skdp.preprocessing._csr_assembly import SparseColumnTransformer
+
+    D, D2, _ = _missing_value_neighbours()
+    # scikit-learn's choice follows the density: dense on D, sparse on D'
+    assert not _spline_and_robust().fit(D).sparse_output_
+    assert _spline_and_robust().fit(D2).sparse_output_
+    for D in (D, D2):
+        ours = _spline_and_robust(SparseColumnTransformer).fit(D)
+        assert ours.sparse_output_ and sp.issparse(ours.transform(D[:3]))
+
+
+def test_fitted_dp_event_refuses_a_format_chosen_by_density():
+    from sklearn.pipeline import Pipeline as SkPipeline
+
+    from skdp.accounting import fitted_dp_event
+
+    D, _, y = _missing_value_neighbours(400)
+    pipe = SkPipeline([("ct", _spline_and_robust()),
+                       ("model", DPLogisticRegression(classes=[0, 1], data_norm=3.0,
+                                                      random_state=0))]).fit(D, y)
+    with pytest.raises(TypeError, match="density of the private rows"):
+        fitted_dp_event(pipe)
+    dense = SkPipeline([("ct", _spline_and_robust(threshold=0.0)),
+                        ("model", DPLogisticRegression(classes=[0, 1], data_norm=3.0,
+                                                       random_state=1))]).fit(D, y)
+    fitted_dp_event(dense)
+
+
+def test_a_threshold_of_one_is_public_only_when_a_block_always_leaves_a_zero():
+    """sparse_threshold=1 picks sparse output unless the density is exactly 1: public when
+    a DP spline or one-hot block leaves a zero in every row (their missing and "other"
+    columns), not for scikit-learn's one-hot encoder, whose rows are all ones when every
+    row holds its one category and hold a zero when one row does not."""
+    from sklearn.preprocessing import OneHotEncoder
+
+    from skdp.accounting._fitted import density_decides_format
+
+    public = OneHotEncoder(categories=[["a"]], handle_unknown="ignore")
+    assert density_decides_format(ColumnTransformer([("c", public, [0])],
+                                                    sparse_threshold=1.0))
+    assert not density_decides_format(_spline_and_robust(threshold=1.0))
+    assert not density_decides_format(ColumnTransformer(
+        [("c", public, [0]), ("o", DPOneHotEncoder(sparse_output=True), [1])],
+        sparse_threshold=1.0))
+    dense = ColumnTransformer([("r", DPRobustScaler(), [0])], sparse_threshold=0.3)
+    assert not density_decides_format(dense)
+    assert density_decides_format(ColumnTransformer([("p", "passthrough", [0])]),
+                                  input_sparse=True)

@@ -114,13 +114,17 @@ def test_non_private_step_voids_the_guarantee():
 def test_public_one_hot_encoder_is_data_free():
     df, y = _table()
     public = OneHotEncoder(categories=[["clerk", "nurse", "driver"]], handle_unknown="ignore")
-    pipe = make_pipeline(make_column_transformer((public, ["job"])),
+    # sparse_threshold=0: scikit-learn's 0.3 would pick the format from how many rows
+    # hold a known category (test_privacy_plan: the density decides the format)
+    pipe = make_pipeline(make_column_transformer((public, ["job"]), sparse_threshold=0),
                          DPLogisticRegression(classes=[0, 1], data_norm=1.0)).fit(df, y)
     assert fitted_dp_event(pipe) == pipe[-1].dp_event_      # the encoder adds nothing
-    learnt = make_column_transformer((OneHotEncoder(handle_unknown="ignore"), ["job"]))
+    learnt = make_column_transformer((OneHotEncoder(handle_unknown="ignore"), ["job"]),
+                                     sparse_threshold=0)
     with pytest.raises(TypeError, match="OneHotEncoder"):
         fitted_dp_event(learnt.fit(df))
-    raising = make_column_transformer((OneHotEncoder(categories=[["clerk"]]), ["job"]))
+    raising = make_column_transformer((OneHotEncoder(categories=[["clerk"]]), ["job"]),
+                                      sparse_threshold=0)
     with pytest.raises(TypeError):   # an unknown value would raise: not data-free
         fitted_dp_event(raising.fit(df[df.job == "clerk"]))
 

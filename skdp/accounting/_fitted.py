@@ -74,6 +74,98 @@ def _named_parts(estimator):
     return None
 
 
+def density_decides_format(step, input_sparse=False):
+    """Whether ``step`` is a ``ColumnTransformer`` whose output format (sparse or dense)
+    scikit-learn picks from the *density of the data*.
+
+    ``ColumnTransformer`` sets ``sparse_output_ = nnz/total < sparse_threshold`` when a
+    block is sparse, and a sparse block's stored entries count the rows' values (a spline
+    row stores ``degree + 1`` entries for a value and one for a missing one; an encoder's
+    unknown row stores none).  Replacing one row can then flip the format -- of the
+    transform, of the design the model is fitted on, of ``sparse_output_`` -- with
+    certainty: one bit of the data that no release covers.  The format is public when
+    ``sparse_threshold`` is 0 (always dense), when no block can be sparse (no leaf with a
+    true ``sparse_output`` parameter; no ``"passthrough"`` of sparse input, given by
+    ``input_sparse``), when ``sparse_threshold >= 1`` and a block's rows always hold a
+    zero (a sparse DP spline basis or DP one-hot encoding: every row leaves its missing
+    column, or all but one column, empty), so that the density is below 1 and the output
+    sparse whatever the rows, or for skdp's
+    :class:`~skdp.preprocessing._csr_assembly.SparseColumnTransformer`, which decides it
+    from the blocks' types alone.  A fitted ``ColumnTransformer`` that chose sparse output
+    had a sparse block, whatever its parameters say."""
+    compose = sys.modules.get("sklearn.compose")
+    if compose is None or not isinstance(step, compose.ColumnTransformer):
+        return False
+    if getattr(type(step), "FORMAT_FROM_TYPES", False) or not step.sparse_threshold > 0:
+        return False
+    blocks = [trans for _, trans, _ in step.transformers]
+    if not (isinstance(step.remainder, str) and step.remainder == "drop"):
+        blocks.append(step.remainder)
+    if step.sparse_threshold >= 1 and any(map(_rows_hold_a_zero, blocks)):
+        return False
+    if getattr(step, "sparse_output_", False):
+        return True
+    return any(_can_be_sparse(block, input_sparse) for block in blocks)
+
+
+def _rows_hold_a_zero(block):
+    """Whether every output row of ``block`` has an unstored zero, by construction: a
+    ``DPSplineTransformer`` with sparse output (a value's row leaves the missing column
+    empty, a missing value's row every basis column) or a ``DPOneHotEncoder`` (one stored
+    one per column among at least its "other" and "missing" columns), possibly the last
+    step of a pipeline block."""
+    if _is_pipeline(block):
+        block = block.steps[-1][1]
+    return (_is_exact(block, "skdp.preprocessing", ("DPSplineTransformer", "DPOneHotEncoder"))
+            and bool(block.get_params().get("sparse_output")) is True)
+
+
+def _can_be_sparse(block, input_sparse):
+    """Whether a block's output can be a sparse matrix: a leaf with a true
+    ``sparse_output`` parameter (DP or scikit-learn encoders, a sparse spline basis), or
+    the input itself passed through when it is sparse."""
+    if isinstance(block, str):
+        return block == "passthrough" and input_sparse
+    if block is None:
+        return input_sparse
+    if _is_pipeline(block):
+        return any(_can_be_sparse(sub, input_sparse) for _, sub in block.steps)
+    if hasattr(block, "get_params"):
+        params = block.get_params(deep=True)
+        return any(key.split("__")[-1] == "sparse_output" and bool(value) is True
+                   for key, value in params.items() if not callable(value))
+    return False
+
+
+def refuse_density_formats(estimator, input_sparse=False, path=""):
+    """Raise ``TypeError`` if a ``ColumnTransformer`` in the tree of ``estimator`` picks
+    its output format from the data's density (:func:`density_decides_format`); the
+    message names the step and the way out."""
+    compose = sys.modules.get("sklearn.compose")
+    pipeline = sys.modules.get("sklearn.pipeline")
+    if density_decides_format(estimator, input_sparse):
+        where = f"step {path!r}" if path else "the ColumnTransformer"
+        raise TypeError(
+            f"{where} has sparse_threshold={estimator.sparse_threshold!r} and a block "
+            "that can output a sparse matrix: scikit-learn then picks sparse or dense "
+            "output from the density of the private rows, and one replaced row (a missing "
+            "value, an unknown category) can flip it -- one bit of the data that no noise "
+            "covers. Set sparse_threshold=0 (always dense), or make every block dense; "
+            "make_private_pipeline's own ColumnTransformer decides the format from the "
+            "blocks' types alone")
+    if _is_pipeline(estimator):
+        children = estimator.steps
+    elif compose is not None and isinstance(estimator, compose.ColumnTransformer):
+        children = [(name, trans) for name, trans, _ in estimator.transformers]
+    elif pipeline is not None and isinstance(estimator, pipeline.FeatureUnion):
+        children = list(estimator.transformer_list)
+    else:
+        return
+    for name, child in children:
+        if not isinstance(child, str) and child is not None:
+            refuse_density_formats(child, input_sparse, f"{path}__{name}" if path else name)
+
+
 def _parts(estimator):
     """The fitted sub-steps of a ``ColumnTransformer`` or ``FeatureUnion`` (None if
     ``estimator`` is neither); :func:`_named_parts` without the names."""
@@ -236,6 +328,7 @@ def fitted_dp_event(estimator):
     (1.0, True)
     """
     _check_distinct_seeds(estimator)
+    refuse_density_formats(estimator)
     events, recorded = [], False
     for path, step in _named_steps(estimator):
         event = _step_event(step)

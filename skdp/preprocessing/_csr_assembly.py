@@ -147,9 +147,24 @@ class SparseColumnTransformer(ColumnTransformer):
     :func:`hstack_csr`: the matrix ``scipy.sparse.hstack`` builds, bit for bit, in one
     copy (0.19-0.69 s -> 0.11 s on 10^6 rows of an Adult-shaped basis, one thread).
     Every other case is ``ColumnTransformer``'s own (its documented ``_hstack`` hook).
-    Parameters, fitted attributes and behaviour are ``ColumnTransformer``'s."""
+    Parameters, fitted attributes and behaviour are ``ColumnTransformer``'s, but one: the
+    output format.  scikit-learn picks sparse output when the stacked blocks' density is
+    below ``sparse_threshold``, and a sparse block's stored entries count the rows' values
+    (a spline row stores ``degree + 1`` entries for a value, one for a missing one), so one
+    replaced row could flip the format -- a bit of the data outside every release
+    (:func:`skdp.accounting._fitted.density_decides_format`).  Here the format is a
+    function of the blocks' types alone, which their public parameters fix: sparse when a
+    block is sparse and ``sparse_threshold > 0``, dense otherwise."""
+
+    #: the output format depends on the blocks' types, never on the data's density
+    FORMAT_FROM_TYPES = True
 
     def _hstack(self, Xs, *args, **kwargs):
-        if getattr(self, "sparse_output_", False) and _all_csr_float64(list(Xs)):
-            return hstack_csr(list(Xs))
+        import scipy.sparse as sp
+
+        Xs = list(Xs)
+        self.sparse_output_ = bool(self.sparse_threshold > 0
+                                   and any(sp.issparse(X) for X in Xs))
+        if self.sparse_output_ and _all_csr_float64(Xs):
+            return hstack_csr(Xs)
         return super()._hstack(Xs, *args, **kwargs)
