@@ -39,6 +39,38 @@ from ._clipping import block_rows, clip_safety, matmul_in_blocks, row_norms
 __all__ = ["ClippedRows", "sparse_row_norms", "gram_of_blocks"]
 
 
+#: rows whose clip factor is below this are stored clipped (:func:`_with_long_rows_clipped`)
+LONG_ROW_SCALE = 2.0 ** -200
+
+
+def _with_long_rows_clipped(X, scale, long_rows, sparse):
+    """``(X, scale)`` with the rows ``long_rows`` replaced by their clipped rows
+    ``fl(x_ij s_i)`` and their factors by 1 (a copy of ``X``; the user's is unchanged).
+
+    The passes that avoid the copy compute a margin as ``fl(s_i fl(x_i . w))``: the
+    product of the *unclipped* row first.  A finite row near the float64 limit (a norm of
+    ``1e308``) overflows there -- numpy warns on that dataset only, and the row's margin
+    is infinite: its loss is not the smooth, Lipschitz loss of a row within the bound that
+    objective and output perturbation's proofs assume.  Stored clipped, the row is the
+    clipped copy's row bit for bit (``fl(x_ij s_i)``, times ``1.0``), as in
+    :func:`~skdp._mechanisms.clip_and_augment`.  A row keeps its factor when
+    ``s_i >= 2^-200``, i.e. ``||x_i|| <= 2^200 r``: its product with ``w`` overflows only
+    for ``||w|| > 2^824 / r``, beyond any coefficient a fit reaches.  Which rows are
+    stored clipped depends on each row alone, and their values are the clipped rows every
+    analysis assumes: nothing else changes."""
+    scale = scale.copy()
+    if sparse:
+        X = X.copy()
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        picked = long_rows[rows]
+        X.data[picked] = X.data[picked] * scale[rows[picked]]
+    else:
+        X = np.array(X, dtype=np.float64, order="C")
+        X[long_rows] = X[long_rows] * scale[long_rows, None]
+    scale[long_rows] = 1.0
+    return X, scale
+
+
 def _is_sparse(X):
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
 
@@ -122,6 +154,9 @@ class ClippedRows:
         return self
 
     def _set(self, X, scale, intercept, augmented, sparse):
+        long_rows = scale < LONG_ROW_SCALE
+        if long_rows.any():
+            X, scale = _with_long_rows_clipped(X, scale, long_rows, sparse)
         self.X = X
         self.scale = scale
         self.intercept = float(intercept)

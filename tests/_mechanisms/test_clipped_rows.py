@@ -41,8 +41,13 @@ def test_dense_rows_are_the_copy_bit_for_bit(fit_intercept, layout):
     reference = clip_and_augment(np.ascontiguousarray(X, dtype=np.float64), 2.0,
                                  fit_intercept, 0.5)
     X = _in_layout(X, layout)
+    original = X.copy()
     design = ClippedRows(X, 2.0, fit_intercept, 0.5)
-    assert design.X is X                                  # not copied
+    # not copied -- unless a row is longer than 2^200 times the bound (here the rows of
+    # 1e150 and 1.8e308): those are stored clipped, in a copy
+    long_rows = np.abs(np.asarray(X, dtype=np.float64)).max() > 1e100
+    assert (design.X is X) != long_rows
+    assert np.array_equal(X, original)                    # the user's rows unchanged
     assert design.shape == reference.shape
     assert np.array_equal(design.dense(), reference)
     assert np.array_equal(design.rows(17, 123), reference[17:123])
@@ -275,3 +280,33 @@ def test_sparse_weighted_gram_is_the_copys(fit_intercept, dense_sum, monkeypatch
     np.testing.assert_allclose(H, (reference.T * w) @ reference, rtol=1e-12, atol=1e-12)
     if dense_sum:
         assert np.array_equal(H, H.T)       # c_i (x_t x_u) for both (j, k) and (k, j)
+
+
+@pytest.mark.parametrize("solver", ["output_perturbation", "objective_perturbation"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_row_near_the_float_limit_is_the_clipped_row(solver, sparse):
+    """Audit finding: the passes without a copy computed a margin as fl(s_i fl(x_i . w)),
+    the unclipped row first, so a finite row of norm ~1e308 overflowed: numpy warned on
+    that dataset only, and the row's loss was not that of any row within the bound.  Such
+    rows are now stored clipped: no warning, and the fit is the fit of the same data with
+    that row clipped beforehand, bit for bit."""
+    import warnings
+
+    from skdp import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (600, 3)) / 2
+    y = (X[:, 0] > 0).astype(int)
+    X[0] = [1e308, -1e308, 1e308]
+    clipped = X.copy()
+    clipped[0] = ClippedRows(X, 1.0, False, 1.0).rows(0, 1)[0]
+    assert np.linalg.norm(clipped[0]) <= 1.0
+    fits = []
+    for data in (X, clipped):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            fits.append(DPLogisticRegression(data_norm=1.0, classes=[0, 1], solver=solver,
+                                             random_state=0).fit(
+                sp.csr_matrix(data) if sparse else data, y))
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    assert X[0, 0] == 1e308                 # the user's array is not changed
