@@ -767,7 +767,14 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             stacklevel=user_stacklevel(),
         )
         norm = max_row_norm(X)
-        norm = 2.0 ** math.ceil(math.log2(norm)) if norm > 0.0 else 1.0
+        norm = 2.0 ** math.ceil(math.log2(norm)) if 0.0 < norm <= SCALE_RANGE[1] else \
+            (1.0 if norm == 0.0 else math.inf)
+        if not norm <= SCALE_RANGE[1]:
+            # already not private; the accounting's arithmetic needs the bound in range
+            raise ValueError(
+                "data_norm=None: the row norms read from the data exceed 2^100, beyond "
+                "what the accounting computes with (data_norm is checked against the same "
+                "range); rescale the features or pass a public data_norm")
         return norm, row_bound(norm, self.fit_intercept, self.intercept_scaling), False
 
     @abc.abstractmethod

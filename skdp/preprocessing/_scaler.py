@@ -132,6 +132,22 @@ def outward_power_of_two_bounds(lower, upper):
     return lo, np.where(hi > lo, hi, lo + s)
 
 
+def _check_data_bounds(lower, upper):
+    """Refuse ranges read from the data (``feature_bounds=None``, already not private)
+    that the fit's arithmetic cannot use (:func:`skdp.preprocessing._common.
+    check_public_bounds`' limits), with a message that shows no value -- instead of an
+    overflow deep in the release."""
+    from ._common import check_public_bounds
+
+    try:
+        check_public_bounds(lower, upper)
+    except ValueError:
+        raise ValueError(
+            "feature_bounds=None: the ranges read from the data are beyond what the fit "
+            "can compute with (magnitudes up to 1e100, widths not collapsed); rescale the "
+            "features or pass public feature_bounds") from None
+
+
 def _guaranteed_steps(sigma, gamma):
     """``2^(e - 1)/gamma`` with ``sigma = f 2^e``, ``f in [1/2, 1)`` (``math.frexp``): a
     power of two at most ``sigma/gamma``, the noise std in steps of the grid ``gamma``.
@@ -636,6 +652,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
                     lo, hi = dask.compute(lo, hi)
                 lower, upper = outward_power_of_two_bounds(lo, hi)
+                _check_data_bounds(lower, upper)
             bound_event = None
             mu = gaussian_mu_for(float(self.epsilon), float(self.delta))
             if auto:

@@ -341,3 +341,16 @@ def test_works_in_pipeline_gridsearch_and_clone():
     assert scores.shape == (3,)
     est = DPHuberRegressor(epsilon=0.3, data_norm=3.0)
     assert clone(est).get_params() == est.get_params()
+
+
+@pytest.mark.parametrize("value", [1e154, 1.5e308])
+def test_a_data_read_norm_beyond_range_raises_a_clear_error(value):
+    """Audit finding (robustness): data_norm=None (not private) with one huge finite row
+    raised OverflowError (34, 'Numerical result out of range') in the loss constants; now
+    a clear error that shows no value, before any fit."""
+    X = np.random.default_rng(0).uniform(-1, 1, (400, 3))
+    y = (X[:, 0] > 0).astype(int)
+    X[5, 1] = value
+    with pytest.warns(Warning), pytest.raises(ValueError, match="rescale the features") as e:
+        DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    assert "e+" not in str(e.value) and "154" not in str(e.value)

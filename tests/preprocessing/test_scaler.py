@@ -373,3 +373,15 @@ def test_scaler_and_estimator_with_one_seed_draw_independent_noise(monkeypatch):
     unit_noise = sc.mean_ / sc.mean_noise_std_
     assert np.all(np.abs(sc.mean_) < 1)
     assert not np.allclose(unit_noise, np.random.default_rng(7).standard_normal(4))
+
+
+@pytest.mark.parametrize("value", [1e154, 1.5e308])
+def test_data_read_bounds_beyond_range_raise_a_clear_error(value):
+    """Audit finding (robustness): feature_bounds=None (not private) with one huge finite
+    value raised 'cannot convert float NaN to integer' deep in the release; now a clear
+    error that shows no value."""
+    X = np.random.default_rng(0).uniform(-1, 1, (400, 3))
+    X[5, 1] = value
+    with pytest.warns(Warning), pytest.raises(ValueError, match="rescale the features") as e:
+        DPStandardScaler(random_state=0).fit(X)
+    assert "e+" not in str(e.value) and "154" not in str(e.value)
