@@ -372,18 +372,24 @@ def released_steps(estimator):
     return released
 
 
-def _release_seeds(estimator, path=""):
+def _release_seeds(estimator, path="", ints=True):
     """``(path, (key family, seed))`` of every releasing step with an integer
-    ``random_state`` (:func:`_key_family`); a fitted
-    :class:`~skdp.PrivatePipeline` answers with the keys its plan handed its steps (which
-    it derived distinct, whatever the steps' own seeds)."""
+    ``random_state`` (:func:`_key_family`), or with a generator (its state after the fit);
+    a fitted :class:`~skdp.PrivatePipeline` answers with the integer keys its plan handed
+    its steps (which it derived distinct, whatever the steps' own seeds) -- and, when the
+    plan handed out generators, with the states its fitted steps left them in.
+    ``ints=False``: generators only."""
     plan = getattr(estimator, "privacy_plan_", None)
     if plan is not None:
         prefix = f"{path}__" if path else ""
         for s in plan.steps:
-            if s.role in ("release", "model") and _is_int_seed(s.key):
+            if ints and s.role in ("release", "model") and _is_int_seed(s.key):
                 leaf = estimator.get_params(deep=True).get(s.path)
                 yield prefix + s.path, (_key_family(leaf), int(s.key))
+        if any(_generator_state(s.key) is not None for s in plan.steps):
+            # equal generators are equal keys too: compared by the fitted steps' states
+            for name, step in estimator.steps:
+                yield from _release_seeds(step, prefix + name, ints=False)
         return
     if _is_pipeline(estimator):
         named = estimator.steps
@@ -394,7 +400,7 @@ def _release_seeds(estimator, path=""):
             event = getattr(estimator, "dp_event_", None)
             if event is None or isinstance(event, dp_accounting.NoOpDpEvent):
                 return
-            if _is_int_seed(seed):
+            if ints and _is_int_seed(seed):
                 yield path, (_key_family(estimator), int(seed))
             elif _generator_state(seed) is not None:
                 # equal states after the fits: the steps drew the same stream (one
@@ -402,7 +408,7 @@ def _release_seeds(estimator, path=""):
                 yield path, (_key_family(estimator), _generator_state(seed))
             return
     for name, step in named:
-        yield from _release_seeds(step, f"{path}__{name}" if path else name)
+        yield from _release_seeds(step, f"{path}__{name}" if path else name, ints)
 
 
 def _key_family(step):
