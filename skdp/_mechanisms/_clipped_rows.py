@@ -36,7 +36,7 @@ import numpy as np
 from ._clipping import block_rows, clip_safety, matmul_in_blocks, row_norms
 
 
-__all__ = ["ClippedRows", "sparse_row_norms", "gram_of_blocks"]
+__all__ = ["ClippedRows", "clip_factors", "sparse_row_norms", "gram_of_blocks"]
 
 
 #: rows whose clip factor is below this are stored clipped (:func:`_with_long_rows_clipped`)
@@ -85,6 +85,44 @@ def sparse_row_norms(X):
     return out
 
 
+def clip_factors(X, data_norm, fit_intercept, intercept_scaling):
+    """``(X, s)``: the features as the passes read them (CSR in canonical form, or a float
+    array) and the clip factors ``s_i = min(1, r S / ||x_i||)`` of :class:`ClippedRows`
+    (its docstring), each from its own row.  The factors of the rows as given: a design
+    built on them (:meth:`ClippedRows._set`) stores the long rows clipped; a Dask pass
+    that forms the clipped rows itself (the dense kernels) multiplies the raw rows by
+    them."""
+    n, d = X.shape
+    if fit_intercept:
+        if not intercept_scaling < data_norm:
+            raise ValueError(
+                f"intercept_scaling={intercept_scaling} must be < data_norm={data_norm}: "
+                "the intercept column counts towards the row-norm bound")
+        radius = float(np.sqrt(data_norm**2 - intercept_scaling**2))
+    else:
+        radius = float(data_norm)
+    r = radius * clip_safety(d)
+    if _is_sparse(X):
+        X = X.tocsr()
+        if not X.has_canonical_format:
+            # duplicate entries would make the norm of their squares wrong (a privacy
+            # bug): a copy with them summed (the user's matrix is left as it is)
+            X = X.copy()
+            X.sum_duplicates()
+        norms = sparse_row_norms(X)
+    else:
+        if X.dtype not in (np.float64, np.float32):
+            X = np.asarray(X, dtype=np.float64)
+        norms = np.empty(n)
+        row_norms(X, norms)
+    # the factors overwrite the norms (one n-vector for both)
+    big = norms > r
+    scale = norms
+    np.divide(r, norms, out=scale, where=big)
+    scale[~big] = 1.0
+    return X, scale
+
+
 class ClippedRows:
     """The rows ``[s_i x_i, b]`` of a fit, formed on the fly from the user's ``X``.
 
@@ -112,37 +150,9 @@ class ClippedRows:
     """
 
     def __init__(self, X, data_norm, fit_intercept, intercept_scaling):
-        n, d = X.shape
-        if fit_intercept:
-            if not intercept_scaling < data_norm:
-                raise ValueError(
-                    f"intercept_scaling={intercept_scaling} must be < data_norm={data_norm}: "
-                    "the intercept column counts towards the row-norm bound")
-            radius = float(np.sqrt(data_norm**2 - intercept_scaling**2))
-        else:
-            radius = float(data_norm)
-        r = radius * clip_safety(d)
-        sparse = _is_sparse(X)
-        if sparse:
-            X = X.tocsr()
-            if not X.has_canonical_format:
-                # duplicate entries would make the norm of their squares wrong (a privacy
-                # bug): a copy with them summed (the user's matrix is left as it is)
-                X = X.copy()
-                X.sum_duplicates()
-            norms = sparse_row_norms(X)
-        else:
-            if X.dtype not in (np.float64, np.float32):
-                X = np.asarray(X, dtype=np.float64)
-            norms = np.empty(n)
-            row_norms(X, norms)
-        # the factors overwrite the norms (one n-vector for both)
-        big = norms > r
-        scale = norms
-        np.divide(r, norms, out=scale, where=big)
-        scale[~big] = 1.0
+        X, scale = clip_factors(X, data_norm, fit_intercept, intercept_scaling)
         self._set(X, scale, float(intercept_scaling) if fit_intercept else 0.0,
-                  bool(fit_intercept), sparse)
+                  bool(fit_intercept), _is_sparse(X))
 
     @classmethod
     def of_clipped(cls, Xc):

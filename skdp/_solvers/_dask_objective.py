@@ -90,9 +90,13 @@ class DaskDesign:
 
 
 def _block_scale(block, row_bound, fit_intercept, intercept_scaling):
-    from .._mechanisms._clipped_rows import ClippedRows
+    """The clip factors of a partition's rows *as given*: every pass multiplies the raw
+    rows by them (the dense kernels form ``fl(x_ij s_i)`` first; a CSR pass builds a
+    :class:`~skdp._mechanisms._clipped_rows.ClippedRows`, which stores its long rows
+    clipped).  Not a design's factors, whose long rows are already clipped and set to 1."""
+    from .._mechanisms._clipped_rows import clip_factors
 
-    return ClippedRows(block, row_bound, fit_intercept, intercept_scaling).scale
+    return clip_factors(block, row_bound, fit_intercept, intercept_scaling)[1]
 
 
 def scaled_design(design, row_bound, fit_intercept, intercept_scaling):

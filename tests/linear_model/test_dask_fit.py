@@ -530,3 +530,31 @@ def test_multinomial_base_rate_counts_on_partitions_are_the_in_memory_counts(cli
     on_workers = _training_counts(design, design.y, coef, intercept)
     np.testing.assert_array_equal(on_workers, _training_counts(X, labels, coef, intercept))
     assert on_workers[:4].sum() == 3_001 and 0 < on_workers[4] < 3_001
+
+
+@pytest.mark.parametrize("solver", ["objective_perturbation", "output_perturbation"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_long_row_is_clipped_on_dask_as_in_memory(solver, sparse):
+    """Review finding on the fix that stores rows longer than 2^200 times the bound
+    clipped: the Dask passes took the factors of such a design (1 for those rows) and
+    multiplied the *raw* partition rows by them, so a row of norm 1e100 entered unclipped
+    (output perturbation's coefficients ~4e6).  The partitions' factors are now the raw
+    rows' own: the Dask fit is the in-memory fit, and the fit of the row clipped first."""
+    import scipy.sparse as sp
+
+    from skdp import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (400, 3)) / np.sqrt(3)
+    y = (X[:, 0] + 0.1 * rng.standard_normal(400) > 0).astype(int)
+    X[5] = [-1e100, 3e99, 0.0]
+    kw = dict(data_norm=1.0, fit_intercept=False, classes=[0, 1], solver=solver,
+              random_state=0)
+    mem = DPLogisticRegression(**kw).fit(X, y)
+    Xd = da.from_array(X, chunks=(100, 3))
+    if sparse:
+        Xd = Xd.map_blocks(sp.csr_matrix)
+    lazy = DPLogisticRegression(**kw).fit(Xd, da.from_array(y, chunks=100))
+    scale = np.abs(mem.coef_).max()
+    assert scale < 100          # the long row's clipped contribution only
+    np.testing.assert_allclose(lazy.coef_, mem.coef_, rtol=0, atol=1e-6 * scale)
