@@ -362,6 +362,12 @@ def test_dpsgd_beyond_its_summable_size_is_refused_by_the_plan():
     with pytest.raises(ValueError, match="9.4e7 rows"):
         planned_dp_event(model, 10**8, 2, raise_errors=True)
     assert planned_dp_event(model, 9 * 10**7, 2, raise_errors=True) is not None
+    # rrpsgd (the same batch sums) refuses from n before its calibration, in its own name
+    from skdp import DPNonconvexRegressor
+
+    robust = DPNonconvexRegressor(solver="rrpsgd", data_norm=1.0, y_bound=1.0)
+    with pytest.raises(ValueError, match="solver='rrpsgd'.*9.4e7 rows"):
+        planned_dp_event(robust, 10**8, 2, raise_errors=True)
 
 
 def _one_encoder_in_two_blocks(**encoder):
@@ -497,6 +503,54 @@ def test_a_threshold_of_one_is_public_only_when_a_block_always_leaves_a_zero():
         [("c", public, [0]), ("o", DPOneHotEncoder(sparse_output=True), [1])],
         sparse_threshold=1.0))
     dense = ColumnTransformer([("r", DPRobustScaler(), [0])], sparse_threshold=0.3)
-    assert not density_decides_format(dense)
+    assert not density_decides_format(dense, input_sparse=False)
     assert density_decides_format(ColumnTransformer([("p", "passthrough", [0])]),
                                   input_sparse=True)
+
+
+def test_sparse_input_makes_every_block_a_possible_sparse_output():
+    """Review finding: a Binarizer or Normalizer block maps sparse input to sparse output
+    without a sparse_output parameter, so the plan accepted ColumnTransformer(
+    sparse_threshold=0.3) on CSR rows and the format followed their density; whether the
+    accounting raised afterwards depended on one row.  The plan now refuses it from the
+    input's type, on both neighbours, before anything is fitted."""
+    import scipy.sparse as sp
+    from sklearn.preprocessing import Binarizer
+
+    from skdp.accounting import fitted_dp_event
+    from skdp.accounting._fitted import density_decides_format
+
+    rng = np.random.default_rng(0)
+    A = np.zeros((100, 4))
+    A[:, 3] = rng.uniform(0.1, 1, 100)
+    A[rng.choice(np.arange(1, 100), 19, replace=False), 0] = 1.0
+    y = (rng.uniform(size=100) > 0.5).astype(int)
+    for row0 in ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0]):
+        B = A.copy()
+        B[0, :3] = row0
+        ct = ColumnTransformer([("b", Binarizer(), [0, 1, 2]), ("p", Binarizer(), [3])],
+                               sparse_threshold=0.3)
+        pipe = PrivatePipeline([("ct", ct), ("m", DPLogisticRegression(
+            data_norm=3.0, classes=[0, 1]))], epsilon=1.0, random_state=0)
+        with pytest.raises(TypeError, match="sparse input"):
+            pipe.fit(sp.csr_matrix(B), y)
+        assert not hasattr(pipe[-1], "coef_")
+    # dense input and dense blocks: public; an input type unknown (a fitted
+    # ColumnTransformer that saw no DataFrame) may have been sparse
+    ct = ColumnTransformer([("b", Binarizer(), [0, 1, 2])], sparse_threshold=0.3)
+    assert not density_decides_format(ct, input_sparse=False)
+    assert density_decides_format(ct, input_sparse=True)
+    from sklearn.pipeline import make_pipeline
+
+    df = pd.DataFrame(A, columns=list("abcd"))
+    on_frame = make_pipeline(ColumnTransformer([("r", DPRobustScaler(random_state=0),
+                                                 ["a", "d"])]),
+                             DPLogisticRegression(data_norm=3.0, classes=[0, 1],
+                                                  random_state=1)).fit(df, y)
+    fitted_dp_event(on_frame)
+    on_array = make_pipeline(ColumnTransformer([("r", DPRobustScaler(random_state=0),
+                                                 [0, 3])]),
+                             DPLogisticRegression(data_norm=3.0, classes=[0, 1],
+                                                  random_state=1)).fit(A, y)
+    with pytest.raises(TypeError, match="sparse_threshold"):
+        fitted_dp_event(on_array)

@@ -74,25 +74,30 @@ def _named_parts(estimator):
     return None
 
 
-def density_decides_format(step, input_sparse=False):
+def density_decides_format(step, input_sparse=None):
     """Whether ``step`` is a ``ColumnTransformer`` whose output format (sparse or dense)
-    scikit-learn picks from the *density of the data*.
+    scikit-learn may pick from the *density of the data*.
 
     ``ColumnTransformer`` sets ``sparse_output_ = nnz/total < sparse_threshold`` when a
     block is sparse, and a sparse block's stored entries count the rows' values (a spline
     row stores ``degree + 1`` entries for a value and one for a missing one; an encoder's
-    unknown row stores none).  Replacing one row can then flip the format -- of the
-    transform, of the design the model is fitted on, of ``sparse_output_`` -- with
-    certainty: one bit of the data that no release covers.  The format is public when
-    ``sparse_threshold`` is 0 (always dense), when no block can be sparse (no leaf with a
-    true ``sparse_output`` parameter; no ``"passthrough"`` of sparse input, given by
-    ``input_sparse``), when ``sparse_threshold >= 1`` and a block's rows always hold a
-    zero (a sparse DP spline basis or DP one-hot encoding: every row leaves its missing
-    column, or all but one column, empty), so that the density is below 1 and the output
-    sparse whatever the rows, or for skdp's
+    unknown row stores none; a ``Binarizer`` of sparse input, its non-zeros).  Replacing
+    one row can then flip the format -- of the transform, of the design the model is
+    fitted on, of ``sparse_output_``, of whether a later check raises -- with certainty:
+    one bit of the data that no release covers.  So the answer must not read the rows:
+    it is a function of the parameters and of whether the input is sparse
+    (``input_sparse``: True or False when known -- the plan reads the type of ``X`` --,
+    None when not: a fitted ``ColumnTransformer`` that saw a DataFrame had dense input,
+    else the input may have been sparse).
+
+    The format is public when ``sparse_threshold`` is 0 (always dense); when
+    ``sparse_threshold >= 1`` and a block's rows always hold a zero (a sparse DP spline
+    basis or DP one-hot encoding: every row leaves its missing column, or all but one
+    column, empty), so that the output is sparse whatever the rows; when no block can be
+    sparse (dense input, and no leaf with a true ``sparse_output`` parameter; with sparse
+    input every block may pass the sparsity on); and for skdp's
     :class:`~skdp.preprocessing._csr_assembly.SparseColumnTransformer`, which decides it
-    from the blocks' types alone.  A fitted ``ColumnTransformer`` that chose sparse output
-    had a sparse block, whatever its parameters say."""
+    from the blocks' types alone."""
     compose = sys.modules.get("sklearn.compose")
     if compose is None or not isinstance(step, compose.ColumnTransformer):
         return False
@@ -101,11 +106,26 @@ def density_decides_format(step, input_sparse=False):
     blocks = [trans for _, trans, _ in step.transformers]
     if not (isinstance(step.remainder, str) and step.remainder == "drop"):
         blocks.append(step.remainder)
+    blocks = [b for b in blocks if not (isinstance(b, str) and b == "drop")]
     if step.sparse_threshold >= 1 and any(map(_rows_hold_a_zero, blocks)):
         return False
-    if getattr(step, "sparse_output_", False):
-        return True
-    return any(_can_be_sparse(block, input_sparse) for block in blocks)
+    if input_sparse is None:
+        input_sparse = not hasattr(step, "feature_names_in_")
+    return bool(blocks) and (input_sparse or any(map(_has_sparse_output, blocks)))
+
+
+def _has_sparse_output(block):
+    """Whether a block (on dense input) can output a sparse matrix: a leaf with a true
+    ``sparse_output`` parameter (DP or scikit-learn encoders, a sparse spline basis)."""
+    if isinstance(block, str) or block is None:
+        return False
+    if _is_pipeline(block):
+        return any(_has_sparse_output(sub) for _, sub in block.steps)
+    if hasattr(block, "get_params"):
+        params = block.get_params(deep=True)
+        return any(key.split("__")[-1] == "sparse_output" and bool(value) is True
+                   for key, value in params.items() if not callable(value))
+    return False
 
 
 def _rows_hold_a_zero(block):
@@ -120,34 +140,22 @@ def _rows_hold_a_zero(block):
             and bool(block.get_params().get("sparse_output")) is True)
 
 
-def _can_be_sparse(block, input_sparse):
-    """Whether a block's output can be a sparse matrix: a leaf with a true
-    ``sparse_output`` parameter (DP or scikit-learn encoders, a sparse spline basis), or
-    the input itself passed through when it is sparse."""
-    if isinstance(block, str):
-        return block == "passthrough" and input_sparse
-    if block is None:
-        return input_sparse
-    if _is_pipeline(block):
-        return any(_can_be_sparse(sub, input_sparse) for _, sub in block.steps)
-    if hasattr(block, "get_params"):
-        params = block.get_params(deep=True)
-        return any(key.split("__")[-1] == "sparse_output" and bool(value) is True
-                   for key, value in params.items() if not callable(value))
-    return False
-
-
-def refuse_density_formats(estimator, input_sparse=False, path=""):
+def refuse_density_formats(estimator, input_sparse=None, path=""):
     """Raise ``TypeError`` if a ``ColumnTransformer`` in the tree of ``estimator`` picks
     its output format from the data's density (:func:`density_decides_format`); the
-    message names the step and the way out."""
+    message names the step and the way out.  A fitted
+    :class:`~skdp.PrivatePipeline` passes: its plan checked its whole tree, knowing the
+    input's type, before any row was read (:func:`skdp._plan.make_plan`)."""
     compose = sys.modules.get("sklearn.compose")
     pipeline = sys.modules.get("sklearn.pipeline")
+    if getattr(estimator, "privacy_plan_", None) is not None:
+        return
     if density_decides_format(estimator, input_sparse):
         where = f"step {path!r}" if path else "the ColumnTransformer"
         raise TypeError(
             f"{where} has sparse_threshold={estimator.sparse_threshold!r} and a block "
-            "that can output a sparse matrix: scikit-learn then picks sparse or dense "
+            "that can output a sparse matrix (a sparse_output block, or sparse input "
+            "passed on): scikit-learn then picks sparse or dense "
             "output from the density of the private rows, and one replaced row (a missing "
             "value, an unknown category) can flip it -- one bit of the data that no noise "
             "covers. Set sparse_threshold=0 (always dense), or make every block dense; "
@@ -161,9 +169,15 @@ def refuse_density_formats(estimator, input_sparse=False, path=""):
         children = list(estimator.transformer_list)
     else:
         return
+    current = input_sparse
     for name, child in children:
-        if not isinstance(child, str) and child is not None:
-            refuse_density_formats(child, input_sparse, f"{path}__{name}" if path else name)
+        if isinstance(child, str) or child is None:
+            continue
+        refuse_density_formats(child, current, f"{path}__{name}" if path else name)
+        if _is_pipeline(estimator) and _has_sparse_output(child):
+            # a pipeline's next step reads this step's output: sparse from here on (a
+            # step without such a parameter is taken to pass its input's type on)
+            current = True
 
 
 def _parts(estimator):
@@ -328,7 +342,6 @@ def fitted_dp_event(estimator):
     (1.0, True)
     """
     _check_distinct_seeds(estimator)
-    refuse_density_formats(estimator)
     events, recorded = [], False
     for path, step in _named_steps(estimator):
         event = _step_event(step)
@@ -340,6 +353,7 @@ def fitted_dp_event(estimator):
             raise _refusal(path, step)
     if not recorded:
         raise TypeError("the estimator released nothing: no step carries a dp_event_")
+    refuse_density_formats(estimator)
     if not events:
         return dp_accounting.NoOpDpEvent()
     return events[0] if len(events) == 1 else compose(*events)

@@ -143,11 +143,18 @@ def test_passthrough_blocks_stay_data_free(data):
     from sklearn.preprocessing import Normalizer
 
     model = DPLogisticRegression(classes=[0, 1], data_norm=3.0, random_state=0)
-    for pre in (make_column_transformer((Normalizer(), [0]), remainder="passthrough"),
+    # sparse_threshold=0: on an array whose type the fitted ColumnTransformer does not
+    # record, scikit-learn's 0.3 could pick the format from a sparse input's density
+    for pre in (make_column_transformer((Normalizer(), [0]), remainder="passthrough",
+                                        sparse_threshold=0),
                 make_union("passthrough", Normalizer())):
         pipe = make_pipeline(pre, model).fit(*data)
         assert fitted_privacy_guaranteed(pipe)
         assert fitted_dp_event(pipe) is pipe[-1].dp_event_
+    default = make_pipeline(make_column_transformer((Normalizer(), [0]),
+                                                    remainder="passthrough"), model)
+    with pytest.raises(TypeError, match="sparse_threshold"):
+        fitted_dp_event(default.fit(*data))
 
 
 # ------------------------------------- equal seeds in two key families: never one key
