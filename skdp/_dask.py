@@ -65,7 +65,14 @@ def _float_block(block):
     in-memory validation makes of it (a value, not an error, whichever row holds it)."""
     import pandas as pd
 
-    return np.where(pd.isna(block), np.nan, block).astype(np.float64)
+    try:
+        return np.where(pd.isna(block), np.nan, block).astype(np.float64)
+    except (TypeError, ValueError):
+        # numpy's message quotes the entry (a private value): the column kind only
+        raise ValueError(
+            "X holds an entry that is not a number in a column of object or string dtype "
+            "(the value is private and not shown): encode it (a categorical column "
+            "belongs in a DP one-hot encoder) or convert it before the fit") from None
 
 
 def check_dask_array(X):

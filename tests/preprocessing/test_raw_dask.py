@@ -124,3 +124,24 @@ def test_standard_scaler_releases_its_auto_bounds_from_the_partitions(monkeypatc
     with pytest.raises(ValueError, match="NaN or infinity"):
         DPStandardScaler(feature_bounds="auto", random_state=0).fit(
             da.from_array(bad, chunks=(1500, 3)))
+
+
+def test_a_string_in_a_dask_x_is_named_without_its_value():
+    """Review finding: on Dask an object column's entry that is not a number raised
+    numpy's 'could not convert string to float: <value>' (a private value), and a
+    regressor blamed y for it.  Now a message about X that shows no value."""
+    from skdp import DPHuberRegressor, DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    a = pd.Series(rng.uniform(-1, 1, 200), dtype=object)
+    a[17] = "secret-9f1"
+    ddf = dd.from_pandas(pd.DataFrame({"a": a, "b": rng.uniform(-1, 1, 200)}),
+                         npartitions=2)
+    yb = dd.from_pandas(pd.Series((rng.uniform(size=200) > 0.5).astype(int)), npartitions=2)
+    yr = dd.from_pandas(pd.Series(rng.uniform(-1, 1, 200)), npartitions=2)
+    for est, y in ((DPLogisticRegression(data_norm=2.0, classes=[0, 1]), yb),
+                   (DPHuberRegressor(data_norm=2.0, y_bound=1.0), yr),
+                   (DPRobustScaler(), None)):
+        with pytest.raises(ValueError, match="X holds an entry") as e:
+            est.fit(ddf, y)
+        assert "secret" not in str(e.value)
