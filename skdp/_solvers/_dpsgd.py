@@ -229,7 +229,7 @@ def _clip_bound(L, p, n_terms=1):
     return summation_clip(L * (1.0 - 1e-12 - 4.0 * (p + 8) * UNIT_ROUNDOFF), n_terms)
 
 
-def check_batch_sum(n_terms):
+def check_batch_sum(n_terms, solver="dpsgd"):
     """Refuse, from the public ``n`` alone, a batch sum whose float64 rounding the clip
     cannot absorb.  A Poisson batch may hold all ``n`` rows, summed in any order, so the
     clip is divided by ``F = 1 + n gamma_n`` (:mod:`skdp._mechanisms._summation`), which
@@ -239,12 +239,13 @@ def check_batch_sum(n_terms):
     try:
         summation_factor(n_terms)
     except ValueError:
+        instead = ("solver='warm_gd' (the default)" if solver == "rrpsgd" else
+                   "solver='objective_perturbation' (binary and Huber)")
         raise ValueError(
-            f"DP-SGD's batches may hold all {int(n_terms)} rows, and a float64 sum of that "
-            "many clipped gradients can round by more than the sensitivity its noise is "
-            "calibrated to (the limit is about 9.4e7 rows): use "
-            "solver='objective_perturbation' (binary and Huber) or fit a public "
-            "subsample") from None
+            f"solver={solver!r}: a batch may hold all {int(n_terms)} rows, and a float64 "
+            "sum of that many clipped gradients can round by more than the sensitivity "
+            "its noise is calibrated to (the limit is about 9.4e7 rows): use "
+            f"{instead} or fit a public subsample") from None
 
 
 def _paper_multiplier(epsilon, delta, n):

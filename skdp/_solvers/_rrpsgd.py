@@ -147,7 +147,7 @@ from ..accounting import (
     poisson_gaussian_event,
 )
 from .._mechanisms import clip_and_augment
-from ._dpsgd import _clip_bound
+from ._dpsgd import _clip_bound, check_batch_sum
 from ._dpsgd import run_steps
 from .._mechanisms._clipping import row_norms
 from ._result import SolverResult, split_intercept
@@ -212,6 +212,7 @@ def rrpsgd_plan(n, p, loss, *, epsilon, delta, alpha, data_norm, y_bound=None,
     epsilon, delta, alpha = float(epsilon), float(delta), float(alpha)
     if n < 2:
         raise ValueError(f"solver='rrpsgd' needs at least 2 samples, got n={n}")
+    check_batch_sum(n, "rrpsgd")      # from n alone, before the calibration
     epsilon, delta, alpha = check_gaussian_solver_args(epsilon, delta, alpha, calibration,
                                                        "rrpsgd")
     if calibration == "paper" and epsilon > 1.0:
