@@ -211,7 +211,8 @@ def probe(est, X, y, n_rows, classes, lazy=False):
     """
     if _is_private_pipeline(est):
         return _pipeline_probe(est, X, n_rows, lazy)
-    if _is_dask_array(X) and hasattr(est, "_planning_loss"):
+    if (lazy or _is_dask_array(X)) and hasattr(est, "_planning_loss"):
+        # a Dask collection (a DataFrame's schema when lazy): no n-row placeholder
         planned = _planned_probe(est, X, n_rows)
         if planned is not None:
             return planned
@@ -230,7 +231,7 @@ def _is_dask_array(X):
 
 def _planned_probe(est, X, n_rows):
     """``(event, privacy_guaranteed)`` of a skdp estimator's fit on ``n_rows`` rows of the
-    Dask array ``X``, from its public plan (:func:`skdp.linear_model._base.
+    Dask array ``X`` (or of a Dask DataFrame with the schema ``X``), from its public plan (:func:`skdp.linear_model._base.
     planned_dp_event`: parameters, ``n`` and the width only), so that the client never
     holds ``n_rows`` placeholder rows; None when the estimator cannot plan it (the caller
     then fits a placeholder).  The search checks every real fit against it, as against a

@@ -329,3 +329,26 @@ def test_a_batch_row_score_moves_a_dask_fold_by_one_term():
         in_memory = scorer.row_values(model, X[val], target[val]).sum()
         assert sums[-1] == in_memory
     assert abs(sums[0] - sums[1]) <= scorer.score_range
+
+
+def test_cross_validation_on_a_dask_dataframe_plans_without_placeholder_rows(monkeypatch):
+    """Review finding: once dp_cross_validate planned every estimator's budget before its
+    fits, an estimator on a Dask DataFrame was probed with an in-memory placeholder of the
+    training rows on the client; it now reads the estimator's public plan, as on a Dask
+    array."""
+    import pandas as pd
+
+    from skdp.model_selection import _common, dp_cross_validate
+
+    def no_placeholder(*args, **kwargs):
+        raise AssertionError("a placeholder of n rows was built on the client")
+
+    monkeypatch.setattr(_common, "placeholder_data", no_placeholder)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (3000, 4)) / 2
+    y = (X[:, 0] > 0).astype(int)
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), npartitions=3)
+    result = dp_cross_validate(DPLogisticRegression(data_norm=1.0, classes=[0, 1]), frame,
+                               dd.from_pandas(pd.Series(y), npartitions=3), epsilon=1.0,
+                               cv=3, random_state=0)
+    assert result["epsilon"] <= 1.0
