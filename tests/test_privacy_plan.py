@@ -554,3 +554,20 @@ def test_sparse_input_makes_every_block_a_possible_sparse_output():
                                                   random_state=1)).fit(A, y)
     with pytest.raises(TypeError, match="sparse_threshold"):
         fitted_dp_event(on_array)
+
+
+def test_a_zero_leaving_block_counts_only_when_it_selects_columns():
+    """sparse_threshold=1 is public thanks to a DP spline or one-hot block only if that
+    block is in the stack: one that selects no column is never fitted, and the density is
+    then the other blocks' alone."""
+    from sklearn.preprocessing import OneHotEncoder
+
+    from skdp.accounting._fitted import density_decides_format
+
+    public = OneHotEncoder(categories=[["a"]], handle_unknown="ignore")
+    empty = ColumnTransformer([("o", DPOneHotEncoder(sparse_output=True), []),
+                               ("c", public, [0])], sparse_threshold=1.0)
+    assert density_decides_format(empty, input_sparse=False)
+    used = ColumnTransformer([("o", DPOneHotEncoder(sparse_output=True), [1]),
+                              ("c", public, [0])], sparse_threshold=1.0)
+    assert not density_decides_format(used, input_sparse=False)

@@ -107,7 +107,7 @@ def density_decides_format(step, input_sparse=None):
     if not (isinstance(step.remainder, str) and step.remainder == "drop"):
         blocks.append(step.remainder)
     blocks = [b for b in blocks if not (isinstance(b, str) and b == "drop")]
-    if step.sparse_threshold >= 1 and any(map(_rows_hold_a_zero, blocks)):
+    if step.sparse_threshold >= 1 and any(map(_rows_hold_a_zero, _selecting_blocks(step))):
         return False
     if input_sparse is None:
         input_sparse = not hasattr(step, "feature_names_in_")
@@ -126,6 +126,17 @@ def _has_sparse_output(block):
         return any(key.split("__")[-1] == "sparse_output" and bool(value) is True
                    for key, value in params.items() if not callable(value))
     return False
+
+
+def _selecting_blocks(step):
+    """The blocks of a ``ColumnTransformer`` that certainly select a column (so their
+    output is part of the stack): the fitted blocks with columns, or before the fit those
+    given a non-empty list of columns (a selector might select none)."""
+    if hasattr(step, "transformers_"):
+        return [t for _, t, cols in step.transformers_
+                if not (isinstance(t, str) and t == "drop") and not _no_columns(cols)]
+    return [t for _, t, cols in step.transformers
+            if not callable(cols) and not _no_columns(cols)]
 
 
 def _rows_hold_a_zero(block):
