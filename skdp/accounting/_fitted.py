@@ -407,10 +407,10 @@ def _release_seeds(estimator, path="", ints=True):
     plan = getattr(estimator, "privacy_plan_", None)
     if plan is not None:
         prefix = f"{path}__" if path else ""
+        params = estimator.get_params(deep=True) if ints else {}   # once, not per step
         for s in plan.steps:
             if ints and s.role in ("release", "model") and _is_int_seed(s.key):
-                leaf = estimator.get_params(deep=True).get(s.path)
-                yield prefix + s.path, (_key_family(leaf), int(s.key))
+                yield prefix + s.path, (_key_family(params.get(s.path)), int(s.key))
         if any(_generator_state(s.key) is not None for s in plan.steps):
             # equal generators are equal keys too: compared by the fitted steps' states
             for name, step in estimator.steps:
