@@ -115,12 +115,19 @@ class PrivatePipeline(Pipeline):
         the event released.  A ledger set on a step is used the same way.
     model_plan : {"adaptive", "fixed"}, default="adaptive"
         When the transformers release the width of the model's design (knots, discovered
-        categories): ``"adaptive"`` gives the model the largest epsilon that composes, and
-        lets its ``auto`` rules (alpha, DP-SGD's schedule) see the released width, after the
-        transformers' releases (adaptive composition; a ledger is charged a pair that
-        dominates the whole budget); ``"fixed"`` pins those choices at the plan's nominal
-        width, so that the model's event -- and the pipeline's -- is fixed before any row
-        (what a private search or cross-validation needs: they set it).
+        categories), the model's event is fixed before any row either way: the choices it
+        reads (``solver="auto"``, DP-SGD's batch size and steps, objective perturbation's
+        ``alpha``) are pinned at the plan's public width, and the model gets the largest
+        epsilon that composes with the transformers' planned events (a model whose
+        privacy profile followed the released width would not compose to the budget:
+        :func:`skdp.linear_model._budget.event_pins`).  ``"adaptive"`` lets the choices the
+        event does not read (DP-SGD's ``alpha="auto"``) see the released width;
+        ``"fixed"`` pins them too, so the model is the same function of the rows at
+        every width (what a private search or cross-validation sets).  A model whose
+        event follows the width even so (``DPNonconvexRegressor``'s ``warm_gd``,
+        ``zeroth_order``, ``spider``) is refused by ``"fixed"``; ``"adaptive"`` gives it
+        its share after the release, at the released width, and the plan notes that this
+        is not covered by the composition proof (use ``solver="rrpsgd"`` to avoid it).
     memory, verbose, transform_input
         As for ``Pipeline``.
 
@@ -387,6 +394,7 @@ class PrivatePipeline(Pipeline):
 
     def _execute(self, plan, X, y, rows=None):
         from .accounting import fitted_dp_event, fitted_privacy_guaranteed, get_epsilon
+        from .accounting._events import events_close
         from .accounting._fitted import released_steps
         from .accounting._ledger import ledger_reservation
         from .exceptions import BudgetExceededError
@@ -493,6 +501,16 @@ class PrivatePipeline(Pipeline):
                         # the spline-basis alpha rule (or a pinned value) is the fit's
                         # (alpha_); the parameter stays the user's
                         final.set_params(alpha=user_alpha)
+                released = getattr(final, "dp_event_", None)
+                if step.event is not None and not (
+                        released is not None and events_close(released, step.event)):
+                    # the event was fixed before any row (skdp.linear_model._budget.
+                    # event_pins): a model whose event followed the released width would
+                    # not compose as planned
+                    raise RuntimeError(
+                        f"step '{name}' released {released!r} but was planned with "
+                        f"{step.event!r}: its event follows the data (a privacy bug); "
+                        "nothing is kept")
                 bounds = getattr(final, "budget_split_", None)
                 if isinstance(bounds, dict) and "bounds" in bounds:
                     split[f"{name} bounds"] = bounds["bounds"]

@@ -33,13 +33,23 @@ from the public schema (column names and dtypes), ``n`` and the parameters alone
   plan either way) and so the planned total, which a
   :class:`~skdp.accounting.PrivacyLedger` is charged before the first release.
 
-The design width the final estimator sees is public unless a category discovery runs (the
-released categories set it).  The model's ``epsilon`` is then computed after the
-discovery, from the released events and public sizes -- adaptive composition, still a
-function of released values only -- and the plan says so (``model_width=None``); the plan
-still checks before any release that the model can be fitted at that width's lower
-bound, and charges a ledger the plan's whole budget (a dominating ``(epsilon, delta)``
-event) when the model's event depends on the width.
+The design width the final estimator sees is public unless a release sets it (the
+released knots of a spline basis, equal knots merging; the discovered categories).  The
+model's event is fixed before any row all the same: the choices it reads (``solver="auto"``,
+DP-SGD's batch size and steps, objective perturbation's ``alpha``) are pinned at the plan's
+public *planning width* (``model_width``: every knot distinct, no category discovered), and
+its ``epsilon`` is the largest that composes with the transformers' planned events.  Had the
+model's event followed the released width -- each width's model calibrated on its own to
+compose with the transformers -- the composition would not meet the budget in general (the
+derivation and a counter-example are in :func:`skdp.linear_model._budget.event_pins`).
+Only what the event does not read (DP-SGD's ``alpha``) sees the released width
+(``model_plan="adaptive"``, the default; ``"fixed"`` pins it too).  The fit checks the
+model's released event against the plan.  One exception is left: a model whose event
+still follows the width with every choice pinned (``DPNonconvexRegressor``'s ``warm_gd``,
+``zeroth_order`` and ``spider``, whose planners read the width themselves) is refused by
+``"fixed"``, and under ``"adaptive"`` gets its share after the release, at the released
+width, as every model did before; the plan prints a note that this per-width calibration
+is not covered by the proof.
 
 The plan is an ordinary, printable object: ``print(pipe.plan(X))`` before fitting, or
 ``pipe.privacy_plan_`` after.
@@ -87,12 +97,13 @@ class PlannedStep:
         whose derived keys are not handed out with the model
         (:data:`skdp.model_selection._common.WITHHELD_KEY`).
     event : dp_accounting.DpEvent or None
-        The planned event (None for a model planned after the category release).
+        The planned event.
     reason : str
         Why the step has its role (for the data-free steps: what was verified).
     params : dict
-        Parameters the plan pins on the step for the fit (the model's width-dependent
-        ``auto`` choices under ``model_plan="fixed"``).
+        Parameters the plan pins on the step for the fit (the model's ``auto`` choices
+        that its event reads, at the planning width; under ``model_plan="fixed"`` every
+        width-dependent one).
     """
 
     path: str
@@ -122,10 +133,11 @@ class PrivacyPlan:
     mu : float
         Gaussian-DP parameter the shares are of (``(epsilon, delta - thresholds)``-DP).
     model_width : int or None
-        Public design width of the model, or None when a category discovery sets it.
+        The model's public design width, or, when a release sets it, the public
+        planning width its event was fixed at (every knot distinct, no category
+        discovered).
     planned_event : dp_accounting.DpEvent or None
-        Composition of every planned event (None when the model's event depends on the
-        released width; then :attr:`ledger_event` dominates it).
+        Composition of every planned event.
     ledger_event : dp_accounting.DpEvent
         What a ledger is charged before the first release.
     """
@@ -169,9 +181,6 @@ class PrivacyPlan:
             else:
                 what = s.reason
             lines.append(f"  {s.path:<{width}}  {s.estimator:<22} {s.role:<9} {what}")
-        if self.model_width is None and any(s.role == "model" for s in self.steps):
-            lines.append("  the model's epsilon is set after the category discovery, from the "
-                         "released width (adaptive composition)")
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
 
@@ -881,9 +890,9 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
     from sklearn.base import clone
 
     from .accounting import DeltaDpEvent, pure_dp_event
-    from .accounting._events import events_close
-    from .linear_model._budget import (check_model_fits, largest_model_epsilon,
-                                       model_pins, model_planned_event)
+    from .linear_model._budget import (check_model_fits, event_pins,
+                                       largest_model_epsilon, model_pins,
+                                       model_planned_event)
     from .linear_model._nested_share import model_split
 
     transformer_events = [events[s.path] for s in plan.steps if s.role == "release"]
@@ -926,10 +935,12 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
         # linear_model/_nested_share.py)
         eps_m, pins = model_split(model, transformer_events, n, low, plan.epsilon,
                                   plan.delta, data_norm=norm)
-    elif pipeline.model_plan == "fixed":
-        # the width is released, but the model's width-dependent choices (alpha="auto",
-        # DP-SGD's schedule, solver="auto") are pinned at the planning width: its event is
-        # then fixed before any row, whatever width the transformers release
+    else:
+        # the width is released.  The model's event is fixed all the same, before any row:
+        # the choices that shape it (solver="auto", DP-SGD's schedule, an alpha="auto" that
+        # its event reads) are pinned at the planning width, whatever width the
+        # transformers release (a model whose privacy profile followed the released width
+        # would not compose as planned: :func:`skdp.linear_model._budget.event_pins`)
         width = design_widths(pipeline, plan, X, nominal=True, lazy=lazy)[0] \
             if shape is None else shape[1]
         # an estimator with releases of its own splits its share with its own search here
@@ -937,42 +948,88 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
         eps_m = largest_model_epsilon(model, transformer_events, n, width, plan.epsilon,
                                       plan.delta, data_norm=norm)
         pins = model_pins(model, n, width, eps_m, plan.delta, data_norm=norm)
-    if public or pins or pipeline.model_plan == "fixed":
-        pinned = clone(model).set_params(**pins)
-        event = model_planned_event(pinned, n, width, eps_m, plan.delta, data_norm=norm)
-        if not public:
-            far = model_planned_event(pinned, n, 4 * width + 7, eps_m, plan.delta,
-                                      data_norm=norm)
-            near = model_planned_event(pinned, n, max(low, 1), eps_m, plan.delta,
-                                       data_norm=norm)
-            if event is None or not (events_close(far, event)
-                                     and events_close(near, event)):
-                raise ValueError(
-                    f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) "
-                    "releases an event that depends on the width of the released basis "
-                    "even with its schedule pinned, so the pipeline cannot fix it before "
-                    "the fit (model_plan='fixed', which a private search or cross-validation "
-                    "needs); outside a search use model_plan='adaptive', in one a solver whose "
-                    "event does not follow the width (the DP-SGD solvers 'dpsgd' and "
-                    "'rrpsgd', or 'output_perturbation')")
-        total = compose(*transformer_events, event) if transformer_events else event
-        model_step = _replace(model_step, epsilon=eps_m, event=event,
-                              params={**solver_pin, **pins})
-        ledger = total
-        planned_width = width
-    else:
-        # adaptive: the model's epsilon and width-dependent choices wait for the released
-        # width (adaptive composition); before any release, the plan only checks that the
-        # model fits at the smallest share the fit will try, at the lowest width it can
-        # see; the ledger is charged a pair that dominates any (epsilon, delta)-DP release
+        if pipeline.model_plan == "adaptive":
+            # what the event does not read follows the released width (DP-SGD's alpha)
+            pins = event_pins(model, pins)
+        eps_m = _share_with_pins(model, pins, transformer_events, n, width, eps_m, plan,
+                                 norm)
+    pinned = clone(model).set_params(**pins)
+    event = model_planned_event(pinned, n, width, eps_m, plan.delta, data_norm=norm)
+    notes = plan.notes
+    if not public and not _width_free(pinned, event, n, width, low, eps_m, plan, norm):
+        if pipeline.model_plan == "fixed":
+            raise ValueError(
+                f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) "
+                "releases an event that depends on the width of the released basis "
+                "even with its schedule pinned, so the pipeline cannot fix it before "
+                "the fit (model_plan='fixed', which a private search or cross-validation "
+                "needs); outside a search use model_plan='adaptive', in one a solver whose "
+                "event does not follow the width (the DP-SGD solvers 'dpsgd' and "
+                "'rrpsgd', 'output_perturbation' or 'objective_perturbation')")
+        # not pinnable (the nonconvex regressor's warm_gd, zeroth_order, spider): as
+        # before, the model's share waits for the released width and is calibrated there;
+        # a composition the proof of event_pins does not cover, and the plan says so
         check_model_fits(model, transformer_events, n, low, plan.epsilon, plan.delta,
                          data_norm=norm)
-        total = None
-        ledger = compose(pure_dp_event(plan.epsilon), DeltaDpEvent(plan.delta))
-        planned_width = None
+        steps = tuple(model_step if s.role == "model" else s for s in plan.steps)
+        return _replace(plan, steps=steps, model_width=None, planned_event=None,
+                        ledger_event=compose(pure_dp_event(plan.epsilon),
+                                             DeltaDpEvent(plan.delta)),
+                        notes=tuple(notes) + (WIDTH_FOLLOWING_NOTE,))
+    total = compose(*transformer_events, event) if transformer_events else event
+    model_step = _replace(model_step, epsilon=eps_m, event=event,
+                          params={**solver_pin, **pins})
+    ledger = total
+    planned_width = width
     steps = tuple(model_step if s.role == "model" else s for s in plan.steps)
     return _replace(plan, steps=steps, model_width=planned_width,
                     planned_event=total, ledger_event=ledger)
+
+
+#: the plan's note for a model whose event still follows the released width
+WIDTH_FOLLOWING_NOTE = (
+    "the model's event follows the released width even with its choices pinned: its "
+    "epsilon is set after the release, at that width (a per-width calibration that "
+    "skdp.linear_model._budget.event_pins shows is not a proof of the budget; a solver "
+    "whose event can be pinned -- 'rrpsgd', 'dpsgd', 'objective_perturbation' -- or "
+    "public knots and categories avoid it)")
+
+
+def _width_free(pinned, event, n, width, low, eps_m, plan, data_norm):
+    """Whether the pinned model's event is the same at the planning width, well above it
+    and at the lowest width the transformers can release (to float rounding)."""
+    from .accounting._events import events_close
+    from .linear_model._budget import model_planned_event
+
+    if event is None:
+        return False
+    far = model_planned_event(pinned, n, 4 * width + 7, eps_m, plan.delta,
+                              data_norm=data_norm)
+    near = model_planned_event(pinned, n, max(low, 1), eps_m, plan.delta,
+                               data_norm=data_norm)
+    return events_close(far, event) and events_close(near, event)
+
+
+def _share_with_pins(model, pins, events, n, width, eps_m, plan, data_norm):
+    """The model's share with ``pins`` set: ``eps_m`` when the pinned model composes with
+    ``events`` there, else the largest share that does.  The pins were chosen at
+    ``eps_m`` by the unpinned rules, which a model with releases of its own (a
+    ``y_bound="auto"``) resolves at its inner share: its pinned ``alpha`` can then cost
+    more than the one the share was searched with.  Public: events, sizes, parameters."""
+    from sklearn.base import clone
+
+    from .accounting import compose, get_epsilon
+    from .linear_model._budget import largest_model_epsilon, model_planned_event
+
+    if not pins:
+        return eps_m
+    pinned = clone(model).set_params(**pins)
+    event = model_planned_event(pinned, n, width, eps_m, plan.delta, data_norm=data_norm)
+    if event is not None and get_epsilon(compose(*events, event) if events else event,
+                                         plan.delta) <= plan.epsilon:
+        return eps_m
+    return largest_model_epsilon(pinned, events, n, width, plan.epsilon, plan.delta,
+                                 data_norm=data_norm)
 
 
 def _pipeline_solver(model, plan, transformer_events):

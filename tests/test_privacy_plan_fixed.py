@@ -79,7 +79,10 @@ def test_a_width_following_model_cannot_be_fixed():
     with pytest.raises(ValueError, match="depends on the width"):
         pipe.plan(df)
     pipe.set_params(model_plan="adaptive")
-    assert pipe.plan(df).planned_event is None       # planned after the release
+    plan = pipe.plan(df)
+    assert plan.planned_event is None                # planned after the release
+    assert any("follows the released width" in note for note in plan.notes)
+    assert "follows the released width" in str(plan)
 
 
 def test_the_fixed_plan_is_the_same_every_time():
@@ -124,3 +127,72 @@ def test_placeholder_fits_are_reused_only_for_the_same_probe(monkeypatch):
     n_second = len(calls)
     pipe.plan(df.iloc[:2000])
     assert len(calls) > n_second          # another n
+
+
+def _jobs_table(n_jobs, n=3000, seed=0):
+    """``n`` rows whose ``job`` column has ``n_jobs`` common categories: a category
+    discovery then releases a width that follows the rows."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, n).astype(float)
+    job = rng.choice([f"job{k}" for k in range(n_jobs)], n).astype(object)
+    df = pd.DataFrame({"age": age, "job": job, "income": rng.lognormal(10, 1, n)})
+    return df, ((age > 50) | (job == "job0")).astype(int)
+
+
+@pytest.mark.parametrize("model", [
+    DPLogisticRegression(classes=[0, 1], solver="objective_perturbation"),
+    DPLogisticRegression(classes=[0, 1], solver="dpsgd"),
+    DPHuberRegressor(y_bound=1.0)])
+def test_the_default_plan_fixes_the_models_event_before_any_row(model):
+    """Under the default model_plan="adaptive" the model's event used to be calibrated
+    after the release, at the released width: two tables whose discoveries released 3 and
+    9 categories got models of different events (objective perturbation's alpha rule
+    reads the width), each calibrated on its own -- a composition the budget does not
+    cover (skdp.linear_model._budget.event_pins).  Now the plan fixes it before any row,
+    and both fits release the planned event."""
+    released = []
+    for n_jobs in (3, 9):
+        df, y = _jobs_table(n_jobs)
+        target = y if isinstance(model, DPLogisticRegression) else 2.0 * y - 1.0
+        pipe = make_private_pipeline(clone(model), epsilon=1.0, numeric=["age", "income"],
+                                     categorical=["job"], random_state=0)
+        plan = pipe.plan(df)
+        assert plan.planned_event is not None and plan.step("model").epsilon is not None
+        pipe.fit(df, target)
+        assert same_release(pipe[-1].dp_event_, plan.step("model").event)
+        assert pipe.epsilon_ <= 1.0
+        released.append((pipe[-1].dp_event_, pipe.budget_split_["model"],
+                         pipe[-1].coef_.ravel()))
+    assert len(released[0][2]) < len(released[1][2])     # the released widths differ
+    assert same_release(released[0][0], released[1][0])
+    assert released[0][1] == released[1][1]
+
+
+def test_dpsgds_alpha_follows_the_released_width_under_the_adaptive_plan():
+    """Its event does not read alpha (ALPHA_FREE_EVENTS): the adaptive plan leaves the
+    auto rule to the released width, the fixed plan pins it at the planning width."""
+    df, y = _jobs_table(9)
+    alphas = {}
+    for model_plan in ("adaptive", "fixed"):
+        pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1], solver="dpsgd"),
+                                     epsilon=1.0, numeric=["age", "income"],
+                                     categorical=["job"], random_state=0)
+        pipe.set_params(model_plan=model_plan).fit(df, y)
+        assert ("alpha" in pipe.privacy_plan_.step("model").params) == (model_plan == "fixed")
+        alphas[model_plan] = pipe[-1].alpha_
+        assert pipe[-1].alpha == "auto"
+    assert alphas["adaptive"] != alphas["fixed"]
+
+
+def test_a_fixed_plan_of_a_model_releasing_its_own_bound_meets_the_budget():
+    """The fixed plan searched the model's share with its alpha rule resolved at the
+    model's inner share, then pinned the alpha of the outer share (smaller: its objective
+    perturbation costs more); the pipeline composed to 1.0001 > 1 and refused after its
+    releases.  The share is now checked with the pins set."""
+    df, _ = _table(20000)
+    target = np.nan_to_num(df["age"].to_numpy(), nan=50.0) * 10.0
+    pipe = make_private_pipeline(DPHuberRegressor(y_bound="auto", huber_threshold=50.0),
+                                 epsilon=1.0, numeric=["age", "income"],
+                                 categorical=["job"], random_state=0)
+    pipe.set_params(model_plan="fixed").fit(df, target)
+    assert 0.99 <= pipe.epsilon_ <= 1.0 and pipe.privacy_guaranteed_

@@ -72,6 +72,52 @@ def model_pins(model, n_samples, n_features, epsilon, delta, data_norm=None):
     return pins
 
 
+
+#: solvers whose event does not read ``alpha``: the noise of DP-SGD (and of its
+#: ``resque`` and ``phased`` relatives) is calibrated from ``(epsilon, delta)``, the
+#: sampling rate and the number of steps, that of output perturbation from ``(epsilon,
+#: delta)`` in units of its sensitivity (their planners, ``skdp.linear_model._base``);
+#: ``alpha`` only moves the iterates.  Objective perturbation's event reads it
+#: (``eps_J = log(1 + beta/(n alpha))``), and so may every solver not listed.
+ALPHA_FREE_EVENTS = frozenset({"dpsgd", "resque", "phased", "output_perturbation"})
+
+
+def event_pins(model, pins):
+    r"""The pins of :func:`model_pins` that shape the model's event: all of them but an
+    ``alpha`` that the pinned solver's event does not read (:data:`ALPHA_FREE_EVENTS`),
+    which a composite's fit leaves to the model's ``auto`` rule at the width its
+    transformers released.
+
+    **Why the event must not follow a released width.**  A composite releases ``A`` (the
+    knots and categories, whose number sets the model's width ``w``) and then the model
+    ``M_w``.  For a pair of neighbours with ``A``'s privacy loss ``L_A`` at its output
+    ``a``, the composition's privacy profile is exactly
+
+    .. math:: \delta(\varepsilon) = \mathbb{E}_{a \sim A(D)}
+       \big[\delta_{M_{w(a)}}(\varepsilon - L_A(a))\big]
+
+    (the hockey-stick divergence of a product, conditioned on ``a``).  If every ``M_w``
+    has one privacy profile ``delta_M``, this is the composition of ``A`` with that one
+    mechanism, which the plan accounts.  Calibrating each ``M_w`` *separately* so that
+    ``A`` composed with it meets ``(epsilon, delta)`` does not suffice when their profiles
+    differ in shape (more steps at less noise, another ``eps_J``): the profiles then
+    cross, and a rule ``w(a)`` that picks the larger one where ``L_A(a)`` is large and the
+    other where it is small exceeds ``delta`` (the fully adaptive composition of Rogers,
+    Roth, Ullman & Vadhan 2016, which needs privacy filters; tight ones exist for
+    Gaussian DP, Smith & Thakurta 2022, not for these events).  Numerically, with ``A``
+    Gaussian: a Gaussian and a randomized-response branch each composing to ``(1,
+    1e-6)`` give ``1.98e-6`` under a threshold rule; two DP-SGD branches of 866 and 100
+    steps (``n = 30,000``, ``epsilon = 10``, ``delta = 1e-6``, the transformers at 10 % of
+    ``mu^2``) have the envelope bound ``E max_w delta_w = 1.12e-6``.  So the plan pins, at
+    its public width, every choice the event reads; what it does not read (``alpha`` for
+    the solvers above, step sizes) is post-processing of the released width and stays
+    adaptive.  The fit then checks the model's released event against the planned one."""
+    solver = pins.get("solver", model.get_params(deep=False).get("solver"))
+    if solver in ALPHA_FREE_EVENTS:
+        return {k: v for k, v in pins.items() if k != "alpha"}
+    return dict(pins)
+
+
 #: the smallest share of the budget :func:`largest_model_epsilon` tries: ``epsilon 2^-10``
 SMALLEST_SHARE_EXPONENT = 10
 
