@@ -120,7 +120,7 @@ class PrivatePipeline(Pipeline):
         ``alpha``) are pinned at the plan's public width, and the model gets the largest
         epsilon that composes with the transformers' planned events (a model whose
         privacy profile followed the released width would not compose to the budget:
-        :func:`skdp.linear_model._budget.event_pins`).  ``"adaptive"`` lets the choices the
+        :func:`skdp.linear_model._budget.width_rule_pins`).  ``"adaptive"`` lets the choices the
         event does not read (DP-SGD's ``alpha="auto"``) see the released width;
         ``"fixed"`` pins them too, so the model is the same function of the rows at
         every width (what a private search or cross-validation sets).  A model whose
@@ -477,6 +477,7 @@ class PrivatePipeline(Pipeline):
                 eps_model = step.epsilon
                 user_solver = getattr(final, "solver", None)
                 user_alpha = getattr(final, "alpha", None)
+                user_width = getattr(final, "auto_n_features", None)
                 # the plan's pins (a public solver rule, pinned choices) before the model's
                 # share is computed from them
                 final.set_params(**step.params)
@@ -501,12 +502,16 @@ class PrivatePipeline(Pipeline):
                         # the spline-basis alpha rule (or a pinned value) is the fit's
                         # (alpha_); the parameter stays the user's
                         final.set_params(alpha=user_alpha)
+                    if "auto_n_features" in step.params:
+                        # the planning width the rules read; the parameter stays the
+                        # user's, so a refit plans again
+                        final.set_params(auto_n_features=user_width)
                 released = getattr(final, "dp_event_", None)
                 if step.event is not None and not (
                         released is not None and events_close(released, step.event)):
                     # the event was fixed before any row (skdp.linear_model._budget.
-                    # event_pins): a model whose event followed the released width would
-                    # not compose as planned
+                    # width_rule_pins): a model whose event followed the released width
+                    # would not compose as planned
                     raise RuntimeError(
                         f"step '{name}' released {released!r} but was planned with "
                         f"{step.event!r}: its event follows the data (a privacy bug); "

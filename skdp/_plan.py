@@ -41,7 +41,7 @@ public *planning width* (``model_width``: every knot distinct, no category disco
 its ``epsilon`` is the largest that composes with the transformers' planned events.  Had the
 model's event followed the released width -- each width's model calibrated on its own to
 compose with the transformers -- the composition would not meet the budget in general (the
-derivation and a counter-example are in :func:`skdp.linear_model._budget.event_pins`).
+derivation and a counter-example are in :func:`skdp.linear_model._budget.width_rule_pins`).
 Only what the event does not read (DP-SGD's ``alpha``) sees the released width
 (``model_plan="adaptive"``, the default; ``"fixed"`` pins it too).  The fit checks the
 model's released event against the plan.  One exception is left: a model whose event
@@ -890,9 +890,8 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
     from sklearn.base import clone
 
     from .accounting import DeltaDpEvent, pure_dp_event
-    from .linear_model._budget import (check_model_fits, event_pins,
-                                       largest_model_epsilon, model_pins,
-                                       model_planned_event)
+    from .linear_model._budget import (check_model_fits, model_planned_event,
+                                       width_rule_pins)
     from .linear_model._nested_share import model_split
 
     transformer_events = [events[s.path] for s in plan.steps if s.role == "release"]
@@ -937,22 +936,18 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
                                   plan.delta, data_norm=norm)
     else:
         # the width is released.  The model's event is fixed all the same, before any row:
-        # the choices that shape it (solver="auto", DP-SGD's schedule, an alpha="auto" that
-        # its event reads) are pinned at the planning width, whatever width the
-        # transformers release (a model whose privacy profile followed the released width
-        # would not compose as planned: :func:`skdp.linear_model._budget.event_pins`)
+        # its auto rules (alpha, DP-SGD's schedule, warm_gd's warm start) read the public
+        # planning width, not the released one (auto_n_features; a model whose privacy
+        # profile followed the released width would not compose as planned:
+        # :func:`skdp.linear_model._budget.width_rule_pins`)
         width = design_widths(pipeline, plan, X, nominal=True, lazy=lazy)[0] \
             if shape is None else shape[1]
-        # an estimator with releases of its own splits its share with its own search here
-        # (linear_model/_nested_share.py: the pins below change its parameters)
-        eps_m = largest_model_epsilon(model, transformer_events, n, width, plan.epsilon,
-                                      plan.delta, data_norm=norm)
-        pins = model_pins(model, n, width, eps_m, plan.delta, data_norm=norm)
-        if pipeline.model_plan == "adaptive":
-            # what the event does not read follows the released width (DP-SGD's alpha)
-            pins = event_pins(model, pins)
-        eps_m = _share_with_pins(model, pins, transformer_events, n, width, eps_m, plan,
-                                 norm)
+        pins = width_rule_pins(model, width)
+        # (an estimator with releases of its own also gets its model's share: one search,
+        # linear_model/_nested_share.py)
+        eps_m, split = model_split(clone(model).set_params(**pins), transformer_events, n,
+                                   width, plan.epsilon, plan.delta, data_norm=norm)
+        pins = {**pins, **split}
     pinned = clone(model).set_params(**pins)
     event = model_planned_event(pinned, n, width, eps_m, plan.delta, data_norm=norm)
     notes = plan.notes
@@ -961,14 +956,15 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
             raise ValueError(
                 f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) "
                 "releases an event that depends on the width of the released basis "
-                "even with its schedule pinned, so the pipeline cannot fix it before "
-                "the fit (model_plan='fixed', which a private search or cross-validation "
-                "needs); outside a search use model_plan='adaptive', in one a solver whose "
-                "event does not follow the width (the DP-SGD solvers 'dpsgd' and "
-                "'rrpsgd', 'output_perturbation' or 'objective_perturbation')")
-        # not pinnable (the nonconvex regressor's warm_gd, zeroth_order, spider): as
-        # before, the model's share waits for the released width and is calibrated there;
-        # a composition the proof of event_pins does not cover, and the plan says so
+                "even with its rules read at a public width, so the pipeline cannot fix "
+                "it before the fit (model_plan='fixed', which a private search or "
+                "cross-validation needs); outside a search use model_plan='adaptive', in "
+                "one a solver whose event does not follow the width (the default "
+                "'warm_gd', the DP-SGD solvers 'dpsgd' and 'rrpsgd')")
+        # not fixed by its rules' width (the nonconvex regressor's zeroth_order and
+        # spider read the width in their own plans): as before, the model's share waits
+        # for the released width and is calibrated there -- a composition the proof of
+        # width_rule_pins does not cover, and the plan says so
         check_model_fits(model, transformer_events, n, low, plan.epsilon, plan.delta,
                          data_norm=norm)
         steps = tuple(model_step if s.role == "model" else s for s in plan.steps)
@@ -988,11 +984,11 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
 
 #: the plan's note for a model whose event still follows the released width
 WIDTH_FOLLOWING_NOTE = (
-    "the model's event follows the released width even with its choices pinned: its "
-    "epsilon is set after the release, at that width (a per-width calibration that "
-    "skdp.linear_model._budget.event_pins shows is not a proof of the budget; a solver "
-    "whose event can be pinned -- 'rrpsgd', 'dpsgd', 'objective_perturbation' -- or "
-    "public knots and categories avoid it)")
+    "the model's event follows the released width even with its rules read at a public "
+    "width: its epsilon is set after the release, at that width (a per-width calibration "
+    "that skdp.linear_model._budget.width_rule_pins shows is not a proof of the budget; "
+    "the default solver 'warm_gd', 'rrpsgd', 'dpsgd' or public knots and categories "
+    "avoid it)")
 
 
 def _width_free(pinned, event, n, width, low, eps_m, plan, data_norm):
@@ -1008,28 +1004,6 @@ def _width_free(pinned, event, n, width, low, eps_m, plan, data_norm):
     near = model_planned_event(pinned, n, max(low, 1), eps_m, plan.delta,
                                data_norm=data_norm)
     return events_close(far, event) and events_close(near, event)
-
-
-def _share_with_pins(model, pins, events, n, width, eps_m, plan, data_norm):
-    """The model's share with ``pins`` set: ``eps_m`` when the pinned model composes with
-    ``events`` there, else the largest share that does.  The pins were chosen at
-    ``eps_m`` by the unpinned rules, which a model with releases of its own (a
-    ``y_bound="auto"``) resolves at its inner share: its pinned ``alpha`` can then cost
-    more than the one the share was searched with.  Public: events, sizes, parameters."""
-    from sklearn.base import clone
-
-    from .accounting import compose, get_epsilon
-    from .linear_model._budget import largest_model_epsilon, model_planned_event
-
-    if not pins:
-        return eps_m
-    pinned = clone(model).set_params(**pins)
-    event = model_planned_event(pinned, n, width, eps_m, plan.delta, data_norm=data_norm)
-    if event is not None and get_epsilon(compose(*events, event) if events else event,
-                                         plan.delta) <= plan.epsilon:
-        return eps_m
-    return largest_model_epsilon(pinned, events, n, width, plan.epsilon, plan.delta,
-                                 data_norm=data_norm)
 
 
 def _pipeline_solver(model, plan, transformer_events):

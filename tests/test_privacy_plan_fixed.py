@@ -68,7 +68,12 @@ def test_a_fixed_pipeline_releases_its_plan(solver):
     assert same_release(pipe.dp_event_, plan.planned_event)
     assert pipe.epsilon_ <= 1.0
     assert pipe[-1].alpha == "auto"                   # the user's parameter is back
-    assert pipe[-1].alpha_ == plan.step("model").params["alpha"]
+    # the rule at the plan's public width
+    probe = clone(pipe[-1]).set_params(epsilon=plan.step("model").epsilon,
+                                       auto_n_features=plan.model_width,
+                                       data_norm=pipe[-1].data_norm_)
+    assert pipe[-1].alpha_ == probe._fit_plan(len(y), 999, *probe._planning_loss(),
+                                              pipe[-1].row_bound_).alpha
 
 
 def test_a_width_following_model_cannot_be_fixed():
@@ -148,7 +153,7 @@ def test_the_default_plan_fixes_the_models_event_before_any_row(model):
     after the release, at the released width: two tables whose discoveries released 3 and
     9 categories got models of different events (objective perturbation's alpha rule
     reads the width), each calibrated on its own -- a composition the budget does not
-    cover (skdp.linear_model._budget.event_pins).  Now the plan fixes it before any row,
+    cover (skdp.linear_model._budget.width_rule_pins).  Now the plan fixes it before any row,
     and both fits release the planned event."""
     released = []
     for n_jobs in (3, 9):
@@ -168,20 +173,19 @@ def test_the_default_plan_fixes_the_models_event_before_any_row(model):
     assert released[0][1] == released[1][1]
 
 
-def test_dpsgds_alpha_follows_the_released_width_under_the_adaptive_plan():
-    """Its event does not read alpha (ALPHA_FREE_EVENTS): the adaptive plan leaves the
-    auto rule to the released width, the fixed plan pins it at the planning width."""
+def test_the_rules_read_the_planning_width_and_the_users_parameter_is_restored():
+    """Under either plan the model's auto rules read the plan's public width
+    (auto_n_features), not the released one; the user's parameter is back after the fit."""
     df, y = _jobs_table(9)
-    alphas = {}
     for model_plan in ("adaptive", "fixed"):
         pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1], solver="dpsgd"),
                                      epsilon=1.0, numeric=["age", "income"],
                                      categorical=["job"], random_state=0)
         pipe.set_params(model_plan=model_plan).fit(df, y)
-        assert ("alpha" in pipe.privacy_plan_.step("model").params) == (model_plan == "fixed")
-        alphas[model_plan] = pipe[-1].alpha_
-        assert pipe[-1].alpha == "auto"
-    assert alphas["adaptive"] != alphas["fixed"]
+        plan = pipe.privacy_plan_
+        assert plan.step("model").params["auto_n_features"] == plan.model_width
+        assert pipe[-1].auto_n_features is None and pipe[-1].alpha == "auto"
+        assert len(pipe[-1].coef_.ravel()) > plan.model_width     # 9 categories released
 
 
 def test_a_fixed_plan_of_a_model_releasing_its_own_bound_meets_the_budget():

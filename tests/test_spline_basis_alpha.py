@@ -14,6 +14,7 @@ from sklearn.base import clone
 from skdp import DPHuberRegressor, DPLogisticRegression, PrivatePipeline, make_private_pipeline
 from skdp._losses import HuberLoss, LogisticLoss
 from skdp.accounting import get_epsilon
+from skdp.accounting._events import events_close as same_release
 from skdp.linear_model._auto import (SPLINE_ALPHA_KNEE, SPLINE_ALPHA_MAX_FACTOR,
                                      SPLINE_BASIS_ALPHA, auto_alpha, pipeline_model_alpha,
                                      resolve_fit_plan, spline_basis_alpha_applies,
@@ -104,9 +105,20 @@ def test_the_pipeline_pin_fires_for_a_huber_model_behind_a_spline_basis_only():
 def test_the_plan_pins_the_rule_and_the_fit_restores_the_users_alpha():
     X, y = _table(2000)
     pipe = _pipe(1.0)
-    assert pipe.plan(X).step("model").params.get("alpha") == SPLINE_BASIS_ALPHA
+    plan = pipe.plan(X)
     pipe.fit(X, y)
     assert pipe[-1].alpha == "auto"
+    params = plan.step("model").params
+    assert params.get("alpha") == SPLINE_BASIS_ALPHA
+    # the rule read at the plan's public width (the released one would make the model's
+    # event follow the data: skdp.linear_model._budget.width_rule_pins)
+    assert params["auto_n_features"] == plan.model_width
+    assert pipe[-1].auto_n_features is None
+    n, p = len(y), plan.model_width + 1
+    eps_m = plan.step("model").epsilon
+    rule = auto_alpha("objective_perturbation", HuberLoss(1.0), n=n, p=p, epsilon=eps_m,
+                      delta=DELTA, row_bound=pipe[-1].row_bound_) * _factor(n, p, eps_m)
+    assert pipe[-1].alpha_ == pytest.approx(rule, rel=1e-12)
     # not behind a basis without a spline, nor with the user's alpha
     scaled = PrivatePipeline([("scale", DPRobustScaler()),
                               ("model", DPHuberRegressor(y_bound=1.0, data_norm="auto"))],
@@ -120,7 +132,8 @@ def test_the_fitted_alpha_is_the_rules_and_the_noise_is_calibrated_with_it(eps):
     X, y = _table(2000)
     pipe = _pipe(eps).fit(X, y)
     model = pipe[-1]
-    n, p = len(y), model.coef_.shape[0] + 1
+    # the rule at the plan's public width (skdp.linear_model._budget.width_rule_pins)
+    n, p = len(y), pipe.privacy_plan_.model_width + 1
     eps_m = pipe.budget_split_["model"][0]
     base = auto_alpha("objective_perturbation", HuberLoss(1.0), n=n, p=p, epsilon=eps_m,
                       delta=DELTA, row_bound=model.row_bound_)
@@ -130,9 +143,9 @@ def test_the_fitted_alpha_is_the_rules_and_the_noise_is_calibrated_with_it(eps):
     # the released event is the one planned at the final alpha, not at the rule's base
     probe = clone(model).set_params(epsilon=eps_m, delta=DELTA, alpha=SPLINE_BASIS_ALPHA,
                                     data_norm=model.data_norm_)
-    assert model.dp_event_ == planned_dp_event(probe, n, p - 1)
+    assert same_release(model.dp_event_, planned_dp_event(probe, n, p - 1))
     at_base = clone(probe).set_params(alpha="auto")
-    assert planned_dp_event(at_base, n, p - 1) != model.dp_event_
+    assert not same_release(planned_dp_event(at_base, n, p - 1), model.dp_event_)
     # and the whole fit spends the budget, not more
     assert pipe.privacy_guaranteed_
     assert pipe.epsilon_ <= eps * (1 + 1e-9)
@@ -141,16 +154,20 @@ def test_the_fitted_alpha_is_the_rules_and_the_noise_is_calibrated_with_it(eps):
 
 
 def test_the_fixed_plan_accounts_the_rules_alpha():
-    # model_plan="fixed" (a private search): alpha pinned as a number, with the factor
+    # model_plan="fixed" (a private search): the rule, with the factor, at the public
+    # planning width; the released event is the planned one
     X, y = _table(2000)
     pipe = _pipe(1.0).set_params(model_plan="fixed")
     plan = pipe.plan(X)
-    pinned = plan.step("model").params["alpha"]
-    assert isinstance(pinned, float)
+    assert plan.step("model").params["auto_n_features"] == plan.model_width
     pipe.fit(X, y)
-    assert pipe[-1].alpha_ == pytest.approx(pinned, rel=1e-12)
+    n, p = len(y), plan.model_width + 1
+    eps_m = plan.step("model").epsilon
+    rule = auto_alpha("objective_perturbation", HuberLoss(1.0), n=n, p=p, epsilon=eps_m,
+                      delta=DELTA, row_bound=pipe[-1].row_bound_) * _factor(n, p, eps_m)
+    assert pipe[-1].alpha_ == pytest.approx(rule, rel=1e-12)
     assert pipe[-1].alpha == "auto"
-    assert pipe[-1].dp_event_ == plan.step("model").event
+    assert same_release(pipe[-1].dp_event_, plan.step("model").event)
     assert pipe.epsilon_ <= 1.0 * (1 + 1e-9)
 
 
@@ -173,13 +190,14 @@ def test_the_rule_is_public_neighbouring_tables_get_the_same_decisions():
         model = pipe[-1]
         probe = clone(model).set_params(alpha=SPLINE_BASIS_ALPHA,
                                         epsilon=pipe.budget_split_["model"][0], delta=DELTA,
-                                        data_norm=model.data_norm_)
+                                        data_norm=model.data_norm_,
+                                        auto_n_features=pipe.privacy_plan_.model_width)
         public = resolve_fit_plan(probe, n_samples=len(target),
                                   n_features=model.coef_.shape[0], loss=HuberLoss(1.0),
                                   n_outputs=1, row_bound=model.row_bound_).alpha
         adaptive.append((model.alpha_, public))
     assert fixed[0] == fixed[1]
-    assert fixed[0][0]["alpha"] == fixed[0][1]
+    assert "auto_n_features" in fixed[0][0]
     for used, public in adaptive:
         assert used == public
 

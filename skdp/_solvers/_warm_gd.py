@@ -198,14 +198,18 @@ def warm_gd_delta(epsilon, mu_warm, mu_step, n_steps, eps_j):
 
 
 def warm_gd_plan(n, p, loss, *, epsilon, delta, alpha, row_bound, loss_scale,
-                 n_steps=None, calibration="tight", warm_share=None):
+                 n_steps=None, calibration="tight", warm_share=None, rule_features=None):
     """Everything public about a fit (module docstring): a dict with the warm start's
     objective-perturbation plan (``warm``), ``mu_step``, ``sigma`` (per-step gradient noise),
     ``T``, ``step``, ``radius``, ``event`` (composable record) and ``epsilon`` (the
-    certified guarantee at ``delta``)."""
+    certified guarantee at ``delta``).  ``rule_features``: the number of coefficients the
+    warm start's ``alpha`` rule and the skip rule read (None: ``p``); a composite whose
+    transformers release the width fixes it, so that the event does not follow the
+    width (:func:`skdp.linear_model._budget.width_rule_pins`)."""
     epsilon, delta, alpha = check_gaussian_solver_args(epsilon, delta, alpha, "tight",
                                                        "warm_gd")
     n, p, R = int(n), int(p), float(row_bound)
+    rule_p = p if rule_features is None else int(rule_features)
     if n < 2:
         raise ValueError(f"solver='warm_gd' needs at least 2 samples, got n={n}")
     if n_steps is not None and (isinstance(n_steps, (str, bool)) or int(n_steps) != n_steps):
@@ -218,12 +222,13 @@ def warm_gd_plan(n, p, loss, *, epsilon, delta, alpha, row_bound, loss_scale,
         # would carry the iterate across the refinement ball: public quantities only.
         plan = warm_gd_plan(n, p, loss, epsilon=epsilon, delta=delta, alpha=alpha,
                             row_bound=R, loss_scale=loss_scale, n_steps=n_steps,
-                            calibration=calibration, warm_share=WARM_SHARE)
-        if refinement_noise_ratio(plan, p) <= NOISE_DRIFT_LIMIT:
+                            calibration=calibration, warm_share=WARM_SHARE,
+                            rule_features=rule_p)
+        if refinement_noise_ratio(plan, rule_p) <= NOISE_DRIFT_LIMIT:
             return plan
         return warm_gd_plan(n, p, loss, epsilon=epsilon, delta=delta, alpha=alpha,
                             row_bound=R, loss_scale=loss_scale, n_steps=n_steps,
-                            calibration=calibration, warm_share=1.0)
+                            calibration=calibration, warm_share=1.0, rule_features=rule_p)
     huber = HuberLoss(huber_threshold=float(loss_scale))
     if warm_share == 1.0:
         T = 0
@@ -233,7 +238,7 @@ def warm_gd_plan(n, p, loss, *, epsilon, delta, alpha, row_bound, loss_scale,
     eps_warm, delta_warm = epsilon, delta
     if T > 0 and calibration != "tight":
         eps_warm, delta_warm = warm_share * epsilon, delta / 2.0
-    alpha1 = objective_perturbation_alpha(huber, n=n, p=p, epsilon=eps_warm,
+    alpha1 = objective_perturbation_alpha(huber, n=n, p=rule_p, epsilon=eps_warm,
                                           delta=delta_warm, row_bound=R,
                                           margin=OP_MARGIN["regression"])
     if T == 0:
@@ -406,7 +411,7 @@ def solve_warm_gd(X, y, loss, **kwargs):
 
 def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_intercept=True,
            intercept_scaling=1.0, y_bound=None, calibration="tight", max_iter=10_000,
-           max_coef_norm=None, rng, n_steps=None, noise_source=None):
+           max_coef_norm=None, rng, n_steps=None, noise_source=None, rule_features=None):
     if calibration not in ("tight", "composable"):
         raise ValueError("solver='warm_gd' supports calibration='tight' (and 'composable', "
                          "used under a privacy ledger) only")
@@ -416,7 +421,7 @@ def _solve(X, y, loss, *, epsilon, delta, alpha, data_norm, n_outputs=1, fit_int
     p = X.shape[1] + int(bool(fit_intercept))
     plan = warm_gd_plan(n, p, loss, epsilon=epsilon, delta=delta, alpha=alpha,
                         row_bound=data_norm, loss_scale=loss.param, n_steps=n_steps,
-                        calibration=calibration)
+                        calibration=calibration, rule_features=rule_features)
     hclip = float(loss.smoothness(data_norm))
     if isinstance(X, DaskDesign):
         # rows clipped and kept on the workers once, for both stages

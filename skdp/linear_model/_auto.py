@@ -553,7 +553,8 @@ def resolve_fit_plan(estimator, *, n_samples, n_features, loss, n_outputs, row_b
     estimator : BaseDPLinear
         Read for its parameters only.
     n_samples, n_features : int
-        Public sizes (``n`` and the number of features, intercept excluded).
+        Public sizes (``n`` and the number of features, intercept excluded); the rules
+        read ``estimator.auto_n_features`` instead of ``n_features`` when it is set.
     loss : loss spec
     n_outputs : int
     row_bound : float
@@ -564,7 +565,12 @@ def resolve_fit_plan(estimator, *, n_samples, n_features, loss, n_outputs, row_b
     FitPlan
     """
     n = int(n_samples)
-    p = (int(n_features) + int(bool(estimator.fit_intercept))) * int(n_outputs)
+    # the rules' width: the estimator's auto_n_features when a composite fixed it (the
+    # privacy event reads these choices: skdp.linear_model._budget.width_rule_pins)
+    rule_features = getattr(estimator, "auto_n_features", None)
+    if rule_features is None:
+        rule_features = n_features
+    p = (int(rule_features) + int(bool(estimator.fit_intercept))) * int(n_outputs)
     delta = float(estimator.delta)
     solver, reason = resolve_solver(estimator, loss, n_outputs)
     checked = uses_base_rate_fallback(estimator, solver, loss, n_outputs, delta, n=n,
@@ -595,6 +601,9 @@ def resolve_fit_plan(estimator, *, n_samples, n_features, loss, n_outputs, row_b
         options.update(clip_fraction=DPSGD_CLIP_FRACTION[loss.loss_id])
     if checked:
         options.update(follow_up_ratio=FALLBACK_RATIO)
+    if solver == "warm_gd" and getattr(estimator, "auto_n_features", None) is not None:
+        # its warm start's alpha rule and its choice to refine read the width too
+        options.update(rule_features=p)
     return FitPlan(solver=solver, alpha=float(alpha), row_bound=float(row_bound),
                    options=options, reason=reason)
 

@@ -132,8 +132,9 @@ FIT_DTYPES = (np.float64, np.float32)
 
 
 #: solver options that no estimator parameter sets, only the fit plan of ``_auto``: the
-#: base-rate check's budget and dpsgd's per-example clip (reported in ``solver_params_``)
-PLAN_ONLY_OPTIONS = ("follow_up_ratio", "clip_fraction")
+#: base-rate check's budget, dpsgd's per-example clip and the coefficients ``warm_gd``'s
+#: rules are evaluated at (reported in ``solver_params_``)
+PLAN_ONLY_OPTIONS = ("follow_up_ratio", "clip_fraction", "rule_features")
 
 
 def _validate_fit_data(estimator, X, y, **kwargs):

@@ -23,7 +23,7 @@ instead of its own search at every point of the composite's.
 
 import math
 
-__all__ = ["check_model_fits", "largest_model_epsilon", "model_pins",
+__all__ = ["check_model_fits", "largest_model_epsilon", "model_pins", "width_rule_pins",
            "model_planned_event", "search_share"]
 
 #: relative width of the final bracket of the bisection on the model's epsilon
@@ -73,20 +73,13 @@ def model_pins(model, n_samples, n_features, epsilon, delta, data_norm=None):
 
 
 
-#: solvers whose event does not read ``alpha``: the noise of DP-SGD (and of its
-#: ``resque`` and ``phased`` relatives) is calibrated from ``(epsilon, delta)``, the
-#: sampling rate and the number of steps, that of output perturbation from ``(epsilon,
-#: delta)`` in units of its sensitivity (their planners, ``skdp.linear_model._base``);
-#: ``alpha`` only moves the iterates.  Objective perturbation's event reads it
-#: (``eps_J = log(1 + beta/(n alpha))``), and so may every solver not listed.
-ALPHA_FREE_EVENTS = frozenset({"dpsgd", "resque", "phased", "output_perturbation"})
-
-
-def event_pins(model, pins):
-    r"""The pins of :func:`model_pins` that shape the model's event: all of them but an
-    ``alpha`` that the pinned solver's event does not read (:data:`ALPHA_FREE_EVENTS`),
-    which a composite's fit leaves to the model's ``auto`` rule at the width its
-    transformers released.
+def width_rule_pins(model, width):
+    r"""``{"auto_n_features": width}`` for a model whose ``auto`` rules would read the
+    width of its design (``{}`` when the user fixed ``auto_n_features``): what a composite
+    whose transformers release that width hands its model, so that the model's privacy
+    event is a function of public quantities -- ``n``, the budget, the planning
+    ``width`` -- fixed before any row.  (The released bound a ``data_norm="auto"`` model
+    takes does not enter its event: the rules scale with it.)
 
     **Why the event must not follow a released width.**  A composite releases ``A`` (the
     knots and categories, whose number sets the model's width ``w``) and then the model
@@ -99,23 +92,23 @@ def event_pins(model, pins):
     (the hockey-stick divergence of a product, conditioned on ``a``).  If every ``M_w``
     has one privacy profile ``delta_M``, this is the composition of ``A`` with that one
     mechanism, which the plan accounts.  Calibrating each ``M_w`` *separately* so that
-    ``A`` composed with it meets ``(epsilon, delta)`` does not suffice when their profiles
-    differ in shape (more steps at less noise, another ``eps_J``): the profiles then
-    cross, and a rule ``w(a)`` that picks the larger one where ``L_A(a)`` is large and the
-    other where it is small exceeds ``delta`` (the fully adaptive composition of Rogers,
-    Roth, Ullman & Vadhan 2016, which needs privacy filters; tight ones exist for
-    Gaussian DP, Smith & Thakurta 2022, not for these events).  Numerically, with ``A``
-    Gaussian: a Gaussian and a randomized-response branch each composing to ``(1,
-    1e-6)`` give ``1.98e-6`` under a threshold rule; two DP-SGD branches of 866 and 100
-    steps (``n = 30,000``, ``epsilon = 10``, ``delta = 1e-6``, the transformers at 10 % of
-    ``mu^2``) have the envelope bound ``E max_w delta_w = 1.12e-6``.  So the plan pins, at
-    its public width, every choice the event reads; what it does not read (``alpha`` for
-    the solvers above, step sizes) is post-processing of the released width and stays
-    adaptive.  The fit then checks the model's released event against the planned one."""
-    solver = pins.get("solver", model.get_params(deep=False).get("solver"))
-    if solver in ALPHA_FREE_EVENTS:
-        return {k: v for k, v in pins.items() if k != "alpha"}
-    return dict(pins)
+    ``A`` composed with it meets ``(epsilon, delta)`` -- what private pipelines did before
+    -- does not suffice when their profiles differ in shape (DP-SGD's steps at another
+    noise, objective perturbation's ``eps_J = log(1 + beta/(n alpha))`` with an ``alpha``
+    of another width): the profiles then cross, and a rule ``w(a)`` that picks the larger
+    one where ``L_A(a)`` is large and the other where it is small exceeds ``delta`` (the
+    fully adaptive composition of Rogers, Roth, Ullman & Vadhan 2016, which needs privacy
+    filters; tight ones exist for Gaussian DP, Smith & Thakurta 2022, not for these
+    events).  Numerically, with ``A`` a Gaussian release: a Gaussian and a
+    randomized-response branch each composing to ``(1, 1e-6)`` give ``1.98e-6`` under a
+    threshold rule; two DP-SGD branches of 866 and 100 steps (``n = 30,000``, ``epsilon =
+    10``, ``delta = 1e-6``, the transformers at 10 % of ``mu^2``) have the envelope bound
+    ``E max_w delta_w = 1.12e-6``.  The fit checks the model's released event against
+    the planned one."""
+    params = model.get_params(deep=False)
+    if "auto_n_features" in params and params["auto_n_features"] is None:
+        return {"auto_n_features": int(width)}
+    return {}
 
 
 #: the smallest share of the budget :func:`largest_model_epsilon` tries: ``epsilon 2^-10``

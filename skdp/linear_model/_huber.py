@@ -91,6 +91,14 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         pipeline sets it from its one split of the budget (restored after the fit); a
         value that does not compose within ``(epsilon, delta)`` under the exact
         accountant is not used (the search runs).
+    auto_n_features : int or None, default=None
+        The number of features the ``"auto"`` rules (``alpha``, DP-SGD's batch size and
+        steps, the warm start of ``warm_gd``) are evaluated at; None: the design's.  The
+        privacy event reads those choices, so a private pipeline whose transformers
+        release the design's width (knots, discovered categories) sets it to its public
+        planning width: the model's event is then fixed before any row (a model whose
+        event followed a released width would not compose to the budget;
+        :func:`skdp.linear_model._budget.width_rule_pins`).  Restored after the fit.
     alpha : float or "auto", default="auto"
         L2 regularisation strength (of the mean loss).  ``"auto"``: a public rule of
         ``n``, ``p``, ``epsilon``, ``delta`` and the bounds that balances the
@@ -218,6 +226,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
                     None],
         "target_range": ["array-like", None],
         "model_epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "auto_n_features": [Interval(numbers.Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -230,6 +239,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         y_bound=None,
         target_range=None,
         model_epsilon=None,
+        auto_n_features=None,
         alpha="auto",
         fit_intercept=True,
         intercept_scaling=1.0,
@@ -258,6 +268,7 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self.y_bound = y_bound
         self.target_range = target_range
         self.model_epsilon = model_epsilon
+        self.auto_n_features = auto_n_features
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling

@@ -1,13 +1,14 @@
 """Differentially private logistic regression (binary and multinomial)."""
 
 import functools
+import numbers
 import warnings
 
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils._param_validation import Options, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._losses import LogisticLoss, MultinomialLoss
@@ -83,6 +84,14 @@ class DPLogisticRegression(DaskScoreMixin, ClassifierMixin, BaseDPLinear):
         ``n``, ``p``, ``epsilon``, ``delta`` and the bounds that balances the
         regulariser's bias against the noise (``skdp.linear_model._auto``; derivation in
         ``doc/defaults.rst``); the value used is ``alpha_``.
+    auto_n_features : int or None, default=None
+        The number of features the ``"auto"`` rules (``alpha``, DP-SGD's batch size and
+        steps) are evaluated at; None: the design's.  The privacy event reads those
+        choices, so a private pipeline whose transformers release the design's width
+        (knots, discovered categories) sets it to its public planning width: the model's
+        event is then fixed before any row (a model whose event followed a released width
+        would not compose to the budget; :func:`skdp.linear_model._budget.width_rule_pins`).
+        Restored after the fit.
     fit_intercept : bool, default=True
         Fit an intercept, as a regularised constant feature ``intercept_scaling`` that is
         clipped together with the row.
@@ -247,6 +256,7 @@ class DPLogisticRegression(DaskScoreMixin, ClassifierMixin, BaseDPLinear):
         **CONVEX_MODEL_CONSTRAINTS,
         "classes": ["array-like", None],
         "base_rate_fallback": [StrOptions({"auto"}), Options(bool, {False})],
+        "auto_n_features": [Interval(numbers.Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -277,6 +287,7 @@ class DPLogisticRegression(DaskScoreMixin, ClassifierMixin, BaseDPLinear):
         privacy_ledger=None,
         secure_noise="auto",
         base_rate_fallback="auto",
+        auto_n_features=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -303,6 +314,7 @@ class DPLogisticRegression(DaskScoreMixin, ClassifierMixin, BaseDPLinear):
         self.privacy_ledger = privacy_ledger
         self.secure_noise = secure_noise
         self.base_rate_fallback = base_rate_fallback
+        self.auto_n_features = auto_n_features
 
     @_fit_context(prefer_skip_nested_validation=True)
     @atomic_fit

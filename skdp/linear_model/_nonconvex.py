@@ -123,7 +123,8 @@ def _plan_warm_gd(est, n_samples):
     return warm_gd_plan(n_samples, p, est.loss_, epsilon=est.epsilon, delta=est.delta,
                         alpha=est.alpha, row_bound=est.row_bound,
                         loss_scale=est.loss_scale, n_steps=est.n_steps,
-                        calibration=est.calibration)["event"]
+                        calibration=est.calibration,
+                        rule_features=getattr(est, "rule_features", None))["event"]
 
 
 PLANNERS.setdefault("warm_gd", _plan_warm_gd)
@@ -227,6 +228,14 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         pipeline sets it from its one split of the budget (restored after the fit); a
         value that does not compose within ``(epsilon, delta)`` under the exact
         accountant is not used (the search runs).
+    auto_n_features : int or None, default=None
+        The number of features the ``"auto"`` rules (``alpha``, DP-SGD's batch size and
+        steps, the warm start of ``warm_gd``) are evaluated at; None: the design's.  The
+        privacy event reads those choices, so a private pipeline whose transformers
+        release the design's width (knots, discovered categories) sets it to its public
+        planning width: the model's event is then fixed before any row (a model whose
+        event followed a released width would not compose to the budget;
+        :func:`skdp.linear_model._budget.width_rule_pins`).  Restored after the fit.
     alpha : float, default=0.0
         L2 regularisation strength; its gradient ``alpha w`` is added to the private
         gradient (a function of the public iterate, no privacy cost).
@@ -402,6 +411,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"}),
                     None],
         "model_epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "auto_n_features": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "solver": [StrOptions(set(NONCONVEX_SOLVERS) | {"auto"})],
         "selection": [StrOptions({"private", "last", "average"})],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -419,6 +429,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         y_bound=None,
         target_range=None,
         model_epsilon=None,
+        auto_n_features=None,
         alpha=0.0,
         fit_intercept=True,
         intercept_scaling=1.0,
@@ -444,6 +455,7 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         self.y_bound = y_bound
         self.target_range = target_range
         self.model_epsilon = model_epsilon
+        self.auto_n_features = auto_n_features
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling

@@ -121,7 +121,7 @@ def test_an_epsilon_beyond_the_float_range_is_refused_clearly():
     import numpy as np
     import pandas as pd
 
-    from skdp import DPLogisticRegression, make_private_pipeline
+    from skdp import DPLogisticRegression, DPNonconvexRegressor, make_private_pipeline
     from skdp.accounting import get_epsilon, pure_dp_event
     from skdp.accounting._events import MAX_PURE_EPSILON
 
@@ -131,11 +131,18 @@ def test_an_epsilon_beyond_the_float_range_is_refused_clearly():
         MAX_PURE_EPSILON, rel=1e-9)
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"a": rng.normal(size=300), "b": rng.choice(list("xyz"), 300)})
+    # a plan that charges a ledger a pure-DP pair of the whole budget (a model whose event
+    # follows the released width) refuses it before any row
+    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=1.0, solver="zeroth_order"),
+                                 epsilon=1000.0, numeric=["a"], categorical=["b"])
+    with pytest.raises(ValueError, match="beyond what the accounting represents"):
+        pipe.fit(X, np.clip(X["a"], -1.0, 1.0))
+    assert not hasattr(pipe, "epsilon_")
+    # a plan of Gaussian and subsampled events only composes within it
     pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1000.0,
                                  numeric=["a"], categorical=["b"])
-    with pytest.raises(ValueError, match="beyond what the accounting represents"):
-        pipe.fit(X, (X["a"] > 0).astype(int))
-    assert not hasattr(pipe, "epsilon_")
+    pipe.fit(X, (X["a"] > 0).astype(int))
+    assert pipe.privacy_guaranteed_ and pipe.epsilon_ <= 1000.0
 
 
 def test_events_close_ignores_what_releases_nothing_and_nothing_else():

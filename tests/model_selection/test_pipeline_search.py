@@ -104,7 +104,8 @@ def test_hand_built_pipeline_with_discovered_categories():
 
 def test_objective_perturbation_pipeline_is_pinned_and_searched():
     """Its event depends on the basis width through alpha="auto": the search fixes the
-    pipeline's plan (model_plan="fixed"), which pins alpha at the nominal width."""
+    pipeline's plan (model_plan="fixed"), whose model reads its rules at the nominal
+    width (auto_n_features)."""
     df, y = _table()
     pipe = make_private_pipeline(
         DPLogisticRegression(classes=[0, 1], solver="objective_perturbation"),
@@ -114,7 +115,8 @@ def test_objective_perturbation_pipeline_is_pinned_and_searched():
     assert search.privacy_guaranteed_ and search.epsilon_ <= 1.0
     assert search.best_estimator_.model_plan == "fixed"
     pins = search.best_estimator_.privacy_plan_.step("model").params
-    assert set(pins) == {"alpha"}
+    assert set(pins) == {"auto_n_features"}
+    assert pins["auto_n_features"] == search.best_estimator_.privacy_plan_.model_width
     # the user's pipeline is untouched
     assert pipe.model_plan == "adaptive" and pipe[-1].alpha == "auto"
 
@@ -200,7 +202,6 @@ def test_cross_validation_over_the_pipeline_for_every_solver(kind, solver):
 
 
 @pytest.mark.parametrize("solver, match", [("zeroth_order", "follow the width"),
-                                           ("auto", "follow the width"),
                                            ("spider", "training rows")])
 def test_nonconvex_solvers_that_cannot_be_planned_say_why(solver, match):
     from skdp import DPNonconvexRegressor
@@ -212,6 +213,19 @@ def test_nonconvex_solvers_that_cannot_be_planned_say_why(solver, match):
     with pytest.raises(ValueError, match=match):
         dp_cross_validate(pipe, df, target, epsilon=1.0, cv=3, random_state=0,
                           scoring=_mae())
+
+
+def test_the_default_nonconvex_pipeline_is_cross_validated():
+    """warm_gd's event followed the width (its warm start's alpha rule and its skip rule
+    read it) and was refused here; with its rules read at the plan's width it is fixed."""
+    from skdp import DPNonconvexRegressor
+
+    df, _ = _table(3000)
+    target = np.log(df["income"].to_numpy()) - 10.0
+    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=4.0), epsilon=1.0, **SCHEMA)
+    res = dp_cross_validate(pipe, df, target, epsilon=1.0, cv=3, random_state=0,
+                            scoring=_mae())
+    assert res["privacy_guaranteed"] and 0.9 < res["epsilon"] <= 1.0
 
 
 # ---- audit F1: a returned pipeline carried its fit's seed and derived keys -------------
