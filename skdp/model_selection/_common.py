@@ -208,14 +208,22 @@ def probe(est, X, y, n_rows, classes, lazy=False):
     plan (:mod:`skdp._plan`, public schema and ``n`` only) gives the event; a plan whose
     model waits for a released width cannot be bounded in advance and is refused.
     ``lazy``: ``X`` is a Dask DataFrame's schema, planned as the pipeline plans a Dask fit.
+    On a Dask collection no placeholder of ``n_rows`` rows is built on the client: an
+    skdp estimator states its public plan, and a scikit-learn ``Pipeline`` fits its
+    transformers on a lazy placeholder on the workers and reads its model's plan
+    (:mod:`._lazy_probe`, which refuses what it cannot plan so).
     """
+    from ._lazy_probe import is_sklearn_pipeline, lazy_pipeline_probe
+
     if _is_private_pipeline(est):
         return _pipeline_probe(est, X, n_rows, lazy)
-    if (lazy or _is_dask_array(X)) and hasattr(est, "_planning_loss"):
-        # a Dask collection (a DataFrame's schema when lazy): no n-row placeholder
+    on_dask = lazy or _is_dask_array(X)    # a DataFrame's schema when lazy
+    if on_dask and hasattr(est, "_planning_loss"):
         planned = _planned_probe(est, X, n_rows)
         if planned is not None:
             return planned
+    if on_dask and is_sklearn_pipeline(est):
+        return lazy_pipeline_probe(est, X, n_rows)
     Xd, yd = placeholder_data(X, y, n_rows, classes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -231,9 +239,9 @@ def _is_dask_array(X):
 
 def _planned_probe(est, X, n_rows):
     """``(event, privacy_guaranteed)`` of a skdp estimator's fit on ``n_rows`` rows of the
-    Dask array ``X`` (or of a Dask DataFrame with the schema ``X``), from its public plan (:func:`skdp.linear_model._base.
-    planned_dp_event`: parameters, ``n`` and the width only), so that the client never
-    holds ``n_rows`` placeholder rows; None when the estimator cannot plan it (the caller
+    Dask array ``X`` (or of a Dask DataFrame with the schema ``X``), from its public plan
+    (:func:`skdp.linear_model._base.planned_dp_event`: parameters, ``n`` and the width
+    only), so that the client never holds ``n_rows`` placeholder rows; None when the estimator cannot plan it (the caller
     then fits a placeholder).  The search checks every real fit against it, as against a
     placeholder fit's event."""
     from ..linear_model._base import planned_dp_event

@@ -352,3 +352,99 @@ def test_cross_validation_on_a_dask_dataframe_plans_without_placeholder_rows(mon
                                dd.from_pandas(pd.Series(y), npartitions=3), epsilon=1.0,
                                cv=3, random_state=0)
     assert result["epsilon"] <= 1.0
+
+
+def _sklearn_pipe(solver="objective_perturbation"):
+    """A scikit-learn ``Pipeline`` (not a PrivatePipeline): a DP spline basis, then the model;
+    the search gives each DP step its own share."""
+    from sklearn.pipeline import make_pipeline
+
+    from skdp.preprocessing import DPSplineTransformer
+
+    return make_pipeline(DPSplineTransformer(n_knots=5),
+                         DPLogisticRegression(classes=[0, 1], data_norm=3.0, solver=solver))
+
+
+SKLEARN_GRID = {"dplogisticregression__alpha": [0.05, 0.2]}
+
+
+def _numeric_table(n=2000):
+    df, y = _table(n)
+    return df[["age", "income"]], y
+
+
+@pytest.mark.parametrize("as_array", [False, True])
+def test_a_sklearn_pipeline_on_dask_plans_without_placeholder_rows(monkeypatch, as_array):
+    """Audit finding: a search or cross-validation of a scikit-learn Pipeline (DP
+    transformers, then an skdp estimator) on a Dask DataFrame or array probed each fit's
+    event with an in-memory placeholder of the training rows on the client (gigabytes at
+    10^7 - 10^8 rows).  The transformers are now fitted on a lazy placeholder on the
+    workers and the model's event is its public plan; the real fits release it."""
+    from skdp.model_selection import _common
+
+    def no_placeholder(*args, **kwargs):
+        raise AssertionError("a placeholder of n rows was built on the client")
+
+    monkeypatch.setattr(_common, "placeholder_data", no_placeholder)
+    df, y = _numeric_table()
+    frame, labels = _frames(df, y, x_parts=2, y_parts=2)
+    if as_array:
+        frame = da.from_array(df.to_numpy(), chunks=(1000, 2))
+    search = DPGridSearchCV(_sklearn_pipe(), SKLEARN_GRID, epsilon=1.0, cv=2,
+                            random_state=0).fit(frame, labels)
+    assert search.privacy_guaranteed_ and search.epsilon_ <= 1.0
+    result = dp_cross_validate(_sklearn_pipe(), frame, labels, epsilon=1.0, cv=2,
+                               random_state=0)
+    assert result["epsilon"] <= 1.0
+
+
+@pytest.mark.parametrize("solver", ["objective_perturbation", "dpsgd"])
+def test_a_sklearn_pipeline_on_a_dask_dataframe_is_the_in_memory_search(solver):
+    """The lazily planned events are the in-memory placeholder fits' (the real fits are
+    checked against them): the search and the cross-validation of a scikit-learn Pipeline
+    on a Dask DataFrame of 2,000 rows in 2 partitions report the pandas runs' events,
+    epsilon and released scores."""
+    from sklearn.base import clone
+
+    from skdp.model_selection._common import probe
+    from skdp.model_selection._lazy_probe import lazy_pipeline_probe
+
+    df, y = _numeric_table()
+    frame, labels = _frames(df, y, x_parts=2, y_parts=2)
+    kw = dict(epsilon=1.0, cv=2, random_state=0)
+    mem = DPGridSearchCV(_sklearn_pipe(solver), SKLEARN_GRID, **kw).fit(df, y)
+    lazy = DPGridSearchCV(_sklearn_pipe(solver), SKLEARN_GRID, **kw).fit(frame, labels)
+    assert lazy.privacy_guaranteed_ and lazy.epsilon_ == mem.epsilon_ <= 1.0
+    assert lazy.dp_event_ == mem.dp_event_ and lazy.budget_split_ == mem.budget_split_
+    assert lazy.best_params_ == mem.best_params_ and lazy.best_score_ == mem.best_score_
+    mem_cv = dp_cross_validate(_sklearn_pipe(solver), df, y, **kw)
+    lazy_cv = dp_cross_validate(_sklearn_pipe(solver), frame, labels, **kw)
+    assert lazy_cv["epsilon"] == mem_cv["epsilon"] <= 1.0
+    assert lazy_cv["dp_event"] == mem_cv["dp_event"]
+    np.testing.assert_array_equal(lazy_cv["test_score"], mem_cv["test_score"])
+    # the planned event itself, at a training size, is the placeholder fit's
+    est = clone(lazy.best_estimator_).set_params(dpsplinetransformer__random_state=1,
+                                                 dplogisticregression__random_state=2)
+    in_memory = probe(est, df, y, 1000, np.array([0, 1]))
+    assert lazy_pipeline_probe(est, df.iloc[:0], 1000) == in_memory
+
+
+def test_a_sklearn_pipeline_holding_a_private_pipeline_is_refused_on_dask(monkeypatch):
+    """A PrivatePipeline inside a scikit-learn Pipeline (its plan splits its own budget) is
+    not planned lazily: refused before any fit, and without n placeholder rows."""
+    from sklearn.pipeline import Pipeline
+
+    from skdp.model_selection import _common, _dask_folds
+    from skdp.preprocessing import DPSplineTransformer
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("fitted, or built a placeholder of n rows on the client")
+
+    monkeypatch.setattr(_common, "placeholder_data", refuse)
+    monkeypatch.setattr(_dask_folds, "fit_fold", refuse)
+    df, y = _numeric_table()
+    pipe = Pipeline([("basis", PrivatePipeline([("spline", DPSplineTransformer(n_knots=5))])),
+                     ("model", DPLogisticRegression(classes=[0, 1], data_norm=3.0))])
+    with pytest.raises(TypeError, match="PrivatePipeline inside a scikit-learn Pipeline"):
+        dp_cross_validate(pipe, *_frames(df, y, x_parts=2, y_parts=2), epsilon=1.0, cv=2,
+                          random_state=0)
