@@ -398,19 +398,21 @@ def released_steps(estimator):
 
 
 def _release_seeds(estimator, path="", ints=True):
-    """``(path, (key family, seed))`` of every releasing step with an integer
-    ``random_state`` (:func:`_key_family`), or with a generator (its state after the fit);
-    a fitted :class:`~skdp.PrivatePipeline` answers with the integer keys its plan handed
-    its steps (which it derived distinct, whatever the steps' own seeds) -- and, when the
-    plan handed out generators, with the states its fitted steps left them in.
-    ``ints=False``: generators only."""
+    """``(path, (site, seed))`` for every stream a releasing step drew from: one per
+    release site of a step with an integer ``random_state`` (:func:`_seed_keys`), one for
+    a step with a generator (its state after the fit); a fitted
+    :class:`~skdp.PrivatePipeline` answers with the integer keys its plan handed its steps
+    (which it derived distinct, whatever the steps' own seeds) -- and, when the plan handed
+    out generators, with the states its fitted steps left them in.  ``ints=False``:
+    generators only."""
     plan = getattr(estimator, "privacy_plan_", None)
     if plan is not None:
         prefix = f"{path}__" if path else ""
         params = estimator.get_params(deep=True) if ints else {}   # once, not per step
         for s in plan.steps:
             if ints and s.role in ("release", "model") and _is_int_seed(s.key):
-                yield prefix + s.path, (_key_family(params.get(s.path)), int(s.key))
+                for key in _seed_keys(params.get(s.path), s.key):
+                    yield prefix + s.path, key
         if any(_generator_state(s.key) is not None for s in plan.steps):
             # equal generators are equal keys too: compared by the fitted steps' states
             for name, step in estimator.steps:
@@ -421,35 +423,57 @@ def _release_seeds(estimator, path="", ints=True):
     else:
         named = _named_parts(estimator)
         if named is None:
-            seed = getattr(estimator, "random_state", None)
             event = getattr(estimator, "dp_event_", None)
             if event is None or isinstance(event, dp_accounting.NoOpDpEvent):
                 return
-            if ints and _is_int_seed(seed):
-                yield path, (_key_family(estimator), int(seed))
-            elif _generator_state(seed) is not None:
-                # equal states after the fits: the steps drew the same stream (one
-                # generator deep-copied into two blocks, or two equally seeded ones)
-                yield path, (_key_family(estimator), _generator_state(seed))
+            for key in _seed_keys(estimator, getattr(estimator, "random_state", None), ints):
+                yield path, key
             return
     for name, step in named:
         yield from _release_seeds(step, f"{path}__{name}" if path else name, ints)
 
 
-def _key_family(step):
-    """The family of ``step``'s noise keys: its skdp subpackage (the DP transformers, the
-    estimators), else its module.
+def _seed_keys(step, seed, ints=True):
+    """The streams ``step`` drew its noise from with ``random_state=seed``, as comparable
+    ``(site, seed)`` pairs: two steps drew one stream exactly when they have a pair in
+    common.
 
-    Within a family equal integer seeds can be equal keys (the one-hot, spline and robust
-    transformers hash the seed alike, two estimators derive the same keys), so
-    :func:`_check_distinct_seeds` refuses them.  Across the two skdp families they never
-    are: every release site hashes the seed with a spawn key of its own (the table in
-    :mod:`skdp._mechanisms._exact`, "Keys from an integer seed": the base-rate check of
-    DPLogisticRegression and DPStandardScaler have their own streams), so a transformer
-    and an estimator given one seed draw independent noise
-    (``tests/accounting/test_fitted.py`` opens every site's keys at one seed)."""
-    return type(step).__module__.split(".")[1] if type(step).__module__.startswith(
-        "skdp.") else type(step).__module__
+    An integer seed gives one pair per release site of ``step`` (:func:`_release_sites`):
+    every site hashes the seed with a spawn key of its own, so equal seeds are one stream
+    only at one site.  A generator gives one pair, its state after the fit, whatever the
+    step: every site draws from a generator given as ``random_state`` directly, so two
+    generators left in one state (one generator deep-copied into two blocks, or two
+    equally seeded ones) drew the same words.  Anything else (None: keys from the OS)
+    gives none.  ``ints=False``: generators only."""
+    if ints and _is_int_seed(seed):
+        return [(site, int(seed)) for site in sorted(_release_sites(step))]
+    state = _generator_state(seed)
+    return [] if state is None else [("a generator", state)]
+
+
+def _release_sites(step):
+    """The release sites ``step``'s fit keys from an integer ``random_state``: the names
+    its class gives in ``_release_sites``, from the table
+    :data:`skdp._mechanisms._exact.RELEASE_SITES` that the key derivations read.
+
+    Two steps given one seed share a stream exactly when they share a site: each site
+    hashes the seed with a spawn key of its own (``SeedSequence(s, spawn_key=...)``, or
+    ``default_rng(s)`` for the estimators and searches), so within a site equal seeds are
+    equal keys and across sites they are unrelated ones (module docstring of
+    :mod:`skdp._mechanisms._exact`; ``tests/accounting/test_fitted.py`` opens every
+    site's keys at one seed and checks both directions).  A step of two sites (the
+    solver and base-rate check of DPLogisticRegression) shares a stream with a step of
+    either.  A skdp class that names no site is taken to share all of them; any other
+    class, the site of its module (steps of one module may derive keys alike)."""
+    sites = getattr(type(step), "_release_sites", None)
+    if sites is not None:
+        return frozenset(sites)
+    module = type(step).__module__
+    if module.startswith("skdp."):
+        from .._mechanisms._exact import RELEASE_SITES
+
+        return frozenset(RELEASE_SITES)
+    return frozenset({f"module {module}"})
 
 
 def _generator_state(seed):
@@ -478,20 +502,24 @@ def _describe(seed_key):
 
 
 def _check_distinct_seeds(estimator):
-    """Refuse to compose releases keyed by equal integer seeds in one key family
-    (:func:`_key_family`): two DP transformers (or two estimators) given the same
-    ``random_state`` can draw the same noise, which cancels in a difference of their
-    releases (two encoders of two equal columns reveal their exact counts' difference), so
-    their events do not compose as independent mechanisms."""
+    """Refuse to compose releases that drew their noise from one stream: two steps given
+    the same integer ``random_state`` at a common release site (:func:`_seed_keys`: two
+    encoders, an encoder and a spline basis, two estimators), or generators left in the
+    same state.  Their unit noises are equal and cancel in a difference of their releases
+    (two encoders of two equal columns reveal their exact counts' difference), so their
+    events do not compose as independent mechanisms.  Equal seeds at distinct sites (a
+    ``DPStandardScaler`` and a ``DPOneHotEncoder``, a transformer and an estimator) are
+    distinct streams and compose."""
     seen = {}
     for path, key in _release_seeds(estimator):
         if key in seen:
             raise ValueError(
                 f"steps '{seen[key]}' and '{path}' were fitted with the same random_state "
-                f"({_describe(key[1])}): they drew their noise from the same key, so their releases are "
-                "not independent and their events cannot be composed. Give each DP step "
-                "its own seed, or fit them in a skdp.PrivatePipeline(..., random_state=...), "
-                "which derives a distinct key for every step")
+                f"({_describe(key[1])}) at the same release site: they drew their noise "
+                "from the same key, so their releases are not independent and their events "
+                "cannot be composed. Give each DP step its own seed, or fit them in a "
+                "skdp.PrivatePipeline(..., random_state=...), which derives a distinct key "
+                "for every step")
         seen[key] = path
 
 

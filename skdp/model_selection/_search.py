@@ -189,6 +189,11 @@ def plan_gdp(epsilon, delta, mean, shape, k, refit):
 
 
 class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
+    #: where an integer random_state keys the noise (splits, candidates, the fits' key
+    #: root and the score noise all come from default_rng(random_state)):
+    #: skdp._mechanisms._exact.RELEASE_SITES, read by fitted_dp_event
+    _release_sites = ("default_rng",)
+
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit"])],
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],

@@ -157,15 +157,15 @@ def test_passthrough_blocks_stay_data_free(data):
         fitted_dp_event(default.fit(*data))
 
 
-# ------------------------------------- equal seeds in two key families: never one key
+# ------------------------------- equal seeds: one stream only at one release site
 
 
 def _site_fits():
-    """``{site: fit}``: one fit of every kind of release site skdp keys from an integer
-    ``random_state``, every one seeded with 7."""
+    """``{fit: (step class, fit)}``: fits that open every release site skdp keys from an
+    integer ``random_state``, every one seeded with 7."""
     import pandas as pd
 
-    from skdp import DPHuberRegressor
+    from skdp import DPHuberRegressor, DPNonconvexRegressor
     from skdp.preprocessing import (DPOneHotEncoder, DPRobustScaler, DPSplineTransformer,
                                     DPStandardScaler)
 
@@ -190,51 +190,140 @@ def _site_fits():
             classes=[0, 1], data_norm="auto", random_state=7).fit(X, y),
         "huber, target centre": lambda: DPHuberRegressor(
             data_norm=1.0, target_range=(-4, 4), random_state=7).fit(X, t),
+        "nonconvex": lambda: DPNonconvexRegressor(
+            data_norm=1.0, y_bound=4.0, random_state=7).fit(X, t),
+        "nonconvex, target centre": lambda: DPNonconvexRegressor(
+            data_norm=1.0, target_range=(-4, 4), random_state=7).fit(X, t),
     }
 
 
-def test_equal_seeds_in_two_key_families_never_give_one_key(monkeypatch):
-    """``fitted_dp_event`` composes releases of two key families (:func:`_key_family`)
-    with equal integer seeds as independent, which is sound only if no release site of
-    one family derives a ChaCha20 key that a site of the other derives from the same
-    seed.  Before: the base-rate check of DPLogisticRegression keyed ChaCha20 like the DP
-    transformers (``Pipeline([DPOneHotEncoder(random_state=7),
-    DPLogisticRegression(random_state=7)])``: the base-rate counts drew the encoder's unit
-    noises), and DPStandardScaler keyed like the estimators (its moments' noise was the
-    model's output noise, its auto bounds' the model's auto data_norm)."""
+def _opened_keys(monkeypatch):
+    """``{fit: (release sites of its step, keys it opened)}`` of :func:`_site_fits`."""
     from tests._noise_keys import record_keys
 
-    from skdp.accounting._fitted import _key_family
+    from skdp.accounting._fitted import _release_sites
 
     keys = record_keys(monkeypatch)
     opened = {}
-    for site, fit in _site_fits().items():
+    for name, fit in _site_fits().items():
         keys.clear()
         step = fit()
-        if "base-rate" in site:
-            assert "follow_up_ratio" in step.solver_params_, site   # the check ran
-        assert keys, site
-        opened[site] = (_key_family(step), set(keys))
-    assert len({family for family, _ in opened.values()}) == 2
-    for a, (family_a, keys_a) in opened.items():
-        for b, (family_b, keys_b) in opened.items():
-            if family_a != family_b:
-                assert not keys_a & keys_b, (a, b)
+        if "base-rate" in name:
+            assert "follow_up_ratio" in step.solver_params_, name   # the check ran
+        if "centre" in name:
+            assert hasattr(step, "target_centre_"), name
+        assert keys, name
+        opened[name] = (_release_sites(step), set(keys))
+    return opened
 
 
-def test_accounting_still_refuses_equal_seeds_within_one_key_family():
-    """Within one family equal seeds are equal keys: the check refuses them (a scaler and
-    an encoder of one family, two estimators)."""
+def test_two_steps_share_a_key_exactly_when_they_share_a_release_site(monkeypatch):
+    """``fitted_dp_event`` refuses equal integer seeds only for steps that share a release
+    site (:func:`_release_sites`), and composes the rest as independent.  Both halves are
+    checked against the keys the fits open at one seed: steps with a common site open a
+    common ChaCha20 key (so the refusal is needed), steps without one never do (so the
+    composition is sound).  Before: the family was the subpackage, and a scaler and an
+    encoder of one seed were refused although every release site hashes the seed with
+    its own spawn key."""
+    opened = _opened_keys(monkeypatch)
+    for a, (sites_a, keys_a) in opened.items():
+        for b, (sites_b, keys_b) in opened.items():
+            assert bool(sites_a & sites_b) == bool(keys_a & keys_b), (a, b)
+    assert len({sites for sites, _ in opened.values()}) == 4     # 5 sites
+
+
+def test_every_dp_class_names_its_release_sites():
+    """Every public class that releases under a ``random_state`` names the sites its fit
+    draws from, all of them in the table of :mod:`skdp._mechanisms._exact` (a class
+    without a name would be taken to share every site)."""
+    import inspect
+
+    import skdp.linear_model
+    import skdp.model_selection
+    import skdp.preprocessing
+    from skdp._mechanisms._exact import RELEASE_SITES
+
+    modules = (skdp.preprocessing, skdp.linear_model, skdp.model_selection)
+    classes = [getattr(module, name) for module in modules for name in module.__all__]
+    seeded = [c for c in classes if isinstance(c, type)
+              and "random_state" in inspect.signature(c).parameters]
+    assert len(seeded) == 9          # 4 transformers, 3 estimators, 2 searches
+    for cls in seeded:
+        assert cls._release_sites and set(cls._release_sites) <= set(RELEASE_SITES), cls
+
+
+def _block_events(pipe):
+    return [b.dp_event_ for _, b, _ in pipe[0].transformers_ if hasattr(b, "dp_event_")]
+
+
+def _unit_draws(state):
+    """16 discrete Gaussian integers of one scale from a copy of a ChaCha20 state."""
+    from skdp._mechanisms._exact import discrete_gaussian_noise
+
+    return discrete_gaussian_noise(state.copy(), 1 << 20, 16)
+
+
+def test_equal_seeds_at_two_release_sites_compose_and_draw_other_noise(monkeypatch):
+    """A ``DPStandardScaler`` and a ``DPOneHotEncoder`` (or ``DPRobustScaler``) given one
+    seed draw from two streams: ``fitted_dp_event`` composes them (before: refused as one
+    "family"), and the unit noises their streams give at one scale differ, where two
+    encoders of one seed draw the same ones."""
     import pandas as pd
     from sklearn.compose import ColumnTransformer
 
-    from skdp.preprocessing import DPOneHotEncoder, DPStandardScaler
+    from tests._noise_keys import record_keys
+
+    from skdp.preprocessing import DPOneHotEncoder, DPRobustScaler, DPStandardScaler
 
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"x": rng.normal(size=2000), "c": rng.choice(list("ab"), 2000)})
-    ct = ColumnTransformer([("x", DPStandardScaler(feature_bounds=(-3, 3), random_state=3),
-                             ["x"]),
-                            ("c", DPOneHotEncoder(random_state=3), ["c"])])
+    scaler = DPStandardScaler(feature_bounds=(-3, 3), random_state=3)
+    ct = ColumnTransformer([("x", scaler, ["x"]), ("c", DPOneHotEncoder(random_state=3),
+                                                    ["c"])])
+    pipe = make_pipeline(ct).fit(df)
+    assert fitted_dp_event(pipe) == compose(*_block_events(pipe))
+    ct = ColumnTransformer([("x", DPRobustScaler(random_state=3), ["x"]),
+                            ("s", DPStandardScaler(feature_bounds="auto", random_state=3),
+                             ["x"])])
+    pipe = make_pipeline(ct).fit(df)
+    assert fitted_dp_event(pipe) == compose(*_block_events(pipe))
+
+    states = []
+    record_keys(monkeypatch, states)
+    draws = {}
+    for name, step, cols in [("scaler", scaler, ["x"]),
+                             ("encoder", DPOneHotEncoder(random_state=3), ["c"]),
+                             ("encoder again", DPOneHotEncoder(random_state=3), ["c"])]:
+        states.clear()
+        step.fit(df[cols])
+        draws[name] = [_unit_draws(state) for state in states]
+    assert len(draws["scaler"]) == 1 and len(draws["encoder"]) == 1
+    assert not np.array_equal(draws["scaler"][0], draws["encoder"][0])
+    np.testing.assert_array_equal(draws["encoder"][0], draws["encoder again"][0])
+
+
+@pytest.mark.parametrize("blocks", [
+    ("DPStandardScaler", "DPStandardScaler"),
+    ("DPOneHotEncoder", "DPOneHotEncoder"),
+    ("DPSplineTransformer", "DPOneHotEncoder"),        # two classes, one site
+    ("DPRobustScaler", "DPSplineTransformer"),
+])
+def test_accounting_still_refuses_equal_seeds_at_one_release_site(blocks):
+    """Steps that share a release site and a seed share a stream: refused, whether of one
+    class or of two (the one-hot, spline and robust transformers hash the seed alike)."""
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+
+    from skdp import preprocessing
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=2000), "c": rng.choice(list("ab"), 2000)})
+    params = {"DPStandardScaler": dict(feature_bounds=(-3, 3)),
+              "DPSplineTransformer": dict(n_knots=4)}
+    cols = {"DPOneHotEncoder": ["c"]}
+    ct = ColumnTransformer([(f"b{i}", getattr(preprocessing, name)(
+        random_state=3, **params.get(name, {})), cols.get(name, ["x"]))
+        for i, name in enumerate(blocks)], sparse_threshold=0)
     with pytest.raises(ValueError, match="same random_state"):
         fitted_dp_event(make_pipeline(ct).fit(df))
 
@@ -260,3 +349,4 @@ def test_a_public_encoder_releases_nothing_and_is_not_composed():
     assert fitted_dp_event(encoder_only) == NoOpDpEvent()
     pipe[-1].privacy_guaranteed_ = False
     assert fitted_dp_event(pipe) == NonPrivateDpEvent()
+
