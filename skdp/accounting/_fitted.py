@@ -327,6 +327,12 @@ def fitted_dp_event(estimator):
     TypeError
         If a step learned from the data without a DP mechanism or cannot be verified to
         be data-free (the message names the step), or the estimator is not fitted.
+    ValueError
+        If two steps drew their noise from one stream, so that their events do not
+        compose as independent: the same integer ``random_state`` at a common release
+        site (two encoders, an encoder and a spline basis, two estimators; a
+        ``DPStandardScaler`` and a ``DPOneHotEncoder`` of one seed use two sites and
+        compose), or two generators in one state.
 
     Examples
     --------
@@ -398,7 +404,7 @@ def released_steps(estimator):
 
 
 def _release_seeds(estimator, path="", ints=True):
-    """``(path, (site, seed))`` for every stream a releasing step drew from: one per
+    """``(path, step, (site, seed))`` for every stream a releasing step drew from: one per
     release site of a step with an integer ``random_state`` (:func:`_seed_keys`), one for
     a step with a generator (its state after the fit); a fitted
     :class:`~skdp.PrivatePipeline` answers with the integer keys its plan handed its steps
@@ -411,8 +417,9 @@ def _release_seeds(estimator, path="", ints=True):
         params = estimator.get_params(deep=True) if ints else {}   # once, not per step
         for s in plan.steps:
             if ints and s.role in ("release", "model") and _is_int_seed(s.key):
-                for key in _seed_keys(params.get(s.path), s.key):
-                    yield prefix + s.path, key
+                step = params.get(s.path)
+                for key in _seed_keys(step, s.key):
+                    yield prefix + s.path, step, key
         if any(_generator_state(s.key) is not None for s in plan.steps):
             # equal generators are equal keys too: compared by the fitted steps' states
             for name, step in estimator.steps:
@@ -427,16 +434,20 @@ def _release_seeds(estimator, path="", ints=True):
             if event is None or isinstance(event, dp_accounting.NoOpDpEvent):
                 return
             for key in _seed_keys(estimator, getattr(estimator, "random_state", None), ints):
-                yield path, key
+                yield path, estimator, key
             return
     for name, step in named:
         yield from _release_seeds(step, f"{path}__{name}" if path else name, ints)
 
 
+#: the one "site" of every step given a generator as ``random_state`` (:func:`_seed_keys`)
+_GENERATOR_SITE = "a generator"
+
+
 def _seed_keys(step, seed, ints=True):
     """The streams ``step`` drew its noise from with ``random_state=seed``, as comparable
-    ``(site, seed)`` pairs: two steps drew one stream exactly when they have a pair in
-    common.
+    ``(site, seed)`` pairs: two steps drew one stream when they have a pair in common
+    (but in the cases of :func:`_drew_apart`).
 
     An integer seed gives one pair per release site of ``step`` (:func:`_release_sites`):
     every site hashes the seed with a spawn key of its own, so equal seeds are one stream
@@ -448,7 +459,7 @@ def _seed_keys(step, seed, ints=True):
     if ints and _is_int_seed(seed):
         return [(site, int(seed)) for site in sorted(_release_sites(step))]
     state = _generator_state(seed)
-    return [] if state is None else [("a generator", state)]
+    return [] if state is None else [(_GENERATOR_SITE, state)]
 
 
 def _release_sites(step):
@@ -498,29 +509,44 @@ def _is_int_seed(seed):
 
 def _describe(seed_key):
     return str(seed_key) if isinstance(seed_key, int) else \
-        "a generator in the same state (one generator shared or copied, or equal seeds)"
+        "a generator in the same state (one generator copied into two steps, or equal seeds)"
 
 
 def _check_distinct_seeds(estimator):
     """Refuse to compose releases that drew their noise from one stream: two steps given
     the same integer ``random_state`` at a common release site (:func:`_seed_keys`: two
-    encoders, an encoder and a spline basis, two estimators), or generators left in the
-    same state.  Their unit noises are equal and cancel in a difference of their releases
-    (two encoders of two equal columns reveal their exact counts' difference), so their
-    events do not compose as independent mechanisms.  Equal seeds at distinct sites (a
-    ``DPStandardScaler`` and a ``DPOneHotEncoder``, a transformer and an estimator) are
-    distinct streams and compose."""
-    seen = {}
-    for path, key in _release_seeds(estimator):
-        if key in seen:
-            raise ValueError(
-                f"steps '{seen[key]}' and '{path}' were fitted with the same random_state "
-                f"({_describe(key[1])}) at the same release site: they drew their noise "
-                "from the same key, so their releases are not independent and their events "
-                "cannot be composed. Give each DP step its own seed, or fit them in a "
-                "skdp.PrivatePipeline(..., random_state=...), which derives a distinct key "
-                "for every step")
-        seen[key] = path
+    encoders, an encoder and a spline basis, two estimators), or two generators left in
+    the same state.  Their unit noises are equal and cancel in a difference of their
+    releases (two encoders of two equal columns reveal their exact counts' difference),
+    so their events do not compose as independent mechanisms.  Equal seeds at distinct
+    sites (a ``DPStandardScaler`` and a ``DPOneHotEncoder``, a transformer and an
+    estimator) are distinct streams and compose, and so do the pairs
+    :func:`_drew_apart` knows to have drawn distinct noise."""
+    holders = {}
+    for path, step, key in _release_seeds(estimator):
+        for other_path, other in holders.get(key, ()):
+            if not _drew_apart(step, other, key):
+                raise ValueError(
+                    f"steps '{other_path}' and '{path}' were fitted with the same "
+                    f"random_state ({_describe(key[1])}) at the same release site: they "
+                    "drew their noise from the same key, so their releases are not "
+                    "independent and their events cannot be composed. Give each DP step "
+                    "its own seed, or fit them in a skdp.PrivatePipeline(..., "
+                    "random_state=...), which derives a distinct key for every step")
+        holders.setdefault(key, []).append((path, step))
+
+
+def _drew_apart(a, b, key):
+    """Whether steps ``a`` and ``b``, which show the same stream ``key``
+    (:func:`_seed_keys`), still drew distinct noise: two skdp steps that hold *one*
+    generator object (a plain ``Pipeline`` does not copy its steps).  Every skdp release
+    site draws from a generator given as ``random_state`` itself, so they drew from it in
+    turn, the second step the words after the first's -- whereas two objects in one state
+    (copies a ``ColumnTransformer`` made, equal seeds) drew the same words.  Another class
+    might draw from a copy and leave the object as it was: not excused."""
+    return (key[0] == _GENERATOR_SITE
+            and all(hasattr(type(s), "_release_sites") for s in (a, b))
+            and getattr(a, "random_state", None) is getattr(b, "random_state", None))
 
 
 def fitted_privacy_guaranteed(estimator):

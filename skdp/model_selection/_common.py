@@ -704,7 +704,7 @@ def release_keys(fitted):
     step's ``random_state``)."""
     from ..accounting._fitted import _release_seeds
 
-    return tuple(key for _, key in _release_seeds(fitted))
+    return tuple(key for _, _, key in _release_seeds(fitted))
 
 
 def user_seeds(base, params, layout=None):

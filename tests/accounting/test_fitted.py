@@ -328,6 +328,55 @@ def test_accounting_still_refuses_equal_seeds_at_one_release_site(blocks):
         fitted_dp_event(make_pipeline(ct).fit(df))
 
 
+def _scaler_then_huber(copied):
+    """A DPStandardScaler and a DPHuberRegressor given one generator: the scaler inside a
+    ColumnTransformer (which fits a deep copy of it: the generator copied in its state),
+    or as a plain pipeline step (the very object, drawn from in turn)."""
+    from sklearn.compose import ColumnTransformer
+
+    from skdp import DPHuberRegressor
+    from skdp.preprocessing import DPStandardScaler
+
+    rng = np.random.default_rng(5)
+    scaler = DPStandardScaler(feature_bounds=(-3, 3), random_state=rng)
+    if copied:
+        scaler = ColumnTransformer([("x", scaler, [0, 1])], sparse_threshold=0)
+    return make_pipeline(scaler, DPHuberRegressor(data_norm=3.0, y_bound=4.0,
+                                                  random_state=rng))
+
+
+def test_generator_copies_in_one_state_are_refused_whatever_their_classes(monkeypatch):
+    """Found while fixing the key families: generators were compared only within a
+    subpackage, but every release site draws from a generator given as ``random_state``
+    directly.  A scaler in a ColumnTransformer (a copy of the generator) and a model at
+    the end (the original, in the same state) drew the same ChaCha20 key -- the model's
+    output noise equal to the scaler's moments' -- and ``fitted_dp_event`` composed them
+    as independent.  Refused now; the same generator object drawn from in turn by two
+    plain steps gives two keys and composes (before: two transformers so were refused)."""
+    from tests._noise_keys import record_keys
+
+    from skdp.preprocessing import DPRobustScaler, DPStandardScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 2))
+    t = X[:, 0] + rng.normal(size=3000)
+    keys = record_keys(monkeypatch)
+    copied = _scaler_then_huber(copied=True).fit(X, t)
+    assert len(keys) == 2 and len(set(keys)) == 1                    # one stream
+    with pytest.raises(ValueError, match="same state"):
+        fitted_dp_event(copied)
+    keys.clear()
+    in_turn = _scaler_then_huber(copied=False).fit(X, t)
+    assert len(keys) == 2 and len(set(keys)) == 2
+    fitted_dp_event(in_turn)
+    shared = np.random.default_rng(6)
+    keys.clear()
+    two_scalers = make_pipeline(DPStandardScaler(feature_bounds=(-3, 3), random_state=shared),
+                                DPRobustScaler(random_state=shared)).fit(X)
+    assert len(keys) == 2 and len(set(keys)) == 2
+    fitted_dp_event(two_scalers)
+
+
 def test_a_public_encoder_releases_nothing_and_is_not_composed():
     """Audit finding (F5): a public-category DPOneHotEncoder's ``NoOpDpEvent`` was
     composed with the model's event, so the composition's record (objective
@@ -349,4 +398,5 @@ def test_a_public_encoder_releases_nothing_and_is_not_composed():
     assert fitted_dp_event(encoder_only) == NoOpDpEvent()
     pipe[-1].privacy_guaranteed_ = False
     assert fitted_dp_event(pipe) == NonPrivateDpEvent()
+
 
