@@ -332,7 +332,9 @@ def fitted_dp_event(estimator):
         compose as independent: the same integer ``random_state`` at a common release
         site (two encoders, an encoder and a spline basis, two estimators; a
         ``DPStandardScaler`` and a ``DPOneHotEncoder`` of one seed use two sites and
-        compose), or two generators in one state.
+        compose), or two generators in one state.  The seeds of a model a private search
+        or cross-validation returned are its user's, not the keys the procedure used:
+        its steps' ``keyed_by_`` records stand for those keys until a step is refitted.
 
     Examples
     --------
@@ -538,15 +540,141 @@ def _check_distinct_seeds(estimator):
 
 def _drew_apart(a, b, key):
     """Whether steps ``a`` and ``b``, which show the same stream ``key``
-    (:func:`_seed_keys`), still drew distinct noise: two skdp steps that hold *one*
-    generator object (a plain ``Pipeline`` does not copy its steps).  Every skdp release
-    site draws from a generator given as ``random_state`` itself, so they drew from it in
-    turn, the second step the words after the first's -- whereas two objects in one state
-    (copies a ``ColumnTransformer`` made, equal seeds) drew the same words.  Another class
-    might draw from a copy and leave the object as it was: not excused."""
+    (:func:`_seed_keys`), still drew distinct noise: they drew one generator in turn
+    (:func:`_drew_in_turn`), or a private procedure keyed them apart
+    (:func:`_keyed_apart`)."""
+    return _drew_in_turn(a, b, key) or _keyed_apart(a, b)
+
+
+def _drew_in_turn(a, b, key):
+    """Whether two skdp steps hold *one* generator object (a plain ``Pipeline`` does not
+    copy its steps).  Every skdp release site draws from a generator given as
+    ``random_state`` itself, so they drew from it in turn, the second step the words after
+    the first's -- whereas two objects in one state (copies a ``ColumnTransformer`` made,
+    equal seeds) drew the same words.  Another class might draw from a copy and leave the
+    object as it was: not excused."""
     return (key[0] == _GENERATOR_SITE
             and all(hasattr(type(s), "_release_sites") for s in (a, b))
             and getattr(a, "random_state", None) is getattr(b, "random_state", None))
+
+
+def _keyed_apart(a, b):
+    """Whether ``a`` and ``b`` both carry a valid :class:`ProcedureKeys` record of one
+    model a private search or cross-validation returned, at two paths: that procedure
+    keyed them itself with keys it checked distinct, and gave them their user's (maybe
+    equal) seeds back afterwards, so their seeds are not the keys their releases used
+    (:class:`ProcedureKeys` says why no refit, copy or other model can borrow this)."""
+    record_a, record_b = _valid_record(a), _valid_record(b)
+    return (record_a is not None and record_b is not None
+            and record_a.model is record_b.model and record_a.path != record_b.path)
+
+
+# ----------------------------------------------------------------------------------------
+# The keys a private search or cross-validation used, withheld from the models it returns
+# ----------------------------------------------------------------------------------------
+
+#: the fitted attribute of a :class:`ProcedureKeys` record
+KEYED_BY = "keyed_by_"
+
+
+class ReturnedModel:
+    """Identity token of one model a private procedure returned, shared by the
+    :class:`ProcedureKeys` records of its steps (compared with ``is``; a pickle or deep
+    copy of the whole model keeps the records' token shared)."""
+
+    def __init__(self, procedure):
+        self.procedure = procedure
+
+    def __repr__(self):
+        return f"ReturnedModel({self.procedure!r})"
+
+
+class ProcedureKeys:
+    """Public record on a DP step of a model that a private search or cross-validation
+    returned: the procedure keyed the step's noise itself, with a key it checked distinct
+    from the keys of every other release it made (or a key from the OS), and withheld
+    that key.  It carries no key and nothing derived from one.
+
+    **Why.**  The procedure fits every candidate with its own keys and gives the model it
+    returns back its user's ``random_state`` values
+    (:func:`skdp.model_selection._common.restore_user_seeds`): with the keys, whoever holds
+    the model could refit it on each candidate neighbour and recognise the data by the
+    release it reproduces bit for bit.  The seeds the model then carries are not the keys
+    its releases used: two blocks the user gave ``random_state=7`` drew distinct keys, yet
+    show one seed, and :func:`fitted_dp_event`, which reads a step's seed as its key,
+    refused a model whose releases are independent.  With these records it judges the
+    keys that were used: two steps with valid records of one returned model at two paths
+    drew distinct keys (:func:`_keyed_apart`).
+
+    **Why it cannot hide a real collision.**  A record holds only for the fit the
+    procedure made (:meth:`holds_for`), of the model it returned:
+
+    * ``model``: the :class:`ReturnedModel` token of that model, compared by identity;
+      records of two returned models never excuse each other (two searches run with one
+      ``random_state`` derive the same keys);
+    * ``path``: the step's place in that model; one fitted step placed twice, or a
+      shallow copy of it, has one path and is not excused;
+    * the step's fitted attributes when the record was made, compared by identity: a
+      refit replaces them (new arrays), so a step refitted in place -- which drew its keys
+      from its user's seeds -- is judged on those seeds again; ``clone`` keeps no fitted
+      attribute, and a refitted ``ColumnTransformer`` fits fresh clones of its blocks.
+      ``set_params`` does not refit: the releases, and their record, stay the procedure's.
+    """
+
+    def __init__(self, model, path, step):
+        self.model = model
+        self.path = path
+        self._fitted = _fitted_state(step)
+
+    def holds_for(self, step):
+        """Whether ``step`` is still the fit the record was made for: the same fitted
+        attributes, each the very object it was (a number or string: the same value,
+        which a pickle does not keep as one object; the arrays and events a refit
+        renews are objects a pickle or deep copy keeps shared with the record)."""
+        now = _fitted_state(step)
+        return now.keys() == self._fitted.keys() and all(
+            _same_fitted_value(now[name], value) for name, value in self._fitted.items())
+
+    def __repr__(self):
+        return (f"ProcedureKeys({self.model.procedure}, step {self.path!r}: keyed by the "
+                "procedure, key withheld)")
+
+
+def _fitted_state(step):
+    """The public fitted attributes of ``step`` (names ending in ``_``), its record aside."""
+    return {name: value for name, value in vars(step).items()
+            if name.endswith("_") and not name.startswith("_") and name != KEYED_BY}
+
+
+def _same_fitted_value(now, then):
+    """``now is then``, or for an immutable scalar the same type and value."""
+    if now is then:
+        return True
+    scalar = (bool, int, float, complex, str, bytes)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        scalar += (numpy.generic,)
+    return (isinstance(then, scalar) and type(now) is type(then)
+            and (now == then or (now != now and then != then)))
+
+
+def _valid_record(step):
+    """``step``'s :class:`ProcedureKeys` record if it still holds for ``step``, else None."""
+    record = getattr(step, KEYED_BY, None)
+    if isinstance(record, ProcedureKeys) and record.holds_for(step):
+        return record
+    return None
+
+
+def record_procedure_keys(steps, procedure):
+    """Mark the releasing leaf steps among ``steps`` (``(path, step)`` of one returned
+    model, each keyed by the procedure) with :class:`ProcedureKeys` records sharing one
+    :class:`ReturnedModel` token; called last, once the model is final."""
+    model = ReturnedModel(procedure)
+    for path, step in steps:
+        if (getattr(step, "dp_event_", None) is not None and not _is_pipeline(step)
+                and _named_parts(step) is None):
+            setattr(step, KEYED_BY, ProcedureKeys(model, path, step))
 
 
 def fitted_privacy_guaranteed(estimator):

@@ -400,3 +400,128 @@ def test_a_public_encoder_releases_nothing_and_is_not_composed():
     assert fitted_dp_event(pipe) == NonPrivateDpEvent()
 
 
+
+# ------------------- models a private search returns: equal user seeds given back
+
+
+def _equal_seed_blocks(private=False):
+    """Two spline blocks the user gave the same ``random_state`` and a model: a scikit-
+    learn Pipeline, or a PrivatePipeline (one DP step of the search)."""
+    from sklearn.compose import ColumnTransformer
+
+    from skdp import PrivatePipeline
+    from skdp.preprocessing import DPSplineTransformer
+
+    ct = ColumnTransformer([("a", DPSplineTransformer(n_knots=4, random_state=7), [0]),
+                            ("b", DPSplineTransformer(n_knots=4, random_state=7), [1])],
+                           sparse_threshold=0)
+    model = DPLogisticRegression(classes=[0, 1], data_norm=2.0,
+                                 solver="output_perturbation")
+    if private:
+        return PrivatePipeline([("ct", ct), ("model", model)])
+    return make_pipeline(ct, model)
+
+
+def _search_data(n=1200):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (n, 2))
+    return X, (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
+
+
+def _fitted_block_seeds(pipe):
+    return [block.random_state for _, block, _ in pipe[0].transformers_]
+
+
+@pytest.mark.parametrize("private", [False, True], ids=["Pipeline", "PrivatePipeline"])
+@pytest.mark.parametrize("random_state", [None, 0])
+def test_equal_user_seeds_given_back_by_a_search_compose(private, random_state):
+    """Review finding: a private search keys every DP step of every fit itself (distinct
+    derived keys, or keys from the OS) and gives the returned model back its user's
+    ``random_state``; with two blocks given ``random_state=7`` by their user,
+    ``fitted_dp_event(best_estimator_)`` refused the model ("same random_state") although
+    its releases drew distinct keys.  It now composes them, and the model still carries
+    the user's seeds, not its keys."""
+    from skdp.model_selection import DPGridSearchCV
+
+    X, y = _search_data()
+    grid = {("model__alpha" if private else "dplogisticregression__alpha"): [0.01, 0.1]}
+    search = DPGridSearchCV(_equal_seed_blocks(private), grid, epsilon=3.0,
+                            random_state=random_state).fit(X, y)
+    best = search.best_estimator_
+    assert _fitted_block_seeds(best) == [7, 7]           # the user's values, no key
+    assert 0 < get_epsilon(fitted_dp_event(best), 1e-6) < 3.0
+
+
+def test_models_of_a_cross_validation_with_equal_user_seeds_compose():
+    """The models ``dp_cross_validate(return_estimator=True)`` returns: the same."""
+    from skdp.model_selection import dp_cross_validate
+
+    X, y = _search_data()
+    out = dp_cross_validate(_equal_seed_blocks(), X, y, epsilon=3.0, cv=3, random_state=0,
+                            return_estimator=True)
+    for model in out["estimator"]:
+        assert _fitted_block_seeds(model) == [7, 7]
+        assert 0 < get_epsilon(fitted_dp_event(model), 1e-6) < 3.0
+
+
+def test_a_refit_of_a_returned_model_is_judged_on_its_own_seeds():
+    """What excuses the equal seeds is the search's keying of *that* fit: once the model
+    (or a step of it) is refitted, its steps drew their keys from the user's seeds, and
+    two equal ones are one stream again -- refused, whether the pipeline is refitted (its
+    ColumnTransformer fits fresh clones), cloned and fitted, or the fitted blocks are
+    refitted in place.  Changing a seed parameter without refitting changes no release."""
+    from sklearn.base import clone
+
+    from skdp.model_selection import DPGridSearchCV
+
+    X, y = _search_data()
+    search = DPGridSearchCV(_equal_seed_blocks(), {"dplogisticregression__alpha": [0.01]},
+                            epsilon=3.0, random_state=0).fit(X, y)
+    best = search.best_estimator_
+    best.set_params(columntransformer__a__random_state=8)     # a parameter, no refit
+    fitted_dp_event(best)
+    for _, block, cols in best[0].transformers_:                 # refitted in place
+        block.fit(X[:, cols])
+    with pytest.raises(ValueError, match="same random_state"):
+        fitted_dp_event(best)
+
+    search = DPGridSearchCV(_equal_seed_blocks(), {"dplogisticregression__alpha": [0.01]},
+                            epsilon=3.0, random_state=0).fit(X, y)
+    best = search.best_estimator_
+    with pytest.raises(ValueError, match="same random_state"):
+        fitted_dp_event(clone(best).fit(X, y))
+    with pytest.raises(ValueError, match="same random_state"):
+        fitted_dp_event(best.fit(X, y))
+    best.set_params(columntransformer__a__random_state=8)
+    fitted_dp_event(best.fit(X, y))                              # its own, distinct seeds
+
+
+def test_records_of_a_search_excuse_only_its_own_model():
+    """The record stands for the keys of one returned model: a pickled or deep-copied
+    model keeps it; the steps of two returned models (two cross-validation folds, keyed
+    apart but by one procedure -- and two searches of one seed derive the same keys), or
+    one fitted step placed twice, are judged on their seeds.  The record carries no key:
+    the user's seeds and the record are all a returned step holds."""
+    import copy
+    import pickle
+
+    from sklearn.compose import ColumnTransformer
+
+    from skdp.accounting._fitted import KEYED_BY
+    from skdp.model_selection import dp_cross_validate
+
+    X, y = _search_data()
+    out = dp_cross_validate(_equal_seed_blocks(), X, y, epsilon=3.0, cv=3, random_state=0,
+                            return_estimator=True)
+    first, second = out["estimator"][:2]
+    for model in (pickle.loads(pickle.dumps(first)), copy.deepcopy(first)):
+        fitted_dp_event(model)
+    record = getattr(first[0].transformers_[0][1], KEYED_BY)
+    assert "withheld" in repr(record) and "7" not in repr(record)
+    assert set(vars(record)) == {"model", "path", "_fitted"}
+    a, b = first[0].transformers_[0][1], second[0].transformers_[1][1]
+    for blocks in ([("a", a, [0]), ("b", b, [1])], [("a", a, [0]), ("b", a, [1])]):
+        ct = ColumnTransformer(blocks, sparse_threshold=0)
+        ct.transformers_ = blocks          # fitted parts put together by hand
+        with pytest.raises(ValueError, match="same random_state"):
+            fitted_dp_event(ct)
