@@ -55,6 +55,7 @@ PUBLIC = frozenset({
     # privacy report
     "epsilon_", "delta_", "dp_event_", "privacy_guaranteed_", "noise_scale_",
     "sensitivity_", "budget_split_", "threshold_", "privacy_plan_",
+    "keyed_by_",            # a private search's record on the steps it returns (no key)
     # what the fit resolved from its public parameters
     "solver_", "alpha_", "solver_params_", "secure_noise_", "data_norm_", "row_bound_", "gamma_",
     "target_scale_",

@@ -15,15 +15,18 @@ import skdp.preprocessing  # noqa: F401
 from skdp._mechanisms import _exact
 
 
-def record_keys(monkeypatch):
+def record_keys(monkeypatch, states=None):
     """A list that receives the key (a tuple of 8 words) of every ChaCha20 state created
-    while ``monkeypatch`` is active; clear it between fits."""
+    while ``monkeypatch`` is active; clear it between fits.  ``states``: a list that
+    receives a copy of each new state too (its stream from the first word)."""
     keys = []
     original = _exact.new_word_source
 
     def recording(random_state=None):
         state = original(random_state)
         keys.append(tuple(int(w) for w in state[4:12]))
+        if states is not None:
+            states.append(state.copy())
         return state
 
     for name, module in list(sys.modules.items()):

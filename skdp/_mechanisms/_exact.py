@@ -63,28 +63,35 @@ draw the same integers, whose unit noises cancel in a scaled difference of the t
 releases, and the composition under-counts.  An integer ``random_state`` ``s`` is turned
 into a key by hashing it (``SeedSequence``) together with a *spawn key* that names the
 release site; equal ``(s, spawn key)`` give equal keys, distinct ones distinct keys (but
-for a collision of the 256-bit hash) and so unrelated ChaCha20 streams:
+for a collision of the 256-bit hash) and so unrelated ChaCha20 streams
+(:data:`RELEASE_SITES`, :func:`site_seed`):
 
-==========================================  ==============================================
-release site                                key from ``s``
-==========================================  ==============================================
-DP transformers (one-hot, spline, robust)   ``SeedSequence(s, spawn_key=(0x5EC,))``
-estimators' solvers                         8 words of ``default_rng(s)``
-estimators' ``"auto"`` bounds               ``SeedSequence(x, spawn_key=(0x5EC,))``,
-                                            ``x = default_rng(s).integers(2^63)``
-``target_range``'s centre                   8 words of ``default_rng(c)``, ``c`` a word of
-                                            ``SeedSequence(s, spawn_key=(0x7A5C,))``
-base-rate check of DPLogisticRegression     ``SeedSequence(s, spawn_key=(0x5EC, 0xBA5E))``
-DPStandardScaler (moments, bounds, float)   ``default_rng(SeedSequence(s, spawn_key=(0x5EC,
-                                            0x5CA1E)))``
-==========================================  ==============================================
+* ``"dp_transformers"``: ``SeedSequence(s, spawn_key=(0x5EC,))`` -- DPOneHotEncoder,
+  DPSplineTransformer, DPRobustScaler (their quantile and count releases);
+* ``"default_rng"``: the first 8 words of ``default_rng(s)`` (secure noise), the stream
+  itself (float noise, DP-SGD's batches), and for ``"auto"`` bounds the key
+  ``SeedSequence(x, spawn_key=(0x5EC,))``, ``x = default_rng(s).integers(2^63)`` -- the
+  estimators' solvers and bounds; the private searches draw their splits, candidates,
+  fit keys and score noise from ``default_rng(s)`` too;
+* ``"target_centre"``: 8 words of ``default_rng(c)``, ``c`` a word of ``SeedSequence(s,
+  spawn_key=(0x7A5C,))`` -- the target centre of DPHuberRegressor and
+  DPNonconvexRegressor with a ``target_range``;
+* ``"base_rate_check"``: ``SeedSequence(s, spawn_key=(0x5EC, 0xBA5E))`` -- the base-rate
+  check of DPLogisticRegression;
+* ``"standard_scaler"``: ``default_rng(SeedSequence(s, spawn_key=(0x5EC, 0x5CA1E)))`` --
+  DPStandardScaler (moments, float noise, and its ``"auto"`` bounds' key, hashed from it).
 
-(:func:`site_seed` for the last two, :data:`RELEASE_SITES`.)  So a DP transformer and an
-estimator given the same ``s`` never share a key, and neither do the sites inside one
-estimator; the accounting (:func:`skdp.accounting.fitted_dp_event`) refuses equal seeds
-only within one family -- two estimators, or two DP transformers -- where they are equal
-keys.  (An ``"auto"`` bound's key meets a transformer's only for a transformer seed equal
-to ``x``, a 63-bit hash of the estimator's seed: never by giving equal seeds.)
+Every DP class names the sites its fit draws from in ``_release_sites`` (after the dash),
+and the accounting (:func:`skdp.accounting.fitted_dp_event`) refuses equal integer seeds
+only for two steps that share a site -- where they are equal keys -- and composes the
+rest as independent.  A step that draws from two sites (DPLogisticRegression: its solver
+and its base-rate check) collides with any step that shares either.
+``tests/accounting/test_fitted.py`` opens every site's keys at one seed and checks both
+halves: a common site gives a common key, no common site never does.  (An ``"auto"``
+bound's key meets a transformer's only for a transformer seed equal to ``x``, a 63-bit
+hash of the estimator's seed: never by giving equal seeds.)  A ``Generator`` given as
+``random_state`` is drawn from directly at every site: two generators in one state give
+the same noise whatever the classes.
 
 Threat model: the released numbers.  Timing is out of scope (the number of words a draw
 consumes grows with ``|Z|``); callers draw the noise before they read the data.
@@ -129,9 +136,18 @@ _SIGMA = (0x61707865, 0x3320646E, 0x79622D32, 0x6B206574)   # "expand 32-byte k"
 
 #: spawn key of the DP transformers' keys from an integer seed (:func:`new_word_source`)
 _KEY_STREAM = 0x5EC
-#: release sites whose key comes from an integer seed through a stream of their own
-#: (:func:`site_seed`; module docstring, "Keys from an integer seed")
-RELEASE_SITES = {"base_rate_check": 0xBA5E, "standard_scaler": 0x5CA1E}
+#: every release site and how it derives its noise from an integer seed ``s`` (module
+#: docstring, "Keys from an integer seed"): the spawn key of ``SeedSequence(s,
+#: spawn_key=...)`` (:func:`site_seed`), or None for numpy's ``default_rng(s)`` itself.
+#: The DP classes name theirs in ``_release_sites``; the accounting compares seeds by site
+#: (:func:`skdp.accounting._fitted._release_sites`).
+RELEASE_SITES = {
+    "dp_transformers": (_KEY_STREAM,),
+    "default_rng": None,
+    "target_centre": (0x7A5C,),
+    "base_rate_check": (_KEY_STREAM, 0xBA5E),
+    "standard_scaler": (_KEY_STREAM, 0x5CA1E),
+}
 
 
 #: the numba kernels (:mod:`skdp._mechanisms._exact_kernels`), re-exported lazily
@@ -167,7 +183,7 @@ def new_word_source(random_state=None):
         key = random_state.randint(0, 2**32, size=8, dtype=np.uint64)
     else:
         seq = random_state if isinstance(random_state, np.random.SeedSequence) else \
-            np.random.SeedSequence(int(random_state), spawn_key=(_KEY_STREAM,))
+            site_seed(random_state, "dp_transformers")
         key = seq.generate_state(8, dtype=np.uint32).astype(np.uint64)
     state = np.zeros(50, dtype=np.uint64)
     state[:4] = _SIGMA
@@ -177,8 +193,9 @@ def new_word_source(random_state=None):
 
 
 def site_seed(seed, site):
-    """``SeedSequence(seed, spawn_key=(0x5EC, RELEASE_SITES[site]))``: the seed of the
-    release site ``site``'s noise from an integer ``seed``.
+    """``SeedSequence(seed, spawn_key=RELEASE_SITES[site])``: the seed of the release site
+    ``site``'s noise from an integer ``seed`` (not for ``"default_rng"``, which is
+    ``default_rng(seed)`` itself).
 
     Privacy: a ``SeedSequence`` hashes its entropy together with its spawn key, so two
     sites given the same user seed get keys as unrelated as two distinct seeds' -- a
@@ -189,7 +206,10 @@ def site_seed(seed, site):
     >>> site_seed(7, "base_rate_check").spawn_key == (0x5EC, 0xBA5E)
     True
     """
-    return np.random.SeedSequence(int(seed), spawn_key=(_KEY_STREAM, RELEASE_SITES[site]))
+    spawn_key = RELEASE_SITES[site]
+    if spawn_key is None:
+        raise ValueError(f"the release site {site!r} draws from default_rng(seed) itself")
+    return np.random.SeedSequence(int(seed), spawn_key=spawn_key)
 
 
 def release_on_grid(values, gamma, noise):

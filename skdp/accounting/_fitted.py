@@ -327,6 +327,14 @@ def fitted_dp_event(estimator):
     TypeError
         If a step learned from the data without a DP mechanism or cannot be verified to
         be data-free (the message names the step), or the estimator is not fitted.
+    ValueError
+        If two steps drew their noise from one stream, so that their events do not
+        compose as independent: the same integer ``random_state`` at a common release
+        site (two encoders, an encoder and a spline basis, two estimators; a
+        ``DPStandardScaler`` and a ``DPOneHotEncoder`` of one seed use two sites and
+        compose), or two generators in one state.  The seeds of a model a private search
+        or cross-validation returned are its user's, not the keys the procedure used:
+        its steps' ``keyed_by_`` records stand for those keys until a step is refitted.
 
     Examples
     --------
@@ -398,19 +406,22 @@ def released_steps(estimator):
 
 
 def _release_seeds(estimator, path="", ints=True):
-    """``(path, (key family, seed))`` of every releasing step with an integer
-    ``random_state`` (:func:`_key_family`), or with a generator (its state after the fit);
-    a fitted :class:`~skdp.PrivatePipeline` answers with the integer keys its plan handed
-    its steps (which it derived distinct, whatever the steps' own seeds) -- and, when the
-    plan handed out generators, with the states its fitted steps left them in.
-    ``ints=False``: generators only."""
+    """``(path, step, (site, seed))`` for every stream a releasing step drew from: one per
+    release site of a step with an integer ``random_state`` (:func:`_seed_keys`), one for
+    a step with a generator (its state after the fit); a fitted
+    :class:`~skdp.PrivatePipeline` answers with the integer keys its plan handed its steps
+    (which it derived distinct, whatever the steps' own seeds) -- and, when the plan handed
+    out generators, with the states its fitted steps left them in.  ``ints=False``:
+    generators only."""
     plan = getattr(estimator, "privacy_plan_", None)
     if plan is not None:
         prefix = f"{path}__" if path else ""
         params = estimator.get_params(deep=True) if ints else {}   # once, not per step
         for s in plan.steps:
             if ints and s.role in ("release", "model") and _is_int_seed(s.key):
-                yield prefix + s.path, (_key_family(params.get(s.path)), int(s.key))
+                step = params.get(s.path)
+                for key in _seed_keys(step, s.key):
+                    yield prefix + s.path, step, key
         if any(_generator_state(s.key) is not None for s in plan.steps):
             # equal generators are equal keys too: compared by the fitted steps' states
             for name, step in estimator.steps:
@@ -421,35 +432,61 @@ def _release_seeds(estimator, path="", ints=True):
     else:
         named = _named_parts(estimator)
         if named is None:
-            seed = getattr(estimator, "random_state", None)
             event = getattr(estimator, "dp_event_", None)
             if event is None or isinstance(event, dp_accounting.NoOpDpEvent):
                 return
-            if ints and _is_int_seed(seed):
-                yield path, (_key_family(estimator), int(seed))
-            elif _generator_state(seed) is not None:
-                # equal states after the fits: the steps drew the same stream (one
-                # generator deep-copied into two blocks, or two equally seeded ones)
-                yield path, (_key_family(estimator), _generator_state(seed))
+            for key in _seed_keys(estimator, getattr(estimator, "random_state", None), ints):
+                yield path, estimator, key
             return
     for name, step in named:
         yield from _release_seeds(step, f"{path}__{name}" if path else name, ints)
 
 
-def _key_family(step):
-    """The family of ``step``'s noise keys: its skdp subpackage (the DP transformers, the
-    estimators), else its module.
+#: the one "site" of every step given a generator as ``random_state`` (:func:`_seed_keys`)
+_GENERATOR_SITE = "a generator"
 
-    Within a family equal integer seeds can be equal keys (the one-hot, spline and robust
-    transformers hash the seed alike, two estimators derive the same keys), so
-    :func:`_check_distinct_seeds` refuses them.  Across the two skdp families they never
-    are: every release site hashes the seed with a spawn key of its own (the table in
-    :mod:`skdp._mechanisms._exact`, "Keys from an integer seed": the base-rate check of
-    DPLogisticRegression and DPStandardScaler have their own streams), so a transformer
-    and an estimator given one seed draw independent noise
-    (``tests/accounting/test_fitted.py`` opens every site's keys at one seed)."""
-    return type(step).__module__.split(".")[1] if type(step).__module__.startswith(
-        "skdp.") else type(step).__module__
+
+def _seed_keys(step, seed, ints=True):
+    """The streams ``step`` drew its noise from with ``random_state=seed``, as comparable
+    ``(site, seed)`` pairs: two steps drew one stream when they have a pair in common
+    (but in the cases of :func:`_drew_apart`).
+
+    An integer seed gives one pair per release site of ``step`` (:func:`_release_sites`):
+    every site hashes the seed with a spawn key of its own, so equal seeds are one stream
+    only at one site.  A generator gives one pair, its state after the fit, whatever the
+    step: every site draws from a generator given as ``random_state`` directly, so two
+    generators left in one state (one generator deep-copied into two blocks, or two
+    equally seeded ones) drew the same words.  Anything else (None: keys from the OS)
+    gives none.  ``ints=False``: generators only."""
+    if ints and _is_int_seed(seed):
+        return [(site, int(seed)) for site in sorted(_release_sites(step))]
+    state = _generator_state(seed)
+    return [] if state is None else [(_GENERATOR_SITE, state)]
+
+
+def _release_sites(step):
+    """The release sites ``step``'s fit keys from an integer ``random_state``: the names
+    its class gives in ``_release_sites``, from the table
+    :data:`skdp._mechanisms._exact.RELEASE_SITES` that the key derivations read.
+
+    Two steps given one seed share a stream exactly when they share a site: each site
+    hashes the seed with a spawn key of its own (``SeedSequence(s, spawn_key=...)``, or
+    ``default_rng(s)`` for the estimators and searches), so within a site equal seeds are
+    equal keys and across sites they are unrelated ones (module docstring of
+    :mod:`skdp._mechanisms._exact`; ``tests/accounting/test_fitted.py`` opens every
+    site's keys at one seed and checks both directions).  A step of two sites (the
+    solver and base-rate check of DPLogisticRegression) shares a stream with a step of
+    either.  A skdp class that names no site is taken to share all of them; any other
+    class, the site of its module (steps of one module may derive keys alike)."""
+    sites = getattr(type(step), "_release_sites", None)
+    if sites is not None:
+        return frozenset(sites)
+    module = type(step).__module__
+    if module.startswith("skdp."):
+        from .._mechanisms._exact import RELEASE_SITES
+
+        return frozenset(RELEASE_SITES)
+    return frozenset({f"module {module}"})
 
 
 def _generator_state(seed):
@@ -474,25 +511,170 @@ def _is_int_seed(seed):
 
 def _describe(seed_key):
     return str(seed_key) if isinstance(seed_key, int) else \
-        "a generator in the same state (one generator shared or copied, or equal seeds)"
+        "a generator in the same state (one generator copied into two steps, or equal seeds)"
 
 
 def _check_distinct_seeds(estimator):
-    """Refuse to compose releases keyed by equal integer seeds in one key family
-    (:func:`_key_family`): two DP transformers (or two estimators) given the same
-    ``random_state`` can draw the same noise, which cancels in a difference of their
-    releases (two encoders of two equal columns reveal their exact counts' difference), so
-    their events do not compose as independent mechanisms."""
-    seen = {}
-    for path, key in _release_seeds(estimator):
-        if key in seen:
-            raise ValueError(
-                f"steps '{seen[key]}' and '{path}' were fitted with the same random_state "
-                f"({_describe(key[1])}): they drew their noise from the same key, so their releases are "
-                "not independent and their events cannot be composed. Give each DP step "
-                "its own seed, or fit them in a skdp.PrivatePipeline(..., random_state=...), "
-                "which derives a distinct key for every step")
-        seen[key] = path
+    """Refuse to compose releases that drew their noise from one stream: two steps given
+    the same integer ``random_state`` at a common release site (:func:`_seed_keys`: two
+    encoders, an encoder and a spline basis, two estimators), or two generators left in
+    the same state.  Their unit noises are equal and cancel in a difference of their
+    releases (two encoders of two equal columns reveal their exact counts' difference),
+    so their events do not compose as independent mechanisms.  Equal seeds at distinct
+    sites (a ``DPStandardScaler`` and a ``DPOneHotEncoder``, a transformer and an
+    estimator) are distinct streams and compose, and so do the pairs
+    :func:`_drew_apart` knows to have drawn distinct noise."""
+    holders = {}
+    for path, step, key in _release_seeds(estimator):
+        for other_path, other in holders.get(key, ()):
+            if not _drew_apart(step, other, key):
+                raise ValueError(
+                    f"steps '{other_path}' and '{path}' were fitted with the same "
+                    f"random_state ({_describe(key[1])}) at the same release site: they "
+                    "drew their noise from the same key, so their releases are not "
+                    "independent and their events cannot be composed. Give each DP step "
+                    "its own seed, or fit them in a skdp.PrivatePipeline(..., "
+                    "random_state=...), which derives a distinct key for every step")
+        holders.setdefault(key, []).append((path, step))
+
+
+def _drew_apart(a, b, key):
+    """Whether steps ``a`` and ``b``, which show the same stream ``key``
+    (:func:`_seed_keys`), still drew distinct noise: they drew one generator in turn
+    (:func:`_drew_in_turn`), or a private procedure keyed them apart
+    (:func:`_keyed_apart`)."""
+    return _drew_in_turn(a, b, key) or _keyed_apart(a, b)
+
+
+def _drew_in_turn(a, b, key):
+    """Whether two skdp steps hold *one* generator object (a plain ``Pipeline`` does not
+    copy its steps).  Every skdp release site draws from a generator given as
+    ``random_state`` itself, so they drew from it in turn, the second step the words after
+    the first's -- whereas two objects in one state (copies a ``ColumnTransformer`` made,
+    equal seeds) drew the same words.  Another class might draw from a copy and leave the
+    object as it was: not excused."""
+    return (key[0] == _GENERATOR_SITE
+            and all(hasattr(type(s), "_release_sites") for s in (a, b))
+            and getattr(a, "random_state", None) is getattr(b, "random_state", None))
+
+
+def _keyed_apart(a, b):
+    """Whether ``a`` and ``b`` both carry a valid :class:`ProcedureKeys` record of one
+    model a private search or cross-validation returned, at two paths: that procedure
+    keyed them itself with keys it checked distinct, and gave them their user's (maybe
+    equal) seeds back afterwards, so their seeds are not the keys their releases used
+    (:class:`ProcedureKeys` says why no refit, copy or other model can borrow this)."""
+    record_a, record_b = _valid_record(a), _valid_record(b)
+    return (record_a is not None and record_b is not None
+            and record_a.model is record_b.model and record_a.path != record_b.path)
+
+
+# ----------------------------------------------------------------------------------------
+# The keys a private search or cross-validation used, withheld from the models it returns
+# ----------------------------------------------------------------------------------------
+
+#: the fitted attribute of a :class:`ProcedureKeys` record
+KEYED_BY = "keyed_by_"
+
+
+class ReturnedModel:
+    """Identity token of one model a private procedure returned, shared by the
+    :class:`ProcedureKeys` records of its steps (compared with ``is``; a pickle or deep
+    copy of the whole model keeps the records' token shared)."""
+
+    def __init__(self, procedure):
+        self.procedure = procedure
+
+    def __repr__(self):
+        return f"ReturnedModel({self.procedure!r})"
+
+
+class ProcedureKeys:
+    """Public record on a DP step of a model that a private search or cross-validation
+    returned: the procedure keyed the step's noise itself, with a key it checked distinct
+    from the keys of every other release it made (or a key from the OS), and withheld
+    that key.  It carries no key and nothing derived from one.
+
+    **Why.**  The procedure fits every candidate with its own keys and gives the model it
+    returns back its user's ``random_state`` values
+    (:func:`skdp.model_selection._common.restore_user_seeds`): with the keys, whoever holds
+    the model could refit it on each candidate neighbour and recognise the data by the
+    release it reproduces bit for bit.  The seeds the model then carries are not the keys
+    its releases used: two blocks the user gave ``random_state=7`` drew distinct keys, yet
+    show one seed, and :func:`fitted_dp_event`, which reads a step's seed as its key,
+    refused a model whose releases are independent.  With these records it judges the
+    keys that were used: two steps with valid records of one returned model at two paths
+    drew distinct keys (:func:`_keyed_apart`).
+
+    **Why it cannot hide a real collision.**  A record holds only for the fit the
+    procedure made (:meth:`holds_for`), of the model it returned:
+
+    * ``model``: the :class:`ReturnedModel` token of that model, compared by identity;
+      records of two returned models never excuse each other (two searches run with one
+      ``random_state`` derive the same keys);
+    * ``path``: the step's place in that model; one fitted step placed twice, or a
+      shallow copy of it, has one path and is not excused;
+    * the step's fitted attributes when the record was made, compared by identity: a
+      refit replaces them (new arrays), so a step refitted in place -- which drew its keys
+      from its user's seeds -- is judged on those seeds again; ``clone`` keeps no fitted
+      attribute, and a refitted ``ColumnTransformer`` fits fresh clones of its blocks.
+      ``set_params`` does not refit: the releases, and their record, stay the procedure's.
+    """
+
+    def __init__(self, model, path, step):
+        self.model = model
+        self.path = path
+        self._fitted = _fitted_state(step)
+
+    def holds_for(self, step):
+        """Whether ``step`` is still the fit the record was made for: the same fitted
+        attributes, each the very object it was (a number or string: the same value,
+        which a pickle does not keep as one object; the arrays and events a refit
+        renews are objects a pickle or deep copy keeps shared with the record)."""
+        now = _fitted_state(step)
+        return now.keys() == self._fitted.keys() and all(
+            _same_fitted_value(now[name], value) for name, value in self._fitted.items())
+
+    def __repr__(self):
+        return (f"ProcedureKeys({self.model.procedure}, step {self.path!r}: keyed by the "
+                "procedure, key withheld)")
+
+
+def _fitted_state(step):
+    """The public fitted attributes of ``step`` (names ending in ``_``), its record aside."""
+    return {name: value for name, value in vars(step).items()
+            if name.endswith("_") and not name.startswith("_") and name != KEYED_BY}
+
+
+def _same_fitted_value(now, then):
+    """``now is then``, or for an immutable scalar the same type and value."""
+    if now is then:
+        return True
+    scalar = (bool, int, float, complex, str, bytes)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        scalar += (numpy.generic,)
+    return (isinstance(then, scalar) and type(now) is type(then)
+            and (now == then or (now != now and then != then)))
+
+
+def _valid_record(step):
+    """``step``'s :class:`ProcedureKeys` record if it still holds for ``step``, else None."""
+    record = getattr(step, KEYED_BY, None)
+    if isinstance(record, ProcedureKeys) and record.holds_for(step):
+        return record
+    return None
+
+
+def record_procedure_keys(steps, procedure):
+    """Mark the releasing leaf steps among ``steps`` (``(path, step)`` of one returned
+    model, each keyed by the procedure) with :class:`ProcedureKeys` records sharing one
+    :class:`ReturnedModel` token; called last, once the model is final."""
+    model = ReturnedModel(procedure)
+    for path, step in steps:
+        if (getattr(step, "dp_event_", None) is not None and not _is_pipeline(step)
+                and _named_parts(step) is None):
+            setattr(step, KEYED_BY, ProcedureKeys(model, path, step))
 
 
 def fitted_privacy_guaranteed(estimator):

@@ -212,6 +212,11 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
     """
     )
 
+    #: where an integer random_state keys the noise (solver and "auto" bounds; a
+    #: target_range's centre, centre_seed): skdp._mechanisms._exact.RELEASE_SITES,
+    #: read by fitted_dp_event
+    _release_sites = ("default_rng", "target_centre")
+
     _parameter_constraints: dict = {
         **BaseDPLinear._parameter_constraints,
         **CONVEX_MODEL_CONSTRAINTS,

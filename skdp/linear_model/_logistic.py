@@ -251,6 +251,11 @@ class DPLogisticRegression(DaskScoreMixin, ClassifierMixin, BaseDPLinear):
     """
     )
 
+    #: where an integer random_state keys the noise (solver and "auto" bounds; the
+    #: base-rate check, base_rate_word_source): skdp._mechanisms._exact.RELEASE_SITES,
+    #: read by fitted_dp_event
+    _release_sites = ("default_rng", "base_rate_check")
+
     _parameter_constraints: dict = {
         **BaseDPLinear._parameter_constraints,
         **CONVEX_MODEL_CONSTRAINTS,

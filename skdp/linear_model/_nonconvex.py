@@ -395,6 +395,11 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
     """
     )
 
+    #: where an integer random_state keys the noise (solver and "auto" bounds; a
+    #: target_range's centre, centre_seed): skdp._mechanisms._exact.RELEASE_SITES,
+    #: read by fitted_dp_event
+    _release_sites = ("default_rng", "target_centre")
+
     _parameter_constraints: dict = {
         **BaseDPLinear._parameter_constraints,
         "alpha": [Interval(numbers.Real, 0, None, closed="left")],

@@ -213,15 +213,14 @@ def centre_targets(y, low, high):
     return np.clip(np.asarray(y, dtype=np.float64), low, high) - 0.5 * (low + high)
 
 
-#: spawn key of the target centre's noise stream (distinct from the model's)
-_CENTRE_STREAM = 0x7A5C
-
-
 def centre_seed(random_state):
     """The seed of the centre release's noise: None (fresh entropy) for
     ``random_state=None``; else an integer of a ``SeedSequence`` keyed by the integer
-    ``random_state`` (or one draw of a generator) and spawned with :data:`_CENTRE_STREAM`
-    -- a stream of its own, not the model's."""
+    ``random_state`` (or one draw of a generator) and spawned with the key of the release
+    site ``"target_centre"`` (:func:`skdp._mechanisms._exact.site_seed`) -- a stream of its
+    own, not the model's."""
+    from .._mechanisms._exact import site_seed
+
     if random_state is None:
         return None
     if isinstance(random_state, numbers.Integral):
@@ -230,7 +229,7 @@ def centre_seed(random_state):
         root = int(random_state.integers(2**63))
     else:                                           # a RandomState
         root = int(random_state.randint(0, 2**63 - 1, dtype=np.int64))
-    sequence = np.random.SeedSequence(root, spawn_key=(_CENTRE_STREAM,))
+    sequence = site_seed(root, "target_centre")
     return int(sequence.generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 

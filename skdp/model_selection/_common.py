@@ -712,7 +712,7 @@ def release_keys(fitted):
     step's ``random_state``)."""
     from ..accounting._fitted import _release_seeds
 
-    return tuple(key for _, key in _release_seeds(fitted))
+    return tuple(key for _, _, key in _release_seeds(fitted))
 
 
 def user_seeds(base, params, layout=None):
@@ -725,9 +725,10 @@ def user_seeds(base, params, layout=None):
     return {key: names[key] for key in seed_parameters(est, prefixes)}
 
 
-def restore_user_seeds(model, seeds):
+def restore_user_seeds(model, seeds, procedure):
     """Give a model the procedure returns back its user's ``random_state`` parameters
-    (``seeds``, :func:`user_seeds`), in place; returns ``model``.
+    (``seeds``, :func:`user_seeds`), in place, and record on each of its DP steps that
+    the procedure keyed it (``procedure``: its name); returns ``model``.
 
     The fit ran with the keys the procedure set (:func:`configure`), and they stay in the
     fitted objects: the parameters of the steps fitted in place, the clones a
@@ -739,15 +740,27 @@ def restore_user_seeds(model, seeds):
     (from the OS) and nothing seed-like is left; with a seed, the model carries no key
     derived from it -- reproducing the noise needs the procedure's own ``random_state``,
     as for any seeded release.  The user's values are parameters, not keys: refitting with
-    them draws other noise."""
+    them draws other noise.
+
+    The user's values then no longer say which keys the releases used: two steps given
+    one seed drew distinct keys (:func:`refuse_shared_keys`).  Each releasing step keyed
+    here gets a public :class:`~skdp.accounting._fitted.ProcedureKeys` record
+    (``keyed_by_``), from which :func:`skdp.accounting.fitted_dp_event` judges the keys
+    that were used instead of the seeds, for as long as the step is the fit the procedure
+    made."""
+    from ..accounting._fitted import record_procedure_keys
+
     model.set_params(**seeds)
+    keyed = []
     for path, obj in _fitted_objects(model):
         name = f"{path}__random_state" if path else "random_state"
         if name in seeds and "random_state" in obj.get_params(deep=False):
             obj.set_params(random_state=seeds[name])
+            keyed.append((path, obj))
         plan = vars(obj).get("privacy_plan_")
         if plan is not None:
             obj.privacy_plan_ = _withheld(plan)
+    record_procedure_keys(keyed, procedure)
     return model
 
 

@@ -76,7 +76,11 @@ occur twice in the procedure -- a pipeline's derived keys included -- is refused
 carries its user's ``random_state`` parameters, not the key its noise was drawn with, and
 a returned pipeline's ``privacy_plan_`` withholds its keys: with the key, whoever holds
 the model could refit it on each candidate neighbour and recognise the data as the one
-that reproduces the release bit for bit (:func:`~._common.restore_user_seeds`).
+that reproduces the release bit for bit (:func:`~._common.restore_user_seeds`).  Its DP
+steps carry a public record instead (``keyed_by_``, no key), from which
+:func:`skdp.accounting.fitted_dp_event` knows that they drew distinct keys even where
+their user gave them one seed, until a step is refitted
+(:class:`skdp.accounting._fitted.ProcedureKeys`).
 
 Every model the search returns (``best_estimator_``) is stripped of the unprotected
 diagnostics (``n_iter_``, ``n_gradient_evals_``...; :mod:`skdp._fitted_attributes`), so
@@ -189,6 +193,11 @@ def plan_gdp(epsilon, delta, mean, shape, k, refit):
 
 
 class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
+    #: where an integer random_state keys the noise (splits, candidates, the fits' key
+    #: root and the score noise all come from default_rng(random_state)):
+    #: skdp._mechanisms._exact.RELEASE_SITES, read by fitted_dp_event
+    _release_sites = ("default_rng",)
+
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit"])],
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -563,7 +572,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         if best_estimator is not None:
             # the model carries the user's random_state, not its noise key
             restore_user_seeds(best_estimator, user_seeds(
-                base, candidates[best_index], layouts[best_index]))
+                base, candidates[best_index], layouts[best_index]), type(self).__name__)
 
         # ---- 6. publish ----
         self.best_index_ = best_index
@@ -698,7 +707,9 @@ _SEARCH_PARAMS_DOC = """\
     best_score_ : float
         Its noisy validation score (the only score released).
     best_estimator_ : estimator
-        The selected model (see ``refit``).
+        The selected model (see ``refit``), with its user's ``random_state`` values; its
+        DP steps carry ``keyed_by_``, the public record that the search keyed them
+        (:func:`skdp.accounting.fitted_dp_event` reads it instead of the seeds).
     cv_results_ : dict
         ``params`` and ``param_*`` of every candidate (public), ``mean_test_score`` (NaN
         except for the selected candidate: the other runs' scores are *not* released),

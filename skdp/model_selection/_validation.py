@@ -33,6 +33,10 @@ search; at ``delta = 0`` a total over ``epsilon`` is refused (:func:`_plan_folds
 Noise keys: with ``random_state=None`` every fold's DP steps key their noise from the OS
 and the returned models carry the user's ``random_state``; with a seed, each fold's keys
 are derived from it and the fold (:func:`skdp.model_selection._common.fit_key_root`).
+Either way each returned model's DP steps carry a public ``keyed_by_`` record (no key),
+from which :func:`skdp.accounting.fitted_dp_event` knows that they drew distinct keys
+even where their user gave them one seed
+(:func:`skdp.model_selection._common.restore_user_seeds`).
 """
 
 import math
@@ -239,7 +243,8 @@ def dp_cross_validate(
     if return_estimator:
         # each model carries the user's random_state, not its noise key
         seeds = user_seeds(estimator, {})
-        out["estimator"] = [restore_user_seeds(r[0], seeds) for r in results]
+        out["estimator"] = [restore_user_seeds(r[0], seeds, "dp_cross_validate")
+                            for r in results]
     return out
 
 

@@ -495,6 +495,10 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
     ([['a', 'b']], [[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
     """
 
+    #: where an integer random_state keys the noise (the category counts' stream,
+    #: word_source): skdp._mechanisms._exact.RELEASE_SITES, read by fitted_dp_event
+    _release_sites = ("dp_transformers",)
+
     _parameter_constraints: dict = {
         "categories": [StrOptions({"auto"}), list],
         "sparse_output": ["boolean"],

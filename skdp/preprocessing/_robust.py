@@ -73,6 +73,10 @@ class DPRobustScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     (True, True)
     """
 
+    #: where an integer random_state keys the noise (the quantiles' stream,
+    #: word_source): skdp._mechanisms._exact.RELEASE_SITES, read by fitted_dp_event
+    _release_sites = ("dp_transformers",)
+
     _parameter_constraints: dict = {
         "quantile_range": [tuple, list],
         "clip_range": [tuple, list],

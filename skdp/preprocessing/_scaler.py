@@ -471,6 +471,10 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     (array([5., 5.]), array([2.9, 2.9]), True)
     """
 
+    #: where an integer random_state keys the noise (moments and "auto" bounds,
+    #: _noise_generator): skdp._mechanisms._exact.RELEASE_SITES, read by fitted_dp_event
+    _release_sites = ("standard_scaler",)
+
     _parameter_constraints: dict = {
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],

@@ -266,6 +266,10 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
     ((5000, 22), 1.4142135623730951, True)
     """
 
+    #: where an integer random_state keys the noise (the knots' stream, word_source):
+    #: skdp._mechanisms._exact.RELEASE_SITES, read by fitted_dp_event
+    _release_sites = ("dp_transformers",)
+
     _parameter_constraints: dict = {
         "n_knots": [Interval(numbers.Integral, 2, None, closed="left"), StrOptions({"auto"})],
         "degree": [Interval(numbers.Integral, 0, 5, closed="both")],

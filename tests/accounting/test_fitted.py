@@ -157,15 +157,15 @@ def test_passthrough_blocks_stay_data_free(data):
         fitted_dp_event(default.fit(*data))
 
 
-# ------------------------------------- equal seeds in two key families: never one key
+# ------------------------------- equal seeds: one stream only at one release site
 
 
 def _site_fits():
-    """``{site: fit}``: one fit of every kind of release site skdp keys from an integer
-    ``random_state``, every one seeded with 7."""
+    """``{fit: (step class, fit)}``: fits that open every release site skdp keys from an
+    integer ``random_state``, every one seeded with 7."""
     import pandas as pd
 
-    from skdp import DPHuberRegressor
+    from skdp import DPHuberRegressor, DPNonconvexRegressor
     from skdp.preprocessing import (DPOneHotEncoder, DPRobustScaler, DPSplineTransformer,
                                     DPStandardScaler)
 
@@ -190,53 +190,191 @@ def _site_fits():
             classes=[0, 1], data_norm="auto", random_state=7).fit(X, y),
         "huber, target centre": lambda: DPHuberRegressor(
             data_norm=1.0, target_range=(-4, 4), random_state=7).fit(X, t),
+        "nonconvex": lambda: DPNonconvexRegressor(
+            data_norm=1.0, y_bound=4.0, random_state=7).fit(X, t),
+        "nonconvex, target centre": lambda: DPNonconvexRegressor(
+            data_norm=1.0, target_range=(-4, 4), random_state=7).fit(X, t),
     }
 
 
-def test_equal_seeds_in_two_key_families_never_give_one_key(monkeypatch):
-    """``fitted_dp_event`` composes releases of two key families (:func:`_key_family`)
-    with equal integer seeds as independent, which is sound only if no release site of
-    one family derives a ChaCha20 key that a site of the other derives from the same
-    seed.  Before: the base-rate check of DPLogisticRegression keyed ChaCha20 like the DP
-    transformers (``Pipeline([DPOneHotEncoder(random_state=7),
-    DPLogisticRegression(random_state=7)])``: the base-rate counts drew the encoder's unit
-    noises), and DPStandardScaler keyed like the estimators (its moments' noise was the
-    model's output noise, its auto bounds' the model's auto data_norm)."""
+def _opened_keys(monkeypatch):
+    """``{fit: (release sites of its step, keys it opened)}`` of :func:`_site_fits`."""
     from tests._noise_keys import record_keys
 
-    from skdp.accounting._fitted import _key_family
+    from skdp.accounting._fitted import _release_sites
 
     keys = record_keys(monkeypatch)
     opened = {}
-    for site, fit in _site_fits().items():
+    for name, fit in _site_fits().items():
         keys.clear()
         step = fit()
-        if "base-rate" in site:
-            assert "follow_up_ratio" in step.solver_params_, site   # the check ran
-        assert keys, site
-        opened[site] = (_key_family(step), set(keys))
-    assert len({family for family, _ in opened.values()}) == 2
-    for a, (family_a, keys_a) in opened.items():
-        for b, (family_b, keys_b) in opened.items():
-            if family_a != family_b:
-                assert not keys_a & keys_b, (a, b)
+        if "base-rate" in name:
+            assert "follow_up_ratio" in step.solver_params_, name   # the check ran
+        if "centre" in name:
+            assert hasattr(step, "target_centre_"), name
+        assert keys, name
+        opened[name] = (_release_sites(step), set(keys))
+    return opened
 
 
-def test_accounting_still_refuses_equal_seeds_within_one_key_family():
-    """Within one family equal seeds are equal keys: the check refuses them (a scaler and
-    an encoder of one family, two estimators)."""
+def test_two_steps_share_a_key_exactly_when_they_share_a_release_site(monkeypatch):
+    """``fitted_dp_event`` refuses equal integer seeds only for steps that share a release
+    site (:func:`_release_sites`), and composes the rest as independent.  Both halves are
+    checked against the keys the fits open at one seed: steps with a common site open a
+    common ChaCha20 key (so the refusal is needed), steps without one never do (so the
+    composition is sound).  Before: the family was the subpackage, and a scaler and an
+    encoder of one seed were refused although every release site hashes the seed with
+    its own spawn key."""
+    opened = _opened_keys(monkeypatch)
+    for a, (sites_a, keys_a) in opened.items():
+        for b, (sites_b, keys_b) in opened.items():
+            assert bool(sites_a & sites_b) == bool(keys_a & keys_b), (a, b)
+    assert len({sites for sites, _ in opened.values()}) == 4     # 5 sites
+
+
+def test_every_dp_class_names_its_release_sites():
+    """Every public class that releases under a ``random_state`` names the sites its fit
+    draws from, all of them in the table of :mod:`skdp._mechanisms._exact` (a class
+    without a name would be taken to share every site)."""
+    import inspect
+
+    import skdp.linear_model
+    import skdp.model_selection
+    import skdp.preprocessing
+    from skdp._mechanisms._exact import RELEASE_SITES
+
+    modules = (skdp.preprocessing, skdp.linear_model, skdp.model_selection)
+    classes = [getattr(module, name) for module in modules for name in module.__all__]
+    seeded = [c for c in classes if isinstance(c, type)
+              and "random_state" in inspect.signature(c).parameters]
+    assert len(seeded) == 9          # 4 transformers, 3 estimators, 2 searches
+    for cls in seeded:
+        assert cls._release_sites and set(cls._release_sites) <= set(RELEASE_SITES), cls
+
+
+def _block_events(pipe):
+    return [b.dp_event_ for _, b, _ in pipe[0].transformers_ if hasattr(b, "dp_event_")]
+
+
+def _unit_draws(state):
+    """16 discrete Gaussian integers of one scale from a copy of a ChaCha20 state."""
+    from skdp._mechanisms._exact import discrete_gaussian_noise
+
+    return discrete_gaussian_noise(state.copy(), 1 << 20, 16)
+
+
+def test_equal_seeds_at_two_release_sites_compose_and_draw_other_noise(monkeypatch):
+    """A ``DPStandardScaler`` and a ``DPOneHotEncoder`` (or ``DPRobustScaler``) given one
+    seed draw from two streams: ``fitted_dp_event`` composes them (before: refused as one
+    "family"), and the unit noises their streams give at one scale differ, where two
+    encoders of one seed draw the same ones."""
     import pandas as pd
     from sklearn.compose import ColumnTransformer
 
-    from skdp.preprocessing import DPOneHotEncoder, DPStandardScaler
+    from tests._noise_keys import record_keys
+
+    from skdp.preprocessing import DPOneHotEncoder, DPRobustScaler, DPStandardScaler
 
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"x": rng.normal(size=2000), "c": rng.choice(list("ab"), 2000)})
-    ct = ColumnTransformer([("x", DPStandardScaler(feature_bounds=(-3, 3), random_state=3),
-                             ["x"]),
-                            ("c", DPOneHotEncoder(random_state=3), ["c"])])
+    scaler = DPStandardScaler(feature_bounds=(-3, 3), random_state=3)
+    ct = ColumnTransformer([("x", scaler, ["x"]), ("c", DPOneHotEncoder(random_state=3),
+                                                    ["c"])])
+    pipe = make_pipeline(ct).fit(df)
+    assert fitted_dp_event(pipe) == compose(*_block_events(pipe))
+    ct = ColumnTransformer([("x", DPRobustScaler(random_state=3), ["x"]),
+                            ("s", DPStandardScaler(feature_bounds="auto", random_state=3),
+                             ["x"])])
+    pipe = make_pipeline(ct).fit(df)
+    assert fitted_dp_event(pipe) == compose(*_block_events(pipe))
+
+    states = []
+    record_keys(monkeypatch, states)
+    draws = {}
+    for name, step, cols in [("scaler", scaler, ["x"]),
+                             ("encoder", DPOneHotEncoder(random_state=3), ["c"]),
+                             ("encoder again", DPOneHotEncoder(random_state=3), ["c"])]:
+        states.clear()
+        step.fit(df[cols])
+        draws[name] = [_unit_draws(state) for state in states]
+    assert len(draws["scaler"]) == 1 and len(draws["encoder"]) == 1
+    assert not np.array_equal(draws["scaler"][0], draws["encoder"][0])
+    np.testing.assert_array_equal(draws["encoder"][0], draws["encoder again"][0])
+
+
+@pytest.mark.parametrize("blocks", [
+    ("DPStandardScaler", "DPStandardScaler"),
+    ("DPOneHotEncoder", "DPOneHotEncoder"),
+    ("DPSplineTransformer", "DPOneHotEncoder"),        # two classes, one site
+    ("DPRobustScaler", "DPSplineTransformer"),
+])
+def test_accounting_still_refuses_equal_seeds_at_one_release_site(blocks):
+    """Steps that share a release site and a seed share a stream: refused, whether of one
+    class or of two (the one-hot, spline and robust transformers hash the seed alike)."""
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+
+    from skdp import preprocessing
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=2000), "c": rng.choice(list("ab"), 2000)})
+    params = {"DPStandardScaler": dict(feature_bounds=(-3, 3)),
+              "DPSplineTransformer": dict(n_knots=4)}
+    cols = {"DPOneHotEncoder": ["c"]}
+    ct = ColumnTransformer([(f"b{i}", getattr(preprocessing, name)(
+        random_state=3, **params.get(name, {})), cols.get(name, ["x"]))
+        for i, name in enumerate(blocks)], sparse_threshold=0)
     with pytest.raises(ValueError, match="same random_state"):
         fitted_dp_event(make_pipeline(ct).fit(df))
+
+
+def _scaler_then_huber(copied):
+    """A DPStandardScaler and a DPHuberRegressor given one generator: the scaler inside a
+    ColumnTransformer (which fits a deep copy of it: the generator copied in its state),
+    or as a plain pipeline step (the very object, drawn from in turn)."""
+    from sklearn.compose import ColumnTransformer
+
+    from skdp import DPHuberRegressor
+    from skdp.preprocessing import DPStandardScaler
+
+    rng = np.random.default_rng(5)
+    scaler = DPStandardScaler(feature_bounds=(-3, 3), random_state=rng)
+    if copied:
+        scaler = ColumnTransformer([("x", scaler, [0, 1])], sparse_threshold=0)
+    return make_pipeline(scaler, DPHuberRegressor(data_norm=3.0, y_bound=4.0,
+                                                  random_state=rng))
+
+
+def test_generator_copies_in_one_state_are_refused_whatever_their_classes(monkeypatch):
+    """Found while fixing the key families: generators were compared only within a
+    subpackage, but every release site draws from a generator given as ``random_state``
+    directly.  A scaler in a ColumnTransformer (a copy of the generator) and a model at
+    the end (the original, in the same state) drew the same ChaCha20 key -- the model's
+    output noise equal to the scaler's moments' -- and ``fitted_dp_event`` composed them
+    as independent.  Refused now; the same generator object drawn from in turn by two
+    plain steps gives two keys and composes (before: two transformers so were refused)."""
+    from tests._noise_keys import record_keys
+
+    from skdp.preprocessing import DPRobustScaler, DPStandardScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 2))
+    t = X[:, 0] + rng.normal(size=3000)
+    keys = record_keys(monkeypatch)
+    copied = _scaler_then_huber(copied=True).fit(X, t)
+    assert len(keys) == 2 and len(set(keys)) == 1                    # one stream
+    with pytest.raises(ValueError, match="same state"):
+        fitted_dp_event(copied)
+    keys.clear()
+    in_turn = _scaler_then_huber(copied=False).fit(X, t)
+    assert len(keys) == 2 and len(set(keys)) == 2
+    fitted_dp_event(in_turn)
+    shared = np.random.default_rng(6)
+    keys.clear()
+    two_scalers = make_pipeline(DPStandardScaler(feature_bounds=(-3, 3), random_state=shared),
+                                DPRobustScaler(random_state=shared)).fit(X)
+    assert len(keys) == 2 and len(set(keys)) == 2
+    fitted_dp_event(two_scalers)
 
 
 def test_a_public_encoder_releases_nothing_and_is_not_composed():
@@ -260,3 +398,130 @@ def test_a_public_encoder_releases_nothing_and_is_not_composed():
     assert fitted_dp_event(encoder_only) == NoOpDpEvent()
     pipe[-1].privacy_guaranteed_ = False
     assert fitted_dp_event(pipe) == NonPrivateDpEvent()
+
+
+
+# ------------------- models a private search returns: equal user seeds given back
+
+
+def _equal_seed_blocks(private=False):
+    """Two spline blocks the user gave the same ``random_state`` and a model: a scikit-
+    learn Pipeline, or a PrivatePipeline (one DP step of the search)."""
+    from sklearn.compose import ColumnTransformer
+
+    from skdp import PrivatePipeline
+    from skdp.preprocessing import DPSplineTransformer
+
+    ct = ColumnTransformer([("a", DPSplineTransformer(n_knots=4, random_state=7), [0]),
+                            ("b", DPSplineTransformer(n_knots=4, random_state=7), [1])],
+                           sparse_threshold=0)
+    model = DPLogisticRegression(classes=[0, 1], data_norm=2.0,
+                                 solver="output_perturbation")
+    if private:
+        return PrivatePipeline([("ct", ct), ("model", model)])
+    return make_pipeline(ct, model)
+
+
+def _search_data(n=1200):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (n, 2))
+    return X, (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
+
+
+def _fitted_block_seeds(pipe):
+    return [block.random_state for _, block, _ in pipe[0].transformers_]
+
+
+@pytest.mark.parametrize("private", [False, True], ids=["Pipeline", "PrivatePipeline"])
+@pytest.mark.parametrize("random_state", [None, 0])
+def test_equal_user_seeds_given_back_by_a_search_compose(private, random_state):
+    """Review finding: a private search keys every DP step of every fit itself (distinct
+    derived keys, or keys from the OS) and gives the returned model back its user's
+    ``random_state``; with two blocks given ``random_state=7`` by their user,
+    ``fitted_dp_event(best_estimator_)`` refused the model ("same random_state") although
+    its releases drew distinct keys.  It now composes them, and the model still carries
+    the user's seeds, not its keys."""
+    from skdp.model_selection import DPGridSearchCV
+
+    X, y = _search_data()
+    grid = {("model__alpha" if private else "dplogisticregression__alpha"): [0.01, 0.1]}
+    search = DPGridSearchCV(_equal_seed_blocks(private), grid, epsilon=3.0,
+                            random_state=random_state).fit(X, y)
+    best = search.best_estimator_
+    assert _fitted_block_seeds(best) == [7, 7]           # the user's values, no key
+    assert 0 < get_epsilon(fitted_dp_event(best), 1e-6) < 3.0
+
+
+def test_models_of_a_cross_validation_with_equal_user_seeds_compose():
+    """The models ``dp_cross_validate(return_estimator=True)`` returns: the same."""
+    from skdp.model_selection import dp_cross_validate
+
+    X, y = _search_data()
+    out = dp_cross_validate(_equal_seed_blocks(), X, y, epsilon=3.0, cv=3, random_state=0,
+                            return_estimator=True)
+    for model in out["estimator"]:
+        assert _fitted_block_seeds(model) == [7, 7]
+        assert 0 < get_epsilon(fitted_dp_event(model), 1e-6) < 3.0
+
+
+def test_a_refit_of_a_returned_model_is_judged_on_its_own_seeds():
+    """What excuses the equal seeds is the search's keying of *that* fit: once the model
+    (or a step of it) is refitted, its steps drew their keys from the user's seeds, and
+    two equal ones are one stream again -- refused, whether the pipeline is refitted (its
+    ColumnTransformer fits fresh clones), cloned and fitted, or the fitted blocks are
+    refitted in place.  Changing a seed parameter without refitting changes no release."""
+    from sklearn.base import clone
+
+    from skdp.model_selection import DPGridSearchCV
+
+    X, y = _search_data()
+    search = DPGridSearchCV(_equal_seed_blocks(), {"dplogisticregression__alpha": [0.01]},
+                            epsilon=3.0, random_state=0).fit(X, y)
+    best = search.best_estimator_
+    best.set_params(columntransformer__a__random_state=8)     # a parameter, no refit
+    fitted_dp_event(best)
+    for _, block, cols in best[0].transformers_:                 # refitted in place
+        block.fit(X[:, cols])
+    with pytest.raises(ValueError, match="same random_state"):
+        fitted_dp_event(best)
+
+    search = DPGridSearchCV(_equal_seed_blocks(), {"dplogisticregression__alpha": [0.01]},
+                            epsilon=3.0, random_state=0).fit(X, y)
+    best = search.best_estimator_
+    with pytest.raises(ValueError, match="same random_state"):
+        fitted_dp_event(clone(best).fit(X, y))
+    with pytest.raises(ValueError, match="same random_state"):
+        fitted_dp_event(best.fit(X, y))
+    best.set_params(columntransformer__a__random_state=8)
+    fitted_dp_event(best.fit(X, y))                              # its own, distinct seeds
+
+
+def test_records_of_a_search_excuse_only_its_own_model():
+    """The record stands for the keys of one returned model: a pickled or deep-copied
+    model keeps it; the steps of two returned models (two cross-validation folds, keyed
+    apart but by one procedure -- and two searches of one seed derive the same keys), or
+    one fitted step placed twice, are judged on their seeds.  The record carries no key:
+    the user's seeds and the record are all a returned step holds."""
+    import copy
+    import pickle
+
+    from sklearn.compose import ColumnTransformer
+
+    from skdp.accounting._fitted import KEYED_BY
+    from skdp.model_selection import dp_cross_validate
+
+    X, y = _search_data()
+    out = dp_cross_validate(_equal_seed_blocks(), X, y, epsilon=3.0, cv=3, random_state=0,
+                            return_estimator=True)
+    first, second = out["estimator"][:2]
+    for model in (pickle.loads(pickle.dumps(first)), copy.deepcopy(first)):
+        fitted_dp_event(model)
+    record = getattr(first[0].transformers_[0][1], KEYED_BY)
+    assert "withheld" in repr(record) and "7" not in repr(record)
+    assert set(vars(record)) == {"model", "path", "_fitted"}
+    a, b = first[0].transformers_[0][1], second[0].transformers_[1][1]
+    for blocks in ([("a", a, [0]), ("b", b, [1])], [("a", a, [0]), ("b", a, [1])]):
+        ct = ColumnTransformer(blocks, sparse_threshold=0)
+        ct.transformers_ = blocks          # fitted parts put together by hand
+        with pytest.raises(ValueError, match="same random_state"):
+            fitted_dp_event(ct)
