@@ -124,10 +124,10 @@ class PrivatePipeline(Pipeline):
         event does not read (DP-SGD's ``alpha="auto"``) see the released width;
         ``"fixed"`` pins them too, so the model is the same function of the rows at
         every width (what a private search or cross-validation sets).  A model whose
-        event follows the width even so (``DPNonconvexRegressor``'s ``warm_gd``,
-        ``zeroth_order``, ``spider``) is refused by ``"fixed"``; ``"adaptive"`` gives it
-        its share after the release, at the released width, and the plan notes that this
-        is not covered by the composition proof (use ``solver="rrpsgd"`` to avoid it).
+        event follows the width even so (``DPNonconvexRegressor``'s ``zeroth_order``,
+        ``spider``) is refused by ``"fixed"``; ``"adaptive"`` fits it at the released
+        width to a share fixed before any row and composes the pair that dominates every
+        release of that ``(epsilon, delta)`` (the plan notes it).
     memory, verbose, transform_input
         As for ``Pipeline``.
 
@@ -488,9 +488,12 @@ class PrivatePipeline(Pipeline):
                     # releases of its own also gets its model's share, handed below)
                     eps_model, split_params = model_split(final, events, Xt.shape[0],
                                                           Xt.shape[1], epsilon, delta)
-                final.set_params(epsilon=eps_model, delta=delta, **step.params,
+                # a dominated model (its event follows the released width) is fitted to
+                # its own planned (epsilon, delta) share
+                model_delta = step.delta if step.dominated else delta
+                final.set_params(epsilon=eps_model, delta=model_delta, **step.params,
                                  **split_params)
-                split[name] = (eps_model, delta)
+                split[name] = (eps_model, model_delta)
                 try:
                     final.fit(Xt, y)
                 finally:
@@ -507,7 +510,17 @@ class PrivatePipeline(Pipeline):
                         # user's, so a refit plans again
                         final.set_params(auto_n_features=user_width)
                 released = getattr(final, "dp_event_", None)
-                if step.event is not None and not (
+                if step.dominated:
+                    # composed as the pair dominating every (eps_model, model_delta)-DP
+                    # release (fitted_dp_event reads the plan): the model must certify it
+                    if not (final.privacy_guaranteed_
+                            and final.epsilon_ <= eps_model * (1.0 + 1e-9)
+                            and final.delta_ <= model_delta * (1.0 + 1e-12)):
+                        raise RuntimeError(
+                            f"step '{name}' certified ({final.epsilon_!r}, "
+                            f"{final.delta_!r}) but was planned at ({eps_model!r}, "
+                            f"{model_delta!r}) (a privacy bug); nothing is kept")
+                elif step.event is not None and not (
                         released is not None and events_close(released, step.event)):
                     # the event was fixed before any row (skdp.linear_model._budget.
                     # width_rule_pins): a model whose event followed the released width

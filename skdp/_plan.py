@@ -44,12 +44,12 @@ compose with the transformers -- the composition would not meet the budget in ge
 derivation and a counter-example are in :func:`skdp.linear_model._budget.width_rule_pins`).
 Only what the event does not read (DP-SGD's ``alpha``) sees the released width
 (``model_plan="adaptive"``, the default; ``"fixed"`` pins it too).  The fit checks the
-model's released event against the plan.  One exception is left: a model whose event
-still follows the width with every choice pinned (``DPNonconvexRegressor``'s ``warm_gd``,
-``zeroth_order`` and ``spider``, whose planners read the width themselves) is refused by
-``"fixed"``, and under ``"adaptive"`` gets its share after the release, at the released
-width, as every model did before; the plan prints a note that this per-width calibration
-is not covered by the proof.
+model's released event against the plan.  A model whose event still
+follows the width with its rules read at the planning width (``DPNonconvexRegressor``'s
+``zeroth_order`` and ``spider``, whose plans read the width themselves) is refused by
+``"fixed"``; under ``"adaptive"`` it is fitted at the released width to a share ``(epsilon_m,
+delta_m)`` fixed before any row and composed as the pair that dominates every such release
+(:func:`_dominated_model_plan`; the plan prints a note).
 
 The plan is an ordinary, printable object: ``print(pipe.plan(X))`` before fitting, or
 ``pipe.privacy_plan_`` after.
@@ -100,6 +100,10 @@ class PlannedStep:
         The planned event.
     reason : str
         Why the step has its role (for the data-free steps: what was verified).
+    dominated : bool
+        The model's ``event`` is the pair that dominates every ``(epsilon, delta)``-DP
+        release, not its own: its event follows the released width, so it is fitted at
+        that width to ``(epsilon, delta)`` (:func:`_dominated_model_plan`).
     params : dict
         Parameters the plan pins on the step for the fit (the model's ``auto`` choices
         that its event reads, at the planning width; under ``model_plan="fixed"`` every
@@ -117,6 +121,7 @@ class PlannedStep:
     event: object = None
     reason: str = ""
     params: dict = field(default_factory=dict)
+    dominated: bool = False
 
 
 @dataclass(frozen=True)
@@ -889,9 +894,7 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
     placeholder fits, :func:`design_widths`)."""
     from sklearn.base import clone
 
-    from .accounting import DeltaDpEvent, pure_dp_event
-    from .linear_model._budget import (check_model_fits, model_planned_event,
-                                       width_rule_pins)
+    from .linear_model._budget import model_planned_event, width_rule_pins
     from .linear_model._nested_share import model_split
 
     transformer_events = [events[s.path] for s in plan.steps if s.role == "release"]
@@ -962,16 +965,9 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
                 "one a solver whose event does not follow the width (the default "
                 "'warm_gd', the DP-SGD solvers 'dpsgd' and 'rrpsgd')")
         # not fixed by its rules' width (the nonconvex regressor's zeroth_order and
-        # spider read the width in their own plans): as before, the model's share waits
-        # for the released width and is calibrated there -- a composition the proof of
-        # width_rule_pins does not cover, and the plan says so
-        check_model_fits(model, transformer_events, n, low, plan.epsilon, plan.delta,
-                         data_norm=norm)
-        steps = tuple(model_step if s.role == "model" else s for s in plan.steps)
-        return _replace(plan, steps=steps, model_width=None, planned_event=None,
-                        ledger_event=compose(pure_dp_event(plan.epsilon),
-                                             DeltaDpEvent(plan.delta)),
-                        notes=tuple(notes) + (WIDTH_FOLLOWING_NOTE,))
+        # spider read the width in their own plans)
+        return _dominated_model_plan(plan, model_step, transformer_events, model, n, width,
+                                     low, norm, {**solver_pin, **pins})
     total = compose(*transformer_events, event) if transformer_events else event
     model_step = _replace(model_step, epsilon=eps_m, event=event,
                           params={**solver_pin, **pins})
@@ -983,12 +979,56 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
 
 
 #: the plan's note for a model whose event still follows the released width
-WIDTH_FOLLOWING_NOTE = (
+DOMINATED_NOTE = (
     "the model's event follows the released width even with its rules read at a public "
-    "width: its epsilon is set after the release, at that width (a per-width calibration "
-    "that skdp.linear_model._budget.width_rule_pins shows is not a proof of the budget; "
-    "the default solver 'warm_gd', 'rrpsgd', 'dpsgd' or public knots and categories "
-    "avoid it)")
+    "width: it is fitted at the released width to the (epsilon, delta) of its step and "
+    "composed as the pair that dominates every such release (the default solver "
+    "'warm_gd', 'rrpsgd' or 'dpsgd' compose tighter)")
+
+
+def _dominated_model_plan(plan, model_step, events, model, n, width, low, data_norm,
+                          params):
+    """The plan of a final model whose event follows the released width even with its
+    rules read at the planning width (``DPNonconvexRegressor``'s ``zeroth_order`` and
+    ``spider``, whose plans read the width themselves).  Its share ``(epsilon_m,
+    delta_m)`` is fixed before any row: ``delta_m`` a public part of the budget's delta
+    left by the transformers' thresholds
+    (:data:`skdp.linear_model._auto.DOMINATED_MODEL_DELTA_SHARE`), ``epsilon_m`` the
+    largest for which the transformers' events followed by *any* ``(epsilon_m,
+    delta_m)``-DP release meet the budget
+    (:func:`skdp.linear_model._budget.largest_dominated_epsilon`).  The fit calibrates
+    the model to ``(epsilon_m, delta_m)`` at the width released, and the pipeline composes
+    the dominating pair, never the model's own event: whatever width the transformers
+    released, the model is ``(epsilon_m, delta_m)``-DP, so the adaptive composition is
+    bounded by the planned one (a calibration of each width's exact event is not:
+    :func:`skdp.linear_model._budget.width_rule_pins`).  Refused before any row when the
+    model has no plan at that share at the lowest or the planning width."""
+    from sklearn.base import clone
+
+    from .accounting import DeltaDpEvent, compose, pure_dp_event
+    from .accounting._rdp import peel_delta_events
+    from .linear_model._auto import DOMINATED_MODEL_DELTA_SHARE
+    from .linear_model._budget import largest_dominated_epsilon, model_planned_event
+
+    # a share of the delta the transformers' thresholds leave
+    spent = peel_delta_events(compose(*events))[1] if events else 0.0
+    delta_m = (float(plan.delta) - spent) * DOMINATED_MODEL_DELTA_SHARE
+    eps_m = largest_dominated_epsilon(events, plan.epsilon, plan.delta, delta_m)
+    probe = clone(model).set_params(**params)
+    for w in sorted({max(int(low), 1), int(width)}):
+        if model_planned_event(probe, n, w, eps_m, delta_m, data_norm=data_norm) is None:
+            raise ValueError(
+                f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) has no "
+                f"plan at epsilon={eps_m:.4g}, delta={delta_m:.3g} on {n} rows of {w} "
+                "columns, its share of the budget next to the transformers' releases; "
+                "nothing was fitted")
+    event = compose(pure_dp_event(eps_m), DeltaDpEvent(delta_m))
+    model_step = _replace(model_step, epsilon=eps_m, delta=delta_m, event=event,
+                          params=dict(params), dominated=True)
+    total = compose(*events, event) if events else event
+    steps = tuple(model_step if s.role == "model" else s for s in plan.steps)
+    return _replace(plan, steps=steps, model_width=width, planned_event=total,
+                    ledger_event=total, notes=tuple(plan.notes) + (DOMINATED_NOTE,))
 
 
 def _width_free(pinned, event, n, width, low, eps_m, plan, data_norm):

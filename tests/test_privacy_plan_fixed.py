@@ -85,9 +85,37 @@ def test_a_width_following_model_cannot_be_fixed():
         pipe.plan(df)
     pipe.set_params(model_plan="adaptive")
     plan = pipe.plan(df)
-    assert plan.planned_event is None                # planned after the release
+    assert plan.step("model").dominated and plan.planned_event is not None
     assert any("follows the released width" in note for note in plan.notes)
-    assert "follows the released width" in str(plan)
+
+
+@pytest.mark.parametrize("n_jobs", [3, 9])
+def test_a_width_following_model_is_composed_as_its_dominating_pair(n_jobs):
+    """zeroth_order's own plan reads the width: it used to be calibrated after the
+    release at the released width, against its exact event (a composition the budget does
+    not cover).  Now its (epsilon_m, delta_m) share is fixed before any row, it certifies
+    it at whatever width was released, and the pipeline composes the pair that dominates
+    every (epsilon_m, delta_m)-DP release: one planned total for every width."""
+    from skdp.accounting import DeltaDpEvent, compose, fitted_dp_event, pure_dp_event
+
+    df, y = _jobs_table(n_jobs)
+    target = np.clip(np.log(df["income"].to_numpy()) - 10.0, -1.0, 1.0)
+    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=1.0, solver="zeroth_order"),
+                                 epsilon=1.0, numeric=["age", "income"],
+                                 categorical=["job"], random_state=0)
+    plan = pipe.plan(df)
+    step = plan.step("model")
+    # half the delta the category discovery's threshold leaves
+    assert step.dominated and step.delta == pytest.approx(0.5 * (1e-6 - 5e-7))
+    assert same_release(step.event, compose(pure_dp_event(step.epsilon),
+                                            DeltaDpEvent(step.delta)))
+    pipe.fit(df, target)
+    model = pipe[-1]
+    assert model.epsilon_ <= step.epsilon * (1 + 1e-9) and model.privacy_guaranteed_
+    assert pipe.budget_split_["model"] == (step.epsilon, step.delta)
+    assert same_release(fitted_dp_event(pipe), plan.planned_event)
+    assert same_release(pipe.dp_event_, plan.planned_event)
+    assert pipe.epsilon_ <= 1.0 and model.delta == 1e-6         # the user's delta is back
 
 
 def test_the_fixed_plan_is_the_same_every_time():

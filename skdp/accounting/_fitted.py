@@ -362,8 +362,14 @@ def fitted_dp_event(estimator):
     """
     _check_distinct_seeds(estimator)
     events, recorded = [], False
+    dominated = _dominated_events(estimator)
     for path, step in _named_steps(estimator):
         event = _step_event(step)
+        if path in dominated and event is not None and not isinstance(
+                event, dp_accounting.NonPrivateDpEvent):
+            # a pipeline's model whose event followed the released width: composed as the
+            # pair that dominates every release of its planned (epsilon, delta)
+            event = dominated[path]
         if event is not None:
             recorded = True
             if not isinstance(event, dp_accounting.NoOpDpEvent):
@@ -376,6 +382,15 @@ def fitted_dp_event(estimator):
     if not events:
         return dp_accounting.NoOpDpEvent()
     return events[0] if len(events) == 1 else compose(*events)
+
+
+def _dominated_events(estimator):
+    """``{path: event}`` of the steps a fitted :class:`~skdp.PrivatePipeline`'s plan
+    composes as a dominating pair instead of their own event
+    (:func:`skdp._plan._dominated_model_plan`)."""
+    plan = getattr(estimator, "privacy_plan_", None)
+    steps = getattr(plan, "steps", ())
+    return {s.path: s.event for s in steps if getattr(s, "dominated", False)}
 
 
 def _step_event(step):

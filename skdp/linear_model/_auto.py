@@ -1236,6 +1236,15 @@ PIPELINE_DPSGD_BELOW_SIZE = 1e5
 PIPELINE_OBJECTIVE_FROM_SIZE = 3e5
 
 
+#: the part of a private pipeline's ``delta`` (what its thresholds leave) that a final model
+#: is fitted at when its event follows the released width even with its rules read at the
+#: planning width (``DPNonconvexRegressor``'s ``zeroth_order`` and ``spider``): it is
+#: composed as the pair that dominates every ``(epsilon_m, delta_m)``-DP release
+#: (:func:`skdp.linear_model._budget.largest_dominated_epsilon`), whose ``delta_m`` adds
+#: to the transformers' profile
+DOMINATED_MODEL_DELTA_SHARE = 0.5
+
+
 def pipeline_model_solver(model_name, epsilon, n_samples=None):
     """The solver ``solver="auto"`` becomes for the final ``model_name`` of a private
     pipeline with total budget ``epsilon`` on ``n_samples`` training rows (None: not known

@@ -24,6 +24,7 @@ instead of its own search at every point of the composite's.
 import math
 
 __all__ = ["check_model_fits", "largest_model_epsilon", "model_pins", "width_rule_pins",
+           "largest_dominated_epsilon",
            "model_planned_event", "search_share"]
 
 #: relative width of the final bracket of the bisection on the model's epsilon
@@ -109,6 +110,46 @@ def width_rule_pins(model, width):
     if "auto_n_features" in params and params["auto_n_features"] is None:
         return {"auto_n_features": int(width)}
     return {}
+
+
+def largest_dominated_epsilon(events, epsilon, delta, delta_model):
+    r"""Largest ``e <= epsilon`` (to ``EPSILON_RTOL``, on the safe side) such that the
+    releases ``events`` followed by *any* ``(e, delta_model)``-DP release are ``(epsilon,
+    delta)``-DP, under the exact accountant.
+
+    An ``(e, d)``-DP mechanism's privacy profile is at most that of the pair which
+    dominates every such mechanism -- randomized response at ``e`` mixed with a revealing
+    outcome of probability ``d`` (Kairouz, Oh & Viswanath 2015, Thm 2.4; Dong, Roth & Su
+    2019, Prop. 2.12) -- a post-processing of ``pure_dp_event(e)`` composed with
+    ``DeltaDpEvent(d)``.  The bound holds for *every* mechanism of the class, so a model
+    calibrated after the transformers' release, at the width they released, to ``(e, d)``
+    composes within the budget whatever width it was (the adaptive composition of
+    :func:`width_rule_pins`, which a calibration of each width's exact event does not
+    give).  Public: the events and the parameters.
+
+    Raises
+    ------
+    BudgetExceededError
+        When not even ``epsilon 2^-SMALLEST_SHARE_EXPONENT`` composes.
+    """
+    from ..accounting import DeltaDpEvent, compose, get_epsilon, pure_dp_event
+    from ..exceptions import BudgetExceededError
+
+    def fits(e):
+        tail = [pure_dp_event(e), DeltaDpEvent(float(delta_model))]
+        return get_epsilon(compose(*events, *tail), float(delta)) <= float(epsilon)
+
+    lo, hi = float(epsilon) * 2.0 ** -SMALLEST_SHARE_EXPONENT, float(epsilon)
+    if not fits(lo):
+        raise BudgetExceededError(
+            f"the earlier releases leave no share of epsilon={epsilon!r} at delta={delta!r} "
+            "for a model composed as any (epsilon, delta)-DP release")
+    if fits(hi):
+        return hi
+    while hi / lo > 1.0 + EPSILON_RTOL:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
 
 
 #: the smallest share of the budget :func:`largest_model_epsilon` tries: ``epsilon 2^-10``
