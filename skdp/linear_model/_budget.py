@@ -104,8 +104,9 @@ def width_rule_pins(model, width):
     randomized-response branch each composing to ``(1, 1e-6)`` give ``1.98e-6`` under a
     threshold rule; two DP-SGD branches of 866 and 100 steps (``n = 30,000``, ``epsilon =
     10``, ``delta = 1e-6``, the transformers at 10 % of ``mu^2``) have the envelope bound
-    ``E max_w delta_w = 1.12e-6``.  The fit checks the model's released event against
-    the planned one."""
+    ``E max_w delta_w = 1.12e-6`` (``benchmarks/bench_adaptive_composition.py``,
+    ``results/adaptive_composition.md``).  The fit checks the model's released event
+    against the planned one."""
     params = model.get_params(deep=False)
     if "auto_n_features" in params and params["auto_n_features"] is None:
         return {"auto_n_features": int(width)}
