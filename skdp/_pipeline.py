@@ -115,19 +115,18 @@ class PrivatePipeline(Pipeline):
         the event released.  A ledger set on a step is used the same way.
     model_plan : {"adaptive", "fixed"}, default="adaptive"
         When the transformers release the width of the model's design (knots, discovered
-        categories), the model's event is fixed before any row either way: the choices it
-        reads (``solver="auto"``, DP-SGD's batch size and steps, objective perturbation's
-        ``alpha``) are pinned at the plan's public width, and the model gets the largest
-        epsilon that composes with the transformers' planned events (a model whose
-        privacy profile followed the released width would not compose to the budget:
-        :func:`skdp.linear_model._budget.width_rule_pins`).  ``"adaptive"`` lets the choices the
-        event does not read (DP-SGD's ``alpha="auto"``) see the released width;
-        ``"fixed"`` pins them too, so the model is the same function of the rows at
-        every width (what a private search or cross-validation sets).  A model whose
-        event follows the width even so (``DPNonconvexRegressor``'s ``zeroth_order``,
-        ``spider``) is refused by ``"fixed"``; ``"adaptive"`` fits it at the released
-        width to a share fixed before any row and composes the pair that dominates every
-        release of that ``(epsilon, delta)`` (the plan notes it).
+        categories), the model's event is fixed before any row either way: its ``auto``
+        rules (``alpha``, DP-SGD's batch size and steps, ``warm_gd``'s warm start) read the
+        plan's public planning width (the estimator's ``auto_n_features``, set for the fit
+        and given back), and the model gets the largest epsilon that composes with the
+        transformers' planned events (a model whose privacy profile followed the released
+        width would not compose to the budget:
+        :func:`skdp.linear_model._budget.width_rule_pins`).  The two differ only for a
+        model whose event follows the width even so (``DPNonconvexRegressor``'s
+        ``zeroth_order`` and ``spider`` at ``calibration="paper"``): ``"fixed"`` (what a
+        private search or cross-validation sets) refuses it; ``"adaptive"`` fits it at
+        the released width to a share fixed before any row and composes the pair that
+        dominates every release of that ``(epsilon, delta)`` (the plan notes it).
     memory, verbose, transform_input
         As for ``Pipeline``.
 
@@ -394,7 +393,7 @@ class PrivatePipeline(Pipeline):
 
     def _execute(self, plan, X, y, rows=None):
         from .accounting import fitted_dp_event, fitted_privacy_guaranteed, get_epsilon
-        from .accounting._events import events_close
+        from .accounting._events import same_privacy_profile
         from .accounting._fitted import released_steps
         from .accounting._ledger import ledger_reservation
         from .exceptions import BudgetExceededError
@@ -521,7 +520,8 @@ class PrivatePipeline(Pipeline):
                             f"{final.delta_!r}) but was planned at ({eps_model!r}, "
                             f"{model_delta!r}) (a privacy bug); nothing is kept")
                 elif step.event is not None and not (
-                        released is not None and events_close(released, step.event)):
+                        released is not None
+                        and same_privacy_profile(released, step.event)):
                     # the event was fixed before any row (skdp.linear_model._budget.
                     # width_rule_pins): a model whose event followed the released width
                     # would not compose as planned

@@ -35,21 +35,24 @@ from the public schema (column names and dtypes), ``n`` and the parameters alone
 
 The design width the final estimator sees is public unless a release sets it (the
 released knots of a spline basis, equal knots merging; the discovered categories).  The
-model's event is fixed before any row all the same: the choices it reads (``solver="auto"``,
-DP-SGD's batch size and steps, objective perturbation's ``alpha``) are pinned at the plan's
-public *planning width* (``model_width``: every knot distinct, no category discovered), and
-its ``epsilon`` is the largest that composes with the transformers' planned events.  Had the
+model's event is fixed before any row all the same: its ``auto`` rules (``alpha``, DP-SGD's
+batch size and steps, ``warm_gd``'s warm start) read the plan's public *planning width*
+(``model_width``: every knot distinct, no category discovered) through the estimator's
+``auto_n_features`` (:func:`skdp.linear_model._budget.width_rule_pins`), and its
+``epsilon`` is the largest that composes with the transformers' planned events.  Had the
 model's event followed the released width -- each width's model calibrated on its own to
 compose with the transformers -- the composition would not meet the budget in general (the
-derivation and a counter-example are in :func:`skdp.linear_model._budget.width_rule_pins`).
-Only what the event does not read (DP-SGD's ``alpha``) sees the released width
-(``model_plan="adaptive"``, the default; ``"fixed"`` pins it too).  The fit checks the
-model's released event against the plan.  A model whose event still
-follows the width with its rules read at the planning width (``DPNonconvexRegressor``'s
-``zeroth_order`` and ``spider``, whose plans read the width themselves) is refused by
-``"fixed"``; under ``"adaptive"`` it is fitted at the released width to a share ``(epsilon_m,
+derivation and a counter-example are in :func:`~skdp.linear_model._budget.width_rule_pins`).
+The fit checks the model's released event against the plan (by privacy profile,
+:func:`skdp.accounting._events.same_privacy_profile`: ``zeroth_order``'s Gaussian steps
+follow the width, their total ``mu`` does not).  A model whose profile still follows the
+width (``DPNonconvexRegressor``'s ``zeroth_order`` and ``spider`` at
+``calibration="paper"``, whose printed noise reads it) is refused by ``model_plan="fixed"``;
+under ``"adaptive"`` it is fitted at the released width to a share ``(epsilon_m,
 delta_m)`` fixed before any row and composed as the pair that dominates every such release
-(:func:`_dominated_model_plan`; the plan prints a note).
+(:func:`_dominated_model_plan`; the plan prints a note).  A model whose event reads its
+``data_norm`` (objective perturbation with a numeric ``alpha``) is refused behind a bound
+the transformers release from the data (:func:`_bound_follows_data`).
 
 The plan is an ordinary, printable object: ``print(pipe.plan(X))`` before fitting, or
 ``pipe.privacy_plan_`` after.
@@ -105,9 +108,9 @@ class PlannedStep:
         release, not its own: its event follows the released width, so it is fitted at
         that width to ``(epsilon, delta)`` (:func:`_dominated_model_plan`).
     params : dict
-        Parameters the plan pins on the step for the fit (the model's ``auto`` choices
-        that its event reads, at the planning width; under ``model_plan="fixed"`` every
-        width-dependent one).
+        Parameters the plan hands the step for the fit (the width the model's ``auto``
+        rules read, ``auto_n_features``; a pipeline rule's solver or alpha; a nested
+        share's ``model_epsilon``).
     """
 
     path: str
@@ -918,6 +921,13 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
         public = not _tree_sets_width(pipeline, plan)
     norm = bound if isinstance(getattr(model, "data_norm", None), str) else None
     n = plan.n_samples
+    if norm is not None and shape is None and _bound_follows_data(pipeline, plan, X, lazy,
+                                                                   bound):
+        # a released bound (a robust scaler's) reaching a model whose event reads it
+        from .linear_model._budget import refuse_released_bound
+
+        refuse_released_bound(model, n, max(int(low), 1), plan.epsilon, plan.delta,
+                              "the transformers before it (their output bound)")
     if model._data_derived_inputs():
         # a bound or label set read from the data: the fit warns and reports epsilon_ =
         # inf; nothing to split (a ledger refuses it before the first release)
@@ -953,7 +963,6 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
         pins = {**pins, **split}
     pinned = clone(model).set_params(**pins)
     event = model_planned_event(pinned, n, width, eps_m, plan.delta, data_norm=norm)
-    notes = plan.notes
     if not public and not _width_free(pinned, event, n, width, low, eps_m, plan, norm):
         if pipeline.model_plan == "fixed":
             raise ValueError(
@@ -965,7 +974,7 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
                 "one a solver whose event does not follow the width (the default "
                 "'warm_gd', the DP-SGD solvers 'dpsgd' and 'rrpsgd')")
         # not fixed by its rules' width (the nonconvex regressor's zeroth_order and
-        # spider read the width in their own plans)
+        # spider at calibration="paper": their printed noise reads the width)
         return _dominated_model_plan(plan, model_step, transformer_events, model, n, width,
                                      low, norm, {**solver_pin, **pins})
     total = compose(*transformer_events, event) if transformer_events else event
@@ -990,7 +999,7 @@ def _dominated_model_plan(plan, model_step, events, model, n, width, low, data_n
                           params):
     """The plan of a final model whose event follows the released width even with its
     rules read at the planning width (``DPNonconvexRegressor``'s ``zeroth_order`` and
-    ``spider``, whose plans read the width themselves).  Its share ``(epsilon_m,
+    ``spider`` at ``calibration="paper"``).  Its share ``(epsilon_m,
     delta_m)`` is fixed before any row: ``delta_m`` a public part of the budget's delta
     left by the transformers' thresholds
     (:data:`skdp.linear_model._auto.DOMINATED_MODEL_DELTA_SHARE`), ``epsilon_m`` the
@@ -1032,18 +1041,20 @@ def _dominated_model_plan(plan, model_step, events, model, n, width, low, data_n
 
 
 def _width_free(pinned, event, n, width, low, eps_m, plan, data_norm):
-    """Whether the pinned model's event is the same at the planning width, well above it
-    and at the lowest width the transformers can release (to float rounding)."""
-    from .accounting._events import events_close
+    """Whether the pinned model's event has the privacy profile of the planned one at
+    the planning width, well above it and at the lowest width the transformers can
+    release (to float rounding; :func:`skdp.accounting._events.same_privacy_profile`: a
+    zeroth-order model's Gaussian steps follow the width, their total ``mu`` does not)."""
+    from .accounting._events import same_privacy_profile
     from .linear_model._budget import model_planned_event
 
     if event is None:
         return False
-    far = model_planned_event(pinned, n, 4 * width + 7, eps_m, plan.delta,
-                              data_norm=data_norm)
-    near = model_planned_event(pinned, n, max(low, 1), eps_m, plan.delta,
-                               data_norm=data_norm)
-    return events_close(far, event) and events_close(near, event)
+    for w in (4 * width + 7, max(low, 1)):
+        other = model_planned_event(pinned, n, w, eps_m, plan.delta, data_norm=data_norm)
+        if other is None or not same_privacy_profile(other, event):
+            return False
+    return True
 
 
 def _pipeline_solver(model, plan, transformer_events):
@@ -1120,6 +1131,15 @@ def design_widths(pipeline, plan, X, nominal=False, lazy=False):
         _remember(key, (int(out.shape[1]), output_norm_bound(probe)))
     width, bound = _PROBES[key]
     return width, not discovering, bound
+
+
+def _bound_follows_data(pipeline, plan, X, lazy, bound):
+    """Whether the transformers' output bound differs between two public placeholders
+    (zeros, and distinct values): then it is a released value (a robust scaler's
+    quantiles), not a public one (a spline basis or one-hot block's ``sqrt`` of its
+    columns)."""
+    other = design_widths(pipeline, plan, X, nominal=True, lazy=lazy)[2]
+    return other != bound
 
 
 def _tree_sets_width(pipeline, plan):

@@ -78,7 +78,8 @@ def test_a_fixed_pipeline_releases_its_plan(solver):
 
 def test_a_width_following_model_cannot_be_fixed():
     df, _ = _table()
-    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=1.0, solver="zeroth_order"),
+    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=1.0, solver="zeroth_order",
+                                                      calibration="paper"),
                                  numeric=["age", "income"], categorical=["job"])
     pipe.set_params(model_plan="fixed")
     with pytest.raises(ValueError, match="depends on the width"):
@@ -100,7 +101,8 @@ def test_a_width_following_model_is_composed_as_its_dominating_pair(n_jobs):
 
     df, y = _jobs_table(n_jobs)
     target = np.clip(np.log(df["income"].to_numpy()) - 10.0, -1.0, 1.0)
-    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=1.0, solver="zeroth_order"),
+    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=1.0, solver="zeroth_order",
+                                                      calibration="paper"),
                                  epsilon=1.0, numeric=["age", "income"],
                                  categorical=["job"], random_state=0)
     plan = pipe.plan(df)

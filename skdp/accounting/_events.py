@@ -219,6 +219,35 @@ def events_close(a, b, rtol=1e-9):
     return _same_tree(without_no_ops(a), without_no_ops(b), rtol)
 
 
+def same_privacy_profile(a, b, rtol=1e-9):
+    """Whether two events have one privacy profile: :func:`events_close`, or both are
+    compositions of Gaussian releases only with one total ``mu^2`` (to ``rtol``).  A
+    composition of Gaussian mechanisms of GDP parameters ``mu_i`` is exactly
+    ``sqrt(sum mu_i^2)``-GDP (Dong, Roth & Su 2019, Cor. 3.3), so such events bound every
+    pair of neighbours alike whatever their structure (a zeroth-order fit's steps, whose
+    number follows the width while their total ``mu`` does not).
+
+    Examples
+    --------
+    >>> from skdp.accounting import compose, gaussian_event
+    >>> from skdp.accounting._events import same_privacy_profile
+    >>> same_privacy_profile(gaussian_event(1.0, 1.0),
+    ...                      compose(gaussian_event(2.0 ** 0.5, 1.0),
+    ...                              gaussian_event(2.0 ** 0.5, 1.0)))
+    True
+    >>> same_privacy_profile(gaussian_event(1.0, 1.0), gaussian_event(1.001, 1.0))
+    False
+    """
+    if events_close(a, b, rtol):
+        return True
+    from ._accountant import _analyse
+
+    parts = [_analyse(without_no_ops(e)) for e in (a, b)]
+    if any(p["other"] or p["pure"] or p["nonprivate"] for p in parts):
+        return False
+    return math.isclose(parts[0]["mu2"], parts[1]["mu2"], rel_tol=rtol)
+
+
 def _same_tree(a, b, rtol):
     """:func:`events_close` on events already without NoOps (recursive)."""
     import numbers

@@ -1238,7 +1238,8 @@ PIPELINE_OBJECTIVE_FROM_SIZE = 3e5
 
 #: the part of a private pipeline's ``delta`` (what its thresholds leave) that a final model
 #: is fitted at when its event follows the released width even with its rules read at the
-#: planning width (``DPNonconvexRegressor``'s ``zeroth_order`` and ``spider``): it is
+#: planning width (``DPNonconvexRegressor``'s ``zeroth_order`` and ``spider`` at
+#: ``calibration="paper"``): it is
 #: composed as the pair that dominates every ``(epsilon_m, delta_m)``-DP release
 #: (:func:`skdp.linear_model._budget.largest_dominated_epsilon`), whose ``delta_m`` adds
 #: to the transformers' profile

@@ -484,6 +484,12 @@ def _planned_released_bounds_event(estimator, n_samples, n_features):
     names = estimator._released_bounds()
     eps, delta = float(estimator.epsilon), float(estimator.delta)
     try:
+        if "data_norm" in names:
+            # the fit refuses a model whose event reads the bound it releases
+            from ._budget import refuse_released_bound
+
+            refuse_released_bound(estimator, n_samples, n_features, eps, delta,
+                                  "data_norm='auto'")
         events, inner = _released_events(estimator, names, int(n_samples), eps, delta)
         inner.set_params(epsilon=released_bounds_model_epsilon(
             estimator, inner, events, n_samples, n_features, eps, delta))
@@ -882,6 +888,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         from ..preprocessing._common import gdp_mu
         from ._auto import (AUTO_BOUND_SHARE, AUTO_NORM_QUANTILE, AUTO_Y_QUANTILE,
                             TARGET_CENTRE_SHARE, auto_bounds_mu)
+        from ._budget import refuse_released_bound
         from ._nested_share import released_bounds_model_epsilon
         from ._target_range import release_target_centre, target_scale
 
@@ -899,6 +906,8 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         eps, delta = float(self.epsilon), float(self.delta)
         mu = gdp_mu(eps, delta)
         bounds_mu = auto_bounds_mu(eps, delta)
+        if "data_norm" in names:    # before any release
+            refuse_released_bound(self, n, n_features, eps, delta, "data_norm='auto'")
         if quantiles:      # before any release
             warn_if_unresolved(" and ".join(f"{name}='auto'" for name in quantiles), n,
                                len(quantiles), bounds_mu,

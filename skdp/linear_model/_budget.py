@@ -24,7 +24,7 @@ instead of its own search at every point of the composite's.
 import math
 
 __all__ = ["check_model_fits", "largest_model_epsilon", "model_pins", "width_rule_pins",
-           "largest_dominated_epsilon",
+           "largest_dominated_epsilon", "event_reads_bound", "refuse_released_bound",
            "model_planned_event", "search_share"]
 
 #: relative width of the final bracket of the bisection on the model's epsilon
@@ -151,6 +151,37 @@ def largest_dominated_epsilon(events, epsilon, delta, delta_model):
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
     return lo
+
+
+def event_reads_bound(model, n_samples, n_features, epsilon, delta):
+    """Whether ``model``'s planned event changes with its ``data_norm`` (compared at two
+    public values, by privacy profile).  The ``auto`` rules scale with the bound
+    (objective perturbation's ``alpha`` with ``R^2``, so ``eps_J = log(1 + beta(R)/(n
+    alpha))`` does not move), but a numeric ``alpha`` makes objective perturbation's event
+    follow it.  A bound released from the data (``data_norm="auto"``, a robust scaler's
+    output bound) must then not reach the model: its share, calibrated at the released
+    bound, is not covered by the composition (:func:`width_rule_pins`).  Public."""
+    from sklearn.base import clone
+
+    from ..accounting._events import same_privacy_profile
+
+    events = [model_planned_event(clone(model), n_samples, n_features, epsilon, delta,
+                                  data_norm=bound) for bound in (1.0, 3.0)]
+    if any(e is None for e in events):
+        return False        # no plan: the fit raises its own error before any release
+    return not same_privacy_profile(*events)
+
+
+def refuse_released_bound(model, n_samples, n_features, epsilon, delta, where):
+    """Raise before any release when ``model``'s event reads a ``data_norm`` that
+    ``where`` releases from the data (:func:`event_reads_bound`)."""
+    if event_reads_bound(model, n_samples, n_features, epsilon, delta):
+        raise ValueError(
+            f"{type(model).__name__}(alpha={model.get_params(deep=False).get('alpha')!r}) "
+            f"with solver {getattr(model, 'solver', None)!r}: its privacy event reads its "
+            f"data_norm, which {where} releases from the data, so its share could not be "
+            "fixed before that release.  Use alpha='auto' (it scales with the bound), a "
+            "public data_norm, or solver='dpsgd'; nothing was released")
 
 
 #: the smallest share of the budget :func:`largest_model_epsilon` tries: ``epsilon 2^-10``

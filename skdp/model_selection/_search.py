@@ -110,7 +110,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import fitted_dp_event, gaussian_epsilon, get_epsilon
-from ..accounting._events import compose, events_close, pure_dp_event
+from ..accounting._events import compose, pure_dp_event, same_privacy_profile
 from ..accounting._rdp import rdp_epsilon, repeat_and_select_event
 from .._fitted_attributes import atomic_fit, strip_unprotected
 from .._mechanisms import new_word_source
@@ -534,9 +534,10 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         models = [None] * n_runs
         for (j, s, _), (model, total, event, _g, _k) in zip(tasks, results):
             expected = probes[chosen[j], splits.train_sizes[s]][0]
-            # the same events up to float rounding (events_close: a pipeline's model takes
-            # its released upstream bound); PLAN_MARGIN covers what rounding can change
-            if not events_close(event, expected):
+            # the same privacy profile up to float rounding (a pipeline's model takes its
+            # released upstream bound; a zeroth-order model's steps follow the width, their
+            # total Gaussian-DP mu does not); PLAN_MARGIN covers what rounding can change
+            if not same_privacy_profile(event, expected):
                 raise RuntimeError(
                     f"candidate {candidates[chosen[j]]} released {event!r} on the private "
                     f"data but {expected!r} on public placeholder data: its noise depends on "
@@ -558,7 +559,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
                 est.fit(X, y)
-            if not events_close(fitted_dp_event(est), probes[best_index, n][0]):
+            if not same_privacy_profile(fitted_dp_event(est), probes[best_index, n][0]):
                 raise RuntimeError(
                     "the refit released a different event on the private data than on "
                     "placeholder data: its noise depends on the data (privacy bug)"

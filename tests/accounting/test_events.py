@@ -133,7 +133,8 @@ def test_an_epsilon_beyond_the_float_range_is_refused_clearly():
     X = pd.DataFrame({"a": rng.normal(size=300), "b": rng.choice(list("xyz"), 300)})
     # a plan that charges a ledger a pure-DP pair of the whole budget (a model whose event
     # follows the released width) refuses it before any row
-    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=1.0, solver="zeroth_order"),
+    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=1.0, solver="zeroth_order",
+                                                      calibration="paper"),
                                  epsilon=1000.0, numeric=["a"], categorical=["b"])
     with pytest.raises(ValueError, match="beyond what the accounting represents"):
         pipe.fit(X, np.clip(X["a"], -1.0, 1.0))

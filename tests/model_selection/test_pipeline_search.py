@@ -126,7 +126,8 @@ def test_a_model_whose_event_follows_the_width_is_refused_before_any_fit():
 
     df, _ = _table()
     target = np.log(df["income"].to_numpy()) - 10.0
-    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=4.0, solver="zeroth_order"),
+    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=4.0, solver="zeroth_order",
+                                                      calibration="paper"),
                                  epsilon=1.0, **SCHEMA)
     with pytest.raises(ValueError, match="depends on the width"):
         dp_cross_validate(pipe, df, target, epsilon=1.0, cv=3, random_state=0,
@@ -208,11 +209,28 @@ def test_nonconvex_solvers_that_cannot_be_planned_say_why(solver, match):
 
     df, _ = _table(3000)      # zeroth-order's schedule follows the width from ~2000 rows
     target = np.log(df["income"].to_numpy()) - 10.0
-    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=4.0, solver=solver),
+    # at calibration="paper" zeroth-order's printed noise follows the width
+    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=4.0, solver=solver,
+                                                      calibration="paper"),
                                  epsilon=1.0, **SCHEMA)
     with pytest.raises(ValueError, match=match):
         dp_cross_validate(pipe, df, target, epsilon=1.0, cv=3, random_state=0,
                           scoring=_mae())
+
+
+def test_zeroth_order_is_cross_validated_on_one_privacy_profile():
+    """At calibration="tight" its Gaussian steps' number follows the width but their total
+    Gaussian-DP mu does not: one privacy profile at every width, which the search and the
+    plan compare (it was refused as following the width)."""
+    from skdp import DPNonconvexRegressor
+
+    df, _ = _table(3000)
+    target = np.log(df["income"].to_numpy()) - 10.0
+    pipe = make_private_pipeline(DPNonconvexRegressor(y_bound=4.0, solver="zeroth_order"),
+                                 epsilon=1.0, **SCHEMA)
+    res = dp_cross_validate(pipe, df, target, epsilon=1.0, cv=3, random_state=0,
+                            scoring=_mae())
+    assert res["privacy_guaranteed"] and 0.9 < res["epsilon"] <= 1.0
 
 
 def test_the_default_nonconvex_pipeline_is_cross_validated():
