@@ -393,7 +393,7 @@ class PrivatePipeline(Pipeline):
 
     def _execute(self, plan, X, y, rows=None):
         from .accounting import fitted_dp_event, fitted_privacy_guaranteed, get_epsilon
-        from .accounting._events import same_privacy_profile
+        from .accounting._events import privacy_profile_at_most, same_privacy_profile
         from .accounting._fitted import released_steps
         from .accounting._ledger import ledger_reservation
         from .exceptions import BudgetExceededError
@@ -448,12 +448,12 @@ class PrivatePipeline(Pipeline):
                     continue
                 released = getattr(fitted_leaf(fitted, s.path), "dp_event_", None)
                 # equal, or (behind a release that sets this step's input width, e.g.
-                # released knots) not more private-costly than planned: the rounding term
-                # of the grid moves with the width by ~1e-9
+                # released knots) dominated by the planned event: the rounding term of
+                # the grid moves with the width by ~1e-9 (privacy_profile_at_most compares
+                # the Gaussian mu and the thresholds' delta, not one epsilon)
                 if released != s.event and not (
                         released is not None
-                        and get_epsilon(released, delta) <= get_epsilon(s.event, delta)
-                        * (1.0 + 1e-6)):
+                        and privacy_profile_at_most(released, s.event)):
                     raise RuntimeError(
                         f"step '{s.path}' released {released!r} on the private data but was "
                         f"planned with {s.event!r}: its noise depends on the data (a privacy "

@@ -248,6 +248,38 @@ def same_privacy_profile(a, b, rtol=1e-9):
     return math.isclose(parts[0]["mu2"], parts[1]["mu2"], rel_tol=rtol)
 
 
+def privacy_profile_at_most(a, b, rtol=1e-9):
+    """Whether event ``a`` is dominated by event ``b``: :func:`same_privacy_profile`, or
+    both are Gaussian releases and ``(0, delta)`` parts only, with ``a``'s total ``mu^2``
+    and total ``delta`` each at most ``b``'s (to ``rtol``).  A Gaussian composition's
+    profile increases with its ``mu`` (Dong, Roth & Su 2019), and ``(0, delta)`` parts add
+    their ``delta``; a comparison of the epsilons at one ``delta`` would not be domination
+    for events of two kinds.
+
+    Examples
+    --------
+    >>> from skdp.accounting import gaussian_event
+    >>> from skdp.accounting._events import privacy_profile_at_most
+    >>> privacy_profile_at_most(gaussian_event(2.0, 1.0), gaussian_event(1.0, 1.0))
+    True
+    >>> privacy_profile_at_most(gaussian_event(1.0, 1.0), gaussian_event(2.0, 1.0))
+    False
+    """
+    if same_privacy_profile(a, b, rtol):
+        return True
+    from ._accountant import _analyse, _peel_delta_events
+
+    parts = []
+    for event in (a, b):
+        rest, delta = _peel_delta_events(without_no_ops(event))
+        info = _analyse(rest)
+        if info["other"] or info["pure"] or info["nonprivate"]:
+            return False
+        parts.append((info["mu2"], delta))
+    (mu2_a, delta_a), (mu2_b, delta_b) = parts
+    return mu2_a <= mu2_b * (1.0 + rtol) and delta_a <= delta_b * (1.0 + rtol)
+
+
 def _same_tree(a, b, rtol):
     """:func:`events_close` on events already without NoOps (recursive)."""
     import numbers

@@ -314,6 +314,19 @@ def fitted_dp_event(estimator):
         ``FeatureUnion`` are walked: their blocks read the same rows, so their events
         compose sequentially.
 
+    Notes
+    -----
+    The composition of a plain ``Pipeline`` is the composition of what each step released.
+    When a DP transformer releases the width of the next step's input (the knots of a
+    :class:`~skdp.preprocessing.DPSplineTransformer`, the categories a
+    :class:`~skdp.preprocessing.DPOneHotEncoder` discovers) and a following estimator's
+    ``auto`` rules read that width, the estimator's event follows a released value, and the
+    exact composition of the events released is not a proof of the budget
+    (:func:`skdp.linear_model._budget.width_rule_pins`; for a one-hot encoder before a
+    logistic model, 1.041 and 1.047 reported at two released widths, 1.059 the Rényi-DP
+    bound over every width the encoder can release).  Fit such a chain in a :class:`~skdp.PrivatePipeline` (its plan fixes the
+    model's event before any row), or give the estimator a public ``auto_n_features``.
+
     Returns
     -------
     event : dp_accounting.DpEvent

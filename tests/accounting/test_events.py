@@ -176,3 +176,20 @@ def test_events_close_ignores_what_releases_nothing_and_nothing_else():
     assert without_no_ops(compose(g, h)) == compose(g, h)
     plain = compose(g, h)
     assert without_no_ops(plain) is plain
+
+
+def test_domination_compares_the_gaussian_mu_and_the_thresholds_delta():
+    """A released event is accepted behind a width-setting release only when the planned
+    one dominates it: a larger Gaussian mu with a smaller delta has a smaller epsilon at
+    one delta but is not dominated (an epsilon comparison accepted it)."""
+    from skdp.accounting import DeltaDpEvent, compose, gaussian_event, get_epsilon
+    from skdp.accounting._events import privacy_profile_at_most
+
+    planned = compose(gaussian_event(4.0, 1.0), DeltaDpEvent(1e-7))
+    assert privacy_profile_at_most(compose(gaussian_event(4.2, 1.0), DeltaDpEvent(1e-7)),
+                                   planned)
+    other = compose(gaussian_event(3.99, 1.0), DeltaDpEvent(1e-9))
+    assert get_epsilon(other, 1e-6) <= get_epsilon(planned, 1e-6)
+    assert not privacy_profile_at_most(other, planned)
+    assert not privacy_profile_at_most(compose(gaussian_event(4.2, 1.0),
+                                               DeltaDpEvent(2e-7)), planned)
