@@ -135,7 +135,21 @@ def configure(base, params, budget, seeds, layout=None):
                 delta = budget[3]
                 # its whole event fixed before any row: the selection accounts it
                 update[prefix + "model_plan"] = "fixed"
-            update[prefix + "epsilon"] = _gdp_step_epsilon(delta, mu, m)
+            step_epsilon = _gdp_step_epsilon(delta, mu, m)
+            if not step_epsilon > 0.0:
+                # only reached when no larger per-fit budget fits (calibrate_per_fit
+                # lowers it while the total is over): the fits' (0, delta) parts alone
+                # exceed the budget's delta
+                from ..exceptions import BudgetExceededError
+
+                raise BudgetExceededError(
+                    "no per-fit budget fits the total: the candidates' (0, delta) parts "
+                    "(a category discovery's threshold, given the whole per-fit delta in "
+                    "a scikit-learn Pipeline and added up over every fit of a row) "
+                    "exceed the budget's delta; raise delta, lower n_repetitions, or put "
+                    "the steps in a PrivatePipeline (make_private_pipeline), whose "
+                    "thresholds the search gives a share of delta; nothing was fitted")
+            update[prefix + "epsilon"] = step_epsilon
             update[prefix + "delta"] = delta
             gdp_solver = getattr(step, "_GAUSSIAN_AUTO_SOLVER", None)
             if gdp_solver is not None and current.get(prefix + "solver") == "auto":

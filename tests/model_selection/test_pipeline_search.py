@@ -348,3 +348,30 @@ def test_search_over_a_pipeline_with_public_categories():
     search = DPGridSearchCV(pipe, {"model__alpha": [0.01, 0.1]}, epsilon=2.0,
                             delta=1e-6, random_state=0).fit(df, y)
     assert search.privacy_guaranteed_ and search.epsilon_ <= 2.0
+
+
+def test_a_plain_pipeline_whose_thresholds_exceed_delta_is_refused_clearly():
+    """A discovering DPOneHotEncoder in a scikit-learn Pipeline takes the whole per-fit
+    delta, and its threshold's delta adds up over the fits: no per-fit budget fits, and
+    the search lowered it until a step's epsilon was 0.0, then failed in the encoder's
+    parameter validation (InvalidParameterError); now a BudgetExceededError that says
+    why, before any fit."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    from skdp.exceptions import BudgetExceededError
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"job": rng.choice(["a", "b", "c"], 3000).astype(object),
+                       "x": rng.uniform(-1, 1, 3000)})
+    y = ((df["job"] == "b") ^ (df["x"] > 0)).astype(int).to_numpy()
+    encoder = DPOneHotEncoder(epsilon=0.3, random_state=1)
+    pipe = Pipeline([("ct", ColumnTransformer([("ohe", encoder, ["job"]),
+                                               ("num", "passthrough", ["x"])])),
+                     ("m", DPLogisticRegression(classes=[0, 1], epsilon=0.8, data_norm=2.0,
+                                                random_state=2))])
+    search = DPGridSearchCV(pipe, {"m__alpha": ["auto"]}, epsilon=2.0, cv=2,
+                            random_state=0)
+    with pytest.raises(BudgetExceededError, match="delta"):
+        search.fit(df, y)
+    assert not hasattr(search, "best_index_") and not hasattr(encoder, "categories_")
