@@ -454,10 +454,7 @@ class PrivatePipeline(Pipeline):
                 if released != s.event and not (
                         released is not None
                         and privacy_profile_at_most(released, s.event)):
-                    raise RuntimeError(
-                        f"step '{s.path}' released {released!r} on the private data but was "
-                        f"planned with {s.event!r}: its noise depends on the data (a privacy "
-                        "bug); nothing is kept")
+                    raise _unplanned_release(s)
                 events.append(released)
                 split[s.path] = (s.epsilon, s.delta)
             if has_model:
@@ -515,20 +512,14 @@ class PrivatePipeline(Pipeline):
                     if not (final.privacy_guaranteed_
                             and final.epsilon_ <= eps_model * (1.0 + 1e-9)
                             and final.delta_ <= model_delta * (1.0 + 1e-12)):
-                        raise RuntimeError(
-                            f"step '{name}' certified ({final.epsilon_!r}, "
-                            f"{final.delta_!r}) but was planned at ({eps_model!r}, "
-                            f"{model_delta!r}) (a privacy bug); nothing is kept")
+                        raise _unplanned_release(step)
                 elif step.event is not None and not (
                         released is not None
                         and same_privacy_profile(released, step.event)):
                     # the event was fixed before any row (skdp.linear_model._budget.
                     # width_rule_pins): a model whose event followed the released width
                     # would not compose as planned
-                    raise RuntimeError(
-                        f"step '{name}' released {released!r} but was planned with "
-                        f"{step.event!r}: its event follows the data (a privacy bug); "
-                        "nothing is kept")
+                    raise _unplanned_release(step)
                 bounds = getattr(final, "budget_split_", None)
                 if isinstance(bounds, dict) and "bounds" in bounds:
                     split[f"{name} bounds"] = bounds["bounds"]
@@ -559,6 +550,15 @@ class PrivatePipeline(Pipeline):
         self.delta_ = delta
         self.budget_split_ = split
         self.privacy_plan_ = plan
+
+
+def _unplanned_release(step):
+    """The error of a step that released another event than its plan's.  It names the
+    planned event only: the released one would then be a function of the data (the bug
+    this reports), and a message must not print what the data decided."""
+    return RuntimeError(
+        f"step '{step.path}' did not release the event it was planned with "
+        f"({step.event!r}): its noise depends on the data (a privacy bug); nothing is kept")
 
 
 def _tree_objects(estimator):

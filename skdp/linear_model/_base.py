@@ -96,6 +96,17 @@ _CONVEX_SOLVER_PARAMS_DOC = r"""    batch_size : int or None, default=None
         only; privacy does not depend on it.  Ignored otherwise.
 """
 
+#: ``auto_n_features`` of the three estimators (the width their ``auto`` rules read)
+_AUTO_N_FEATURES_DOC = r"""    auto_n_features : int or None, default=None
+        The number of features the ``"auto"`` rules (``alpha``, DP-SGD's batch size and
+        steps, the warm start of ``warm_gd``) are evaluated at; None: the design's.  The
+        privacy event reads those choices, so a private pipeline whose transformers
+        release the design's width (knots, discovered categories) sets it to its public
+        planning width: the model's event is then fixed before any row (a model whose
+        event followed a released width would not compose to the budget;
+        :func:`skdp.linear_model._budget.width_rule_pins`).  Restored after the fit.
+"""
+
 #: the guarantee, under numpydoc's standard "Notes" heading (an own "Privacy" section made
 #: numpydoc -- and scikit-learn's HTML repr, which parses the docstring with it -- warn
 #: "Unknown section Privacy" on every estimator shown in a notebook)

@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from .._fitted_attributes import atomic_fit
 from .._losses import HuberLoss
 from ._base import (
+    _AUTO_N_FEATURES_DOC,
     _CONVEX_SOLVER_PARAMS_DOC,
     _PRIVACY_DOC,
     CONVEX_MODEL_CONSTRAINTS,
@@ -91,15 +92,9 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         pipeline sets it from its one split of the budget (restored after the fit); a
         value that does not compose within ``(epsilon, delta)`` under the exact
         accountant is not used (the search runs).
-    auto_n_features : int or None, default=None
-        The number of features the ``"auto"`` rules (``alpha``, DP-SGD's batch size and
-        steps, the warm start of ``warm_gd``) are evaluated at; None: the design's.  The
-        privacy event reads those choices, so a private pipeline whose transformers
-        release the design's width (knots, discovered categories) sets it to its public
-        planning width: the model's event is then fixed before any row (a model whose
-        event followed a released width would not compose to the budget;
-        :func:`skdp.linear_model._budget.width_rule_pins`).  Restored after the fit.
-    alpha : float or "auto", default="auto"
+"""
+        + _AUTO_N_FEATURES_DOC
+        + r"""    alpha : float or "auto", default="auto"
         L2 regularisation strength (of the mean loss).  ``"auto"``: a public rule of
         ``n``, ``p``, ``epsilon``, ``delta`` and the bounds that balances the
         regulariser's bias against the noise (``skdp.linear_model._auto``; derivation in

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._losses import LogisticLoss, MultinomialLoss
 from ._base import (
+    _AUTO_N_FEATURES_DOC,
     _CONVEX_SOLVER_PARAMS_DOC,
     _PRIVACY_DOC,
     CONVEX_MODEL_CONSTRAINTS,
@@ -84,15 +85,9 @@ class DPLogisticRegression(DaskScoreMixin, ClassifierMixin, BaseDPLinear):
         ``n``, ``p``, ``epsilon``, ``delta`` and the bounds that balances the
         regulariser's bias against the noise (``skdp.linear_model._auto``; derivation in
         ``doc/defaults.rst``); the value used is ``alpha_``.
-    auto_n_features : int or None, default=None
-        The number of features the ``"auto"`` rules (``alpha``, DP-SGD's batch size and
-        steps) are evaluated at; None: the design's.  The privacy event reads those
-        choices, so a private pipeline whose transformers release the design's width
-        (knots, discovered categories) sets it to its public planning width: the model's
-        event is then fixed before any row (a model whose event followed a released width
-        would not compose to the budget; :func:`skdp.linear_model._budget.width_rule_pins`).
-        Restored after the fit.
-    fit_intercept : bool, default=True
+"""
+        + _AUTO_N_FEATURES_DOC
+        + r"""    fit_intercept : bool, default=True
         Fit an intercept, as a regularised constant feature ``intercept_scaling`` that is
         clipped together with the row.
     intercept_scaling : float, default=1.0

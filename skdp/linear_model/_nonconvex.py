@@ -11,6 +11,7 @@ from .._fitted_attributes import atomic_fit
 from .._losses import ROBUST_LOSSES
 from .._solvers import NONCONVEX_SOLVERS
 from ._base import (
+    _AUTO_N_FEATURES_DOC,
     _PRIVACY_DOC,
     PLANNERS,
     SMOOTHING_MAX,
@@ -228,15 +229,9 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         pipeline sets it from its one split of the budget (restored after the fit); a
         value that does not compose within ``(epsilon, delta)`` under the exact
         accountant is not used (the search runs).
-    auto_n_features : int or None, default=None
-        The number of features the ``"auto"`` rules (``alpha``, DP-SGD's batch size and
-        steps, the warm start of ``warm_gd``) are evaluated at; None: the design's.  The
-        privacy event reads those choices, so a private pipeline whose transformers
-        release the design's width (knots, discovered categories) sets it to its public
-        planning width: the model's event is then fixed before any row (a model whose
-        event followed a released width would not compose to the budget;
-        :func:`skdp.linear_model._budget.width_rule_pins`).  Restored after the fit.
-    alpha : float, default=0.0
+"""
+        + _AUTO_N_FEATURES_DOC
+        + r"""    alpha : float, default=0.0
         L2 regularisation strength; its gradient ``alpha w`` is added to the private
         gradient (a function of the public iterate, no privacy cost).
     fit_intercept : bool, default=True
