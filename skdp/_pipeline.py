@@ -397,7 +397,6 @@ class PrivatePipeline(Pipeline):
         from .accounting._fitted import released_steps
         from .accounting._ledger import ledger_reservation
         from .exceptions import BudgetExceededError
-        from .linear_model._nested_share import model_split
         from ._plan import check_configured_keys, configured, fitted_leaf
 
         epsilon, delta = float(self.epsilon), plan.delta
@@ -442,7 +441,7 @@ class PrivatePipeline(Pipeline):
             elif transformers:
                 Xt = Pipeline(transformers).fit_transform(X, y)
             fitted = Pipeline(transformers) if transformers else None
-            events, split = [], {}
+            split = {}
             for s in plan.steps:
                 if s.role != "release":
                     continue
@@ -455,7 +454,6 @@ class PrivatePipeline(Pipeline):
                         released is not None
                         and privacy_profile_at_most(released, s.event)):
                     raise _unplanned_release(s)
-                events.append(released)
                 split[s.path] = (s.epsilon, s.delta)
             if has_model:
                 name, final = self.steps[-1]
@@ -474,21 +472,12 @@ class PrivatePipeline(Pipeline):
                 user_solver = getattr(final, "solver", None)
                 user_alpha = getattr(final, "alpha", None)
                 user_width = getattr(final, "auto_n_features", None)
-                # the plan's pins (a public solver rule, pinned choices) before the model's
-                # share is computed from them
-                final.set_params(**step.params)
-                split_params = {}
-                if eps_model is None:
-                    # the width was set by a category release: the largest share that
-                    # composes (released events and public sizes only; an estimator with
-                    # releases of its own also gets its model's share, handed below)
-                    eps_model, split_params = model_split(final, events, Xt.shape[0],
-                                                          Xt.shape[1], epsilon, delta)
-                # a dominated model (its event follows the released width) is fitted to
-                # its own planned (epsilon, delta) share
+                # the plan fixed the model's share and event before any row
+                # (_plan._plan_model), whatever width the transformers released; a
+                # dominated model (its event follows that width) is fitted to its own
+                # planned (epsilon, delta)
                 model_delta = step.delta if step.dominated else delta
-                final.set_params(epsilon=eps_model, delta=model_delta, **step.params,
-                                 **split_params)
+                final.set_params(epsilon=eps_model, delta=model_delta, **step.params)
                 split[name] = (eps_model, model_delta)
                 try:
                     final.fit(Xt, y)
@@ -513,6 +502,9 @@ class PrivatePipeline(Pipeline):
                             and final.epsilon_ <= eps_model * (1.0 + 1e-9)
                             and final.delta_ <= model_delta * (1.0 + 1e-12)):
                         raise _unplanned_release(step)
+                    # the model object carries it, for this fit's event only (any view of
+                    # the pipeline composes it; a refit releases another event object)
+                    final._composed_as = (final.dp_event_, step.event)
                 elif step.event is not None and not (
                         released is not None
                         and same_privacy_profile(released, step.event)):

@@ -940,7 +940,6 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
         return _replace(plan, steps=steps, model_width=low if public else None,
                         planned_event=dp_accounting.NonPrivateDpEvent(),
                         ledger_event=dp_accounting.NonPrivateDpEvent())
-    pins = {}
     if public:
         width = low
         # (an estimator with releases of its own also gets its model's share: one search,

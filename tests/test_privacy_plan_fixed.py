@@ -118,6 +118,16 @@ def test_a_width_following_model_is_composed_as_its_dominating_pair(n_jobs):
     assert same_release(fitted_dp_event(pipe), plan.planned_event)
     assert same_release(pipe.dp_event_, plan.planned_event)
     assert pipe.epsilon_ <= 1.0 and model.delta == 1e-6         # the user's delta is back
+    # any view of the fitted steps composes the pair (it was read from the top-level plan
+    # only: a slice composed the model's own event)
+    from sklearn.pipeline import Pipeline
+
+    for view in (pipe[:], Pipeline(pipe.steps), Pipeline([("inner", pipe)])):
+        assert same_release(fitted_dp_event(view), plan.planned_event)
+    # a refit of the model alone releases its own event again
+    basis = pipe[:-1].transform(df)
+    model.fit(basis, target)
+    assert not same_release(fitted_dp_event(model), step.event)
 
 
 def test_the_fixed_plan_is_the_same_every_time():

@@ -375,14 +375,8 @@ def fitted_dp_event(estimator):
     """
     _check_distinct_seeds(estimator)
     events, recorded = [], False
-    dominated = _dominated_events(estimator)
     for path, step in _named_steps(estimator):
         event = _step_event(step)
-        if path in dominated and event is not None and not isinstance(
-                event, dp_accounting.NonPrivateDpEvent):
-            # a pipeline's model whose event followed the released width: composed as the
-            # pair that dominates every release of its planned (epsilon, delta)
-            event = dominated[path]
         if event is not None:
             recorded = True
             if not isinstance(event, dp_accounting.NoOpDpEvent):
@@ -397,15 +391,6 @@ def fitted_dp_event(estimator):
     return events[0] if len(events) == 1 else compose(*events)
 
 
-def _dominated_events(estimator):
-    """``{path: event}`` of the steps a fitted :class:`~skdp.PrivatePipeline`'s plan
-    composes as a dominating pair instead of their own event
-    (:func:`skdp._plan._dominated_model_plan`)."""
-    plan = getattr(estimator, "privacy_plan_", None)
-    steps = getattr(plan, "steps", ())
-    return {s.path: s.event for s in steps if getattr(s, "dominated", False)}
-
-
 def _step_event(step):
     """What a fitted step released: its ``dp_event_``, a ``NonPrivateDpEvent`` when it
     lost its guarantee (a bound or label set read from the data, whatever its own
@@ -415,10 +400,16 @@ def _step_event(step):
     composition: :func:`fitted_dp_event` leaves it out, so a pipeline's event is the
     composition of its real releases -- the tree its plan states -- and one real release
     keeps its own certificate (:func:`released_steps`).  A step that lost its guarantee
-    is never left out."""
+    is never left out.  A private pipeline's model whose event followed the released
+    width is composed as the pair that dominates every release of its planned (epsilon,
+    delta) (:func:`skdp._plan._dominated_model_plan`): the pipeline's fit leaves that pair
+    on the model with the event it released, and it holds for that fit only."""
     event = getattr(step, "dp_event_", None)
     if event is not None and not getattr(step, "privacy_guaranteed_", True):
         return dp_accounting.NonPrivateDpEvent()
+    composed = getattr(step, "_composed_as", None)
+    if composed is not None and event is not None and composed[0] is event:
+        return composed[1]
     return event
 
 
