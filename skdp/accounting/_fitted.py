@@ -324,8 +324,9 @@ def fitted_dp_event(estimator):
     exact composition of the events released is not a proof of the budget
     (:func:`skdp.linear_model._budget.width_rule_pins`; for a one-hot encoder before a
     logistic model, 1.041 and 1.047 reported at two released widths, 1.059 the Rényi-DP
-    bound over every width the encoder can release).  Fit such a chain in a :class:`~skdp.PrivatePipeline` (its plan fixes the
-    model's event before any row), or give the estimator a public ``auto_n_features``.
+    bound over every width the encoder can release).  Fit such a chain in a
+    :class:`~skdp.PrivatePipeline` (its plan fixes the model's event before any row), or
+    give the estimator a public ``auto_n_features``.
 
     Returns
     -------

@@ -255,9 +255,9 @@ def _planned_probe(est, X, n_rows):
     """``(event, privacy_guaranteed)`` of a skdp estimator's fit on ``n_rows`` rows of the
     Dask array ``X`` (or of a Dask DataFrame with the schema ``X``), from its public plan
     (:func:`skdp.linear_model._base.planned_dp_event`: parameters, ``n`` and the width
-    only), so that the client never holds ``n_rows`` placeholder rows; None when the estimator cannot plan it (the caller
-    then fits a placeholder).  The search checks every real fit against it, as against a
-    placeholder fit's event."""
+    only), so that the client never holds ``n_rows`` placeholder rows; None when the
+    estimator cannot plan it (the caller then fits a placeholder).  The search checks
+    every real fit against it, as against a placeholder fit's event."""
     from ..linear_model._base import planned_dp_event
 
     planned = planned_dp_event(clone(est), n_rows, int(X.shape[1]))
