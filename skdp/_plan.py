@@ -653,8 +653,8 @@ def analytic_prefix(pipeline, plan, X):
     fit still checks that every release recorded its planned event, so a wrong formula
     fails loudly at fit time, never silently.  The lowest width is the true lower bound
     of each transformer's released width (the placeholder fits gave an upper estimate of
-    it); it only serves the plan's checks (:func:`skdp.linear_model._budget.
-    check_model_fits`), never a release."""
+    it); it only serves the plan's checks (the model's widths compared,
+    :func:`_width_free`), never a release."""
     from .preprocessing import DPOneHotEncoder, DPSplineTransformer
 
     supported = (DPSplineTransformer, DPOneHotEncoder)

@@ -11,7 +11,7 @@ from sklearn.base import clone  # noqa: E402
 
 from skdp import (DPHuberRegressor, DPLogisticRegression, DPNonconvexRegressor,  # noqa: E402
                   make_private_pipeline)
-from skdp.linear_model._budget import model_pins, model_planned_event  # noqa: E402
+from skdp.linear_model._budget import model_planned_event  # noqa: E402
 from skdp.accounting._events import events_close as same_release  # noqa: E402
 
 MODELS = {
@@ -25,22 +25,21 @@ MODELS = {
 @pytest.mark.parametrize("solver", ["auto", "dpsgd", "objective_perturbation",
                                     "output_perturbation", "phased"])
 @pytest.mark.parametrize("n, epsilon", [(500, 0.3), (30000, 2.0)])
-def test_pinned_choices_make_the_event_width_free(name, solver, n, epsilon):
+def test_the_rules_width_makes_the_event_width_free(name, solver, n, epsilon):
+    """With auto_n_features the auto rules read that width, not the design's: the event is
+    the same at every design width, and it is the unpinned model's at that width."""
     model = MODELS[name](solver)
-    pins = model_pins(model, n, 17, epsilon, 1e-7, data_norm=2.0)
-    pinned = clone(model).set_params(**pins)
+    pinned = clone(model).set_params(auto_n_features=17)
     events = [model_planned_event(pinned, n, p, epsilon, 1e-7, data_norm=2.0)
               for p in (1, 5, 17, 400, 3000)]
     # equal up to the last bits (a width enters some float sums)
     assert same_release(events[2], model_planned_event(model, n, 17, epsilon, 1e-7,
                                                        data_norm=2.0))
     assert all(same_release(e, events[0]) for e in events)
-    if solver == "dpsgd" and name != "multinomial":
-        assert {"batch_size", "n_steps", "alpha"} <= set(pins)
 
 
-def test_the_width_matters_without_pins():
-    """The test above can fail: unpinned, the events do follow the width."""
+def test_the_width_matters_without_the_rules_width():
+    """The test above can fail: without auto_n_features the events follow the width."""
     model = DPLogisticRegression(classes=[0, 1], solver="objective_perturbation")
     events = {repr(model_planned_event(model, 2000, p, 1.0, 1e-7, data_norm=2.0))
               for p in (1, 17, 400)}

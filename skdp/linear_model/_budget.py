@@ -23,7 +23,7 @@ instead of its own search at every point of the composite's.
 
 import math
 
-__all__ = ["check_model_fits", "largest_model_epsilon", "model_pins", "width_rule_pins",
+__all__ = ["largest_model_epsilon", "width_rule_pins",
            "largest_dominated_epsilon", "event_reads_bound", "refuse_released_bound",
            "model_planned_event", "search_share"]
 
@@ -43,35 +43,6 @@ def model_planned_event(model, n_samples, n_features, epsilon, delta, data_norm=
     if data_norm is not None:
         probe.set_params(data_norm=float(data_norm))
     return planned_dp_event(probe, n_samples, n_features)
-
-
-def model_pins(model, n_samples, n_features, epsilon, delta, data_norm=None):
-    """The parameters that fix what ``model``'s ``auto`` rules choose from the width of its
-    design, resolved at ``n_features`` (:func:`skdp.linear_model._auto.resolve_fit_plan`):
-    ``solver``, ``alpha`` and DP-SGD's ``batch_size``/``n_steps`` where they are ``"auto"``
-    or None.  With them set, the model's event is the same at any width (pinned by
-    ``tests/test_privacy_plan.py``), so a composite can fix it before the width is
-    released."""
-    from sklearn.base import clone
-
-    probe = clone(model).set_params(epsilon=epsilon, delta=delta)
-    if data_norm is not None:
-        probe.set_params(data_norm=float(data_norm))
-    loss, n_outputs = probe._planning_loss()
-    plan = probe._fit_plan(int(n_samples), int(n_features), loss, n_outputs,
-                           probe._public_row_bound())
-    params = model.get_params(deep=False)
-    pins = {}
-    if params.get("solver") == "auto":
-        pins["solver"] = plan.solver
-    if isinstance(params.get("alpha"), str):
-        pins["alpha"] = float(plan.alpha)
-    for name in ("batch_size", "n_steps"):
-        if name in plan.options and name in params and (
-                params[name] is None or isinstance(params[name], str)):
-            pins[name] = int(plan.options[name])
-    return pins
-
 
 
 def width_rule_pins(model, width):
@@ -220,77 +191,6 @@ def _gaussian_guess(events, epsilon, delta):
         return None
 
 
-def check_model_fits(model, events, n_samples, n_features, epsilon, delta, data_norm=None):
-    """Raise, as :func:`largest_model_epsilon` would, unless ``model`` fits next to
-    ``events`` at the smallest share that search tries (``epsilon 2^-10``) or, where it
-    has no plan at that share, at the search's first shares -- one evaluation instead of a
-    search, usually: what a plan checks before any release when the model's share waits
-    for a released width."""
-    from sklearn.base import clone
-
-    from ..accounting import compose, get_epsilon
-    from ..exceptions import BudgetExceededError
-    from ._base import planned_dp_event
-
-    probe = clone(model)
-    if data_norm is not None:
-        probe.set_params(data_norm=float(data_norm))
-    smallest = float(epsilon) * 2.0 ** -SMALLEST_SHARE_EXPONENT
-    if events and _joint_share(probe, events, n_samples, n_features, epsilon, delta) \
-            is not None:
-        return      # a share that fits, verified (and the fit's search starts from it)
-    from ._nested_share import nested_share
-
-    if nested_share(clone(probe), events, n_samples, n_features, epsilon, delta,
-                    first_fit=True) is not None:
-        return      # a composite's one search found a share for the estimator's model
-    # One evaluation usually settles the question.  The smallest share first: the plan's
-    # width is the lowest the fit can see, not the released one, so no calibration made
-    # here is the fit's, and the model fits there or (a share's total grows with it)
-    # nowhere; a model with no plan there (DP-SGD with a user-set number of steps cannot
-    # be calibrated to it) tries the first shares of largest_model_epsilon's search, the
-    # Gaussian-DP guess and a step along the Gaussian-DP slope.  A model that releases
-    # its own bounds first runs a search of its own at every share, which at a share
-    # near zero descends to its own floor: it tries the guess and the step first
-    guess = _gaussian_guess(events, epsilon, delta)
-    if guess is None or not guess > smallest:
-        tries = [smallest]
-    elif probe._released_bounds():
-        tries = [guess, smallest]
-    else:
-        tries = [smallest, guess]
-    reason = None
-    while tries:
-        e = tries.pop(0)
-        probe.set_params(epsilon=e, delta=delta)
-        try:
-            planned = planned_dp_event(probe, n_samples, n_features, raise_errors=True)
-        except (ValueError, TypeError, ZeroDivisionError, OverflowError,
-                AttributeError) as exc:
-            if e == smallest:
-                reason = exc
-            continue
-        if planned is None:
-            return
-        spent = get_epsilon(compose(*events, planned) if events else planned, delta)
-        if spent <= epsilon:
-            return
-        if e == smallest:
-            break       # the smallest share does not fit: no larger one does
-        if e == guess:      # the second point of largest_model_epsilon's search
-            step = _slope_step(guess, spent, epsilon)
-            if step > smallest:
-                tries.insert(0, step)
-    if reason is not None:
-        raise ValueError(
-            f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) has no "
-            f"planned event for these parameters; a budget split needs one: {reason}"
-        ) from None
-    raise BudgetExceededError(
-        f"the releases before the model spend the budget epsilon={epsilon!r}: nothing "
-        "is left for the model")
-
-
 def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,
                           data_norm=None):
     """Largest ``e <= epsilon`` such that ``compose(*events, planned(model at epsilon=e))``
@@ -373,7 +273,7 @@ def largest_model_epsilon(model, events, n_samples, n_features, epsilon, delta,
     return lo
 
 
-def search_share(total, hi, epsilon, guess, floor, first_fit=False):
+def search_share(total, hi, epsilon, guess, floor):
     """``(share, hi)``: the largest ``e`` in ``[floor, hi]`` with ``total(e) <= epsilon``
     to ``EPSILON_RTOL`` (``share`` None when no share down to ``floor`` fits; ``hi`` is
     then the last share tried above it), for ``total`` increasing in ``e`` (``inf`` where
@@ -383,14 +283,11 @@ def search_share(total, hi, epsilon, guess, floor, first_fit=False):
     some share on and their total grows with it, so the feasible shares form an interval
     below ``hi``.  With a guess the whole of ``hi`` is not tried: next to a Gaussian
     release it cannot fit (unless the model's calibration left more than the release's
-    cost unspent: a share is then lost, never the guarantee).  ``first_fit``: return the
-    first share that fits, unrefined (a plan's check)."""
+    cost unspent: a share is then lost, never the guarantee)."""
     if guess is not None and guess < hi:
         hi_total = math.inf
         guess_total = total(guess)
         if guess_total <= epsilon:
-            if first_fit:
-                return guess, hi
             return _refine(total, guess, hi, epsilon, guess_total, hi_total), hi
         hi, hi_total = guess, guess_total
         # the next try follows the Gaussian-DP slope, d total / d e ~ e / total (mu's
@@ -412,7 +309,7 @@ def search_share(total, hi, epsilon, guess, floor, first_fit=False):
             lo, lo_total = e, t
             break
         hi, hi_total = e, t
-    if lo is None or first_fit:
+    if lo is None:
         return lo, hi
     return _refine(total, lo, hi, epsilon, lo_total, hi_total), hi
 

@@ -46,12 +46,11 @@ import math
 __all__ = ["model_split", "nested_share", "released_bounds_model_epsilon"]
 
 
-def nested_share(probe, events, n_samples, n_features, epsilon, delta, first_fit=False):
+def nested_share(probe, events, n_samples, n_features, epsilon, delta):
     """``(g, s)``: the estimator's epsilon and its model's share (module docstring), or
     None: outside a composite's fit, for an estimator without releases of its own, without
     a Gaussian-DP guess next to ``events``, or when no share fits (the caller's search then
-    runs and raises its own error).  ``probe`` is a clone (modified); ``first_fit``: stop
-    at the first share that fits, unrefined (a plan's check)."""
+    runs and raises its own error).  ``probe`` is a clone (modified)."""
     from sklearn.base import clone
 
     from ..accounting import compose, get_epsilon
@@ -95,7 +94,7 @@ def nested_share(probe, events, n_samples, n_features, epsilon, delta, first_fit
     try:
         share, _ = search_share(total, g, epsilon,
                                 _gaussian_guess([*events, *own], epsilon, delta),
-                                g * 2.0 ** -SMALLEST_SHARE_EXPONENT, first_fit=first_fit)
+                                g * 2.0 ** -SMALLEST_SHARE_EXPONENT)
     except (ValueError, TypeError, ZeroDivisionError, OverflowError, AttributeError):
         return None
     if share is None:
