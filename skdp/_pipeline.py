@@ -497,7 +497,7 @@ class PrivatePipeline(Pipeline):
                 released = getattr(final, "dp_event_", None)
                 if step.dominated:
                     # composed as the pair dominating every (eps_model, model_delta)-DP
-                    # release (fitted_dp_event reads the plan): the model must certify it
+                    # release (below, fitted_dp_event reads it): the model must certify it
                     if not (final.privacy_guaranteed_
                             and final.epsilon_ <= eps_model * (1.0 + 1e-9)
                             and final.delta_ <= model_delta * (1.0 + 1e-12)):

@@ -375,18 +375,36 @@ def fitted_dp_event(estimator):
     (1.0, True)
     """
     _check_distinct_seeds(estimator)
-    events, recorded = [], False
-    for path, step in _named_steps(estimator):
-        event = _step_event(step)
-        if event is not None:
-            recorded = True
-            if not isinstance(event, dp_accounting.NoOpDpEvent):
-                events.append(event)
-        elif not _is_data_free(step):
-            raise _refusal(path, step)
+    events, recorded = leaf_events(estimator)
     if not recorded:
         raise TypeError("the estimator released nothing: no step carries a dp_event_")
     refuse_density_formats(estimator)
+    return composed_events(events)
+
+
+def leaf_events(estimator):
+    """``(events, recorded)``: the events of ``estimator``'s fitted leaves in fit order
+    (``NoOpDpEvent``\\ s left out, :func:`_step_event`) and whether any leaf carries
+    one.  A leaf without an event must be verified data-free: :func:`_refusal`
+    otherwise."""
+    events, recorded = [], False
+    for path, step in _named_steps(estimator):
+        event = _step_event(step)
+        if event is None:
+            if not _is_data_free(step):
+                raise _refusal(path, step)
+            continue
+        recorded = True
+        if not isinstance(event, dp_accounting.NoOpDpEvent):
+            events.append(event)
+    return events, recorded
+
+
+def composed_events(events):
+    """The composition :func:`fitted_dp_event` reports: ``NoOpDpEvent`` for nothing
+    released, one event as it is, else their ``ComposedDpEvent`` in order (a
+    ``NoOpDpEvent`` left out)."""
+    events = [e for e in events if not isinstance(e, dp_accounting.NoOpDpEvent)]
     if not events:
         return dp_accounting.NoOpDpEvent()
     return events[0] if len(events) == 1 else compose(*events)

@@ -107,21 +107,18 @@ def largest_dominated_epsilon(events, epsilon, delta, delta_model):
     from ..accounting import DeltaDpEvent, compose, get_epsilon, pure_dp_event
     from ..exceptions import BudgetExceededError
 
-    def fits(e):
+    def total(e):
         tail = [pure_dp_event(e), DeltaDpEvent(float(delta_model))]
-        return get_epsilon(compose(*events, *tail), float(delta)) <= float(epsilon)
+        return get_epsilon(compose(*events, *tail), float(delta))
 
-    lo, hi = float(epsilon) * 2.0 ** -SMALLEST_SHARE_EXPONENT, float(epsilon)
-    if not fits(lo):
+    # the shares' search of largest_model_epsilon (every point an upper bound)
+    share, _ = search_share(total, float(epsilon), float(epsilon), None,
+                            float(epsilon) * 2.0 ** -SMALLEST_SHARE_EXPONENT)
+    if share is None:
         raise BudgetExceededError(
             f"the earlier releases leave no share of epsilon={epsilon!r} at delta={delta!r} "
             "for a model composed as any (epsilon, delta)-DP release")
-    if fits(hi):
-        return hi
-    while hi / lo > 1.0 + EPSILON_RTOL:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return lo
+    return share
 
 
 def event_reads_bound(model, n_samples, n_features, epsilon, delta):

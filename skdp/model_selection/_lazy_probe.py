@@ -23,7 +23,7 @@ reads the same event without them:
 3. the model's event is its public plan at ``n`` rows and that width
    (:func:`skdp.linear_model._base.planned_dp_event`, the arithmetic its fit runs);
 4. the events compose in fit order, as :func:`skdp.accounting.fitted_dp_event` composes a
-   fitted pipeline's (a ``NoOpDpEvent`` left out, one event kept as it is).
+   fitted pipeline's (:func:`skdp.accounting._fitted.composed_events`).
 
 These are the in-memory placeholder fit's events (``tests/model_selection/
 test_dask_search.py`` compares them), bit for bit with public bounds; the planned event
@@ -73,7 +73,7 @@ def lazy_pipeline_probe(pipeline, X, n_rows):
     anything is fitted on the private rows."""
     from sklearn.base import clone
 
-    from ..accounting._fitted import _is_data_free, _refusal
+    from ..accounting._fitted import _is_data_free, _refusal, composed_events
 
     _refuse_private_pipelines(pipeline)
     path, last = _final_step(pipeline)
@@ -88,7 +88,7 @@ def lazy_pipeline_probe(pipeline, X, n_rows):
         model_event = _model_event(last, n_rows, width)
         events = events + [model_event]
         guaranteed = guaranteed and not _is_non_private(model_event)
-    return _composed(events), guaranteed
+    return composed_events(events), guaranteed
 
 
 def _final_step(pipeline):
@@ -144,14 +144,15 @@ def _fit_prefix(prefix, X, n_rows, has_model):
     :func:`skdp.accounting.fitted_dp_event` on the fitted steps."""
     from .._plan import placeholder_frame
     from ..accounting import fitted_privacy_guaranteed
-    from ..accounting._fitted import _check_distinct_seeds, refuse_density_formats
+    from ..accounting._fitted import (_check_distinct_seeds, leaf_events,
+                                      refuse_density_formats)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _fit_lazily(prefix, X, n_rows)
         width = int(prefix.transform(placeholder_frame(X, 2)).shape[1])
     _check_distinct_seeds(prefix)
-    events, recorded = _leaf_events(prefix)
+    events, recorded = leaf_events(prefix)
     if not recorded and not has_model:
         raise TypeError("the estimator released nothing: no step carries a dp_event_")
     refuse_density_formats(prefix)
@@ -174,27 +175,6 @@ def _fit_lazily(prefix, X, n_rows):
 
         lazy = da.zeros((int(n_rows), _width(X)), chunks=(rows.lengths, -1))
     fit_tree(prefix, lazy, rows)
-
-
-def _leaf_events(fitted):
-    """``(events, recorded)``: the events of the fitted leaves in fit order
-    (``NoOpDpEvent``\\ s left out) and whether any leaf carries one; a leaf without an
-    event must be verified data-free (the refusal of
-    :func:`skdp.accounting.fitted_dp_event` otherwise)."""
-    from ..accounting import _lazy_dp_accounting as dp_accounting
-    from ..accounting._fitted import _is_data_free, _named_steps, _refusal, _step_event
-
-    events, recorded = [], False
-    for path, step in _named_steps(fitted):
-        event = _step_event(step)
-        if event is None:
-            if not _is_data_free(step):
-                raise _refusal(path, step)
-            continue
-        recorded = True
-        if not isinstance(event, dp_accounting.NoOpDpEvent):
-            events.append(event)
-    return events, recorded
 
 
 def _model_event(model, n_rows, width):
@@ -222,14 +202,3 @@ def _is_non_private(event):
     from ..accounting import _lazy_dp_accounting as dp_accounting
 
     return isinstance(event, dp_accounting.NonPrivateDpEvent)
-
-
-def _composed(events):
-    """The composition of ``events`` as :func:`skdp.accounting.fitted_dp_event` forms it."""
-    from ..accounting import _lazy_dp_accounting as dp_accounting
-    from ..accounting._events import compose
-
-    events = [e for e in events if not isinstance(e, dp_accounting.NoOpDpEvent)]
-    if not events:
-        return dp_accounting.NoOpDpEvent()
-    return events[0] if len(events) == 1 else compose(*events)
