@@ -58,7 +58,7 @@ PUBLIC = frozenset({
     "keyed_by_",            # a private search's record on the steps it returns (no key)
     # what the fit resolved from its public parameters
     "solver_", "alpha_", "solver_params_", "secure_noise_", "data_norm_", "row_bound_", "gamma_",
-    "target_scale_",
+    "target_scale_", "auto_n_features_",
     "classes_", "feature_bounds_", "mean_noise_std_", "moment_noise_std_",
     # schema
     "n_features_in_", "feature_names_in_", "n_samples_seen_", "n_splits_",

@@ -447,9 +447,11 @@ class PrivatePipeline(Pipeline):
                     continue
                 released = getattr(fitted_leaf(fitted, s.path), "dp_event_", None)
                 # equal, or (behind a release that sets this step's input width, e.g.
-                # released knots) dominated by the planned event: the rounding term of
-                # the grid moves with the width by ~1e-9 (privacy_profile_at_most compares
-                # the Gaussian mu and the thresholds' delta, not one epsilon)
+                # released knots) dominated by the planned event, its calibration target:
+                # the rounding term of the grid moves the recorded event with the width
+                # by ~1e-9, never above the target (skdp.accounting._released_width;
+                # privacy_profile_at_most compares the Gaussian mu and the thresholds'
+                # delta, not one epsilon)
                 if released != s.event and not (
                         released is not None
                         and privacy_profile_at_most(released, s.event)):

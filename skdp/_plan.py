@@ -791,6 +791,8 @@ def _release_probe(pipeline, plan, X, lazy=False):
     from sklearn.base import clone
     from sklearn.pipeline import Pipeline
 
+    from .accounting._fitted import walk_events
+
     releasing = [s for s in plan.steps if s.role == "release"]
     if not releasing:
         return {}, {}
@@ -809,7 +811,12 @@ def _release_probe(pipeline, plan, X, lazy=False):
                          placeholder_lengths(plan.n_samples))
             else:
                 probe.fit(placeholder_frame(X, plan.n_samples))
-        _remember(key, ({s.path: _event_at(probe, s.path) for s in releasing},
+        # a transformer behind a released width is planned at its calibration target,
+        # which bounds its release at every width (skdp.accounting._released_width)
+        behind = []
+        walk_events(probe, behind=behind)
+        _remember(key, ({s.path: _event_at(probe, s.path, s.path in behind)
+                         for s in releasing},
                         {s.path: getattr(fitted_leaf(probe, s.path), "n_features_in_", None)
                          for s in releasing}))
     return _PROBES[key]
@@ -885,9 +892,15 @@ def fitted_leaf(estimator, path):
     return node
 
 
-def _event_at(fitted, path):
+def _event_at(fitted, path, behind_width=False):
+    """The event the plan gives the fitted leaf at ``path``: what it recorded, or behind
+    a released width what a pipeline composes for it
+    (:func:`skdp.accounting._released_width.behind_released_width`)."""
+    from .accounting._released_width import behind_released_width
+
     leaf = fitted_leaf(fitted, path)
-    return getattr(leaf, "dp_event_", None)
+    event = getattr(leaf, "dp_event_", None)
+    return behind_released_width(leaf, event) if behind_width and event is not None else event
 
 
 def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):

@@ -316,17 +316,20 @@ def fitted_dp_event(estimator):
 
     Notes
     -----
-    The composition of a plain ``Pipeline`` is the composition of what each step released.
-    When a DP transformer releases the width of the next step's input (the knots of a
-    :class:`~skdp.preprocessing.DPSplineTransformer`, the categories a
+    The composition of a plain ``Pipeline`` is the composition of what each step released,
+    with one exception.  When a DP transformer releases the width of the next step's input
+    (the knots of a :class:`~skdp.preprocessing.DPSplineTransformer`, the categories a
     :class:`~skdp.preprocessing.DPOneHotEncoder` discovers) and a following estimator's
-    ``auto`` rules read that width, the estimator's event follows a released value, and the
-    exact composition of the events released is not a proof of the budget
+    ``auto`` rules read that width, the estimator's event follows a released value, and
+    the exact composition of the events released is not a proof of the budget
     (:func:`skdp.linear_model._budget.width_rule_pins`; for a one-hot encoder before a
-    logistic model, 1.041 and 1.047 reported at two released widths, 1.059 the Rényi-DP
-    bound over every width the encoder can release).  Fit such a chain in a
-    :class:`~skdp.PrivatePipeline` (its plan fixes the model's event before any row), or
-    give the estimator a public ``auto_n_features``.
+    logistic model, 1.041 and 1.047 were reported at two released widths, against 1.059
+    for the Rényi-DP bound over every width the encoder can release).  Such an estimator is
+    composed as the pair that dominates every ``(epsilon, delta)``-DP release of it, and a
+    DP transformer behind such a step at its calibration target
+    (:mod:`skdp.accounting._released_width`).  An estimator given a public
+    ``auto_n_features`` (a :class:`~skdp.PrivatePipeline`'s plan and the private
+    searches set it), or whose event does not follow the width, keeps its exact event.
 
     Returns
     -------
@@ -386,18 +389,92 @@ def leaf_events(estimator):
     """``(events, recorded)``: the events of ``estimator``'s fitted leaves in fit order
     (``NoOpDpEvent``\\ s left out, :func:`_step_event`) and whether any leaf carries
     one.  A leaf without an event must be verified data-free: :func:`_refusal`
-    otherwise."""
-    events, recorded = [], False
-    for path, step in _named_steps(estimator):
-        event = _step_event(step)
-        if event is None:
-            if not _is_data_free(step):
-                raise _refusal(path, step)
-            continue
-        recorded = True
-        if not isinstance(event, dp_accounting.NoOpDpEvent):
-            events.append(event)
+    otherwise.  A leaf whose event follows a width an earlier leaf released is composed
+    as :mod:`skdp.accounting._released_width` says (:func:`walk_events`)."""
+    events, recorded, _ = walk_events(estimator)
     return events, recorded
+
+
+def walk_events(estimator, path="", input_released=False, behind=None):
+    """``(events, recorded, output_released)``: :func:`leaf_events`, and whether the width
+    of ``estimator``'s output is a released value.  ``input_released``: whether the width
+    of its input is (a step before it in a pipeline released it).
+
+    A step releases its output's width when its input's was (a scaler keeps it, a
+    ``ColumnTransformer`` stacks its blocks) or its own release sets it
+    (:func:`~._released_width.sets_width`; a releasing step of another library counts,
+    as its width cannot be told).  The blocks of a ``ColumnTransformer`` or
+    ``FeatureUnion`` read its input, never each other's output.  Behind a released width
+    (:mod:`~._released_width`):
+
+    * an skdp estimator's event is :func:`~._released_width.released_width_event` (its
+      exact event when its rules read a public width or its event is the same at every
+      width, else the pair dominating its ``(epsilon, delta)``);
+    * a DP transformer's is its calibration target (``_width_free_event``: its recorded
+      event moves with its input's width in the ninth digit, never below that target,
+      :func:`skdp.preprocessing._common.target_event`), or for a class without one the
+      pair of its ``(epsilon, delta)``;
+    * a :class:`~skdp.PrivatePipeline` nested in the pipeline (its plan reads its input's
+      width) is composed as the pair of its plan's total budget.
+
+    ``behind``: a list the paths of the releasing leaves behind a released width are
+    appended to (a :class:`~skdp.PrivatePipeline`'s plan reads it,
+    :func:`skdp._plan._release_probe`)."""
+    from ._released_width import (behind_released_width, released_width_event, sets_width,
+                                  step_pair)
+
+    if _is_pipeline(estimator) and path and _is_private_pipeline(estimator):
+        # nested in a pipeline: its plan read its input's width
+        events, recorded, released = _walk_sequence(estimator.steps, path, input_released,
+                                                    behind)
+        plan = getattr(estimator, "privacy_plan_", None)
+        if input_released and events and plan is not None:
+            events = [step_pair(plan.epsilon, plan.delta)]
+        return events, recorded, released
+    if _is_pipeline(estimator):
+        return _walk_sequence(estimator.steps, path, input_released, behind)
+    parts = _named_parts(estimator)
+    if parts is not None:
+        events, recorded, released = [], False, input_released
+        for name, step in parts:
+            sub = walk_events(step, f"{path}__{name}" if path else name, input_released,
+                              behind)
+            events += sub[0]
+            recorded, released = recorded or sub[1], released or sub[2]
+        return events, recorded, released
+    event = _step_event(estimator)
+    if event is None:
+        if not _is_data_free(estimator):
+            raise _refusal(path, estimator)
+        return [], False, input_released
+    if isinstance(event, dp_accounting.NoOpDpEvent):
+        return [], True, input_released
+    if input_released and event is getattr(estimator, "dp_event_", None):
+        if behind is not None:
+            behind.append(path)
+        if hasattr(estimator, "_planning_loss"):
+            event = released_width_event(estimator, event)
+        else:
+            event = behind_released_width(estimator, event)
+    released = input_released or sets_width(estimator) or \
+        not type(estimator).__module__.startswith("skdp.")
+    return [event], True, released
+
+
+def _walk_sequence(steps, path, released, behind=None):
+    """:func:`walk_events` of a pipeline's ``(name, step)`` sequence: each step reads the
+    previous one's output."""
+    events, recorded = [], False
+    for name, step in steps:
+        sub = walk_events(step, f"{path}__{name}" if path else name, released, behind)
+        events += sub[0]
+        recorded, released = recorded or sub[1], sub[2]
+    return events, recorded, released
+
+
+def _is_private_pipeline(step):
+    pipeline = sys.modules.get("skdp._pipeline")
+    return pipeline is not None and isinstance(step, pipeline.PrivatePipeline)
 
 
 def composed_events(events):

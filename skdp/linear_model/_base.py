@@ -107,6 +107,23 @@ _AUTO_N_FEATURES_DOC = r"""    auto_n_features : int or None, default=None
         :func:`skdp.linear_model._budget.width_rule_pins`).  Restored after the fit.
 """
 
+#: the fitted attributes that say what a fit's ``auto`` rules read
+_RULE_WIDTH_ATTRS_DOC = r"""    n_samples_seen_ : int
+        Number of rows of the fit (public: neighbouring datasets have the same ``n``).
+    auto_n_features_ : int or None
+        The ``auto_n_features`` the fit's rules read; None: they read the design's width.
+        A pipeline composes the event of a model whose rules read a width an earlier step
+        released as the pair dominating its ``(epsilon, delta)``, unless the event is the
+        same at every width (:mod:`skdp.accounting._released_width`).
+"""
+
+
+def _rule_width(estimator):
+    """``auto_n_features`` as the fit's rules read it (None: the design's width)."""
+    width = getattr(estimator, "auto_n_features", None)
+    return None if width is None else int(width)
+
+
 #: the guarantee, under numpydoc's standard "Notes" heading (an own "Privacy" section made
 #: numpydoc -- and scikit-learn's HTML repr, which parses the docstring with it -- warn
 #: "Unknown section Privacy" on every estimator shown in a notebook)
@@ -1136,6 +1153,10 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             "privacy_guaranteed_": guaranteed,
             "n_gradient_evals_": result.n_gradient_evals,
             "n_iter_": result.n_iter,
+            # what the event's plan read: n, and the width the rules read when it was
+            # fixed (skdp.accounting._released_width composes the event from them)
+            "n_samples_seen_": int(X.shape[0]),
+            "auto_n_features_": _rule_width(self),
         }, result
 
     def _set_fitted(self, attrs):

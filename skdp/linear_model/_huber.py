@@ -10,6 +10,7 @@ from .._fitted_attributes import atomic_fit
 from .._losses import HuberLoss
 from ._base import (
     _AUTO_N_FEATURES_DOC,
+    _RULE_WIDTH_ATTRS_DOC,
     _CONVEX_SOLVER_PARAMS_DOC,
     _PRIVACY_DOC,
     CONVEX_MODEL_CONSTRAINTS,
@@ -187,7 +188,9 @@ class DPHuberRegressor(DPLinearRegressorMixin, BaseDPLinear):
         Per-example gradients computed and optimiser iterations.  Unprotected
         diagnostics (they may depend on the data), removed from the models the private
         searches return; see :class:`DPLogisticRegression`.
-    n_features_in_ : int
+"""
+        + _RULE_WIDTH_ATTRS_DOC
+        + """    n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray
         Defined when X has string feature names.

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._losses import LogisticLoss, MultinomialLoss
 from ._base import (
     _AUTO_N_FEATURES_DOC,
+    _RULE_WIDTH_ATTRS_DOC,
     _CONVEX_SOLVER_PARAMS_DOC,
     _PRIVACY_DOC,
     CONVEX_MODEL_CONSTRAINTS,
@@ -223,7 +224,9 @@ class DPLogisticRegression(DaskScoreMixin, ClassifierMixin, BaseDPLinear):
     n_iter_ : int
         Optimiser iterations (``solver="dpsgd"``: noisy steps).  Unprotected diagnostic:
         the certified minimisers iterate until a data-dependent stopping test holds.
-    n_features_in_ : int
+"""
+        + _RULE_WIDTH_ATTRS_DOC
+        + """    n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray
         Defined when X has string feature names.

@@ -12,6 +12,7 @@ from .._losses import ROBUST_LOSSES
 from .._solvers import NONCONVEX_SOLVERS
 from ._base import (
     _AUTO_N_FEATURES_DOC,
+    _RULE_WIDTH_ATTRS_DOC,
     _PRIVACY_DOC,
     PLANNERS,
     SMOOTHING_MAX,
@@ -367,7 +368,9 @@ class DPNonconvexRegressor(DPLinearRegressorMixin, BaseDPLinear):
         Target accuracy chosen by the public rule (NaN for ``"dpsgd"``).
     secure_noise_ : bool
         Whether the release used exact grid noise (False for the per-step solvers).
-    n_features_in_ : int
+"""
+        + _RULE_WIDTH_ATTRS_DOC
+        + """    n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray
         Defined when X has string feature names.

@@ -83,9 +83,12 @@ def lazy_pipeline_probe(pipeline, X, n_rows):
     # the steps before the model: the pipeline with its model passed through
     prefix = clone(pipeline).set_params(**{path: "passthrough"}) if has_model else \
         clone(pipeline)
-    events, guaranteed, width = _prefix_probe(prefix, X, n_rows, has_model)
+    events, guaranteed, width, width_released = _prefix_probe(prefix, X, n_rows, has_model)
     if has_model:
         model_event = _model_event(last, n_rows, width)
+        if width_released and not _is_non_private(model_event):
+            # as fitted_dp_event composes a model after a released width
+            model_event = _released_width_model_event(last, model_event, n_rows, width)
         events = events + [model_event]
         guaranteed = guaranteed and not _is_non_private(model_event)
     return composed_events(events), guaranteed
@@ -125,7 +128,9 @@ def _is_dp_transformer(step):
 
 
 def _prefix_probe(prefix, X, n_rows, has_model):
-    """``(events, privacy_guaranteed, output width)`` of the steps before the model,
+    """``(events, privacy_guaranteed, output width, width released)`` of the steps before
+    the model (the last: whether a step released the width,
+    :func:`skdp.accounting._fitted.walk_events`),
     fitted on a lazy placeholder of ``n_rows`` rows (steps 1-2 of the module docstring);
     ``events``: each releasing leaf's event in fit order, ``NoOpDpEvent``\\ s left out.
     Cached by everything the fit depends on (:func:`skdp._plan._probe_key`): the
@@ -135,8 +140,8 @@ def _prefix_probe(prefix, X, n_rows, has_model):
     key = _probe_key("sklearn-pipeline-prefix", prefix, X, n_rows, has_model)
     if key not in _PROBES:
         _remember(key, _fit_prefix(prefix, X, n_rows, has_model))
-    events, guaranteed, width = _PROBES[key]
-    return list(events), guaranteed, width
+    events, guaranteed, width, width_released = _PROBES[key]
+    return list(events), guaranteed, width, width_released
 
 
 def _fit_prefix(prefix, X, n_rows, has_model):
@@ -144,19 +149,19 @@ def _fit_prefix(prefix, X, n_rows, has_model):
     :func:`skdp.accounting.fitted_dp_event` on the fitted steps."""
     from .._plan import placeholder_frame
     from ..accounting import fitted_privacy_guaranteed
-    from ..accounting._fitted import (_check_distinct_seeds, leaf_events,
-                                      refuse_density_formats)
+    from ..accounting._fitted import (_check_distinct_seeds, refuse_density_formats,
+                                      walk_events)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _fit_lazily(prefix, X, n_rows)
         width = int(prefix.transform(placeholder_frame(X, 2)).shape[1])
     _check_distinct_seeds(prefix)
-    events, recorded = leaf_events(prefix)
+    events, recorded, width_released = walk_events(prefix)
     if not recorded and not has_model:
         raise TypeError("the estimator released nothing: no step carries a dp_event_")
     refuse_density_formats(prefix)
-    return tuple(events), fitted_privacy_guaranteed(prefix), width
+    return tuple(events), fitted_privacy_guaranteed(prefix), width, width_released
 
 
 def _fit_lazily(prefix, X, n_rows):
@@ -196,6 +201,19 @@ def _model_event(model, n_rows, width):
             "PrivatePipeline (make_private_pipeline), or public bounds (data_norm, "
             "y_bound) and a delta > 0")
     return event
+
+
+def _released_width_model_event(model, event, n_rows, width):
+    """The final model's event as :func:`skdp.accounting.fitted_dp_event` composes it
+    behind a released width (:mod:`skdp.accounting._released_width`): its planned event
+    when its rules read a public width or the event does not follow the width, else the
+    pair dominating its ``(epsilon, delta)``."""
+    from ..accounting._released_width import dominating_pair, event_follows_width
+
+    if model.get_params(deep=False).get("auto_n_features") is not None or \
+            not event_follows_width(model, n_rows, width):
+        return event
+    return dominating_pair(model.epsilon, model.delta)
 
 
 def _is_non_private(event):

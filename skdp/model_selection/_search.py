@@ -143,6 +143,7 @@ from ._common import (
     user_seeds,
 )
 from ._scorer import PrivateScorer, check_private_scoring
+from ._width_pins import restore_rule_widths, rule_width_pins
 from .._stacklevel import user_stacklevel
 
 __all__ = ["DPGridSearchCV", "DPRandomizedSearchCV"]
@@ -426,6 +427,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         layouts = [step_layout(base, params) for params in candidates]
         # a PrivatePipeline's thresholds spend part of its delta in every fit of a row
         pipe_delta = pipeline_fit_delta(delta, mean * (k - 1 if kfold else 1) + refit)
+        lazy = folds is not None and folds.lazy
 
         def account(per_fit):
             """``(epsilon_spent, budget, score_event, probes, selection_event,
@@ -437,12 +439,14 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
             else:
                 budget = ("pure", per_fit)
                 score_event = pure_dp_event(per_fit)
-            probes = {}
+            probes, pins = {}, {}
             for i, params in enumerate(candidates):
                 est = configure(base, params, budget, None, layouts[i])
+                # a public width for a model behind a released one (._width_pins)
+                pins[i] = rule_width_pins(est, X_public, y, n, classes, lazy=lazy)
+                est.set_params(**pins[i])
                 for size in sizes:
-                    probes[i, size] = probe(est, X_public, y, size, classes,
-                                            lazy=folds is not None and folds.lazy)
+                    probes[i, size] = probe(est, X_public, y, size, classes, lazy=lazy)
             fit_dom = dominating([probes[i, s][0] for i in range(len(candidates))
                                   for s in train_sizes])
             if kfold:
@@ -468,7 +472,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
                 spent = rdp_epsilon(total_event, delta)
             else:
                 spent = get_epsilon(total_event, 0.0)
-            return spent, budget, score_event, probes, selection_event, total_event
+            return spent, budget, score_event, probes, selection_event, total_event, pins
 
         # ---- 2. the per-fit budget: the Gaussian plan, lowered for candidates whose
         # events are not Gaussian (their placeholder events are accounted exactly) ----
@@ -479,7 +483,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         else:
             per_fit = epsilon * (1.0 - PLAN_MARGIN) / (3.0 * k + (1.0 if refit else 0.0))
             state = account(per_fit)
-        epsilon_spent, budget, score_event, probes, selection_event, total_event = state
+        epsilon_spent, budget, score_event, probes, selection_event, total_event, pins = state
         if epsilon_spent > epsilon:
             raise BudgetExceededError(
                 f"the candidates' events compose to epsilon={epsilon_spent:.6g} > "
@@ -513,8 +517,8 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         # ---- 4. the runs (parallel; results independent of n_jobs) ----
         keep_model = not refit and not kfold
         tasks = [
-            (j, s, configure(base, candidates[chosen[j]], budget, keys[j, s],
-                             layouts[chosen[j]]))
+            (j, s, configure(base, {**candidates[chosen[j]], **pins[chosen[j]]}, budget,
+                             keys[j, s], layouts[chosen[j]]))
             for j in range(n_runs)
             for s in range(len(splits))
         ]
@@ -554,8 +558,8 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         # (no refit_time_: the wall time of a fit on the private data is an unprotected
         # diagnostic, skdp._fitted_attributes, which the search does not publish)
         if refit:
-            est = configure(base, candidates[best_index], budget, refit_keys,
-                            layouts[best_index])
+            est = configure(base, {**candidates[best_index], **pins[best_index]}, budget,
+                            refit_keys, layouts[best_index])
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
                 est.fit(X, y)
@@ -574,6 +578,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
             # the model carries the user's random_state, not its noise key
             restore_user_seeds(best_estimator, user_seeds(
                 base, candidates[best_index], layouts[best_index]), type(self).__name__)
+            restore_rule_widths(best_estimator, pins[best_index])
 
         # ---- 6. publish ----
         self.best_index_ = best_index

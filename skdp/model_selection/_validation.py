@@ -77,6 +77,7 @@ from ._common import (
 )
 from ._scorer import check_private_scoring
 from ._search import PLAN_MARGIN, _score_noise_scale
+from ._width_pins import restore_rule_widths, rule_width_pins
 from .._stacklevel import user_stacklevel
 
 __all__ = ["dp_cross_validate"]
@@ -179,7 +180,7 @@ def dp_cross_validate(
 
     # Plan (public): every fit and the score get the same mu (or epsilon), checked (and
     # for delta > 0 lowered) against the fits' placeholder events before the first fit
-    per_fit, budget, score_event = _plan_folds(
+    per_fit, budget, score_event, pins = _plan_folds(
         estimator, X_public, y, classes, splits, epsilon, delta,
         lazy=folds is not None and folds.lazy)
     # every fold's noise keys: from the OS (random_state=None), else derived from the
@@ -197,7 +198,7 @@ def dp_cross_validate(
     noises = [ScoreNoise(rng, source, 1, scale[i], sens[i], delta > 0, scorer.bound)
               for i in range(k)]
 
-    tasks = [configure(estimator, {}, budget, keys[i]) for i in range(k)]
+    tasks = [configure(estimator, pins, budget, keys[i]) for i in range(k)]
     parts = folds.split(splits) if folds is not None else split_data(X, y, splits)
     # a Dask collection's fits run one after another: each runs on the workers already
     if n_jobs in (None, 1) or folds is not None:
@@ -243,14 +244,16 @@ def dp_cross_validate(
     if return_estimator:
         # each model carries the user's random_state, not its noise key
         seeds = user_seeds(estimator, {})
-        out["estimator"] = [restore_user_seeds(r[0], seeds, "dp_cross_validate")
-                            for r in results]
+        out["estimator"] = [restore_rule_widths(
+            restore_user_seeds(r[0], seeds, "dp_cross_validate"), pins) for r in results]
     return out
 
 
 def _plan_folds(estimator, X_public, y, classes, splits, epsilon, delta, lazy=False):
-    """``(per_fit, budget, score_event)`` of a ``k``-fold cross-validation, from public
-    quantities only (the folds' sizes, the schema, placeholder fits), before any fit.
+    """``(per_fit, budget, score_event, pins)`` of a ``k``-fold cross-validation, from
+    public quantities only (the folds' sizes, the schema, placeholder fits), before any
+    fit; ``pins``: the public width handed to a model behind a released one
+    (:func:`~._width_pins.rule_width_pins`), to be set on every fit.
 
     The Gaussian plan gives the ``k - 1`` fits a row is in and its fold's score the same
     ``mu = mu_total / sqrt(k)`` (``mu_total``: the largest GDP parameter within
@@ -277,25 +280,28 @@ def _plan_folds(estimator, X_public, y, classes, splits, epsilon, delta, lazy=Fa
     def account(per_fit):
         budget = ("gdp", per_fit, delta, pipe_delta) if gaussian else ("pure", per_fit)
         est = configure(estimator, {}, budget, None)
+        # a public width for a model behind a released one (._width_pins)
+        pins = rule_width_pins(est, X_public, y, max(train_sizes), classes, lazy=lazy)
+        est.set_params(**pins)
         events = [probe(est, X_public, y, size, classes, lazy=lazy)[0]
                   for size in train_sizes]
         event = compose(self_compose(dominating(events), k - 1), score_at(per_fit))
-        return get_epsilon(event, delta), budget
+        return get_epsilon(event, delta), (budget, pins)
 
     if gaussian:
         start = gaussian_mu_for(target, delta) / math.sqrt(k)
-        spent, budget = account(start)
+        spent, (budget, pins) = account(start)
         per_fit = start
         if spent > epsilon:
             # Gaussian steps meet the plan (up to the accountant's float rounding); others
             # get the largest per-fit mu whose exact total is within the target
-            per_fit, (_, budget) = calibrate_per_fit(account, target, start)
+            per_fit, (_, (budget, pins)) = calibrate_per_fit(account, target, start)
     else:
         per_fit = target / k
-        spent, budget = account(per_fit)
+        spent, (budget, pins) = account(per_fit)
         if spent > epsilon:
             raise BudgetExceededError(
                 f"the fits' events compose to epsilon={spent:.6g} > epsilon={epsilon} with "
                 "delta=0: a DP step does not release a pure mechanism at the budget set; "
                 "nothing was fitted on the private data")
-    return per_fit, budget, score_at(per_fit)
+    return per_fit, budget, score_at(per_fit), pins

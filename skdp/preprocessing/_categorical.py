@@ -126,7 +126,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._dask import is_dask_collection
 from ._common import (DP_TRANSFORMER_CONSTRAINTS, dense_container_requested, gdp_mu,
-                      guarantee, word_source)
+                      guarantee, target_event, word_source)
 
 __all__ = ["DPOneHotEncoder", "canonical_column", "canonical_order", "canonical_value",
            "discovery_threshold"]
@@ -639,13 +639,33 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
             raise ValueError(f"categories has {len(self.categories)} lists for "
                              f"{n_features} columns")
 
+    def _delta_parts(self):
+        """``(delta_g, delta_t)``: the discovery's ``delta`` halved between its Gaussian
+        counts and its threshold."""
+        return float(self.delta) / 2.0, float(self.delta) / 2.0
+
+    def _width_free_event(self):
+        """The event that dominates this release at every input width: ``NoOpDpEvent``
+        with public categories, else the counts' calibration target
+        (:func:`~skdp.preprocessing._common.target_event`; :meth:`_calibration` rounds the
+        noise up to at least ``sigma (1 + DOMINANCE_MARGIN)``) with the threshold's
+        ``delta``.  What a pipeline composes when an earlier step released this step's
+        input width."""
+        from ..accounting import DeltaDpEvent, compose
+        from ..accounting import _lazy_dp_accounting as dp_accounting
+
+        if self.categories != "auto":
+            return dp_accounting.NoOpDpEvent()
+        delta_g, delta_t = self._delta_parts()
+        return compose(target_event(gdp_mu(self.epsilon, delta_g)), DeltaDpEvent(delta_t))
+
     def _calibration(self, n, d):
         """``(gamma, s, noise_std, sensitivity, tau, event)`` of the discovery on ``n``
         rows of ``d`` columns: public quantities only (module docstring)."""
         from ..accounting import DeltaDpEvent, compose, gaussian_event
         from .._mechanisms._exact import DOMINANCE_MARGIN, grid_for
 
-        delta_g = delta_t = float(self.delta) / 2.0
+        delta_g, delta_t = self._delta_parts()
         sens = discovery_sensitivity(d)
         sigma = sens / gdp_mu(self.epsilon, delta_g)
         gamma = grid_for(sigma, float(n))

@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval
 
 __all__ = ["DP_TRANSFORMER_CONSTRAINTS", "BOUND_MAX", "BOUND_MIN_WIDTH", "BOUND_REL_WIDTH",
            "check_public_bounds", "dense_container_requested", "gdp_mu", "guarantee",
-           "set_release_attributes", "word_source"]
+           "set_release_attributes", "target_event", "word_source"]
 
 DP_TRANSFORMER_CONSTRAINTS = {
     "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -101,6 +101,22 @@ def check_public_bounds(lower, upper, name="feature_bounds", first_column=0):
         raise ValueError(f"{name} for column {j} is ({lo!r}, {hi!r}), outside the allowed "
                          f"range: {_BOUND_RULE}; {why}")
     return lower, upper
+
+
+def target_event(mu):
+    """The Gaussian event of a release's calibration target ``mu`` (noise multiplier
+    ``1/mu``), which dominates what the release records at every input width.
+
+    An exact Gaussian release on a grid (:func:`skdp._mechanisms._exact.gaussian_grid`)
+    records a dominating continuous event whose sensitivity carries the grid's rounding
+    term ``gamma sqrt(p)`` over its ``p`` coordinates, and rounds its noise up to an integer
+    number of grid steps so that the noise multiplier is *at least* ``sigma/sensitivity =
+    1/mu``.  The recorded multiplier therefore moves with the input's width in its ninth
+    digit and is never below ``1/mu``: behind a width an earlier step released, a
+    pipeline composes this event instead (:mod:`skdp.accounting._released_width`)."""
+    from ..accounting import gaussian_event
+
+    return gaussian_event(1.0, float(mu))
 
 
 def gdp_mu(epsilon, delta):

@@ -24,7 +24,7 @@ from .._dask import is_dask_collection
 from .._raw_input import validate_numeric_data
 
 from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, gdp_mu,
-                      set_release_attributes, word_source)
+                      set_release_attributes, target_event, word_source)
 
 __all__ = ["DPRobustScaler"]
 
@@ -90,6 +90,12 @@ class DPRobustScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
+
+    def _width_free_event(self):
+        """The event that dominates this release at every input width (its calibration
+        target, :func:`~skdp.preprocessing._common.target_event`): what a pipeline composes
+        when an earlier step released this step's input width."""
+        return target_event(gdp_mu(self.epsilon, self.delta))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

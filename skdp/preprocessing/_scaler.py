@@ -584,6 +584,13 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
         return check_public_bounds(*self._bound_pair(n_features))
 
+    def _width_free_event(self):
+        """The event that dominates this release at every input width: the one it records,
+        ``gaussian_event(1, mu)``, its calibration target whatever the number of columns
+        (what a pipeline composes when an earlier step released this step's input
+        width)."""
+        return self.dp_event_
+
     def _planned_event(self):
         import dp_accounting
 

@@ -34,7 +34,7 @@ from .._raw_input import validate_numeric_data
 
 from ._common import (DP_TRANSFORMER_CONSTRAINTS, _validate_fit_input, check_public_bounds,
                       dense_container_requested, gdp_mu, set_release_attributes,
-                      word_source)
+                      target_event, word_source)
 
 __all__ = ["DPSplineTransformer", "bspline_basis"]
 
@@ -361,6 +361,12 @@ class DPSplineTransformer(TransformerMixin, BaseEstimator):
         self.output_norm_bound_ = float(np.sqrt(d))
         set_release_attributes(self, event, noise, sens)
         return self
+
+    def _width_free_event(self):
+        """The event that dominates this release at every input width (its calibration
+        target, :func:`~skdp.preprocessing._common.target_event`): what a pipeline composes
+        when an earlier step released this step's input width."""
+        return target_event(gdp_mu(self.epsilon, self.delta))
 
     def planned_event(self, n_samples, n_features):
         """The event a fit on ``n_samples`` rows of ``n_features`` columns records: a

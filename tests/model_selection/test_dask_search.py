@@ -429,6 +429,27 @@ def test_a_sklearn_pipeline_on_a_dask_dataframe_is_the_in_memory_search(solver):
     assert lazy_pipeline_probe(est, df.iloc[:0], 1000) == in_memory
 
 
+def test_the_lazy_probe_composes_a_width_following_model_as_fitted_dp_event_does():
+    """Behind the spline's released width an ``alpha="auto"`` model's event follows the
+    width: the lazy plan composes the pair dominating its (epsilon, delta), as
+    fitted_dp_event does on the in-memory placeholder fit; with a public
+    auto_n_features both compose its exact event."""
+    from skdp.accounting import DeltaDpEvent
+    from skdp.model_selection._common import probe
+    from skdp.model_selection._lazy_probe import lazy_pipeline_probe
+
+    df, y = _numeric_table()
+    pipe = _sklearn_pipe().set_params(dpsplinetransformer__random_state=1,
+                                      dplogisticregression__random_state=2)
+    lazy = lazy_pipeline_probe(pipe, df.iloc[:0], 1000)
+    assert lazy == probe(pipe, df, y, 1000, np.array([0, 1]))
+    assert lazy[0].events[-1] == DeltaDpEvent(pipe[-1].delta)
+    pinned = pipe.set_params(dplogisticregression__auto_n_features=9)
+    lazy = lazy_pipeline_probe(pinned, df.iloc[:0], 1000)
+    assert lazy == probe(pinned, df, y, 1000, np.array([0, 1]))
+    assert not isinstance(lazy[0].events[-1], DeltaDpEvent)
+
+
 def test_a_sklearn_pipeline_holding_a_private_pipeline_is_refused_on_dask(monkeypatch):
     """A PrivatePipeline inside a scikit-learn Pipeline (its plan splits its own budget) is
     not planned lazily: refused before any fit, and without n placeholder rows."""
