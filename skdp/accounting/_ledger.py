@@ -485,6 +485,18 @@ class PrivacyLedger:
     ``GridSearchCV`` or ``cross_val_score`` on held-out private rows are *not* fits and are
     not counted (:meth:`attach` warns about them).
 
+    **Events fixed in advance.**  The exact composition bounds a sequence of fits whose
+    events (privacy profiles) do not depend on what earlier fits released: a grid and its
+    folds, a loop over seeds, a pipeline of steps whose parameters are set.  When a fit's
+    event is chosen *after* seeing earlier releases -- its ``epsilon`` or solver picked from
+    a released model, or an estimator whose ``auto`` rules read the width a
+    :class:`~skdp.preprocessing.DPSplineTransformer` or discovering
+    :class:`~skdp.preprocessing.DPOneHotEncoder` before it released -- the budget check is
+    a privacy *filter*, and composing the events that happened is not a proven bound for
+    it (Rogers, Roth, Ullman & Vadhan 2016; :mod:`skdp.accounting._released_width` shows
+    the gap for released widths).  Fix such an estimator's rules with a public
+    ``auto_n_features``, or plan the whole chain in a :class:`~skdp.PrivatePipeline`.
+
     Examples
     --------
     >>> import numpy as np
