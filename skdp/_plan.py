@@ -37,7 +37,9 @@ The design width the final estimator sees is public unless a release sets it (th
 released knots of a spline basis, equal knots merging; the discovered categories).  The
 model's event is fixed before any row all the same: its ``auto`` rules (``alpha``, DP-SGD's
 batch size and steps, ``warm_gd``'s warm start) read the plan's public *planning width*
-(``model_width``: every knot distinct, no category discovered) through the estimator's
+(``model_width``: every knot distinct, and per discovering encoder column its public
+estimate of the categories the release will hold,
+:func:`skdp.linear_model._auto.planned_categories`) through the estimator's
 ``auto_n_features`` (:func:`skdp.linear_model._budget.width_rule_pins`), and its
 ``epsilon`` is the largest that composes with the transformers' planned events.  Had the
 model's event followed the released width -- each width's model calibrated on its own to
@@ -142,8 +144,9 @@ class PrivacyPlan:
         Gaussian-DP parameter the shares are of (``(epsilon, delta - thresholds)``-DP).
     model_width : int or None
         The model's public design width, or, when a release sets it, the public
-        planning width its event was fixed at (every knot distinct, no category
-        discovered).
+        planning width its event was fixed at (every knot distinct, each discovering
+        encoder's public estimate of its categories,
+        :func:`skdp.linear_model._auto.planned_categories`).
     planned_event : dp_accounting.DpEvent or None
         Composition of every planned event.
     ledger_event : dp_accounting.DpEvent
@@ -1102,7 +1105,12 @@ def design_widths(pipeline, plan, X, nominal=False, lazy=False):
     width (every discovering encoder releasing no category) -- and the transformers'
     output bound on placeholder data (None without one), which stands for the model's
     ``data_norm="auto"`` when its event is planned (the events are in noise units: the
-    bound's value does not change them, a check at fit time makes sure)."""
+    bound's value does not change them, a check at fit time makes sure).
+
+    ``nominal``: the planning width instead -- every spline knot distinct, and every
+    discovering encoder releasing its public estimate of categories per column
+    (:meth:`~skdp.preprocessing.DPOneHotEncoder.planned_categories`, a function of ``n``
+    and its share of the budget)."""
     import warnings
 
     from sklearn.base import clone
@@ -1114,12 +1122,14 @@ def design_widths(pipeline, plan, X, nominal=False, lazy=False):
     probe = clone(Pipeline(pipeline.steps[:-1]))
     params = configured(probe, plan, for_placeholder=True)
     # a discovering encoder on placeholder data releases the placeholder's one value at
-    # most: give it public empty lists instead, so the width is the lowest possible
+    # most: give it public lists instead, empty for the lowest width, of its public
+    # estimate's length for the planning width
     for s in plan.steps:
         leaf = fitted_leaf_template(pipeline, s.path)
         if s.role == "release" and _discovers_categories(leaf):
-            params[f"{s.path}__categories"] = [[] for _ in range(_n_columns_of(
-                pipeline, plan, s.path, X, lazy))]
+            d = _n_columns_of(pipeline, plan, s.path, X, lazy)
+            k = _planned_categories(leaf, s, plan.n_samples, d) if nominal else 0
+            params[f"{s.path}__categories"] = [list(range(k)) for _ in range(d)]
             params.pop(f"{s.path}__epsilon", None)
             params.pop(f"{s.path}__delta", None)
     probe.set_params(**{k: v for k, v in params.items()
@@ -1143,6 +1153,15 @@ def design_widths(pipeline, plan, X, nominal=False, lazy=False):
         _remember(key, (int(out.shape[1]), output_norm_bound(probe)))
     width, bound = _PROBES[key]
     return width, not discovering, bound
+
+
+def _planned_categories(leaf, step, n, d):
+    """The public estimate of categories per column of the discovering encoder ``leaf``
+    at the share ``step`` of the plan gives it
+    (:meth:`~skdp.preprocessing.DPOneHotEncoder.planned_categories`)."""
+    encoder = leaf.__class__(**leaf.get_params(deep=False))
+    encoder.set_params(epsilon=step.epsilon, delta=step.delta)
+    return encoder.planned_categories(n, d)
 
 
 def _bound_follows_data(pipeline, plan, X, lazy, bound):

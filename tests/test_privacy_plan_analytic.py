@@ -12,6 +12,7 @@ import pytest
 import skdp._plan as plan_module
 from skdp import DPLogisticRegression, PrivatePipeline, make_private_pipeline
 from skdp._mechanisms._exact import public_noise_memo
+from skdp.linear_model._auto import planned_categories
 from skdp.preprocessing import DPOneHotEncoder, DPSplineTransformer, DPStandardScaler
 
 DELTA = 1e-6
@@ -111,8 +112,14 @@ def test_encoder_planned_event_and_widths_equal_a_real_fit():
     X = df[["job", "city"]]
     enc = DPOneHotEncoder(epsilon=0.5, delta=1e-7, random_state=0)
     assert enc.fit(X).dp_event_ == enc.planned_event(3000, 2)
-    assert enc.planned_output(3000, 2) == (4, 4, np.sqrt(2))
+    # the nominal width counts the public estimate of categories per column (the rule of
+    # n and the threshold), the lowest none
+    k = enc.planned_categories(3000, 2)
+    assert k == planned_categories(3000, enc.threshold_) and k >= 1
+    assert enc.planned_output(3000, 2) == (4, 2 * (k + 2), np.sqrt(2))
+    assert 4 <= enc.n_features_out_
     given = DPOneHotEncoder(categories=[["nurse", "clerk", "pilot"], ["a"]])
+    assert given.planned_categories(3000, 2) == 0
     assert given.planned_output(3000, 2) == (8, 8, np.sqrt(2))
     assert given.planned_output(3000, 2)[0] == given.fit(X).n_features_out_
     with pytest.raises(ValueError, match="categories has 2 lists for 3 columns"):

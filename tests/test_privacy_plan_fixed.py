@@ -239,3 +239,50 @@ def test_a_fixed_plan_of_a_model_releasing_its_own_bound_meets_the_budget():
                                  categorical=["job"], random_state=0)
     pipe.set_params(model_plan="fixed").fit(df, target)
     assert 0.99 <= pipe.epsilon_ <= 1.0 and pipe.privacy_guaranteed_
+
+
+def _configured_leaf(pipe, plan, estimator):
+    """The unfitted step of class ``estimator`` with the share the plan gives it."""
+    step = next(s for s in plan.steps if s.estimator == estimator)
+    leaf = clone(pipe.get_params(deep=True)[step.path])
+    return leaf.set_params(epsilon=step.epsilon, delta=step.delta)
+
+
+@pytest.mark.parametrize("model", [
+    DPNonconvexRegressor(y_bound=1.0),
+    DPLogisticRegression(classes=[0, 1], solver="dpsgd")])
+def test_the_planning_width_counts_the_public_estimate_of_categories(model, monkeypatch):
+    """The planning width counts, per discovering column, the encoder's public estimate of
+    its categories (planned_categories: a rule of n and its threshold), not zero -- and
+    reads no row: two tables of one schema and n whose job column holds 2 and 40 values
+    get one planning width and one planned event, which each fit releases, although the
+    released widths differ.  The placeholder path plans the same width."""
+    import skdp._plan as plan_module
+    from skdp.linear_model._auto import planned_categories
+
+    n = 20000
+    plans, released = [], []
+    for n_jobs in (2, 40):
+        df, y = _jobs_table(n_jobs, n=n)
+        target = y if isinstance(model, DPLogisticRegression) else 2.0 * y - 1.0
+        pipe = make_private_pipeline(clone(model), epsilon=2.0, numeric=["age", "income"],
+                                     categorical=["job"], random_state=0)
+        plan = pipe.plan(df)
+        encoder = _configured_leaf(pipe, plan, "DPOneHotEncoder")
+        k = encoder.planned_categories(n, 1)
+        assert k == planned_categories(n, encoder._calibration(n, 1)[4]) and k >= 2
+        spline = _configured_leaf(pipe, plan, "DPSplineTransformer").planned_output(n, 2)
+        assert plan.model_width == spline[1] + k + 2
+        assert plan.step("model").params["auto_n_features"] == plan.model_width
+        with monkeypatch.context() as m:             # the placeholder fits plan the same
+            m.setattr(plan_module, "analytic_prefix", lambda *args: None)
+            m.setattr(plan_module, "_PROBES", {})
+            assert pipe.plan(df).model_width == plan.model_width
+        pipe.fit(df, target)
+        assert same_release(pipe[-1].dp_event_, plan.step("model").event)
+        assert same_release(pipe.privacy_plan_.planned_event, plan.planned_event)
+        plans.append(plan)
+        released.append(len(pipe[-1].coef_.ravel()))
+    assert plans[0].model_width == plans[1].model_width
+    assert same_release(plans[0].planned_event, plans[1].planned_event)
+    assert released[0] < released[1]

@@ -604,10 +604,11 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
     def planned_output(self, n_samples, n_features):
         """``(lowest, nominal, norm_bound)`` of a fit on ``n_features`` columns: with public
         categories both widths are ``sum(len(c) + 2)`` (distinct categories, plus
-        ``other`` and ``missing``); a discovery can release no category, so its lowest
-        width is ``2 n_features`` -- and so is its nominal one (what a plan pins the model's
-        width-dependent choices at, as the plan's fits on public placeholder data with
-        empty category lists did).  The norm bound is ``sqrt(n_features)``.
+        ``other`` and ``missing``).  A discovery can release no category, so its lowest
+        width is ``2 n_features``; its nominal one, what a plan pins the model's
+        width-dependent choices at, counts :meth:`planned_categories` per column, a
+        public estimate (never a bound) of what the release will hold.  The norm bound is
+        ``sqrt(n_features)``.
 
         Parameters
         ----------
@@ -628,9 +629,36 @@ class DPOneHotEncoder(TransformerMixin, BaseEstimator):
         d = int(n_features)
         if self.categories != "auto":
             width = sum(len(canonical_column(list(c))[0]) + 2 for c in self.categories)
-        else:
-            width = 2 * d
-        return width, width, float(math.sqrt(d))
+            return width, width, float(math.sqrt(d))
+        k = self.planned_categories(n_samples, d)
+        return 2 * d, (k + 2) * d, float(math.sqrt(d))
+
+    def planned_categories(self, n_samples, n_features):
+        """Public estimate of the categories a discovery on ``n_samples`` rows of
+        ``n_features`` columns releases per column
+        (:func:`skdp.linear_model._auto.planned_categories` of ``n`` and the threshold
+        :meth:`_calibration` computes); 0 with public categories (nothing is discovered).
+        A function of the parameters, ``n`` and the schema only: a plan reads it before
+        any row.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of rows of the fit (public).
+        n_features : int
+            Number of input columns (public schema).
+
+        Returns
+        -------
+        k : int
+        """
+        from ..linear_model._auto import planned_categories
+
+        self._check_planned(n_features)
+        if self.categories != "auto":
+            return 0
+        tau = self._calibration(int(n_samples), int(n_features))[4]
+        return planned_categories(int(n_samples), tau)
 
     def _check_planned(self, n_features):
         """The parameter checks of :meth:`fit` that need no row (a plan raises them)."""

@@ -301,3 +301,22 @@ def test_small_sample_knee_of_the_regressors():
     assert with_knee == without
     with_knee, without = both(LogisticLoss(), 309, 9, 0.5)
     assert with_knee == without
+
+
+def test_planned_categories_rule():
+    """The planning width's categories per discovering column: floor(sqrt(n / tau)),
+    capped at PLANNED_CATEGORIES_MAX; a function of n and the public threshold only."""
+    rule = _auto.planned_categories
+    assert rule(1000, 400.0) == 1                    # n / tau = 2.5
+    assert rule(1000, 1001.0) == 0                   # no value can reach the threshold
+    assert rule(12165, 460.5) == 5                   # n / tau = 26.4 (Bike sharing, eps 1)
+    assert rule(3500, 879.8) == 1                    # n / tau = 3.98
+    assert rule(10**6, 10.0) == _auto.PLANNED_CATEGORIES_MAX
+    assert rule(0, 10.0) == 0 and rule(100, 0.0) == 0 and rule(100, float("nan")) == 0
+    ns, taus = [10, 300, 3000, 30000, 10**6], [1.5, 30.0, 300.0, 3000.0]
+    for tau in taus:                                  # more rows, as many categories or more
+        ks = [rule(n, tau) for n in ns]
+        assert ks == sorted(ks)
+    for n in ns:                                      # a higher threshold, fewer or as many
+        ks = [rule(n, tau) for tau in taus]
+        assert ks == sorted(ks, reverse=True)
