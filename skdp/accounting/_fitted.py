@@ -395,7 +395,7 @@ def leaf_events(estimator):
     return events, recorded
 
 
-def walk_events(estimator, path="", input_released=False, behind=None):
+def walk_events(estimator, path="", input_released=False, behind=None, planned=False):
     """``(events, recorded, output_released)``: :func:`leaf_events`, and whether the width
     of ``estimator``'s output is a released value.  ``input_released``: whether the width
     of its input is (a step before it in a pipeline released it).
@@ -408,8 +408,9 @@ def walk_events(estimator, path="", input_released=False, behind=None):
     (:mod:`~._released_width`):
 
     * an skdp estimator's event is :func:`~._released_width.released_width_event` (its
-      exact event when its rules read a public width or its event is the same at every
-      width, else the pair dominating its ``(epsilon, delta)``);
+      exact event when it is the same at every width, else the pair dominating its
+      ``(epsilon, delta)``) -- but the model of a :class:`~skdp.PrivatePipeline`
+      (``planned``: a step of one), whose plan fixed its event before any row;
     * a DP transformer's is its calibration target (``_width_free_event``: its recorded
       event moves with its input's width in the ninth digit, never below that target,
       :func:`skdp.preprocessing._common.target_event`), or for a class without one the
@@ -423,22 +424,23 @@ def walk_events(estimator, path="", input_released=False, behind=None):
     from ._released_width import (behind_released_width, released_width_event, sets_width,
                                   step_pair)
 
+    planned = planned or _is_private_pipeline(estimator)
     if _is_pipeline(estimator) and path and _is_private_pipeline(estimator):
         # nested in a pipeline: its plan read its input's width
         events, recorded, released = _walk_sequence(estimator.steps, path, input_released,
-                                                    behind)
+                                                    behind, planned)
         plan = getattr(estimator, "privacy_plan_", None)
         if input_released and events and plan is not None:
             events = [step_pair(plan.epsilon, plan.delta)]
         return events, recorded, released
     if _is_pipeline(estimator):
-        return _walk_sequence(estimator.steps, path, input_released, behind)
+        return _walk_sequence(estimator.steps, path, input_released, behind, planned)
     parts = _named_parts(estimator)
     if parts is not None:
         events, recorded, released = [], False, input_released
         for name, step in parts:
             sub = walk_events(step, f"{path}__{name}" if path else name, input_released,
-                              behind)
+                              behind, planned)
             events += sub[0]
             recorded, released = recorded or sub[1], released or sub[2]
         return events, recorded, released
@@ -453,7 +455,8 @@ def walk_events(estimator, path="", input_released=False, behind=None):
         if behind is not None:
             behind.append(path)
         if hasattr(estimator, "_planning_loss"):
-            event = released_width_event(estimator, event)
+            if not planned:
+                event = released_width_event(estimator, event)
         else:
             event = behind_released_width(estimator, event)
     released = input_released or sets_width(estimator) or \
@@ -461,12 +464,13 @@ def walk_events(estimator, path="", input_released=False, behind=None):
     return [event], True, released
 
 
-def _walk_sequence(steps, path, released, behind=None):
+def _walk_sequence(steps, path, released, behind=None, planned=False):
     """:func:`walk_events` of a pipeline's ``(name, step)`` sequence: each step reads the
     previous one's output."""
     events, recorded = [], False
     for name, step in steps:
-        sub = walk_events(step, f"{path}__{name}" if path else name, released, behind)
+        sub = walk_events(step, f"{path}__{name}" if path else name, released, behind,
+                          planned)
         events += sub[0]
         recorded, released = recorded or sub[1], sub[2]
     return events, recorded, released

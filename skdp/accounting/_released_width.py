@@ -21,12 +21,17 @@ a Rényi-DP bound of 1.059 over every width the encoder can release).
 
 What is composed instead (:func:`released_width_event`):
 
-* **The estimator's rules read a public width** -- ``auto_n_features`` was set for the
-  fit (by the user, a :class:`~skdp.PrivatePipeline`'s plan or a private search), recorded
-  as ``auto_n_features_`` -- or its event has the same privacy profile at every width
-  (:func:`event_follows_width`: output perturbation, numeric ``alpha`` and schedules):
-  one mechanism's profile ``delta_M`` whatever ``a``, so the profile above is the
-  composition of ``A`` with it.  Its exact event is composed.
+* **The estimator's event has the same privacy profile at every width**
+  (:func:`event_follows_width`, which probes its planned event with its parameters: output
+  perturbation, numeric ``alpha`` and schedules, and rules given a public
+  ``auto_n_features`` -- by the user or a private search, recorded as
+  ``auto_n_features_``): one mechanism's profile ``delta_M`` whatever ``a``, so the
+  profile above is the composition of ``A`` with it.  Its exact event is composed.  A
+  public ``auto_n_features`` is not enough by itself: ``DPNonconvexRegressor``'s
+  ``zeroth_order`` and ``spider`` at ``calibration="paper"`` read the design's width in
+  their own plans.  The model of a :class:`~skdp.PrivatePipeline` is not probed here:
+  its plan fixed its event before any row (``skdp._plan._plan_model`` checks it at the
+  widths the transformers can release, or composes the dominating pair below).
 * **Otherwise** every ``M_w`` is ``(epsilon, delta)``-DP, its parameters: each width's
   fit is calibrated to them.  Every ``(epsilon, delta)``-DP mechanism is dominated by one
   pair -- randomized response at ``epsilon`` with a revealing outcome of probability
@@ -68,37 +73,47 @@ def sets_width(step):
     return type(step).__module__.startswith("skdp.preprocessing") and _sets_width(step)
 
 
-def _probe_widths(n_samples, width):
-    """The widths :func:`event_follows_width` compares: the lowest (1), the one fitted,
-    one above it, and one above any release (a discovering encoder keeps at most one
-    category per row and column, ``n`` per column).  The rules are monotone in the
-    width (``alpha`` and DP-SGD's epochs are powers of ``p`` clipped to a range), so
-    profiles equal at both ends are equal between them."""
-    width = int(width)
-    return tuple(sorted({1, width, 4 * width + 7, max(64 * width, 4 * int(n_samples))}))
+#: the widths :func:`event_follows_width` compares: ``4^k`` from 1 to ``2^40``, above any
+#: design a fit could hold, where the rules have saturated (DP-SGD's epochs at their floor)
+PROBE_WIDTHS = tuple(4 ** k for k in range(21))
 
 
-def event_follows_width(model, n_samples, width):
+def event_follows_width(model, n_samples, width=None):
     """Whether ``model``'s planned event (:func:`skdp.linear_model._base.planned_dp_event`
-    of its parameters at ``n_samples`` rows) differs in privacy profile between two widths
-    of :func:`_probe_widths`, or has no plan at one of them (then counted as following:
-    the safe answer).  Public: parameters, ``n`` and widths."""
+    of its parameters at ``n_samples`` rows) differs in privacy profile between two of
+    :data:`PROBE_WIDTHS`, or has no plan at one of them (then counted as following: the
+    safe answer).  Public: parameters and ``n``.
+
+    The widths run from 1 to ``2^40``, above any width a release can give (a category
+    discovery's width has no bound but memory, and a data-free map such as
+    ``PolynomialFeatures`` widens it further), and do not depend on the width fitted
+    (``width``, accepted for the callers' symmetry and unused): a search's placeholder fit
+    and its real fits, whose widths may differ, get one verdict.  The ``auto`` rules are
+    monotone in the width (``alpha`` a power of ``p``; DP-SGD's epochs a power of ``p``
+    clipped to a range, its steps then monotone), so a profile equal at every probe is
+    equal between them."""
     from sklearn.base import clone
 
-    return _follows(clone(model), int(n_samples), int(width))
+    return _follows(clone(model), int(n_samples))
 
 
-def _follows(model, n_samples, width):
+def _follows(model, n_samples):
     from ..linear_model._base import planned_dp_event
     from ._events import same_privacy_profile
 
-    key = _cache_key(model, n_samples, width)
+    key = _cache_key(model, n_samples)
     if key is not None and key in _VERDICTS:
         return _VERDICTS[key]
-    events = [planned_dp_event(model, n_samples, w) for w in _probe_widths(n_samples, width)]
-    follows = any(e is None for e in events) or not all(
-        same_privacy_profile(events[0], e, rtol=WIDTH_RTOL) for e in events[1:])
+    first = planned_dp_event(model, n_samples, PROBE_WIDTHS[0])
+    follows = first is None
+    for w in PROBE_WIDTHS[1:]:
+        if follows:
+            break                    # the first difference decides
+        other = planned_dp_event(model, n_samples, w)
+        follows = other is None or not same_privacy_profile(first, other, rtol=WIDTH_RTOL)
     if key is not None:
+        if len(_VERDICTS) >= 256:
+            _VERDICTS.pop(next(iter(_VERDICTS)))
         _VERDICTS[key] = follows
     return follows
 
@@ -108,18 +123,18 @@ def _follows(model, n_samples, width):
 #: up to double rounding, and the exact-noise grid margin moves events by ``1e-9``
 WIDTH_RTOL = 1e-12
 
-#: verdicts of :func:`event_follows_width` by (class, parameters, n, width): a search
-#: reads one pipeline's event at every candidate and fold
+#: verdicts of :func:`event_follows_width` by (class, parameters, n): a search reads one
+#: pipeline's event at every candidate and fold
 _VERDICTS = {}
 
 
-def _cache_key(model, n_samples, width):
+def _cache_key(model, n_samples):
     params = model.get_params(deep=False)
     try:
         items = tuple(sorted((k, repr(v)) for k, v in params.items() if k != "random_state"))
     except TypeError:   # pragma: no cover - parameters without a stable repr
         return None
-    return (type(model).__qualname__, items, n_samples, width)
+    return (type(model).__qualname__, items, n_samples)
 
 
 def dominating_pair(epsilon, delta):
@@ -143,12 +158,10 @@ def step_pair(epsilon, delta, epsilon_spent=0.0, delta_spent=0.0):
 def released_width_event(model, event):
     """The event a pipeline composes for the fitted skdp estimator ``model`` that released
     ``event`` after a step that released the width of its input (module docstring): its
-    ``event`` when its rules read a public width (``auto_n_features_`` not None) or its
-    event does not follow the width (:func:`event_follows_width`), else
+    ``event`` when its event does not follow the width (:func:`event_follows_width`, of
+    its parameters -- ``auto_n_features`` included -- at its ``n_samples_seen_``), else
     :func:`step_pair`.  A model fitted before ``n_samples_seen_`` was recorded cannot be
     probed: the pair."""
-    if getattr(model, "auto_n_features_", None) is not None:
-        return event
     n = getattr(model, "n_samples_seen_", None)
     width = getattr(model, "n_features_in_", None)
     if n is not None and width is not None and not event_follows_width(model, n, width):

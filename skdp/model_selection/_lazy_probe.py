@@ -206,12 +206,11 @@ def _model_event(model, n_rows, width):
 def _released_width_model_event(model, event, n_rows, width):
     """The final model's event as :func:`skdp.accounting.fitted_dp_event` composes it
     behind a released width (:mod:`skdp.accounting._released_width`): its planned event
-    when its rules read a public width or the event does not follow the width, else the
-    pair dominating its ``(epsilon, delta)``."""
+    when the event does not follow the width, else the pair dominating its ``(epsilon,
+    delta)``."""
     from ..accounting._released_width import dominating_pair, event_follows_width
 
-    if model.get_params(deep=False).get("auto_n_features") is not None or \
-            not event_follows_width(model, n_rows, width):
+    if not event_follows_width(model, n_rows, width):
         return event
     return dominating_pair(model.epsilon, model.delta)
 

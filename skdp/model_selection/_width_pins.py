@@ -32,7 +32,11 @@ def rule_width_pins(est, X, y, n_rows, classes, lazy=False):
     the output width of the steps before the model fitted on ``n_rows`` public
     placeholder rows of ``X``'s schema (``lazy``: a Dask DataFrame's schema or a Dask
     array, fitted on the workers as the lazy probe fits).  Public: the parameters, the
-    schema and ``n`` only."""
+    schema and ``n`` only.
+
+    Raises ``ValueError`` before any fit when the model's event follows the width even
+    with its rules read at that public width (or the user's): every fit would then add
+    the ``delta`` of the pair that dominates it, which no per-fit budget affords."""
     from ..accounting._released_width import plans_its_event, sets_width
     from ._common import _is_dask_array
     from ._lazy_probe import _final_step, is_sklearn_pipeline
@@ -40,14 +44,34 @@ def rule_width_pins(est, X, y, n_rows, classes, lazy=False):
     if not is_sklearn_pipeline(est):
         return {}
     path, model = _final_step(est)
-    if not plans_its_event(model) or \
-            model.get_params(deep=False).get("auto_n_features", 0) is not None:
+    if not plans_its_event(model):
         return {}
     prefix = clone(est).set_params(**{path: "passthrough"})
     if not any(sets_width(step) for step in prefix.get_params(deep=True).values()):
         return {}
-    width = _cached_width(prefix, X, y, int(n_rows), classes, lazy or _is_dask_array(X))
-    return {f"{path}__auto_n_features": max(int(width), 1)}
+    width = max(int(_cached_width(prefix, X, y, int(n_rows), classes,
+                                  lazy or _is_dask_array(X))), 1)
+    pins = {} if model.get_params(deep=False).get("auto_n_features") is not None else \
+        {f"{path}__auto_n_features": width}
+    _refuse_width_following(clone(model).set_params(**{
+        k.rsplit("__", 1)[1]: v for k, v in pins.items()}), int(n_rows), width)
+    return pins
+
+
+def _refuse_width_following(model, n_rows, width):
+    """Raise when ``model``'s event follows its design width with its rules' width fixed
+    (:func:`skdp.accounting._released_width.event_follows_width`)."""
+    from ..accounting._released_width import event_follows_width
+
+    if event_follows_width(model, n_rows, width):
+        raise ValueError(
+            f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) releases "
+            "an event that depends on the width of its input, which the DP steps before it "
+            "release (spline knots, discovered categories), even with its rules read at a "
+            "public width (auto_n_features): a private search or cross-validation would "
+            "compose every fit as the pair dominating its (epsilon, delta), one delta per "
+            "fit. Use a solver whose event does not follow the width (the default "
+            "'warm_gd', 'dpsgd', 'rrpsgd', or calibration='tight'); nothing was fitted")
 
 
 def _cached_width(prefix, X, y, n_rows, classes, lazy):

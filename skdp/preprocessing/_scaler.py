@@ -585,11 +585,15 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return check_public_bounds(*self._bound_pair(n_features))
 
     def _width_free_event(self):
-        """The event that dominates this release at every input width: the one it records,
-        ``gaussian_event(1, mu)``, its calibration target whatever the number of columns
-        (what a pipeline composes when an earlier step released this step's input
-        width)."""
-        return self.dp_event_
+        """The event that dominates this release at every input width:
+        ``gaussian_event(1, mu)`` at the budget's ``mu``, what it records with public
+        bounds.  With ``feature_bounds="auto"`` it records the bounds' count trees under
+        ``sqrt(AUTO_BOUND_SHARE) mu`` (noise multiplier at least its inverse, rounded up
+        with the width, :func:`~skdp.preprocessing._common.target_event`) and the moments
+        under ``sqrt(1 - AUTO_BOUND_SHARE) mu``: Gaussian-DP parameters whose squares sum
+        to at most ``mu^2``.  What a pipeline composes when an earlier step released this
+        step's input width."""
+        return gaussian_event(1.0, gaussian_mu_for(float(self.epsilon), float(self.delta)))
 
     def _planned_event(self):
         import dp_accounting

@@ -76,6 +76,67 @@ def test_the_probe_tells_a_width_following_event_from_a_fixed_one():
     assert not event_follows_width(model.set_params(solver="output_perturbation"), 3000, 12)
 
 
+def test_the_probe_reaches_widths_far_above_the_fitted_one():
+    """Audit: binary DP-SGD on 2,000 rows changes its schedule from about 12,500 columns
+    on, a width a discovery over seven identifier-like columns can release; a probe that
+    stopped at max(64 w, 4 n) called it width-free.  With a public rule width it is."""
+    from skdp.accounting._released_width import event_follows_width
+
+    model = DPLogisticRegression(classes=[0, 1], solver="dpsgd", epsilon=5.0, data_norm=1.0)
+    assert event_follows_width(model, 2000, 14)
+    assert not event_follows_width(model.set_params(auto_n_features=14), 2000, 14)
+
+
+def _zeroth_order_paper(**kw):
+    from skdp import DPNonconvexRegressor
+
+    return DPNonconvexRegressor(loss="welsch", solver="zeroth_order", calibration="paper",
+                                epsilon=1.0, delta=1e-6, data_norm=1.0, y_bound=1.0,
+                                random_state=3, **kw)
+
+
+def test_a_public_rule_width_that_does_not_fix_the_event_composes_the_pair():
+    """Audit: zeroth_order at calibration="paper" reads the design's width in its own plan
+    (its steps and tree), whatever auto_n_features says; its exact event at each released
+    width composed to 1.8492 / 1.8406 / 1.8441, and a releasable width gives 1.8559.  It
+    is composed as the pair dominating its (1, 1e-6) at every width."""
+    events = []
+    for n_jobs in (1, 3):
+        X, _ = _table(n_jobs, n=1000)
+        y = np.clip(np.random.default_rng(0).normal(size=1000) * 0.3 + (X["job"] == "j0"),
+                    -1, 1)
+        pipe = make_pipeline(DPOneHotEncoder(epsilon=2.0, random_state=1),
+                             _zeroth_order_paper(auto_n_features=10)).fit(X[["job"]], y)
+        event = fitted_dp_event(pipe)
+        assert events_close(event.events[-1], DeltaDpEvent(1e-6))
+        events.append(event)
+    assert events_close(*events)
+
+
+def test_a_search_refuses_a_width_following_model_before_any_fit(monkeypatch):
+    """Audit: the search pinned the placeholder width, the real fits' events followed the
+    released width, and it raised after fitting on the private rows; now it refuses
+    before any fit (every fit would add the pair's delta)."""
+    from skdp import DPNonconvexRegressor
+    from skdp.model_selection import make_private_scorer
+
+    fits = []
+    original = DPNonconvexRegressor.fit
+    monkeypatch.setattr(DPNonconvexRegressor, "fit",
+                        lambda self, *a, **k: fits.append(1) or original(self, *a, **k))
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": rng.normal(size=1000)})
+    y = np.clip(rng.normal(size=1000) * 0.3 + (X["c"] > 0), -1, 1)
+    pipe = make_pipeline(DPSplineTransformer(random_state=1), _zeroth_order_paper())
+    scorer = make_private_scorer(lambda t, p: abs(t - p), lower=0, upper=2,
+                                 greater_is_better=False)
+    search = DPGridSearchCV(pipe, {"dpnonconvexregressor__max_iter": [10_000]},
+                            epsilon=8.0, delta=1e-5, cv=2, random_state=0, scoring=scorer)
+    with pytest.raises(ValueError, match="depends on the width of its input"):
+        search.fit(X, y)
+    assert not fits
+
+
 def test_a_public_rule_width_keeps_the_exact_event():
     """With auto_n_features the estimator's rules read a public width: its exact event
     is the same at every released width and composes as it is."""
@@ -164,14 +225,16 @@ def test_a_dp_transformer_behind_a_released_width_is_its_calibration_target():
     (lambda d: DPSplineTransformer(feature_bounds=[(-1.0, 1.0)] * d), "numeric"),
     (lambda d: DPRobustScaler(), "numeric"),
     (lambda d: DPStandardScaler(feature_bounds=(-np.ones(d), np.ones(d))), "numeric"),
+    (lambda d: DPStandardScaler(feature_bounds="auto"), "numeric"),
     (lambda d: DPOneHotEncoder(), "categorical"),
-], ids=["spline", "robust", "standard", "one-hot"])
+], ids=["spline", "robust", "standard", "standard-auto", "one-hot"])
 def test_the_calibration_target_bounds_the_release_at_every_width(make, data):
     """What the pipeline and the plan compose behind a released width: an event that
     dominates the recorded one at every width (within the ninth digit of it)."""
     from skdp.accounting._events import privacy_profile_at_most
 
     rng = np.random.default_rng(0)
+    targets = []
     for d in (1, 3, 12, 40):
         X = rng.uniform(-1, 1, size=(1000, d)) if data == "numeric" else \
             rng.integers(0, 4, size=(1000, d)).astype(str).astype(object)
@@ -179,6 +242,9 @@ def test_the_calibration_target_bounds_the_release_at_every_width(make, data):
         target = step._width_free_event()
         assert privacy_profile_at_most(step.dp_event_, target, rtol=0.0)
         assert same_privacy_profile(step.dp_event_, target, rtol=1e-8)
+        targets.append(target)
+    # one event whatever the width (audit: the scaler's auto bounds moved it)
+    assert all(t == targets[0] for t in targets)
 
 
 def test_a_search_hands_the_model_a_public_width():
