@@ -1056,20 +1056,23 @@ def _dominated_model_plan(plan, model_step, events, model, n, width, low, data_n
 
 
 def _width_free(pinned, event, n, width, low, eps_m, plan, data_norm):
-    """Whether the pinned model's event has the privacy profile of the planned one at
-    the planning width, well above it and at the lowest width the transformers can
-    release (to float rounding; :func:`skdp.accounting._events.same_privacy_profile`: a
-    zeroth-order model's Gaussian steps follow the width, their total ``mu`` does not)."""
-    from .accounting._events import same_privacy_profile
-    from .linear_model._budget import model_planned_event
+    """Whether the pinned model's event has one privacy profile at every width the
+    transformers can release: :func:`skdp.accounting._released_width.event_follows_width`
+    of the model at its share (widths ``4^k`` up to ``2^40``, to float rounding: a
+    zeroth-order model's Gaussian steps follow the width, their total ``mu`` does not),
+    the same probe a scikit-learn ``Pipeline``'s model behind a released width gets.
+    ``width`` and ``low`` (the planning and the lowest width) are among the widths it
+    covers."""
+    from sklearn.base import clone
+
+    from .accounting._released_width import event_follows_width
 
     if event is None:
         return False
-    for w in (4 * width + 7, max(low, 1)):
-        other = model_planned_event(pinned, n, w, eps_m, plan.delta, data_norm=data_norm)
-        if other is None or not same_privacy_profile(other, event):
-            return False
-    return True
+    probe = clone(pinned).set_params(epsilon=eps_m, delta=plan.delta)
+    if data_norm is not None:
+        probe.set_params(data_norm=float(data_norm))
+    return not event_follows_width(probe, n)
 
 
 def _pipeline_solver(model, plan, transformer_events):
