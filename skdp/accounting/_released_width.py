@@ -78,7 +78,7 @@ def sets_width(step):
 PROBE_WIDTHS = tuple(4 ** k for k in range(21))
 
 
-def event_follows_width(model, n_samples, width=None):
+def event_follows_width(model, n_samples):
     """Whether ``model``'s planned event (:func:`skdp.linear_model._base.planned_dp_event`
     of its parameters at ``n_samples`` rows) differs in privacy profile between two of
     :data:`PROBE_WIDTHS`, or has no plan at one of them (then counted as following: the
@@ -86,9 +86,9 @@ def event_follows_width(model, n_samples, width=None):
 
     The widths run from 1 to ``2^40``, above any width a release can give (a category
     discovery's width has no bound but memory, and a data-free map such as
-    ``PolynomialFeatures`` widens it further), and do not depend on the width fitted
-    (``width``, accepted for the callers' symmetry and unused): a search's placeholder fit
-    and its real fits, whose widths may differ, get one verdict.  The ``auto`` rules are
+    ``PolynomialFeatures`` widens it further), and do not depend on the width fitted: a
+    search's placeholder fit and its real fits, whose widths may differ, get one
+    verdict.  The ``auto`` rules are
     monotone in the width (``alpha`` a power of ``p``; DP-SGD's epochs a power of ``p``
     clipped to a range, its steps then monotone), so a profile equal at every probe is
     equal between them."""
@@ -163,8 +163,7 @@ def released_width_event(model, event):
     :func:`step_pair`.  A model fitted before ``n_samples_seen_`` was recorded cannot be
     probed: the pair."""
     n = getattr(model, "n_samples_seen_", None)
-    width = getattr(model, "n_features_in_", None)
-    if n is not None and width is not None and not event_follows_width(model, n, width):
+    if n is not None and not event_follows_width(model, n):
         return event
     return step_pair(model.epsilon, model.delta, getattr(model, "epsilon_", 0.0),
                      getattr(model, "delta_", 0.0))

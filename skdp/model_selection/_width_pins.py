@@ -54,16 +54,16 @@ def rule_width_pins(est, X, y, n_rows, classes, lazy=False):
     pins = {} if model.get_params(deep=False).get("auto_n_features") is not None else \
         {f"{path}__auto_n_features": width}
     _refuse_width_following(clone(model).set_params(**{
-        k.rsplit("__", 1)[1]: v for k, v in pins.items()}), int(n_rows), width)
+        k.rsplit("__", 1)[1]: v for k, v in pins.items()}), int(n_rows))
     return pins
 
 
-def _refuse_width_following(model, n_rows, width):
+def _refuse_width_following(model, n_rows):
     """Raise when ``model``'s event follows its design width with its rules' width fixed
     (:func:`skdp.accounting._released_width.event_follows_width`)."""
     from ..accounting._released_width import event_follows_width
 
-    if event_follows_width(model, n_rows, width):
+    if event_follows_width(model, n_rows):
         raise ValueError(
             f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) releases "
             "an event that depends on the width of its input, which the DP steps before it "

@@ -71,9 +71,9 @@ def test_the_probe_tells_a_width_following_event_from_a_fixed_one():
     from skdp.accounting._released_width import event_follows_width
 
     model = DPLogisticRegression(classes=[0, 1], epsilon=0.8, data_norm=1.5)
-    assert event_follows_width(model, 3000, 12)                 # alpha="auto"
-    assert not event_follows_width(model.set_params(alpha=0.01), 3000, 12)
-    assert not event_follows_width(model.set_params(solver="output_perturbation"), 3000, 12)
+    assert event_follows_width(model, 3000)                 # alpha="auto"
+    assert not event_follows_width(model.set_params(alpha=0.01), 3000)
+    assert not event_follows_width(model.set_params(solver="output_perturbation"), 3000)
 
 
 def test_the_probe_reaches_widths_far_above_the_fitted_one():
@@ -83,8 +83,8 @@ def test_the_probe_reaches_widths_far_above_the_fitted_one():
     from skdp.accounting._released_width import event_follows_width
 
     model = DPLogisticRegression(classes=[0, 1], solver="dpsgd", epsilon=5.0, data_norm=1.0)
-    assert event_follows_width(model, 2000, 14)
-    assert not event_follows_width(model.set_params(auto_n_features=14), 2000, 14)
+    assert event_follows_width(model, 2000)
+    assert not event_follows_width(model.set_params(auto_n_features=14), 2000)
 
 
 def _zeroth_order_paper(**kw):
