@@ -73,9 +73,9 @@ def sets_width(step):
     return type(step).__module__.startswith("skdp.preprocessing") and _sets_width(step)
 
 
-#: the widths :func:`event_follows_width` compares: ``4^k`` from 1 to ``2^40``, above any
+#: the widths :func:`event_follows_width` compares: ``16^k`` from 1 to ``2^40``, above any
 #: design a fit could hold, where the rules have saturated (DP-SGD's epochs at their floor)
-PROBE_WIDTHS = tuple(4 ** k for k in range(21))
+PROBE_WIDTHS = tuple(16 ** k for k in range(11))
 
 
 def event_follows_width(model, n_samples):
