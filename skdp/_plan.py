@@ -656,8 +656,8 @@ def analytic_prefix(pipeline, plan, X):
     fit still checks that every release recorded its planned event, so a wrong formula
     fails loudly at fit time, never silently.  The lowest width is the true lower bound
     of each transformer's released width (the placeholder fits gave an upper estimate of
-    it); it only serves the plan's checks (the model's widths compared,
-    :func:`_width_free`), never a release."""
+    it); it only serves the plan's checks (a dominated model's plan must exist at it,
+    :func:`_dominated_model_plan`), never a release."""
     from .preprocessing import DPOneHotEncoder, DPSplineTransformer
 
     supported = (DPSplineTransformer, DPOneHotEncoder)
@@ -978,7 +978,7 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
         pins = {**pins, **split}
     pinned = clone(model).set_params(**pins)
     event = model_planned_event(pinned, n, width, eps_m, plan.delta, data_norm=norm)
-    if not public and not _width_free(pinned, event, n, width, low, eps_m, plan, norm):
+    if not public and not _width_free(pinned, event, n, eps_m, plan, norm):
         if pipeline.model_plan == "fixed":
             raise ValueError(
                 f"{type(model).__name__}(solver={getattr(model, 'solver', None)!r}) "
@@ -1055,14 +1055,13 @@ def _dominated_model_plan(plan, model_step, events, model, n, width, low, data_n
                     ledger_event=total, notes=tuple(plan.notes) + (DOMINATED_NOTE,))
 
 
-def _width_free(pinned, event, n, width, low, eps_m, plan, data_norm):
+def _width_free(pinned, event, n, eps_m, plan, data_norm):
     """Whether the pinned model's event has one privacy profile at every width the
     transformers can release: :func:`skdp.accounting._released_width.event_follows_width`
     of the model at its share (widths ``16^k`` up to ``2^40``, to float rounding: a
     zeroth-order model's Gaussian steps follow the width, their total ``mu`` does not),
-    the same probe a scikit-learn ``Pipeline``'s model behind a released width gets.
-    ``width`` and ``low`` (the planning and the lowest width) are among the widths it
-    covers."""
+    the same probe a scikit-learn ``Pipeline``'s model behind a released width gets; the
+    planning and the lowest width lie within its range."""
     from sklearn.base import clone
 
     from .accounting._released_width import event_follows_width
