@@ -1058,7 +1058,7 @@ def _dominated_model_plan(plan, model_step, events, model, n, width, low, data_n
 def _width_free(pinned, event, n, eps_m, plan, data_norm):
     """Whether the pinned model's event has one privacy profile at every width the
     transformers can release: :func:`skdp.accounting._released_width.event_follows_width`
-    of the model at its share (widths ``16^k`` up to ``2^40``, to float rounding: a
+    of the model at its share (widths 1 to ``2^40``, to float rounding: a
     zeroth-order model's Gaussian steps follow the width, their total ``mu`` does not),
     the same probe a scikit-learn ``Pipeline``'s model behind a released width gets; the
     planning and the lowest width lie within its range."""

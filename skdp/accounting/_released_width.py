@@ -73,9 +73,10 @@ def sets_width(step):
     return type(step).__module__.startswith("skdp.preprocessing") and _sets_width(step)
 
 
-#: the widths :func:`event_follows_width` compares: ``16^k`` from 1 to ``2^40``, above any
-#: design a fit could hold, where the rules have saturated (DP-SGD's epochs at their floor)
-PROBE_WIDTHS = tuple(16 ** k for k in range(11))
+#: the widths :func:`event_follows_width` compares, from 1 to ``2^40`` (above any design a
+#: fit could hold, where the rules have saturated: DP-SGD's epochs at their floor); dense
+#: at small widths, where a zeroth-order plan's event moves without a trend
+PROBE_WIDTHS = (1, 2, 2 ** 5, 2 ** 10, 2 ** 20, 2 ** 40)
 
 
 def event_follows_width(model, n_samples):
