@@ -923,6 +923,12 @@ def _plan_model(pipeline, plan, X, events, compose, shape=None, lazy=False):
         return _replace(plan, planned_event=total, ledger_event=total)
     model_step = model_steps[0]
     model = pipeline.steps[-1][1]
+    if not _is_skdp_estimator(model):
+        # the fit hands the model its share as the pipeline's own last step
+        raise TypeError(
+            f"the skdp estimator at {model_step.path!r} is nested in the last step "
+            f"({type(model).__name__}) of the PrivatePipeline: make it the pipeline's own "
+            "last step (flatten the nested Pipeline); nothing was fitted")
     solver_pin = {**_pipeline_solver(model, plan, transformer_events),
                   **_pipeline_alpha(model, plan)}
     if solver_pin:

@@ -571,3 +571,17 @@ def test_a_zero_leaving_block_counts_only_when_it_selects_columns():
     used = ColumnTransformer([("o", DPOneHotEncoder(sparse_output=True), [1]),
                               ("c", public, [0])], sparse_threshold=1.0)
     assert not density_decides_format(used, input_sparse=False)
+
+
+def test_a_model_nested_in_the_last_step_is_refused_before_any_release():
+    """Audit: the plan read the model as the pipeline's last step and failed with an
+    AttributeError on the nested Pipeline; now a TypeError that says what to do."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": rng.choice(["a", "b", "c"], 2000).astype(object)})
+    y = (X["c"] == "a").astype(int)
+    encoder = DPOneHotEncoder()
+    pipe = PrivatePipeline([("enc", encoder), ("inner", Pipeline(
+        [("lr", DPLogisticRegression(classes=[0, 1]))]))], epsilon=1.0, random_state=0)
+    with pytest.raises(TypeError, match="flatten the nested Pipeline"):
+        pipe.fit(X, y)
+    assert not hasattr(encoder, "dp_event_")

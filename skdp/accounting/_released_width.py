@@ -92,10 +92,34 @@ def event_follows_width(model, n_samples):
     verdict.  The ``auto`` rules are
     monotone in the width (``alpha`` a power of ``p``; DP-SGD's epochs a power of ``p``
     clipped to a range, its steps then monotone), so a profile equal at every probe is
-    equal between them."""
+    equal between them.  The solvers whose own plan reads the width without a trend
+    (:data:`PAPER_WIDTH_SOLVERS` at ``calibration="paper"``) are not probed: they follow
+    it."""
     from sklearn.base import clone
 
     return _follows(clone(model), int(n_samples))
+
+
+#: solvers whose own plan reads the design's width (their steps and tree) at
+#: ``calibration="paper"``: their event's Gaussian-DP parameter ``rho sqrt(m / max(2 ln T,
+#: m))``, ``m`` the bits of the step count ``T``, is a sawtooth in the width (``rho`` at
+#: ``T = 2`` and ``4``, ``0.954 rho`` at ``T = 3``), which no set of probes brackets
+PAPER_WIDTH_SOLVERS = frozenset({"zeroth_order", "spider"})
+
+
+def _reads_width_in_its_plan(model):
+    """Whether ``model`` resolves to a solver of :data:`PAPER_WIDTH_SOLVERS` at
+    ``calibration="paper"`` (public: its parameters; an invalid one counts, as the safe
+    answer)."""
+    from ..linear_model._auto import resolve_solver
+
+    try:
+        loss, n_outputs = model._planning_loss()
+        solver, _ = resolve_solver(model, loss, n_outputs)
+        return solver in PAPER_WIDTH_SOLVERS and \
+            model._solver_calibration(solver) == "paper"
+    except (ValueError, TypeError, AttributeError):
+        return True
 
 
 def _follows(model, n_samples):
@@ -105,7 +129,8 @@ def _follows(model, n_samples):
     key = _cache_key(model, n_samples)
     if key is not None and key in _VERDICTS:
         return _VERDICTS[key]
-    first = planned_dp_event(model, n_samples, PROBE_WIDTHS[0])
+    first = None if _reads_width_in_its_plan(model) else \
+        planned_dp_event(model, n_samples, PROBE_WIDTHS[0])
     follows = first is None
     for w in PROBE_WIDTHS[1:]:
         if follows:

@@ -113,6 +113,32 @@ def test_a_public_rule_width_that_does_not_fix_the_event_composes_the_pair():
     assert events_close(*events)
 
 
+def _sawtooth_model(**kw):
+    """zeroth_order at calibration="paper" with at most 4 steps: its event's GDP parameter
+    is rho at T = 2 and 4 steps and 0.954 rho at T = 3 (widths 7-10 here), so probes at
+    widths where T is 2 or 4 all see one event."""
+    from skdp import DPNonconvexRegressor
+
+    return DPNonconvexRegressor(loss="welsch", solver="zeroth_order", calibration="paper",
+                                epsilon=2.0, delta=1e-6, data_norm=1.0, y_bound=1.0,
+                                max_iter=4, smoothing_radius=1e-4, random_state=3, **kw)
+
+
+def test_a_paper_zeroth_order_model_follows_the_width_whatever_the_probes_see():
+    """Audit: every probe width sat at a tooth's peak, so the sawtooth model was called
+    width-free and each released width's exact event composed (2.3134 at width 5, 2.2645
+    at width 8, at delta 1e-5)."""
+    from skdp.accounting._released_width import event_follows_width
+    from skdp.linear_model._base import planned_dp_event
+
+    model = _sawtooth_model()
+    profiles = {w: planned_dp_event(model, 1000, w) for w in (1, 2, 8, 32)}
+    assert same_privacy_profile(profiles[1], profiles[32])      # the probes' view
+    assert not same_privacy_profile(profiles[1], profiles[8])   # a tooth between them
+    assert event_follows_width(model, 1000)
+    assert event_follows_width(model.set_params(auto_n_features=5), 1000)
+
+
 def test_a_search_refuses_a_width_following_model_before_any_fit(monkeypatch):
     """Audit: the search pinned the placeholder width, the real fits' events followed the
     released width, and it raised after fitting on the private rows; now it refuses
