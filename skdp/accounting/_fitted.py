@@ -327,9 +327,11 @@ def fitted_dp_event(estimator):
     for the Rényi-DP bound over every width the encoder can release).  Such an estimator is
     composed as the pair that dominates every ``(epsilon, delta)``-DP release of it, and a
     DP transformer behind such a step at its calibration target
-    (:mod:`skdp.accounting._released_width`).  An estimator given a public
-    ``auto_n_features`` (a :class:`~skdp.PrivatePipeline`'s plan and the private
-    searches set it), or whose event does not follow the width, keeps its exact event.
+    (:mod:`skdp.accounting._released_width`).  An estimator whose event does not follow
+    the width keeps its exact event: one whose rules read a public ``auto_n_features``
+    (a :class:`~skdp.PrivatePipeline`'s plan and the private searches set it), unless its
+    solver's own plan reads the width (``zeroth_order``, ``spider`` at
+    ``calibration="paper"``).
 
     Returns
     -------
@@ -378,27 +380,20 @@ def fitted_dp_event(estimator):
     (1.0, True)
     """
     _check_distinct_seeds(estimator)
-    events, recorded = leaf_events(estimator)
+    events, recorded, _ = walk_events(estimator)
     if not recorded:
         raise TypeError("the estimator released nothing: no step carries a dp_event_")
     refuse_density_formats(estimator)
     return composed_events(events)
 
 
-def leaf_events(estimator):
-    """``(events, recorded)``: the events of ``estimator``'s fitted leaves in fit order
-    (``NoOpDpEvent``\\ s left out, :func:`_step_event`) and whether any leaf carries
-    one.  A leaf without an event must be verified data-free: :func:`_refusal`
-    otherwise.  A leaf whose event follows a width an earlier leaf released is composed
-    as :mod:`skdp.accounting._released_width` says (:func:`walk_events`)."""
-    events, recorded, _ = walk_events(estimator)
-    return events, recorded
-
-
 def walk_events(estimator, path="", input_released=False, behind=None, planned=False):
-    """``(events, recorded, output_released)``: :func:`leaf_events`, and whether the width
-    of ``estimator``'s output is a released value.  ``input_released``: whether the width
-    of its input is (a step before it in a pipeline released it).
+    """``(events, recorded, output_released)``: the events of ``estimator``'s fitted
+    leaves in fit order (``NoOpDpEvent``\\ s left out, :func:`_step_event`), whether any
+    leaf carries one, and whether the width of ``estimator``'s output is a released
+    value.  A leaf without an event must be verified data-free (:func:`_refusal`
+    otherwise).  ``input_released``: whether the width of its input is (a step before it
+    in a pipeline released it).
 
     A step releases its output's width when its input's was (a scaler keeps it, a
     ``ColumnTransformer`` stacks its blocks) or its own release sets it

@@ -495,7 +495,9 @@ class PrivacyLedger:
     a privacy *filter*, and composing the events that happened is not a proven bound for
     it (Rogers, Roth, Ullman & Vadhan 2016; :mod:`skdp.accounting._released_width` shows
     the gap for released widths).  Fix such an estimator's rules with a public
-    ``auto_n_features``, or plan the whole chain in a :class:`~skdp.PrivatePipeline`.
+    ``auto_n_features`` (not enough for ``zeroth_order`` and ``spider`` at
+    ``calibration="paper"``, whose own plans read the width), or plan the whole chain in
+    a :class:`~skdp.PrivatePipeline`.
 
     Examples
     --------

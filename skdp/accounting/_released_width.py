@@ -160,7 +160,8 @@ def _cache_key(model, n_samples):
         items = tuple(sorted((k, repr(v)) for k, v in params.items() if k != "random_state"))
     except TypeError:   # pragma: no cover - parameters without a stable repr
         return None
-    return (type(model).__qualname__, items, n_samples)
+    # the class itself: a subclass, or a class of the same name elsewhere, plans apart
+    return (type(model), items, n_samples)
 
 
 def dominating_pair(epsilon, delta):
@@ -181,14 +182,14 @@ def step_pair(epsilon, delta, epsilon_spent=0.0, delta_spent=0.0):
                            max(float(delta), float(delta_spent)))
 
 
-def released_width_event(model, event):
-    """The event a pipeline composes for the fitted skdp estimator ``model`` that released
-    ``event`` after a step that released the width of its input (module docstring): its
-    ``event`` when its event does not follow the width (:func:`event_follows_width`, of
-    its parameters -- ``auto_n_features`` included -- at its ``n_samples_seen_``), else
-    :func:`step_pair`.  A model fitted before ``n_samples_seen_`` was recorded cannot be
-    probed: the pair."""
-    n = getattr(model, "n_samples_seen_", None)
+def released_width_event(model, event, n_samples=None):
+    """The event a pipeline composes for the skdp estimator ``model`` whose (fitted or
+    planned) event is ``event``, behind a step that released the width of its input
+    (module docstring): ``event`` when it does not follow the width
+    (:func:`event_follows_width`, of its parameters -- ``auto_n_features`` included -- at
+    ``n_samples`` rows, by default its ``n_samples_seen_``), else :func:`step_pair`.  A
+    model fitted before ``n_samples_seen_`` was recorded cannot be probed: the pair."""
+    n = getattr(model, "n_samples_seen_", None) if n_samples is None else n_samples
     if n is not None and not event_follows_width(model, n):
         return event
     return step_pair(model.epsilon, model.delta, getattr(model, "epsilon_", 0.0),
@@ -207,7 +208,3 @@ def behind_released_width(step, event):
                          getattr(step, "delta_", 0.0))
     return event
 
-
-def plans_its_event(step):
-    """Whether ``step`` is an skdp estimator, whose event has a public plan."""
-    return hasattr(step, "_planning_loss") and type(step).__module__.startswith("skdp.")

@@ -74,6 +74,7 @@ def lazy_pipeline_probe(pipeline, X, n_rows):
     from sklearn.base import clone
 
     from ..accounting._fitted import _is_data_free, _refusal, composed_events
+    from ..accounting._released_width import released_width_event
 
     _refuse_private_pipelines(pipeline)
     path, last = _final_step(pipeline)
@@ -88,7 +89,7 @@ def lazy_pipeline_probe(pipeline, X, n_rows):
         model_event = _model_event(last, n_rows, width)
         if width_released and not _is_non_private(model_event):
             # as fitted_dp_event composes a model after a released width
-            model_event = _released_width_model_event(last, model_event, n_rows)
+            model_event = released_width_event(last, model_event, n_rows)
         events = events + [model_event]
         guaranteed = guaranteed and not _is_non_private(model_event)
     return composed_events(events), guaranteed
@@ -201,18 +202,6 @@ def _model_event(model, n_rows, width):
             "PrivatePipeline (make_private_pipeline), or public bounds (data_norm, "
             "y_bound) and a delta > 0")
     return event
-
-
-def _released_width_model_event(model, event, n_rows):
-    """The final model's event as :func:`skdp.accounting.fitted_dp_event` composes it
-    behind a released width (:mod:`skdp.accounting._released_width`): its planned event
-    when the event does not follow the width, else the pair dominating its ``(epsilon,
-    delta)``."""
-    from ..accounting._released_width import dominating_pair, event_follows_width
-
-    if not event_follows_width(model, n_rows):
-        return event
-    return dominating_pair(model.epsilon, model.delta)
 
 
 def _is_non_private(event):

@@ -37,24 +37,26 @@ def rule_width_pins(est, X, y, n_rows, classes, lazy=False):
     Raises ``ValueError`` before any fit when the model's event follows the width even
     with its rules read at that public width (or the user's): every fit would then add
     the ``delta`` of the pair that dominates it, which no per-fit budget affords."""
-    from ..accounting._released_width import plans_its_event, sets_width
+    from ..accounting._released_width import sets_width
     from ._common import _is_dask_array
-    from ._lazy_probe import _final_step, is_sklearn_pipeline
+    from ._lazy_probe import _final_step, _plans_its_event, is_sklearn_pipeline
 
     if not is_sklearn_pipeline(est):
         return {}
     path, model = _final_step(est)
-    if not plans_its_event(model):
+    if not _plans_its_event(model):
         return {}
     prefix = clone(est).set_params(**{path: "passthrough"})
     if not any(sets_width(step) for step in prefix.get_params(deep=True).values()):
         return {}
-    width = max(int(_cached_width(prefix, X, y, int(n_rows), classes,
-                                  lazy or _is_dask_array(X))), 1)
-    pins = {} if model.get_params(deep=False).get("auto_n_features") is not None else \
-        {f"{path}__auto_n_features": width}
-    _refuse_width_following(clone(model).set_params(**{
-        k.rsplit("__", 1)[1]: v for k, v in pins.items()}), int(n_rows))
+    model = clone(model)
+    pins = {}
+    if model.get_params(deep=False).get("auto_n_features") is None:
+        width = max(int(_cached_width(prefix, X, y, int(n_rows), classes,
+                                      lazy or _is_dask_array(X))), 1)
+        pins = {f"{path}__auto_n_features": width}
+        model.set_params(auto_n_features=width)
+    _refuse_width_following(model, int(n_rows))
     return pins
 
 
