@@ -29,6 +29,7 @@ from ._gaussian import (
     gaussian_mu_for,
 )
 from ._sampled import calibrate_poisson_gaussian, poisson_gaussian_event
+from ._filter import RenyiFilter
 from ._rdp import rdp_delta, rdp_epsilon, repeat_and_select_event, to_rdp_event
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "LedgerPermissionError",
     "LedgerUnreachableError",
     "PrivacyLedger",
+    "RenyiFilter",
     "calibrate_gaussian_sigma",
     "calibrate_poisson_gaussian",
     "compose",

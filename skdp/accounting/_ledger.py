@@ -108,6 +108,10 @@ STORE_NAME = "ledger.sqlite"
 #: PLD-accounted events can hold it for a few seconds).
 LOCK_TIMEOUT = 600.0
 SCHEMA_VERSION = "1"
+#: Schema of a store whose budget is a Rényi filter (``adaptive=True``): the meta table
+#: also holds the filter's order and delta reserve.  A version of skdp that knows only
+#: schema 1 refuses such a store instead of composing it exactly (which admits more).
+FILTER_SCHEMA_VERSION = "2"
 
 _ACTIVE = ("reserved", "committed")
 
@@ -407,9 +411,10 @@ def ledger_reservation(ledger, planned_event, source):
     return ledger.reserve(planned_event, source=source)
 
 
-def _rebuild(path, ledger_id, inode, epsilon, delta):
+def _rebuild(path, ledger_id, inode, epsilon, delta, renyi_filter=None):
     obj = PrivacyLedger.__new__(PrivacyLedger)
-    obj._init_handle(path, ledger_id, inode, epsilon, delta, owner_dir=None)
+    obj._init_handle(path, ledger_id, inode, epsilon, delta, owner_dir=None,
+                     renyi_filter=renyi_filter)
     return obj
 
 
@@ -429,6 +434,43 @@ def _check_budget(epsilon, delta):
     if not 0.0 <= delta < 1.0:
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
     return epsilon, delta
+
+
+def _filter_for(epsilon, delta, adaptive):
+    """The Rényi filter of a new ledger, or None (``adaptive=False``)."""
+    import numpy as np
+
+    if not isinstance(adaptive, (bool, np.bool_)):
+        raise TypeError(f"adaptive must be True or False, got {adaptive!r}")
+    if not adaptive:
+        return None
+    if epsilon is None:
+        raise ValueError("an adaptive ledger needs an epsilon budget: its filter's Rényi "
+                         "order and budget are fixed from (epsilon, delta) at creation")
+    if not delta > 0.0:
+        raise ValueError("an adaptive ledger needs delta > 0: its Rényi filter converts to "
+                         "(epsilon, delta) with delta > 0")
+    from ._filter import RenyiFilter
+
+    return RenyiFilter.for_budget(epsilon, delta)
+
+
+def _stored_filter(meta, epsilon, delta):
+    """The filter a store's header records (None for an exact store); ValueError if the
+    header is inconsistent."""
+    from ._filter import MIN_ORDER, RenyiFilter
+
+    if meta["schema"] == SCHEMA_VERSION:
+        if "composition" in meta:
+            raise ValueError("a schema-1 store with a composition mode")
+        return None
+    if meta.get("composition") != "renyi_filter" or epsilon is None:
+        raise ValueError(f"unknown composition {meta.get('composition')!r}")
+    order = float(json.loads(meta["filter_order"]))
+    reserve = float(json.loads(meta["filter_delta_reserve"]))
+    if not (MIN_ORDER <= order < math.inf and 0.0 <= reserve < delta):
+        raise ValueError(f"filter order {order!r} or delta reserve {reserve!r} out of range")
+    return RenyiFilter(epsilon, delta, order, reserve)
 
 
 class PrivacyLedger:
@@ -462,6 +504,13 @@ class PrivacyLedger:
         Where to create the store (a new SQLite file).  ``None``: a fresh private
         temporary directory, deleted with the ledger.  A given path is kept (reopen it
         with :meth:`open`) and must not exist yet.
+    adaptive : bool, default=False
+        ``False``: the budget check composes the events exactly -- a proof for fits whose
+        events are fixed in advance (a grid, its folds, a loop over seeds).  ``True``: the
+        budget is a Rényi-DP *filter* (:mod:`skdp.accounting._filter`), valid when each
+        fit's ``epsilon``, solver or estimator is chosen after looking at earlier models,
+        as in an interactive session; it needs an ``epsilon`` budget and admits less
+        (for Gaussian fits at ``(1, 1e-6)``, 0.82 of the exact composition's ``mu^2``).
 
     Attributes
     ----------
@@ -473,6 +522,10 @@ class PrivacyLedger:
         Absolute path of the store.
     ledger_id : str
         Random identifier written in the store and checked by every copy.
+    adaptive : bool
+        Whether the budget is a Rényi filter.
+    renyi_filter : RenyiFilter or None
+        The filter's order, Rényi budget and ``delta`` reserve (``adaptive=True``).
 
     See Also
     --------
@@ -485,19 +538,23 @@ class PrivacyLedger:
     ``GridSearchCV`` or ``cross_val_score`` on held-out private rows are *not* fits and are
     not counted (:meth:`attach` warns about them).
 
-    **Events fixed in advance.**  The exact composition bounds a sequence of fits whose
-    events (privacy profiles) do not depend on what earlier fits released: a grid and its
-    folds, a loop over seeds, a pipeline of steps whose parameters are set.  When a fit's
-    event is chosen *after* seeing earlier releases -- its ``epsilon`` or solver picked from
-    a released model, or an estimator whose ``auto`` rules read the width a
-    :class:`~skdp.preprocessing.DPSplineTransformer` or discovering
-    :class:`~skdp.preprocessing.DPOneHotEncoder` before it released -- the budget check is
-    a privacy *filter*, and composing the events that happened is not a proven bound for
-    it (Rogers, Roth, Ullman & Vadhan 2016; :mod:`skdp.accounting._released_width` shows
-    the gap for released widths).  Fix such an estimator's rules with a public
-    ``auto_n_features`` (not enough for ``zeroth_order`` and ``spider`` at
-    ``calibration="paper"``, whose own plans read the width), or plan the whole chain in
-    a :class:`~skdp.PrivatePipeline`.
+    **Events fixed in advance, or a filter.**  The exact composition (``adaptive=False``)
+    bounds a sequence of fits whose events (privacy profiles) do not depend on what
+    earlier fits released: a grid and its folds, a loop over seeds, a pipeline of steps
+    whose parameters are set.  When a fit's event is chosen *after* seeing earlier
+    releases -- its ``epsilon`` or solver picked from a released model, or an estimator
+    whose ``auto`` rules read the width a :class:`~skdp.preprocessing.DPSplineTransformer`
+    or discovering :class:`~skdp.preprocessing.DPOneHotEncoder` before it released -- the
+    budget check is a privacy *filter*, and composing the events that happened is not a
+    proven bound for it (Rogers, Roth, Ullman & Vadhan 2016;
+    :mod:`skdp.accounting._released_width` shows the gap for released widths).  Use
+    ``adaptive=True`` then: a Rényi filter of one order fixed at creation (Feldman &
+    Zrnic 2021), proven for any such choice (:mod:`skdp.accounting._filter`).  Its total
+    has no running epsilon: the guarantee of the interaction is the budget itself, so
+    :meth:`epsilon_spent` reports the budget's epsilon once anything is recorded, and
+    :attr:`remaining` the epsilon of the largest Gaussian fit still admitted.  (For
+    released widths in particular, a public ``auto_n_features`` or a
+    :class:`~skdp.PrivatePipeline` also restores the exact event.)
 
     Examples
     --------
@@ -520,8 +577,9 @@ class PrivacyLedger:
     >>> ledger.close()
     """
 
-    def __init__(self, *, epsilon=None, delta=1e-6, path=None):
+    def __init__(self, *, epsilon=None, delta=1e-6, path=None, adaptive=False):
         epsilon, delta = _check_budget(epsilon, delta)
+        renyi_filter = _filter_for(epsilon, delta, adaptive)
         owner_dir = None
         if path is None:
             owner_dir = tempfile.mkdtemp(prefix="skdp-ledger-")
@@ -534,16 +592,17 @@ class PrivacyLedger:
                 )
         ledger_id = uuid.uuid4().hex
         try:
-            self._create_store(path, ledger_id, epsilon, delta)
+            self._create_store(path, ledger_id, epsilon, delta, renyi_filter)
         except sqlite3.Error as exc:
             if owner_dir is not None:
                 shutil.rmtree(owner_dir, True)
             raise _sqlite_error(path, exc, "create") from exc
         inode = os.stat(path).st_ino
-        self._init_handle(path, ledger_id, inode, epsilon, delta, owner_dir=owner_dir)
+        self._init_handle(path, ledger_id, inode, epsilon, delta, owner_dir=owner_dir,
+                          renyi_filter=renyi_filter)
 
     @staticmethod
-    def _create_store(path, ledger_id, epsilon, delta):
+    def _create_store(path, ledger_id, epsilon, delta, renyi_filter=None):
         con = sqlite3.connect(path, timeout=LOCK_TIMEOUT, isolation_level=None)
         try:
             con.execute("PRAGMA journal_mode=DELETE")
@@ -562,17 +621,23 @@ class PrivacyLedger:
                 "created_host": socket.gethostname(),
                 "created_time": repr(time.time()),
             }
+            if renyi_filter is not None:
+                meta.update(schema=FILTER_SCHEMA_VERSION, composition="renyi_filter",
+                            filter_order=json.dumps(renyi_filter.order),
+                            filter_delta_reserve=json.dumps(renyi_filter.delta_reserve))
             con.executemany("INSERT INTO meta VALUES (?, ?)", list(meta.items()))
             con.execute("COMMIT")
         finally:
             con.close()
 
-    def _init_handle(self, path, ledger_id, inode, epsilon, delta, owner_dir):
+    def _init_handle(self, path, ledger_id, inode, epsilon, delta, owner_dir,
+                     renyi_filter=None):
         self._path = path
         self._id = ledger_id
         self._inode = inode
         self._epsilon = epsilon
         self._delta = delta
+        self._filter = renyi_filter
         self._finalizer = (
             weakref.finalize(self, shutil.rmtree, owner_dir, True) if owner_dir else None
         )
@@ -618,19 +683,22 @@ class PrivacyLedger:
                     f"{path} is not a PrivacyLedger store (an SQLite file without its "
                     f"tables: {exc})") from exc
             raise _sqlite_error(path, exc, "open") from exc
-        if meta.get("schema") != SCHEMA_VERSION or "ledger_id" not in meta:
+        schemas = (SCHEMA_VERSION, FILTER_SCHEMA_VERSION)
+        if meta.get("schema") not in schemas or "ledger_id" not in meta:
             raise LedgerCorruptError(
-                f"{path} is not a PrivacyLedger store (schema {SCHEMA_VERSION}): its header "
-                "has no ledger id or another schema")
+                f"{path} is not a PrivacyLedger store (schema {' or '.join(schemas)}): its "
+                "header has no ledger id or another schema")
         try:
             epsilon, delta = _check_budget(json.loads(meta["epsilon"]),
                                            json.loads(meta["delta"]))
+            renyi_filter = _stored_filter(meta, epsilon, delta)
         except (KeyError, ValueError, TypeError) as exc:
             raise LedgerCorruptError(
                 f"the header of the privacy ledger's store {path} is corrupt (budget "
                 f"{meta.get('epsilon')!r}, {meta.get('delta')!r}: {exc}); restore the store "
                 "from a backup") from exc
-        return _rebuild(path, meta["ledger_id"], os.stat(path).st_ino, epsilon, delta)
+        return _rebuild(path, meta["ledger_id"], os.stat(path).st_ino, epsilon, delta,
+                        renyi_filter)
 
     # -- identity: copies are handles on the same store ---------------------------------
 
@@ -641,7 +709,8 @@ class PrivacyLedger:
         return self
 
     def __reduce__(self):
-        return (_rebuild, (self._path, self._id, self._inode, self._epsilon, self._delta))
+        return (_rebuild, (self._path, self._id, self._inode, self._epsilon, self._delta,
+                           self._filter))
 
     def __eq__(self, other):
         return isinstance(other, PrivacyLedger) and other._id == self._id
@@ -650,9 +719,10 @@ class PrivacyLedger:
         return hash(self._id)
 
     def __repr__(self):
+        adaptive = ", adaptive=True" if self._filter is not None else ""
         return (
             f"PrivacyLedger(epsilon={self._epsilon!r}, delta={self._delta!r}, "
-            f"path={self._path!r})"
+            f"path={self._path!r}{adaptive})"
         )
 
     @property
@@ -674,6 +744,17 @@ class PrivacyLedger:
     def ledger_id(self):
         """Random identifier of the ledger, checked by every copy."""
         return self._id
+
+    @property
+    def adaptive(self):
+        """Whether the budget is a Rényi filter (valid for adaptively chosen fits)."""
+        return self._filter is not None
+
+    @property
+    def renyi_filter(self):
+        """The :class:`~skdp.accounting.RenyiFilter` of an adaptive ledger, else
+        None."""
+        return self._filter
 
     def close(self):
         """Delete the temporary store if this handle created it (else do nothing).
@@ -791,9 +872,15 @@ class PrivacyLedger:
         return [text for i, text in rows if i != exclude]
 
     def _exceeds(self, event_texts):
-        """(over budget?, epsilon of the composition at the budget delta)."""
+        """(over budget?, epsilon of the composition at the budget delta).
+
+        An adaptive ledger asks its Rényi filter instead (its epsilon is then NaN: a
+        filter has no running epsilon)."""
         if self._epsilon is None:  # recording only: no need to account now
             return False, math.nan
+        if self._filter is not None:
+            self._check_decodable(event_texts)
+            return not self._filter.admits(event_texts), math.nan
         total = self._total(event_texts)
         eps = get_epsilon(total, self._delta)
         if eps <= self._epsilon:
@@ -808,6 +895,12 @@ class PrivacyLedger:
             if math.isinf(own)
             else f"this release alone costs epsilon = {own:.4g}"
         )
+        if self._filter is not None:
+            return BudgetExceededError(
+                f"{source}: the privacy budget (epsilon={self._epsilon:g}, "
+                f"delta={self._delta:g}, adaptive) would be exceeded: "
+                f"{self._filter_state([event_to_json(event)])} ({what}; a Gaussian release "
+                f"up to epsilon = {self.remaining:.4g} still fits). Nothing was released.")
         return BudgetExceededError(
             f"{source}: the privacy budget (epsilon={self._epsilon:g}, delta={self._delta:g}) "
             f"would be exceeded: with this release the total is epsilon = {eps:.4g} at "
@@ -977,17 +1070,29 @@ class PrivacyLedger:
     def epsilon_spent(self, delta=None):
         """Epsilon of the composition of every recorded event.
 
+        For an adaptive ledger, the guarantee its filter proves: the budget's epsilon once
+        anything is recorded (a filter has no valid running total; see :attr:`remaining`).
+
         Parameters
         ----------
         delta : float or None, default=None
-            Delta at which epsilon is computed; default: the budget's ``delta``.
+            Delta at which epsilon is computed; default: the budget's ``delta`` (the only
+            one an adaptive ledger reports at).
 
         Returns
         -------
         epsilon : float
             0 for an empty ledger; ``inf`` if a non-private fit was recorded.
         """
-        return float(get_epsilon(self.dp_event, self._delta if delta is None else delta))
+        if self._filter is None:
+            return float(get_epsilon(self.dp_event, self._delta if delta is None else delta))
+        if delta is not None and float(delta) != self._delta:
+            raise ValueError(
+                f"an adaptive ledger's guarantee is its budget (epsilon={self._epsilon:g}, "
+                f"delta={self._delta:g}); it reports no epsilon at another delta")
+        texts = [row[3] for row in self._read()]
+        self._check_decodable(texts)  # a corrupt entry raises, as for an exact ledger
+        return 0.0 if not texts else float(self._epsilon)
 
     def delta_spent(self, epsilon=None):
         """Delta of the composition of every recorded event at ``epsilon``.
@@ -1000,23 +1105,54 @@ class PrivacyLedger:
         Returns
         -------
         delta : float
-            Smallest delta such that the total is ``(epsilon, delta)``-DP.
+            Smallest delta such that the total is ``(epsilon, delta)``-DP; for an adaptive
+            ledger, the budget's delta once anything is recorded (the filter's guarantee).
         """
         if epsilon is None:
             if self._epsilon is None:
                 raise ValueError("the ledger has no epsilon budget: pass epsilon")
             epsilon = self._epsilon
-        return float(get_delta(self.dp_event, epsilon))
+        if self._filter is None:
+            return float(get_delta(self.dp_event, epsilon))
+        if float(epsilon) != self._epsilon:
+            raise ValueError(
+                f"an adaptive ledger's guarantee is its budget (epsilon={self._epsilon:g}, "
+                f"delta={self._delta:g}); it reports no delta at another epsilon")
+        texts = [row[3] for row in self._read()]
+        self._check_decodable(texts)
+        return 0.0 if not texts else float(self._delta)
 
     @property
     def remaining(self):
         """Epsilon left at the budget's delta: ``max(0, epsilon - epsilon_spent())``.
 
-        ``inf`` when the ledger has no budget.
+        ``inf`` when the ledger has no budget.  For an adaptive ledger: the epsilon (at the
+        budget's delta) of the largest Gaussian release its filter still admits.
         """
         if self._epsilon is None:
             return math.inf
+        if self._filter is not None:
+            texts = [row[3] for row in self._read()]
+            self._check_decodable(texts)
+            return self._filter.gaussian_epsilon_left(texts)
         return max(0.0, self._epsilon - self.epsilon_spent())
+
+    def _check_decodable(self, event_texts):
+        """Decode every stored event with :meth:`_decode` (a corrupt entry raises, never
+        reads as nothing spent) before the filter reads them."""
+        for text in event_texts:
+            self._decode(text)
+
+    def _filter_state(self, extra_texts=()):
+        """One line: the Rényi divergence and (0, delta) parts the filter has admitted."""
+        flt = self._filter
+        texts = [row[3] for row in self._read()] + list(extra_texts)
+        self._check_decodable(texts)
+        rdp, delta_sum = flt.spent(texts)
+        with_new = " with this release" if extra_texts else ""
+        return (f"Rényi filter at order {flt.order:g}{with_new}: divergence {rdp:.4g} of "
+                f"{flt.budget:.4g} ({100 * rdp / flt.budget:.1f} %), (0, delta) parts "
+                f"{delta_sum:.3g} of {flt.delta_reserve:.3g}")
 
     def summary(self):
         """A readable account: one line per release, the composed total and what is left.
@@ -1039,14 +1175,23 @@ class PrivacyLedger:
         budget = (
             "no budget" if self._epsilon is None
             else f"budget epsilon = {self._epsilon:g} at delta = {self._delta:g}"
+            + (", adaptive" if self._filter is not None else "")
         )
         lines = [f"PrivacyLedger {self._path} ({budget})",
                  f"{'#':>4}  {'status':<9}  {'epsilon alone':>13}  source"]
         for k, (entry_id, status, source, text, *_rest) in enumerate(rows, 1):
             eps = get_epsilon(self._decode(text, entry_id), self._delta)
             lines.append(f"{k:>4}  {status:<9}  {eps:>13.4g}  {source}")
-        spent = float(get_epsilon(self._total([r[3] for r in rows]), self._delta))
         n_res = sum(r[1] == "reserved" for r in rows)
+        if self._filter is not None:
+            lines.append(self._filter_state())
+            lines.append(
+                f"total: the interaction is (epsilon = {self._epsilon:g}, delta = "
+                f"{self._delta:g})-DP whatever was chosen adaptively, over {len(rows)} "
+                f"releases ({n_res} reserved); a Gaussian release up to epsilon = "
+                f"{self.remaining:.4g} still fits")
+            return "\n".join(lines)
+        spent = float(get_epsilon(self._total([r[3] for r in rows]), self._delta))
         tail = "" if self._epsilon is None else f"; remaining {max(0.0, self._epsilon - spent):.4g}"
         lines.append(
             f"total: epsilon = {spent:.4g} at delta = {self._delta:g} over {len(rows)} "

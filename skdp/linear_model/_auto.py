@@ -935,6 +935,16 @@ def pipeline_budget_split(transformer_names, discoveries=None):
 #: compose at the rest of ``delta``.
 PIPELINE_THRESHOLD_DELTA_SHARE = 0.5
 
+#: part of a :class:`~skdp.accounting.PrivacyLedger`'s ``delta`` that its Rényi filter
+#: (``adaptive=True``, :mod:`skdp.accounting._filter`) reserves for the ``(0, delta)`` parts
+#: of the events it admits -- the thresholds of private category discoveries -- fixed when
+#: the ledger is created, as the filter's proof needs.  The same share as a private
+#: pipeline's thresholds, so one pipeline fitted at the ledger's ``delta`` fits in it.  Its
+#: price where nothing discovers categories: at ``(epsilon, delta) = (1, 1e-6)`` the filter
+#: admits 0.819 of the Gaussian ``mu^2`` the exact composition admits, against 0.869 with no
+#: reserve (arithmetic of the conversion, :func:`skdp.accounting._filter.renyi_budget`).
+LEDGER_FILTER_DELTA_RESERVE_SHARE = 0.5
+
 
 #: ``data_norm="auto"`` / ``y_bound="auto"`` outside a private pipeline: the share of the
 #: fit's Gaussian-DP budget ``mu^2`` that releases the bounds, and the quantiles released

@@ -23,9 +23,9 @@ from skdp.accounting import (
 from .._unprivileged import run_python
 
 
-def _store(tmp_path, name="study.sqlite"):
+def _store(tmp_path, name="study.sqlite", adaptive=False):
     path = tmp_path / name
-    ledger = PrivacyLedger(epsilon=5.0, path=path)
+    ledger = PrivacyLedger(epsilon=5.0, path=path, adaptive=adaptive)
     ledger.record(gaussian_event(4.0, 1.0))
     return path
 
@@ -92,15 +92,17 @@ def test_corrupt_budget_in_header(tmp_path):
         PrivacyLedger.open(path)
 
 
-def test_entry_with_bad_json_never_reads_as_zero(tmp_path):
-    path = _store(tmp_path)
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_entry_with_bad_json_never_reads_as_zero(tmp_path, adaptive):
+    path = _store(tmp_path, adaptive=adaptive)
     ledger = PrivacyLedger.open(path)
     con = sqlite3.connect(path)
     con.execute("UPDATE entries SET event = '{not json'")
     con.commit()
     con.close()
     for call in (ledger.epsilon_spent, ledger.entries, lambda: ledger.dp_event,
-                 ledger.summary, lambda: ledger.record(gaussian_event(4.0, 1.0))):
+                 ledger.summary, lambda: ledger.record(gaussian_event(4.0, 1.0)),
+                 lambda: ledger.remaining, ledger.delta_spent):
         with pytest.raises(LedgerCorruptError, match=str(path)):
             call()
     # a fit under it is refused and leaves the estimator unfitted
