@@ -23,6 +23,17 @@ After the model is released, one Gaussian release answers counts on the training
   their class).  A replaced row moves one class count down and one up (or none) and ``a``
   by at most 1: L2 sensitivity ``sqrt 3``.
 
+The counts are computed on the training rows as given (unclipped): ``x_i.w + b`` of a
+finite extreme row (``[1e308, -1e308, 1e308]``) overflows to ``+-inf`` or ``NaN``.  numpy
+would report that overflow -- a warning on stderr, an exception under
+``simplefilter("error")`` -- on the neighbour with the row only, outside the release; so
+the scores are computed under :func:`skdp._mechanisms._quiet.quiet_private_arithmetic`
+(numpy errors ignored, warnings suppressed; in memory and in each Dask task).  The
+sensitivity is unchanged: the IEEE values are what they were, and a row whose scores are
+not finite is still classified by the same rule (``NaN > 0`` is false: negative; the
+largest score of a row with ``NaN``: the first ``NaN``'s class), from its own row alone, so
+it adds 0 or 1 to ``a`` and to one class count like any row.
+
 The check runs where its comparison is precise, ``n mu >= CHECK_MIN_SIZE``
 (:func:`skdp.linear_model._auto.uses_base_rate_fallback`).  The noise is exact discrete
 Gaussian of GDP parameter ``mu_f``
@@ -61,6 +72,7 @@ import numpy as np
 from scipy.sparse import issparse
 
 from .._mechanisms._clipping import block_rows, matmul_in_blocks
+from .._mechanisms._quiet import quiet_private_arithmetic
 from .._solvers._threads import single_threaded_blas
 from ._base import linear_scores
 
@@ -85,18 +97,22 @@ SCORE_BLOCK_ROWS = 4096
 def _scores(X, coef, intercept):
     """``X coef^T + intercept``; a float32 (or integer) dense ``X`` a block of rows at a
     time, since ``X @ coef.T`` would first cast all of ``X`` to float64 (the fit's peak
-    memory: +2x the size of a float32 ``X``)."""
-    if issparse(X) or X.dtype == np.float64:
-        return linear_scores(X, coef.T, intercept)
-    n = X.shape[0]
-    out = np.empty((n, coef.shape[0]))
-    M = np.ascontiguousarray(coef.T)
-    matmul_in_blocks(X, M, out, block_rows(n, SCORE_BLOCK_ROWS))
-    return out + intercept
+    memory: +2x the size of a float32 ``X``).  Quiet: an overflowing row warns and raises
+    nothing (module docstring)."""
+    with quiet_private_arithmetic():
+        if issparse(X) or X.dtype == np.float64:
+            return linear_scores(X, coef.T, intercept)
+        n = X.shape[0]
+        out = np.empty((n, coef.shape[0]))
+        M = np.ascontiguousarray(coef.T)
+        matmul_in_blocks(X, M, out, block_rows(n, SCORE_BLOCK_ROWS))
+        return out + intercept
 
 
 def _block_margin(block, w):
-    return np.asarray(block @ w, dtype=np.float64).reshape(-1)
+    """``block @ w`` of one Dask block, on its worker; quiet as :func:`_scores`."""
+    with quiet_private_arithmetic():
+        return np.asarray(block @ w, dtype=np.float64).reshape(-1)
 
 
 def _training_counts(X, y_enc, coef, intercept):

@@ -14,6 +14,25 @@ unchanged, so ``|S(V) - S(V')| <= (upper - lower) / m``.  Non-finite per-row val
 mapped to the worst value of the interval before clipping, so no input can break the
 bound.  Accuracy is the case ``s = 1[y_pred = y]``, ``[0, 1]``: sensitivity ``1/m``.
 
+Extreme rows.  The validation rows are not clipped: ``predict`` computes ``x_i w`` on the
+row as given, and a finite row like ``[1e308, -1e308, 1e308]`` overflows it (``+-inf``, or
+``NaN`` from ``inf - inf``).  numpy would *report* that overflow -- a warning on stderr,
+an exception under ``simplefilter("error")`` or ``np.seterr(all="raise")`` -- on the
+neighbour with the row only: an observable outside the release, for which no ``epsilon``
+holds.  So :meth:`PrivateScorer.row_values` runs ``predict`` and the row score under
+:func:`skdp._mechanisms._quiet.quiet_private_arithmetic` (numpy errors ignored, warnings
+suppressed).  A user's row score is not called on a row whose prediction is not finite
+(``int(NaN)`` would raise): that row's value is ``NaN``; nor does an arithmetic error it
+raises on a row (``math.exp(1e3)``: ``OverflowError``) escape: that row's value is ``NaN``
+too.  The sensitivity is unchanged: ignoring a floating-point error changes how numpy
+reports it, not the IEEE value computed, so every prediction is what it was; the
+overflowed row's prediction and value are functions of that row alone (``x_i w``, the
+model fixed), so it moves its own term only; and its value, non-finite or not, becomes a
+term in ``[lower, upper]`` by the public rule above (the worst end for ``NaN``/``+-inf``),
+so ``|S(V) - S(V')| <= (upper - lower)/m``, and
+:meth:`PrivateScorer.released_sensitivity` (terms bounded by ``bound``) holds as derived.
+Other exceptions of a user's function remain its own (like its purity, below).
+
 The proof needs term ``i`` to depend on row ``i`` alone.  A user's ``row_score`` written
 for arrays could instead compute each "per-row" value from the whole batch (``np.full(m,
 mean(t == p) >= 0.5)``): then one replaced row moves all ``m`` terms, ``m`` times the
@@ -30,6 +49,7 @@ import numbers
 import numpy as np
 from sklearn.base import is_classifier
 
+from .._mechanisms._quiet import quiet_private_arithmetic
 from .._mechanisms._summation import gamma_k
 
 __all__ = ["PrivateScorer", "make_private_scorer", "check_private_scoring"]
@@ -142,10 +162,17 @@ class PrivateScorer:
         values : ndarray of shape (n_rows,)
             ``clip(row_score(y, y_pred), lower, upper)`` (non-finite values mapped to the
             worst end first), negated if ``greater_is_better`` is False.
+
+        Notes
+        -----
+        ``predict`` and the row score run under
+        :func:`~skdp._mechanisms._quiet.quiet_private_arithmetic`: a row that overflows
+        them warns and raises nothing and scores the worst value (module docstring,
+        "Extreme rows": the sensitivity is unchanged).
         """
-        y_pred = np.asarray(getattr(estimator, self.response_method)(X))
-        y_true = np.asarray(y)
-        values = _row_terms(self.row_score, y_true, y_pred)
+        with quiet_private_arithmetic():
+            y_pred = np.asarray(getattr(estimator, self.response_method)(X))
+            values = _row_terms(self.row_score, np.asarray(y), y_pred)
         worst = self.lower if self.greater_is_better else self.upper
         values = np.clip(np.where(np.isfinite(values), values, worst), self.lower, self.upper)
         return values if self.greater_is_better else -values
@@ -171,19 +198,19 @@ def _row_terms(row_score, y_true, y_pred):
 
     skdp's own row scores (``_VECTORISED_ROW_SCORES``) see the batch; any other callable
     is called once per row on fresh one-row copies (module docstring: a function of the
-    batch would move every term when one row is replaced)."""
+    batch would move every term when one row is replaced) whose prediction is finite;
+    a row whose prediction is not, or on which it raises an ``ArithmeticError``, gets
+    ``NaN`` (scored as the worst end; module docstring, "Extreme rows")."""
     m = y_true.shape[0]
     if y_pred.shape[:1] != (m,):
         raise ValueError(
             f"the estimator returned {y_pred.shape[:1]} predictions for {m} rows")
     if any(row_score is verified for verified in _VECTORISED_ROW_SCORES):
         return np.asarray(row_score(y_true, y_pred), dtype=np.float64).reshape(m)
-    values = np.empty(m, dtype=np.float64)
-    for i in range(m):
+    values = np.full(m, np.nan)
+    for i in np.flatnonzero(_finite_predictions(y_pred)):
         # fresh copies: the function sees one row, not a view whose .base is the batch
-        value = np.asarray(
-            row_score(y_true[i:i + 1].copy(), y_pred[i:i + 1].copy()), dtype=np.float64
-        ).ravel()
+        value = _one_row_term(row_score, y_true[i:i + 1].copy(), y_pred[i:i + 1].copy())
         if value.shape[0] != 1:
             raise ValueError(
                 f"row_score returned {value.shape[0]} values for one row; it must return "
@@ -191,6 +218,23 @@ def _row_terms(row_score, y_true, y_pred):
             )
         values[i] = value[0]
     return values
+
+
+def _finite_predictions(y_pred):
+    """Per row: whether its predictions (one, or a row of ``predict_proba``) are all finite
+    numbers; True for labels that are not floating-point numbers."""
+    if y_pred.dtype.kind not in "fc":
+        return np.ones(y_pred.shape[0], dtype=bool)
+    return np.isfinite(y_pred.reshape(y_pred.shape[0], -1)).all(axis=1)
+
+
+def _one_row_term(row_score, y_true_row, y_pred_row):
+    """``row_score`` on one row as a flat float array; ``[NaN]`` if it raises an
+    ``ArithmeticError`` (a value of that row alone, scored as the worst end)."""
+    try:
+        return np.asarray(row_score(y_true_row, y_pred_row), dtype=np.float64).ravel()
+    except ArithmeticError:
+        return np.array([np.nan])
 
 
 def make_private_scorer(row_score, *, lower, upper, greater_is_better=True,

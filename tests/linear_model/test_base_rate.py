@@ -1,9 +1,11 @@
 """The base-rate fallback of binary DPLogisticRegression (skdp/linear_model/_base_rate.py)."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from skdp import DPLogisticRegression
 from skdp._mechanisms import new_word_source
@@ -351,3 +353,62 @@ def test_check_draws_from_a_key_no_transformer_derives_from_the_same_seed(monkey
     assert fits[1] == fits[0]                                   # reproducible
     transformers_key = tuple(int(w) for w in word_source(7)[4:12])
     assert check_key not in (transformers_key, solver_key)
+
+
+#: a finite row whose product with a model of coefficients above 1 in magnitude overflows
+EXTREME = np.finfo(np.float64).max
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_counts_on_an_overflowing_row_are_silent_and_move_by_one(n_classes):
+    """Audit finding: the check computes ``X w + b`` on the unclipped training rows; a
+    finite extreme row overflowed it and numpy warned ("overflow encountered in matmul")
+    on that neighbour only, outside the release (an exception under
+    ``simplefilter("error")`` or ``np.seterr(all="raise")``).  Now silent; the row counts
+    as one row (NaN or infinite scores classify it like any score), so each count moves
+    by at most 1 from the neighbour with an ordinary row."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3))
+    y = (rng.integers(0, 3, 200) if n_classes == 3
+         else np.where(rng.random(200) < 0.3, 1.0, -1.0)).astype(float)
+    coef = np.array([[2.0, 0.0, -2.0], [2.0, -2.0, 2.0], [1.0, 3.0, -2.0]])
+    coef, b = coef[:1 if n_classes == 2 else 3], np.zeros(1 if n_classes == 2 else 3)
+    base = np.array(_training_counts(X, y, coef, b))
+    for row in ([EXTREME, -EXTREME, EXTREME], [EXTREME, EXTREME, -EXTREME]):
+        X2 = X.copy()
+        X2[5] = row
+        with np.errstate(all="ignore"):     # the case is exercised: the scores overflow
+            assert not np.all(np.isfinite(X2[5] @ coef.T))
+        with warnings.catch_warnings(), np.errstate(all="raise"):
+            warnings.simplefilter("error")
+            change = np.array(_training_counts(X2, y, coef, b)) - base
+        assert np.all(np.abs(change) <= 1.0)
+
+
+def test_fits_with_an_overflowing_training_row_are_silent():
+    """The audit's neighbour through the estimator: a default (objective perturbation,
+    binary) and a multinomial (dpsgd) fit, both with the check, in memory and on Dask
+    arrays whose partitions are counted on concurrent threads -- no warning, no
+    exception."""
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X, y = _strong(4000, 5, seed=2)
+    y3 = np.digitize(X @ np.arange(1.0, 6.0), [-0.3, 0.3])
+    X[17] = EXTREME
+    fits = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for target in (y, y3):
+            est = DPLogisticRegression(data_norm=1.0, classes=np.unique(target),
+                                       random_state=0)
+            fits.append(clone(est).fit(X, target))
+            with dask.config.set(scheduler="threads"):
+                fits.append(clone(est).fit(da.from_array(X, chunks=(500, 5)),
+                                           da.from_array(target, chunks=500)))
+    for clf in fits:
+        assert clf.solver_params_["follow_up_ratio"] == FALLBACK_RATIO
+        # the case is exercised: the released model's scores of the row overflow
+        assert clf.base_rate_fallback_ is False
+        with np.errstate(all="ignore"):
+            assert not np.all(np.isfinite(X[17] @ clf.coef_.T))

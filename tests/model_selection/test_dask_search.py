@@ -469,3 +469,26 @@ def test_a_sklearn_pipeline_holding_a_private_pipeline_is_refused_on_dask(monkey
     with pytest.raises(TypeError, match="PrivatePipeline inside a scikit-learn Pipeline"):
         dp_cross_validate(pipe, *_frames(df, y, x_parts=2, y_parts=2), epsilon=1.0, cv=2,
                           random_state=0)
+
+
+def test_an_overflowing_validation_row_is_scored_silently_on_the_workers():
+    """Audit finding: each partition's validation rows were scored on its worker with the
+    model's predict, ``X @ coef_`` on unclipped rows; a finite extreme row overflowed it
+    and numpy warned on the neighbour only, outside the release (an exception under
+    ``simplefilter("error")``).  Now no warning, no exception, finite released scores --
+    with partitions scored on concurrent threads, whose quieting leaves the warning filters
+    as they were."""
+    from .test_search import _extreme_row_data
+
+    X, y, _ = _extreme_row_data()
+    est = DPLogisticRegression(data_norm=1.0, classes=[0, 1])
+    parts = lambda: (da.from_array(X, chunks=(50, 3)), da.from_array(y, chunks=50))  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        filters = list(warnings.filters)
+        search = DPGridSearchCV(est, {"alpha": [0.01, 0.1]}, epsilon=1.0, cv=3,
+                                random_state=0).fit(*parts())
+        res = dp_cross_validate(est, *parts(), epsilon=1.0, cv=3, random_state=0)
+        assert warnings.filters == filters
+    assert np.isfinite(search.best_score_)
+    assert np.all(np.isfinite(res["test_score"]))

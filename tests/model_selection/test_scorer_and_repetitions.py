@@ -1,5 +1,7 @@
 """Private scorers (sensitivity on adversarial rows) and the number of repetitions."""
 
+import warnings
+
 import numpy as np
 import pytest
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_mod
@@ -103,6 +105,63 @@ def test_a_row_score_sees_fresh_one_row_copies():
     two_values = make_private_scorer(lambda t, p: np.r_[t, p], lower=0.0, upper=1.0)
     with pytest.raises(ValueError, match="one value per row"):
         two_values.row_values(_Fixed(np.zeros(2)), None, np.zeros(2))
+
+
+class _Linear:
+    """A linear model's prediction ``X @ w`` on unclipped rows, as in skdp's ``predict``."""
+
+    def __init__(self, w):
+        self.w = np.asarray(w, dtype=np.float64)
+
+    def predict(self, X):
+        return np.asarray(X) @ self.w
+
+
+#: a finite row whose product with the models below overflows (to inf, or inf - inf: NaN)
+EXTREME_ROW = [1e308, -1e308, 1e308]
+
+
+@pytest.mark.parametrize("scorer", [
+    make_private_scorer(lambda t, p: np.abs(t - p), lower=0.0, upper=2.0,
+                        greater_is_better=False),
+    make_private_scorer(lambda t, p: (t - p) ** 2, lower=0.0, upper=4.0,
+                        greater_is_better=False),
+    # a row score that cannot take a non-finite prediction (int(inf): OverflowError)
+    make_private_scorer(lambda t, p: abs(t[0] - int(p[0])), lower=0.0, upper=2.0,
+                        greater_is_better=False),
+], ids=["abs", "square", "int"])
+@pytest.mark.parametrize("weights", [[2.0, 0.0, -2.0], [2.0, -2.0, 2.0]],
+                         ids=["nan", "inf"])
+def test_an_overflowing_row_is_scored_silently_as_the_worst_term(scorer, weights):
+    """Audit finding: a finite extreme validation row overflowed the model's product and
+    numpy warned ("overflow encountered in matmul") -- on the neighbour only, outside the
+    release; under ``simplefilter("error")`` (or ``np.seterr(all="raise")``) the search
+    raised.  Now no warning and no exception; the row's term is the worst end of the
+    interval and every other row's term is its value on the neighbour without the row."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (20, 3))
+    y = np.round(rng.uniform(0, 1, 20))
+    model = _Linear(weights)
+    honest = scorer.row_values(model, X, y)
+    X[7] = EXTREME_ROW
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        values = scorer.row_values(model, X, y)
+    worst = scorer.lower if scorer.greater_is_better else -scorer.upper
+    assert values[7] == worst
+    np.testing.assert_array_equal(np.delete(values, 7), np.delete(honest, 7))
+
+
+def test_an_arithmetic_error_of_a_row_score_is_that_rows_worst_term():
+    """A user's row score that overflows on one row's finite prediction (math.exp(1000):
+    OverflowError) raised out of the search on that neighbour only; now that row scores
+    the worst end, and the other rows their own values."""
+    import math
+
+    scorer = make_private_scorer(lambda t, p: math.exp(p[0]) - t[0], lower=0.0, upper=3.0)
+    values = scorer.row_values(_Fixed(np.array([0.0, 1000.0, 1.0])), None,
+                               np.array([0.0, 0.0, 0.0]))
+    np.testing.assert_array_equal(values, [1.0, 0.0, math.e])
 
 
 @pytest.mark.parametrize("shape", [0.0, 0.5, 1.0, 2.0])

@@ -1,6 +1,7 @@
 """DPGridSearchCV / DPRandomizedSearchCV: accounting, reproducibility, refusals."""
 
 import math
+import warnings
 
 import dp_accounting
 import joblib
@@ -494,3 +495,35 @@ def test_unseeded_score_noise_is_keyed_from_the_os(data, monkeypatch):
     DPGridSearchCV(DPLogisticRegression(data_norm=1.5, classes=[0, 1]), GRID,
                    random_state=None).fit(X, y)
     assert sources == [None]
+
+
+def _extreme_row_data(n=300):
+    """Three features, a classification and a regression target, and row 17 replaced by a
+    finite extreme row (the audit's neighbour D'): the product with any model that has a
+    coefficient above 1 in magnitude overflows."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (n, 3)) / 2
+    y, y_reg = (X[:, 0] > 0).astype(int), X @ np.array([1.0, -1.0, 0.5])
+    X[17] = np.finfo(np.float64).max * np.array([1.0, -1.0, 1.0])
+    return X, y, y_reg
+
+
+def test_an_overflowing_validation_row_is_scored_silently():
+    """Audit finding: the searches scored their validation rows with the candidates'
+    predict, ``X @ coef_`` on unclipped rows; a finite extreme row overflowed it and numpy
+    warned ("overflow encountered in matmul") on the neighbour only -- a channel outside
+    the release; under ``simplefilter("error")`` the search raised.  Now (3 folds: the row
+    is scored once) no warning, no exception, a finite released score."""
+    X, y, y_reg = _extreme_row_data()
+    mae = make_private_scorer(lambda t, p: np.abs(t - p), lower=0.0, upper=2.0,
+                              greater_is_better=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        grid = DPGridSearchCV(DPLogisticRegression(data_norm=1.0, classes=[0, 1]),
+                              {"alpha": [0.01, 0.1]}, epsilon=1.0, cv=3,
+                              random_state=0).fit(X, y)
+        randomized = DPRandomizedSearchCV(
+            DPHuberRegressor(data_norm=1.0, y_bound=2.0), {"alpha": [0.01, 0.1]},
+            scoring=mae, n_iter=2, epsilon=1.0, cv=3, random_state=0).fit(X, y_reg)
+    for search in (grid, randomized):
+        assert np.isfinite(search.best_score_)

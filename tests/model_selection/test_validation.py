@@ -1,16 +1,17 @@
 """dp_cross_validate: per-row accounting of k fits + k scores, reproducibility, refusals."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 
-from skdp import DPLogisticRegression
+from skdp import DPHuberRegressor, DPLogisticRegression
 from skdp.accounting import (compose, gaussian_epsilon, gaussian_event, gaussian_mu_for,
                               get_epsilon)
 from skdp.exceptions import BudgetExceededError
-from skdp.model_selection import _validation, dp_cross_validate
+from skdp.model_selection import _validation, dp_cross_validate, make_private_scorer
 
 from ._toy import NoisyMeanClassifier
 
@@ -201,3 +202,31 @@ def test_seeded_folds_get_distinct_derived_keys(data):
         runs.append((keys, res["test_score"]))
     assert runs[0][0] == runs[1][0]
     np.testing.assert_array_equal(runs[0][1], runs[1][1])
+
+
+def test_an_overflowing_validation_row_is_scored_silently():
+    """Audit finding: dp_cross_validate scored each fold's rows with the model's predict,
+    ``X @ coef_`` on unclipped rows; a finite extreme row overflowed it and numpy warned
+    ("overflow encountered in matmul") on that neighbour only, outside the release (an
+    exception under ``simplefilter("error")``).  Now no warning, no exception, finite
+    released fold scores -- accuracy of a classifier and a user's absolute error."""
+    from .test_search import _extreme_row_data
+
+    X, y, y_reg = _extreme_row_data()
+    mae = make_private_scorer(lambda t, p: np.abs(t - p), lower=0.0, upper=2.0,
+                              greater_is_better=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        results = [
+            dp_cross_validate(DPLogisticRegression(data_norm=1.0, classes=[0, 1]), X, y,
+                              epsilon=1.0, cv=3, random_state=0, return_estimator=True),
+            dp_cross_validate(DPHuberRegressor(data_norm=1.0, y_bound=2.0), X, y_reg,
+                              scoring=mae, epsilon=1.0, cv=3, random_state=0,
+                              return_estimator=True),
+        ]
+    for res in results:
+        assert res["test_score"].shape == (3,)
+        assert np.all(np.isfinite(res["test_score"]))
+        # the case is exercised: every fold's model overflows on the row
+        with np.errstate(all="ignore"):
+            assert not any(np.isfinite(X[17] @ np.ravel(m.coef_)) for m in res["estimator"])

@@ -1,0 +1,102 @@
+r"""Arithmetic on private rows that reports nothing but its result.
+
+Some steps of a DP procedure compute on private rows *before* their results are bounded
+and released: a search or cross-validation scores its validation rows with the model's
+``predict`` (``X w`` on unclipped rows; :meth:`skdp.model_selection.PrivateScorer.
+row_values`), the base-rate check of ``DPLogisticRegression`` counts the training rows the
+released model classifies right (:mod:`skdp.linear_model._base_rate`).  Only the release
+is covered by the guarantee; anything else the computation makes observable is not.
+
+The side channel
+----------------
+A finite row such as ``[1e308, -1e308, 1e308]`` overflows ``X w``.  numpy then reports the
+floating-point exception: by default a ``RuntimeWarning`` ("overflow encountered in
+matmul") printed on stderr, an exception under ``warnings.simplefilter("error")`` or
+``np.seterr(all="raise")``, a call under ``np.seterr(all="call")``.  On a dataset ``D``
+without such a row this happens with probability 0, on its replace-one neighbour ``D'``
+with the row (in a validation part) with probability up to 1: an event whose probability
+ratio is unbounded, outside the mechanism -- no ``epsilon`` holds for the procedure's
+observable behaviour.
+
+The fix
+-------
+:func:`quiet_private_arithmetic` runs the computation with every numpy floating-point
+error handled as ``"ignore"`` (:class:`numpy.errstate`, local to the thread and context)
+and every Python warning filtered out (an ``"ignore"`` filter in front of the user's).
+Then no warning is shown, logged or raised and no numpy error handler is called, whatever
+the data: the procedure's observable behaviour is its release alone again.
+
+The values are unchanged.  ``np.errstate`` decides how numpy *reports* a floating-point
+exception, never what it computes: an overflow still gives the IEEE 754 default
+``+-inf`` and an invalid operation (``inf - inf``) ``NaN``, bit for bit as before.  So
+every bound the callers prove on their released quantities -- which already hold for
+non-finite intermediate values -- holds unchanged (each caller derives its own).
+
+Threads.  ``warnings.catch_warnings`` saves and restores the process-wide list of filters;
+two threads that entered and left it interleaved (Dask's threaded scheduler scoring
+partitions concurrently, a threading joblib backend) would restore each other's saved
+list -- leaving the ``"ignore"`` filter installed after the procedure, or removing it
+while the other thread still computes.  The filter is therefore installed by the first
+thread to enter and removed by the last to leave (a lock and a count), so the user's
+filters are restored exactly once, as they were.  Where the filters are local to each
+thread and context (Python >= 3.14 with ``sys.flags.context_aware_warnings``, the default
+of free-threaded builds), each block has its own ``catch_warnings``.
+"""
+
+import contextlib
+import sys
+import threading
+import warnings
+
+import numpy as np
+
+__all__ = ["quiet_private_arithmetic"]
+
+_filter_lock = threading.Lock()
+_filter_users = 0
+_saved_filters = None
+
+
+@contextlib.contextmanager
+def quiet_private_arithmetic():
+    """Run the block with numpy floating-point errors ignored and Python warnings
+    suppressed (module docstring): a computation on private rows reports its result only.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error")
+    ...     with quiet_private_arithmetic():
+    ...         np.array([[1e308, 1e308]]) @ np.array([2.0, 2.0])
+    array([inf])
+    """
+    with np.errstate(all="ignore"), _warnings_ignored():
+        yield
+
+
+@contextlib.contextmanager
+def _warnings_ignored():
+    """An ``"ignore"`` filter in front of the process's warning filters while any thread
+    is inside; the filters as they were once the last thread leaves."""
+    global _filter_users, _saved_filters
+    if getattr(sys.flags, "context_aware_warnings", False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+        return
+    with _filter_lock:
+        if _filter_users == 0:
+            _saved_filters = warnings.catch_warnings()
+            _saved_filters.__enter__()
+            warnings.simplefilter("ignore")
+        _filter_users += 1
+    try:
+        yield
+    finally:
+        with _filter_lock:
+            _filter_users -= 1
+            if _filter_users == 0:
+                saved, _saved_filters = _saved_filters, None
+                saved.__exit__(None, None, None)

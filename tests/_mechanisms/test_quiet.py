@@ -1,0 +1,66 @@
+"""quiet_private_arithmetic (skdp/_mechanisms/_quiet.py): computations on private rows
+report their result only -- no warning, no numpy error -- and leave the user's warning
+filters as they were, also when threads enter and leave it interleaved."""
+
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+from skdp._mechanisms._quiet import quiet_private_arithmetic
+
+ROW = np.array([[1e308, -1e308, 1e308]])
+
+
+def test_no_warning_no_error_and_the_ieee_values():
+    with np.errstate(all="ignore"):
+        expected = ROW @ np.array([[2.0, 2.0], [0.0, -2.0], [-2.0, 2.0]])
+    assert np.isnan(expected[0, 0]) and np.isinf(expected[0, 1])
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        with quiet_private_arithmetic():
+            got = ROW @ np.array([[2.0, 2.0], [0.0, -2.0], [-2.0, 2.0]])
+            warnings.warn("a warning of the computation", UserWarning)
+        # outside the block the user's settings hold again
+        with pytest.raises(FloatingPointError):
+            ROW @ np.array([2.0, 2.0, 2.0])
+        with pytest.raises(UserWarning):
+            warnings.warn("after", UserWarning)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_interleaved_threads_restore_the_filters_once():
+    """Thread A enters, B enters, A leaves while B computes, B leaves: B stays quiet after
+    A left, and afterwards the filters are the user's (a catch_warnings per thread would
+    restore A's saved list under B, then B's -- the "ignore" filter -- for good)."""
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    b_quiet = []
+
+    def thread_a():
+        with quiet_private_arithmetic():
+            a_in.set()
+            b_in.wait()
+        a_out.set()
+
+    def thread_b():
+        a_in.wait()
+        with quiet_private_arithmetic():
+            b_in.set()
+            a_out.wait()
+            try:
+                warnings.warn("inside B after A left", UserWarning)
+                b_quiet.append(True)
+            except UserWarning:
+                b_quiet.append(False)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        before = list(warnings.filters)
+        threads = [threading.Thread(target=thread_a), threading.Thread(target=thread_b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert warnings.filters == before
+    assert b_quiet == [True]
