@@ -464,10 +464,27 @@ def test_invalid_budget_and_ledger_parameter(data):
         _clf("not a ledger").fit(*data)
 
 
-def test_attach_refuses_private_search_that_accounts_itself():
+def test_attach_sets_a_private_search_own_ledger_not_its_candidates(data):
+    """attach used to refuse a private search and tell the user to record its dp_event_
+    after fitting it -- after it had read the rows and published its selection.  It now
+    sets the search's own privacy_ledger (charged the whole selection before any row is
+    read), not its candidates' (which the search refuses), also inside a scikit-learn
+    meta-estimator."""
+    from sklearn.ensemble import BaggingClassifier
+
     from skdp.model_selection import DPGridSearchCV
 
-    search = DPGridSearchCV(DPLogisticRegression(classes=[0, 1],
-                                                 data_norm=2.0), {"alpha": [0.1, 1.0]})
-    with PrivacyLedger() as led, pytest.raises(TypeError, match="record"):
-        led.attach(search)
+    search = DPGridSearchCV(DPLogisticRegression(classes=[0, 1], data_norm=2.0),
+                            {"alpha": [0.1, 1.0]}, epsilon=1.0, random_state=0)
+    with PrivacyLedger(epsilon=3.0) as led:
+        assert led.attach(search) is search
+        assert search.privacy_ledger is led and search.estimator.privacy_ledger is None
+        search.fit(*data)
+        (entry,) = led.entries()
+        assert entry.status == "committed" and entry.source == "DPGridSearchCV"
+        assert event_to_json(entry.event) == event_to_json(search.dp_event_)
+        outer = BaggingClassifier(clone(search).set_params(privacy_ledger=None))
+        with pytest.warns(PrivacyLeakWarning):
+            led.attach(outer)
+        assert outer.estimator.privacy_ledger is led
+        assert outer.estimator.estimator.privacy_ledger is None
