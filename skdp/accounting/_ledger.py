@@ -1224,14 +1224,17 @@ class PrivacyLedger:
 
         Sets every parameter named ``privacy_ledger`` (at any depth: pipeline steps, the
         estimator of a search, ...), except inside a procedure that charges its whole
-        plan to its own ``privacy_ledger`` -- a
+        plan to its own ``privacy_ledger`` -- a :class:`~skdp.PrivatePipeline` (e.g.
+        :func:`~skdp.make_private_pipeline`), a
         :class:`~skdp.model_selection.DPGridSearchCV` or
         :class:`~skdp.model_selection.DPRandomizedSearchCV` -- whose own parameter is set
-        and whose candidates are left alone (it reserves its planned event before
-        reading a row and refuses per-candidate ledgers that would charge it twice).
-        Refuses paths the ledger cannot account: a step that learns from the data without
-        DP (e.g. ``sklearn.preprocessing.StandardScaler``) raises ``TypeError``; a
-        meta-estimator that itself computes on the private data
+        and whose steps or candidates are left alone (it reserves its planned event before
+        reading a row and refuses per-step ledgers that would charge it twice).  Refuses
+        paths the ledger cannot account: a step that learns from the data without DP
+        (e.g. ``sklearn.preprocessing.StandardScaler``), or an skdp DP transformer without
+        a ``privacy_ledger`` parameter outside a private pipeline (e.g.
+        :class:`~skdp.preprocessing.DPSplineTransformer` in a plain ``Pipeline``), raises
+        ``TypeError``; a meta-estimator that itself computes on the private data
         (``GridSearchCV``'s validation scores and choice of ``best_params_``, stacking...)
         gets a :class:`~skdp.exceptions.PrivacyLeakWarning`: its fits are counted, its own
         computation is not.
@@ -1274,12 +1277,14 @@ class PrivacyLedger:
 
 def _charges_its_whole_plan(est):
     """Whether ``est`` charges its whole procedure to its own ``privacy_ledger`` from a
-    plan made before any row: a private search (:mod:`skdp.model_selection._search`).
-    Its candidates carry no ledger of their own (refused by the search): the ledger goes
-    on its own parameter only."""
+    plan made before any row: a :class:`~skdp.PrivatePipeline` (its plan's event,
+    :mod:`skdp._pipeline`) or a private search (:mod:`skdp.model_selection._search`).
+    Its steps or candidates carry no ledger of their own (taken off by the pipeline's
+    plan, refused by the search): the ledger goes on its own parameter only."""
+    from .._pipeline import PrivatePipeline
     from ..model_selection._search import _BaseDPSearch
 
-    return isinstance(est, _BaseDPSearch)
+    return isinstance(est, (PrivatePipeline, _BaseDPSearch))
 
 
 def _ledger_parameters(estimator):
@@ -1296,6 +1301,13 @@ def _ledger_parameters(estimator):
                        for owner in owners)]
 
 
+def _is_skdp_dp_step(est):
+    """An skdp estimator or transformer that releases through a DP mechanism (it takes
+    ``epsilon`` and ``delta``)."""
+    params = est.get_params(deep=False)
+    return type(est).__module__.startswith("skdp.") and {"epsilon", "delta"} <= set(params)
+
+
 def _check_coverage(est, where):
     from sklearn.model_selection._search import BaseSearchCV
     from sklearn.pipeline import FeatureUnion, Pipeline
@@ -1305,8 +1317,9 @@ def _check_coverage(est, where):
     if _is_data_free(est) or (isinstance(est, str) and est == "drop"):
         return
     if _charges_its_whole_plan(est):
-        # the search refuses, before any row, every candidate that learns without DP, and
-        # charges the ledger the whole plan once -- its candidates are not walked
+        # before the Pipeline branch (a PrivatePipeline is one): its own plan refuses,
+        # before any row, every step that learns without DP, and charges the ledger the
+        # whole plan once -- its steps and candidates are not walked for ledgers
         return
     if isinstance(est, Pipeline):
         for name, step in est.steps:
@@ -1325,6 +1338,15 @@ def _check_coverage(est, where):
     params = est.get_params(deep=False)
     if "privacy_ledger" in params:
         return
+    if _is_skdp_dp_step(est):
+        raise TypeError(
+            f"{where}: {type(est).__name__} is differentially private, but it has no "
+            "privacy_ledger parameter, so a ledger attached here cannot charge its release "
+            "(the ledger would under-count it). Fit it inside a private pipeline, which "
+            "charges its whole plan to one ledger before the first release: "
+            "skdp.make_private_pipeline(...) or skdp.PrivatePipeline(steps, epsilon=..., "
+            "privacy_ledger=ledger) (attach sets that parameter)."
+        )
     nested = {k: v for k, v in params.items() if hasattr(v, "fit") and hasattr(v, "get_params")}
     if nested:
         if not type(est).__module__.startswith("skdp."):

@@ -488,3 +488,56 @@ def test_attach_sets_a_private_search_own_ledger_not_its_candidates(data):
             led.attach(outer)
         assert outer.estimator.privacy_ledger is led
         assert outer.estimator.estimator.privacy_ledger is None
+
+
+def _raw_table(n=3000, seed=0):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": rng.integers(18, 90, n).astype(float),
+                       "job": rng.choice(["a", "b", "c"], n)})
+    return df, (df["age"] > 50).astype(int).to_numpy()
+
+
+def test_attach_sets_a_private_pipeline_own_ledger_and_a_fit_charges_its_plan():
+    """attach used to walk into make_private_pipeline(...)'s steps and refuse its DP
+    transformers as non-DP.  It now recognises the PrivatePipeline (before the plain
+    Pipeline branch), sets its own privacy_ledger -- not its steps' -- and a fit charges
+    the plan's event once; the next fit that would overspend is refused."""
+    from skdp import make_private_pipeline
+
+    df, y = _raw_table()
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 numeric=["age"], categorical=["job"], random_state=0)
+    with PrivacyLedger(epsilon=1.5) as led:
+        assert led.attach(pipe) is pipe
+        assert pipe.privacy_ledger is led
+        assert all(value is None for key, value in pipe.get_params(deep=True).items()
+                   if key.endswith("__privacy_ledger"))
+        pipe.fit(df, y)
+        (entry,) = led.entries()
+        assert entry.status == "committed" and entry.source == "PrivatePipeline"
+        assert event_to_json(entry.event) == event_to_json(pipe.dp_event_)
+        with pytest.raises(BudgetExceededError, match="Nothing was released"):
+            pipe.fit(df, y)
+        assert len(led) == 1
+
+
+@pytest.mark.parametrize("transformer", [
+    "DPSplineTransformer", "DPRobustScaler", "DPOneHotEncoder"])
+def test_attach_refuses_a_dp_transformer_without_a_ledger_parameter_accurately(transformer):
+    """An skdp DP transformer that takes no privacy_ledger, in a plain Pipeline, used to
+    be refused as learning 'without differential privacy'.  The refusal now says what is
+    true -- it is DP, but a ledger cannot charge it -- and the way out (a private
+    pipeline, whose own ledger is charged the whole plan)."""
+    from skdp import preprocessing
+
+    step = getattr(preprocessing, transformer)()
+    pipe = make_pipeline(step, DPLogisticRegression(classes=[0, 1], data_norm=3.0))
+    with PrivacyLedger() as led:
+        with pytest.raises(TypeError) as refused:
+            led.attach(pipe)
+    message = str(refused.value)
+    assert f"{transformer} is differentially private" in message
+    assert "no privacy_ledger parameter" in message and "PrivatePipeline" in message
+    assert "without differential privacy" not in message
+    assert pipe[-1].privacy_ledger is None      # nothing was set
