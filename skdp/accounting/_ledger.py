@@ -69,10 +69,15 @@ the DP estimator, or the validation scores that ``GridSearchCV`` computes on hel
 private rows to choose ``best_params_`` (``cv_results_`` is not DP).  :meth:`attach` puts the
 ledger on every DP estimator inside a meta-estimator and detects these paths: it refuses
 (``TypeError``) non-DP steps that learn from the data and warns
-(:class:`~skdp.exceptions.PrivacyLeakWarning`) for meta-estimators, like the searches, that
-compute on the private data themselves.  A fit whose bounds are read from the data
-(``privacy_guaranteed_ = False``) is recorded as a ``NonPrivateDpEvent`` (infinite epsilon):
-with a finite budget it is refused before it runs.
+(:class:`~skdp.exceptions.PrivacyLeakWarning`) for meta-estimators, like scikit-learn's
+searches, that compute on the private data themselves.  skdp's private procedures --
+:class:`~skdp.PrivatePipeline`, the private searches and
+:func:`~skdp.model_selection.dp_cross_validate` -- take the ledger as their own
+``privacy_ledger`` and are charged their whole planned event before they read a row
+(a short budget refuses them there), then the event released.  A fit whose bounds are
+read from the data (``privacy_guaranteed_ = False``) is recorded as a
+``NonPrivateDpEvent`` (infinite epsilon): with a finite budget it is refused before it
+runs.
 """
 
 import contextlib
@@ -537,6 +542,19 @@ class PrivacyLedger:
     ``NonPrivateDpEvent``: infinite epsilon.  Validation scores computed by a plain
     ``GridSearchCV`` or ``cross_val_score`` on held-out private rows are *not* fits and are
     not counted (:meth:`attach` warns about them).
+
+    **Private procedures: one charge, before any row.**  skdp's private selection and
+    pipelines -- :class:`~skdp.model_selection.DPGridSearchCV`,
+    :class:`~skdp.model_selection.DPRandomizedSearchCV`,
+    :func:`~skdp.model_selection.dp_cross_validate` and :class:`~skdp.PrivatePipeline` --
+    take the ledger as their own ``privacy_ledger``.  Each fixes its whole event from
+    public quantities before reading a row (the candidates' placeholder events, the
+    folds, the number of runs; a pipeline's plan), so it reserves that event first -- a
+    budget too short for it raises :class:`~skdp.exceptions.BudgetExceededError` having
+    read and published nothing -- and commits the event it released before it sets a
+    fitted attribute or returns a result: one entry, equal to its ``dp_event_``.  Their
+    candidates and steps carry no ledger (refused, or taken off by the plan): that would
+    charge the procedure twice, and the per-fit events are not the selection's.
 
     **Events fixed in advance, or a filter.**  The exact composition (``adaptive=False``)
     bounds a sequence of fits whose events (privacy profiles) do not depend on what
@@ -1205,9 +1223,18 @@ class PrivacyLedger:
         """Set this ledger on every DP estimator inside ``estimator`` and check coverage.
 
         Sets every parameter named ``privacy_ledger`` (at any depth: pipeline steps, the
-        estimator of a search, ...).  Refuses paths the ledger cannot account: a step that
-        learns from the data without DP (e.g. ``sklearn.preprocessing.StandardScaler``)
-        raises ``TypeError``; a meta-estimator that itself computes on the private data
+        estimator of a search, ...), except inside a procedure that charges its whole
+        plan to its own ``privacy_ledger`` -- a :class:`~skdp.PrivatePipeline` (e.g.
+        :func:`~skdp.make_private_pipeline`), a
+        :class:`~skdp.model_selection.DPGridSearchCV` or
+        :class:`~skdp.model_selection.DPRandomizedSearchCV` -- whose own parameter is set
+        and whose steps or candidates are left alone (it reserves its planned event before
+        reading a row and refuses per-step ledgers that would charge it twice).  Refuses
+        paths the ledger cannot account: a step that learns from the data without DP
+        (e.g. ``sklearn.preprocessing.StandardScaler``), or an skdp DP transformer without
+        a ``privacy_ledger`` parameter outside a private pipeline (e.g.
+        :class:`~skdp.preprocessing.DPSplineTransformer` in a plain ``Pipeline``), raises
+        ``TypeError``; a meta-estimator that itself computes on the private data
         (``GridSearchCV``'s validation scores and choice of ``best_params_``, stacking...)
         gets a :class:`~skdp.exceptions.PrivacyLeakWarning`: its fits are counted, its own
         computation is not.
@@ -1236,8 +1263,7 @@ class PrivacyLedger:
         >>> ledger.close()
         """
         _check_coverage(estimator, type(estimator).__name__)
-        params = estimator.get_params(deep=True)
-        keys = [k for k in params if k == "privacy_ledger" or k.endswith("__privacy_ledger")]
+        keys = _ledger_parameters(estimator)
         if not keys:
             raise TypeError(
                 f"{type(estimator).__name__} contains no estimator with a privacy_ledger "
@@ -1249,6 +1275,39 @@ class PrivacyLedger:
         return estimator
 
 
+def _charges_its_whole_plan(est):
+    """Whether ``est`` charges its whole procedure to its own ``privacy_ledger`` from a
+    plan made before any row: a :class:`~skdp.PrivatePipeline` (its plan's event,
+    :mod:`skdp._pipeline`) or a private search (:mod:`skdp.model_selection._search`).
+    Its steps or candidates carry no ledger of their own (taken off by the pipeline's
+    plan, refused by the search): the ledger goes on its own parameter only."""
+    from .._pipeline import PrivatePipeline
+    from ..model_selection._search import _BaseDPSearch
+
+    return isinstance(est, (PrivatePipeline, _BaseDPSearch))
+
+
+def _ledger_parameters(estimator):
+    """The ``privacy_ledger`` parameters :meth:`PrivacyLedger.attach` sets: every one in
+    ``estimator``'s nested parameters, except those strictly inside an estimator that
+    charges its whole plan (:func:`_charges_its_whole_plan`), whose own is set instead."""
+    params = estimator.get_params(deep=True)
+    owners = [key + "__" for key, value in params.items() if _charges_its_whole_plan(value)]
+    if _charges_its_whole_plan(estimator):
+        owners.append("")
+    keys = [k for k in params if k == "privacy_ledger" or k.endswith("__privacy_ledger")]
+    return [k for k in keys
+            if not any(k.startswith(owner) and k != owner + "privacy_ledger"
+                       for owner in owners)]
+
+
+def _is_skdp_dp_step(est):
+    """An skdp estimator or transformer that releases through a DP mechanism (it takes
+    ``epsilon`` and ``delta``)."""
+    params = est.get_params(deep=False)
+    return type(est).__module__.startswith("skdp.") and {"epsilon", "delta"} <= set(params)
+
+
 def _check_coverage(est, where):
     from sklearn.model_selection._search import BaseSearchCV
     from sklearn.pipeline import FeatureUnion, Pipeline
@@ -1256,6 +1315,11 @@ def _check_coverage(est, where):
     from ._fitted import _is_data_free
 
     if _is_data_free(est) or (isinstance(est, str) and est == "drop"):
+        return
+    if _charges_its_whole_plan(est):
+        # before the Pipeline branch (a PrivatePipeline is one): its own plan refuses,
+        # before any row, every step that learns without DP, and charges the ledger the
+        # whole plan once -- its steps and candidates are not walked for ledgers
         return
     if isinstance(est, Pipeline):
         for name, step in est.steps:
@@ -1274,11 +1338,14 @@ def _check_coverage(est, where):
     params = est.get_params(deep=False)
     if "privacy_ledger" in params:
         return
-    if type(est).__module__.startswith("skdp.model_selection"):
+    if _is_skdp_dp_step(est):
         raise TypeError(
-            f"{where}: {type(est).__name__} accounts its whole procedure itself (its "
-            "dp_event_) and refuses per-fit ledgers on its candidates; after fitting it, "
-            "record its event with ledger.record(search.dp_event_, source=...)"
+            f"{where}: {type(est).__name__} is differentially private, but it has no "
+            "privacy_ledger parameter, so a ledger attached here cannot charge its release "
+            "(the ledger would under-count it). Fit it inside a private pipeline, which "
+            "charges its whole plan to one ledger before the first release: "
+            "skdp.make_private_pipeline(...) or skdp.PrivatePipeline(steps, epsilon=..., "
+            "privacy_ledger=ledger) (attach sets that parameter)."
         )
     nested = {k: v for k, v in params.items() if hasattr(v, "fit") and hasattr(v, "get_params")}
     if nested:

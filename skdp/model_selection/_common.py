@@ -5,7 +5,8 @@
 * dominating events (what one row can lose to any of several mechanisms);
 * the truncated negative binomial number of repetitions (Papernot & Steinke 2022);
 * public, data-independent splits; the per-task fit-and-score worker;
-* the noise keys of the fits, and the user's seeds given back on the returned models.
+* the noise keys of the fits, and the user's seeds given back on the returned models;
+* the event a procedure charges to its ``privacy_ledger`` (:func:`procedure_event`).
 """
 
 import dataclasses
@@ -69,9 +70,10 @@ def check_grid_keys(candidates, estimator):
     """Refuse candidates that set the privacy parameters the search owns, and DP steps
     that report to a :class:`~skdp.accounting.PrivacyLedger`.
 
-    The search accounts its own total (it does not depend on a ledger); a step's ledger
-    would be charged for every run -- a different, non-selection accounting -- and for
-    the public placeholder fits, so it is refused rather than silently bypassed.
+    The search accounts its own total (its ``privacy_ledger``, if any, is charged that
+    total once); a step's ledger would be charged for every run -- a different,
+    non-selection accounting, on top of the search's charge -- and for the public
+    placeholder fits, so it is refused rather than silently bypassed.
     """
     prefixes = dp_step_prefixes(estimator)
     owned = {p + name for p in prefixes for name in _OWNED}
@@ -89,8 +91,9 @@ def check_grid_keys(candidates, estimator):
                 raise ValueError(
                     f"{key} is set: a private search accounts the whole procedure itself "
                     "(epsilon_, dp_event_) and does not charge per-fit ledgers; leave "
-                    "privacy_ledger=None on the candidates and record the search's "
-                    "dp_event_ yourself"
+                    "privacy_ledger=None on the candidates and pass the ledger as the "
+                    "search's (or dp_cross_validate's) own privacy_ledger, which is "
+                    "charged the whole procedure before any row is read"
                 )
 
 
@@ -589,9 +592,7 @@ def public_label_set(estimator, y, observed=None):
     """
     if not is_classifier(estimator):
         return estimator, None, True
-    params = estimator.get_params(deep=True)
-    keys = [k for k in params if k == "classes" or k.endswith("__classes")]
-    given = [params[k] for k in keys if params[k] is not None]
+    keys, given = _label_set_parameters(estimator)
     if given:
         return estimator, np.unique(np.asarray(given[-1])), True
     labels = observed() if observed is not None else np.unique(np.asarray(y))
@@ -612,6 +613,55 @@ def public_label_set(estimator, y, observed=None):
     if keys:
         estimator = clone(estimator).set_params(**{k: labels for k in keys})
     return estimator, labels, False
+
+
+def _label_set_parameters(estimator):
+    """``(keys, given)``: the ``classes`` parameters of ``estimator``'s steps and the
+    values set on them (not None); parameters only, no data."""
+    params = estimator.get_params(deep=True)
+    keys = [k for k in params if k == "classes" or k.endswith("__classes")]
+    return keys, [params[k] for k in keys if params[k] is not None]
+
+
+def reads_private_labels(estimator):
+    """Whether :func:`public_label_set` will read the label set from the private ``y``
+    and void the guarantee: a classifier with ``classes`` parameters, none of them set.
+    Decided from the parameters alone, before any row is read."""
+    if not is_classifier(estimator):
+        return False
+    keys, given = _label_set_parameters(estimator)
+    return bool(keys) and not given
+
+
+# --------------------------------------------------------------------------------------
+# The procedure's privacy ledger
+# --------------------------------------------------------------------------------------
+
+
+def procedure_event(total_event, guaranteed):
+    """The event a search or cross-validation reports (``dp_event_``) and charges to its
+    ``privacy_ledger``: ``total_event``, or a ``NonPrivateDpEvent`` (infinite epsilon)
+    when a bound or the label set is read from the data."""
+    return total_event if guaranteed else dp_accounting.NonPrivateDpEvent()
+
+
+def refuse_label_read(ledger, estimator, source):
+    """Refuse, before the label set is read from ``y``, a procedure whose ledger cannot
+    hold a non-private release.
+
+    When :func:`reads_private_labels` holds, the procedure's event is a
+    ``NonPrivateDpEvent`` whatever the rows are; a ledger with a finite budget (exact or
+    adaptive) refuses it in any state, so it is refused here -- through
+    :meth:`~skdp.accounting.PrivacyLedger.reserve`, which writes nothing when it refuses
+    -- before ``np.unique(y)`` is computed, rather than at the procedure's reservation,
+    after it.  A ledger without a budget (``epsilon=None``) records the procedure there.
+    """
+    if ledger is None or not reads_private_labels(estimator):
+        return
+    nonprivate = dp_accounting.NonPrivateDpEvent()
+    if ledger.would_exceed(nonprivate):
+        # raises BudgetExceededError; the cancel is reached only if the ledger admitted it
+        ledger.reserve(nonprivate, source=source).cancel()
 
 
 class ScoreNoise:

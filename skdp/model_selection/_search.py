@@ -87,6 +87,21 @@ diagnostics (``n_iter_``, ``n_gradient_evals_``...; :mod:`skdp._fitted_attribute
 that everything it carries is covered by ``epsilon_``; the search itself has no
 ``refit_time_`` (scikit-learn's searches time the refit: a fit on the private data).
 
+A :class:`~skdp.accounting.PrivacyLedger` given as ``privacy_ledger`` is charged the
+whole procedure at once.  Its event is fixed by the plan (step 2 of ``fit``: the
+candidates' placeholder events, ``E[K]``, the shape, the folds and the refit -- public
+quantities only), so the search *reserves* that event after planning and before the first
+fit reads a row -- a budget too short for it raises
+:class:`~skdp.exceptions.BudgetExceededError` there, having read nothing -- and *commits*
+the event it released (``dp_event_``, checked against the plan run by run) before it sets
+any fitted attribute; a search that fails at any point cancels its reservation and
+publishes nothing.  The ledger then holds one entry, the selection's
+``RepeatAndSelectDpEvent`` (or random stopping's pure event) composed with the refit: the
+same account as ``epsilon_``, which a per-fit ledger on the candidates would miss (it
+would count every run's fit instead of the selection, and none of the released score), so
+the candidates' own ledgers are refused.  Since the event is fixed before any row, it
+composes under both ledger modes (exact, or the Rényi filter of ``adaptive=True``).
+
 Not protected: the run time (it reveals ``K`` roughly, which is data-independent but
 must not be published together with the selection), and the floating-point bits of the
 noise.  Never publish the scores of the runs that were not selected: that would be a
@@ -99,7 +114,6 @@ from abc import ABCMeta, abstractmethod
 import numbers
 import warnings
 
-import dp_accounting
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
@@ -111,6 +125,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import fitted_dp_event, gaussian_epsilon, get_epsilon
 from ..accounting._events import compose, pure_dp_event, same_privacy_profile
+from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from ..accounting._rdp import rdp_epsilon, repeat_and_select_event
 from .._fitted_attributes import atomic_fit, strip_unprotected
 from .._mechanisms import new_word_source
@@ -130,8 +145,10 @@ from ._common import (
     fit_keys,
     gaussian_mu_event,
     probe,
+    procedure_event,
     public_label_set,
     public_splits,
+    refuse_label_read,
     refuse_shared_keys,
     release_keys,
     restore_user_seeds,
@@ -217,6 +234,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
         "secure_noise": ["boolean"],
+        "privacy_ledger": [PrivacyLedger, None],
     }
 
     # ---------------------------------------------------------------- delegation
@@ -408,6 +426,8 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         if not candidates:
             raise ValueError("the candidate list is empty")
         check_grid_keys(candidates, self.estimator)
+        # a label set read from y voids the guarantee: a ledger refuses before it is read
+        refuse_label_read(self.privacy_ledger, self.estimator, type(self).__name__)
         base, classes, labels_public = public_label_set(
             self.estimator, y, folds.labels if folds is not None else None)
         cv = 0.2 if self.cv is None else self.cv
@@ -514,71 +534,87 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         score_noise = ScoreNoise(rng, source, n_runs, noise_scale, score_sensitivity,
                                  budget[0] == "gdp", scorer.bound)
 
-        # ---- 4. the runs (parallel; results independent of n_jobs) ----
-        keep_model = not refit and not kfold
-        tasks = [
-            (j, s, configure(base, {**candidates[chosen[j]], **pins[chosen[j]]}, budget,
-                             keys[j, s], layouts[chosen[j]]))
-            for j in range(n_runs)
-            for s in range(len(splits))
-        ]
-        parts = folds.split(splits) if folds is not None else split_data(X, y, splits)
-        # a Dask collection's fits run one after another: each runs on the workers already
-        if self.n_jobs in (None, 1) or folds is not None:
-            results = [fit_and_score(est, parts[s], scorer, keep_model) for _, s, est in tasks]
-        else:
-            results = Parallel(n_jobs=self.n_jobs, verbose=max(0, int(self.verbose) - 1))(
-                delayed(fit_and_score)(est, parts[s], scorer, keep_model)
-                for _, s, est in tasks
-            )
-        # the keys the fits drew with, a pipeline's derived ones included: none shared
-        used_keys = [r[4] for r in results]
-        refuse_shared_keys(used_keys)
-        raw = np.zeros(n_runs)
-        models = [None] * n_runs
-        for (j, s, _), (model, total, event, _g, _k) in zip(tasks, results):
-            expected = probes[chosen[j], splits.train_sizes[s]][0]
-            # the same privacy profile up to float rounding (a pipeline's model takes its
-            # released upstream bound; a zeroth-order model's steps follow the width, their
-            # total Gaussian-DP mu does not); PLAN_MARGIN covers what rounding can change
-            if not same_privacy_profile(event, expected):
-                raise RuntimeError(
-                    f"candidate {candidates[chosen[j]]} released {event!r} on the private "
-                    f"data but {expected!r} on public placeholder data: its noise depends on "
-                    "the data (a privacy bug in the estimator); nothing is released"
+        # ---- the ledger: the planned event reserved before the first fit reads a row
+        # (a short budget raises here, nothing read), the released one committed before
+        # anything is published; an exception cancels the reservation ----
+        released_event = procedure_event(total_event, guaranteed)
+        with ledger_reservation(self.privacy_ledger, released_event,
+                                type(self).__name__) as reservation:
+            # ---- 4. the runs (parallel; results independent of n_jobs) ----
+            keep_model = not refit and not kfold
+            tasks = [
+                (j, s, configure(base, {**candidates[chosen[j]], **pins[chosen[j]]}, budget,
+                                 keys[j, s], layouts[chosen[j]]))
+                for j in range(n_runs)
+                for s in range(len(splits))
+            ]
+            parts = folds.split(splits) if folds is not None else split_data(X, y, splits)
+            # a Dask collection's fits run one after another (each runs on the workers
+            # already), from this client, inside the reservation
+            if self.n_jobs in (None, 1) or folds is not None:
+                results = [fit_and_score(est, parts[s], scorer, keep_model)
+                           for _, s, est in tasks]
+            else:
+                results = Parallel(n_jobs=self.n_jobs,
+                                   verbose=max(0, int(self.verbose) - 1))(
+                    delayed(fit_and_score)(est, parts[s], scorer, keep_model)
+                    for _, s, est in tasks
                 )
-            raw[j] += total
-            models[j] = model
-        noisy = score_noise.release(raw / n_score_rows)
-        del raw
-        best_run = int(np.argmax(noisy))
-        best_index = int(chosen[best_run])
+            # the keys the fits drew with, a pipeline's derived ones included: none shared
+            used_keys = [r[4] for r in results]
+            refuse_shared_keys(used_keys)
+            raw = np.zeros(n_runs)
+            models = [None] * n_runs
+            for (j, s, _), (model, total, event, _g, _k) in zip(tasks, results):
+                expected = probes[chosen[j], splits.train_sizes[s]][0]
+                # the same privacy profile up to float rounding (a pipeline's model takes
+                # its released upstream bound; a zeroth-order model's steps follow the
+                # width, their total Gaussian-DP mu does not); PLAN_MARGIN covers what
+                # rounding can change
+                if not same_privacy_profile(event, expected):
+                    raise RuntimeError(
+                        f"candidate {candidates[chosen[j]]} released {event!r} on the "
+                        f"private data but {expected!r} on public placeholder data: its "
+                        "noise depends on the data (a privacy bug in the estimator); "
+                        "nothing is released"
+                    )
+                raw[j] += total
+                models[j] = model
+            noisy = score_noise.release(raw / n_score_rows)
+            del raw
+            best_run = int(np.argmax(noisy))
+            best_index = int(chosen[best_run])
 
-        # ---- 5. refit the selected candidate on all rows (its own budget) ----
-        # (no refit_time_: the wall time of a fit on the private data is an unprotected
-        # diagnostic, skdp._fitted_attributes, which the search does not publish)
-        if refit:
-            est = configure(base, {**candidates[best_index], **pins[best_index]}, budget,
-                            refit_keys, layouts[best_index])
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
-                est.fit(X, y)
-            if not same_privacy_profile(fitted_dp_event(est), probes[best_index, n][0]):
-                raise RuntimeError(
-                    "the refit released a different event on the private data than on "
-                    "placeholder data: its noise depends on the data (privacy bug)"
-                )
-            refuse_shared_keys([*used_keys, release_keys(est)])
-            best_estimator = strip_unprotected(est)
-        elif keep_model:
-            best_estimator = models[best_run]
-        else:
-            best_estimator = None
-        if best_estimator is not None:
-            # the model carries the user's random_state, not its noise key
-            restore_user_seeds(best_estimator, user_seeds(
-                base, candidates[best_index], layouts[best_index]), type(self).__name__)
-            restore_rule_widths(best_estimator, pins[best_index])
+            # ---- 5. refit the selected candidate on all rows (its own budget) ----
+            # (no refit_time_: the wall time of a fit on the private data is an unprotected
+            # diagnostic, skdp._fitted_attributes, which the search does not publish)
+            if refit:
+                est = configure(base, {**candidates[best_index], **pins[best_index]},
+                                budget, refit_keys, layouts[best_index])
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
+                    est.fit(X, y)
+                if not same_privacy_profile(fitted_dp_event(est),
+                                            probes[best_index, n][0]):
+                    raise RuntimeError(
+                        "the refit released a different event on the private data than "
+                        "on placeholder data: its noise depends on the data (privacy bug)"
+                    )
+                refuse_shared_keys([*used_keys, release_keys(est)])
+                best_estimator = strip_unprotected(est)
+            elif keep_model:
+                best_estimator = models[best_run]
+            else:
+                best_estimator = None
+            if best_estimator is not None:
+                # the model carries the user's random_state, not its noise key
+                restore_user_seeds(best_estimator, user_seeds(
+                    base, candidates[best_index], layouts[best_index]),
+                    type(self).__name__)
+                restore_rule_widths(best_estimator, pins[best_index])
+            # every run matched its planned event, so what the search releases is the
+            # plan's event: committed (re-checked atomically) before the release
+            reservation.commit(released_event)
 
         # ---- 6. publish ----
         self.best_index_ = best_index
@@ -599,7 +635,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
         # a label set read from the data voids the guarantee (public_label_set)
         self.epsilon_ = float(epsilon_spent) if guaranteed else math.inf
         self.delta_ = delta
-        self.dp_event_ = total_event if guaranteed else dp_accounting.NonPrivateDpEvent()
+        self.dp_event_ = released_event
         self.privacy_guaranteed_ = bool(guaranteed)
         self.secure_noise_ = bool(self.secure_noise)
         self.budget_split_ = self._budget_split(
@@ -705,6 +741,18 @@ _SEARCH_PARAMS_DOC = """\
         noise (``doc/floating_point.rst``); ``False``: float noise, whose low-order bits
         leak.  The candidates' fits follow their own ``secure_noise``.  Reported as
         ``secure_noise_``.
+    privacy_ledger : PrivacyLedger or None, default=None
+        A :class:`~skdp.accounting.PrivacyLedger` charged the whole procedure: its planned
+        event (``dp_event_``, fixed from public quantities) is reserved before the first
+        fit reads a row -- a ledger whose remaining budget cannot hold it raises
+        :class:`~skdp.exceptions.BudgetExceededError` there, having fitted and published
+        nothing -- and the released event is committed before ``best_params_``,
+        ``best_score_`` or ``best_estimator_`` is set; a search that fails cancels its
+        reservation.  The ledger gets one entry per fit of the search (exact or
+        ``adaptive`` ledger alike).  The candidates must not carry ledgers of their own
+        (they would be charged every run instead of the selection): they are refused.
+        :meth:`PrivacyLedger.attach <skdp.accounting.PrivacyLedger.attach>` sets this
+        parameter.
 
     Attributes
     ----------
@@ -797,6 +845,7 @@ class DPGridSearchCV(_BaseDPSearch):
         random_state=None,
         verbose=0,
         secure_noise=True,
+        privacy_ledger=None,
     ):
         self.estimator = estimator
         self.param_grid = param_grid
@@ -812,6 +861,7 @@ class DPGridSearchCV(_BaseDPSearch):
         self.random_state = random_state
         self.verbose = verbose
         self.secure_noise = secure_noise
+        self.privacy_ledger = privacy_ledger
 
     def _candidates(self, rng):
         return list(ParameterGrid(self.param_grid))
@@ -875,6 +925,7 @@ class DPRandomizedSearchCV(_BaseDPSearch):
         random_state=None,
         verbose=0,
         secure_noise=True,
+        privacy_ledger=None,
     ):
         self.estimator = estimator
         self.param_distributions = param_distributions
@@ -891,6 +942,7 @@ class DPRandomizedSearchCV(_BaseDPSearch):
         self.random_state = random_state
         self.verbose = verbose
         self.secure_noise = secure_noise
+        self.privacy_ledger = privacy_ledger
 
     def _candidates(self, rng):
         seed = int(rng.integers(0, 2**31 - 1))

@@ -30,6 +30,14 @@ the total above accounted exactly: for events that are not Gaussian (DP-SGD, obj
 perturbation, a private pipeline) ``mu`` is lowered until it fits, as in the private
 search; at ``delta = 0`` a total over ``epsilon`` is refused (:func:`_plan_folds`).
 
+Ledger: the whole event above is fixed by the fold plan (:func:`_plan_folds`: the folds'
+sizes, placeholder fits, the score's sensitivity -- public quantities only), so a
+``privacy_ledger`` is charged it before the first fold's fit reads a row (a budget too
+short raises :class:`~skdp.exceptions.BudgetExceededError` there, having read nothing),
+and the released event (``dp_event``, checked against the plan) is committed before the
+results are returned; a failure cancels the reservation.  The folds' estimators carry no
+ledger of their own (refused): the ledger gets one entry, the procedure's.
+
 Noise keys: with ``random_state=None`` every fold's DP steps key their noise from the OS
 and the returned models carry the user's ``random_state``; with a seed, each fold's keys
 are derived from it and the fold (:func:`skdp.model_selection._common.fit_key_root`).
@@ -42,13 +50,15 @@ even where their user gave them one seed
 import math
 import numbers
 import warnings
+from typing import NamedTuple
 
-import dp_accounting
 import numpy as np
 from joblib import Parallel, delayed
+from sklearn.utils._param_validation import validate_parameter_constraints
 
 from ..accounting import gaussian_mu_for, get_epsilon
 from ..accounting._events import compose, pure_dp_event
+from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from ..exceptions import BudgetExceededError
 from .._mechanisms import new_word_source
 from ._dask_folds import split_rows
@@ -67,8 +77,10 @@ from ._common import (
     FOLD_PATH,
     gaussian_mu_event,
     n_dp_steps,
+    procedure_event,
     public_label_set,
     public_splits,
+    refuse_label_read,
     refuse_shared_keys,
     restore_user_seeds,
     self_compose,
@@ -96,6 +108,7 @@ def dp_cross_validate(
     random_state=None,
     return_estimator=False,
     secure_noise=True,
+    privacy_ledger=None,
 ):
     """Differentially private k-fold cross-validation.
 
@@ -131,6 +144,15 @@ def dp_cross_validate(
     return_estimator : bool, default=False
         Also return the k fitted models (already private: no extra cost; stripped of the
         unprotected diagnostics such as ``n_iter_``).
+    privacy_ledger : PrivacyLedger or None, default=None
+        A :class:`~skdp.accounting.PrivacyLedger` charged the whole procedure: the planned
+        event (``dp_event``, fixed from public quantities by the fold plan) is reserved
+        before the first fold's fit reads a row -- a ledger whose remaining budget cannot
+        hold it raises :class:`~skdp.exceptions.BudgetExceededError` there, having fitted
+        nothing -- and the released event is committed before the scores are returned; a
+        failure cancels the reservation.  One entry per call, exact or ``adaptive``
+        ledger alike.  ``estimator`` must not carry a ledger of its own (refused: it would
+        be charged each fold's fit instead of the procedure).
 
     Returns
     -------
@@ -154,6 +176,9 @@ def dp_cross_validate(
     """
     from ..linear_model._base import _check_random_state
 
+    validate_parameter_constraints({"privacy_ledger": [PrivacyLedger, None]},
+                                   {"privacy_ledger": privacy_ledger},
+                                   caller_name="dp_cross_validate")
     if isinstance(cv, bool) or not isinstance(cv, numbers.Integral) or cv < 2:
         raise ValueError(f"cv must be an int >= 2, got {cv!r}")
     epsilon, delta = float(epsilon), float(delta)
@@ -173,6 +198,8 @@ def dp_cross_validate(
         )
     scorer = check_private_scoring(scoring, estimator)
     check_grid_keys([{}], estimator)
+    # a label set read from y voids the guarantee: a ledger refuses before it is read
+    refuse_label_read(privacy_ledger, estimator, "dp_cross_validate")
     estimator, classes, labels_public = public_label_set(
         estimator, y, folds.labels if folds is not None else None)
     rng = _check_random_state(random_state)
@@ -180,9 +207,9 @@ def dp_cross_validate(
 
     # Plan (public): every fit and the score get the same mu (or epsilon), checked (and
     # for delta > 0 lowered) against the fits' placeholder events before the first fit
-    per_fit, budget, score_event, pins = _plan_folds(
-        estimator, X_public, y, classes, splits, epsilon, delta,
-        lazy=folds is not None and folds.lazy)
+    plan = _plan_folds(estimator, X_public, y, classes, splits, epsilon, delta,
+                       lazy=folds is not None and folds.lazy)
+    per_fit, budget, score_event, pins = plan.per_fit, plan.budget, plan.score_event, plan.pins
     # every fold's noise keys: from the OS (random_state=None), else derived from the
     # seed and the fold, none shared (_common.fit_key_root)
     root = fit_key_root(rng, random_state)
@@ -198,37 +225,26 @@ def dp_cross_validate(
     noises = [ScoreNoise(rng, source, 1, scale[i], sens[i], delta > 0, scorer.bound)
               for i in range(k)]
 
-    tasks = [configure(estimator, pins, budget, keys[i]) for i in range(k)]
-    parts = folds.split(splits) if folds is not None else split_data(X, y, splits)
-    # a Dask collection's fits run one after another: each runs on the workers already
-    if n_jobs in (None, 1) or folds is not None:
-        results = [fit_and_score(est, part, scorer, True) for est, part in zip(tasks, parts)]
-    else:
-        results = Parallel(n_jobs=n_jobs)(
-            delayed(fit_and_score)(est, part, scorer, True) for est, part in zip(tasks, parts)
-        )
-    # the keys the fits drew with, a pipeline's derived ones included: none shared
-    refuse_shared_keys([r[4] for r in results])
-    fit_dom = dominating([r[2] for r in results])
-    total_event = compose(self_compose(fit_dom, k - 1), score_event)
-    spent = get_epsilon(total_event, delta)
-    if spent > epsilon:
-        # a safeguard (the plan bounded the placeholder events): checked before anything
-        # is released, the events are data-independent
-        raise BudgetExceededError(
-            f"the fits' events compose to epsilon={spent:.6g} > epsilon={epsilon}: a DP "
-            "step released more than its placeholder fit (its noise depends on the data)"
-        )
-    scores = np.array([r[1] for r in results]) / sizes
-    noisy = np.array([noises[i].release(scores[i:i + 1])[0] for i in range(k)])
-    del scores
-    guaranteed = labels_public and all(r[3] for r in results)
+    # the ledger: the planned event reserved before the first fit reads a row (a short
+    # budget raises here, nothing read); the released one committed before the results
+    # are returned; an exception cancels the reservation
+    planned = procedure_event(plan.event, labels_public and plan.guaranteed)
+    with ledger_reservation(privacy_ledger, planned, "dp_cross_validate") as reservation:
+        results = _fit_folds(estimator, X, y, folds, splits, scorer, budget, pins, keys,
+                             n_jobs)
+        total_event, spent = _released_total(results, score_event, epsilon, delta)
+        scores = np.array([r[1] for r in results]) / sizes
+        noisy = np.array([noises[i].release(scores[i:i + 1])[0] for i in range(k)])
+        del scores
+        guaranteed = labels_public and all(r[3] for r in results)
+        # a label set read from the data voids the guarantee (public_label_set)
+        released_event = procedure_event(total_event, guaranteed)
+        reservation.commit(released_event)
     out = {
         "test_score": noisy,
-        # a label set read from the data voids the guarantee (public_label_set)
         "epsilon": float(spent) if guaranteed else math.inf,
         "delta": delta,
-        "dp_event": total_event if guaranteed else dp_accounting.NonPrivateDpEvent(),
+        "dp_event": released_event,
         "privacy_guaranteed": guaranteed,
         "secure_noise": bool(secure_noise),
         "budget_split": {
@@ -249,11 +265,62 @@ def dp_cross_validate(
     return out
 
 
+def _fit_folds(estimator, X, y, folds, splits, scorer, budget, pins, keys, n_jobs):
+    """Fit every fold's model (its budget, width pins and noise keys set) on its training
+    rows and sum its clipped validation scores: the :func:`~._common.fit_and_score`
+    results, the first reads of the private rows.  No two fits drew the same key."""
+    tasks = [configure(estimator, pins, budget, keys[i]) for i in range(len(splits))]
+    parts = folds.split(splits) if folds is not None else split_data(X, y, splits)
+    # a Dask collection's fits run one after another (each runs on the workers already),
+    # from this client, inside the caller's ledger reservation
+    if n_jobs in (None, 1) or folds is not None:
+        results = [fit_and_score(est, part, scorer, True) for est, part in zip(tasks, parts)]
+    else:
+        results = Parallel(n_jobs=n_jobs)(
+            delayed(fit_and_score)(est, part, scorer, True) for est, part in zip(tasks, parts)
+        )
+    # the keys the fits drew with, a pipeline's derived ones included: none shared
+    refuse_shared_keys([r[4] for r in results])
+    return results
+
+
+def _released_total(results, score_event, epsilon, delta):
+    """``(total_event, epsilon)`` of what the folds released: ``k - 1`` fits (the event
+    dominating the ``k`` fits) composed with one score release.  Over ``epsilon`` --
+    impossible unless a step's noise depended on the data, since the plan bounded the
+    placeholder events -- raises before anything is released."""
+    k = len(results)
+    fit_dom = dominating([r[2] for r in results])
+    total_event = compose(self_compose(fit_dom, k - 1), score_event)
+    spent = get_epsilon(total_event, delta)
+    if spent > epsilon:
+        raise BudgetExceededError(
+            f"the fits' events compose to epsilon={spent:.6g} > epsilon={epsilon}: a DP "
+            "step released more than its placeholder fit (its noise depends on the data)"
+        )
+    return total_event, spent
+
+
+class FoldPlan(NamedTuple):
+    """What :func:`_plan_folds` fixes before any row: the per-fit ``mu`` (or epsilon),
+    the steps' ``budget``, the ``score_event``, the width ``pins``, the procedure's
+    planned ``event`` and whether the placeholder fits were ``guaranteed``."""
+
+    per_fit: float
+    budget: tuple
+    score_event: object
+    pins: dict
+    event: object
+    guaranteed: bool
+
+
 def _plan_folds(estimator, X_public, y, classes, splits, epsilon, delta, lazy=False):
-    """``(per_fit, budget, score_event, pins)`` of a ``k``-fold cross-validation, from
-    public quantities only (the folds' sizes, the schema, placeholder fits), before any
-    fit; ``pins``: the public width handed to a model behind a released one
-    (:func:`~._width_pins.rule_width_pins`), to be set on every fit.
+    """The :class:`FoldPlan` of a ``k``-fold cross-validation, from public quantities
+    only (the folds' sizes, the schema, placeholder fits), before any fit; ``pins``: the
+    public width handed to a model behind a released one
+    (:func:`~._width_pins.rule_width_pins`), to be set on every fit; ``event``: the total
+    ``ComposedDpEvent([SelfComposedDpEvent(fit, k - 1), score])`` the procedure will
+    release, which its ledger is charged before the first fit.
 
     The Gaussian plan gives the ``k - 1`` fits a row is in and its fold's score the same
     ``mu = mu_total / sqrt(k)`` (``mu_total``: the largest GDP parameter within
@@ -283,25 +350,28 @@ def _plan_folds(estimator, X_public, y, classes, splits, epsilon, delta, lazy=Fa
         # a public width for a model behind a released one (._width_pins)
         pins = rule_width_pins(est, X_public, y, max(train_sizes), classes, lazy=lazy)
         est.set_params(**pins)
-        events = [probe(est, X_public, y, size, classes, lazy=lazy)[0]
+        probes = [probe(est, X_public, y, size, classes, lazy=lazy)
                   for size in train_sizes]
-        event = compose(self_compose(dominating(events), k - 1), score_at(per_fit))
-        return get_epsilon(event, delta), (budget, pins)
+        event = compose(self_compose(dominating([e for e, _ in probes]), k - 1),
+                        score_at(per_fit))
+        guaranteed = all(g for _, g in probes)
+        return get_epsilon(event, delta), (budget, pins, event, guaranteed)
 
     if gaussian:
         start = gaussian_mu_for(target, delta) / math.sqrt(k)
-        spent, (budget, pins) = account(start)
+        spent, planned = account(start)
         per_fit = start
         if spent > epsilon:
             # Gaussian steps meet the plan (up to the accountant's float rounding); others
             # get the largest per-fit mu whose exact total is within the target
-            per_fit, (_, (budget, pins)) = calibrate_per_fit(account, target, start)
+            per_fit, (_, planned) = calibrate_per_fit(account, target, start)
     else:
         per_fit = target / k
-        spent, (budget, pins) = account(per_fit)
+        spent, planned = account(per_fit)
         if spent > epsilon:
             raise BudgetExceededError(
                 f"the fits' events compose to epsilon={spent:.6g} > epsilon={epsilon} with "
                 "delta=0: a DP step does not release a pure mechanism at the budget set; "
                 "nothing was fitted on the private data")
-    return per_fit, budget, score_at(per_fit), pins
+    budget, pins, event, guaranteed = planned
+    return FoldPlan(per_fit, budget, score_at(per_fit), pins, event, guaranteed)

@@ -464,10 +464,80 @@ def test_invalid_budget_and_ledger_parameter(data):
         _clf("not a ledger").fit(*data)
 
 
-def test_attach_refuses_private_search_that_accounts_itself():
+def test_attach_sets_a_private_search_own_ledger_not_its_candidates(data):
+    """attach used to refuse a private search and tell the user to record its dp_event_
+    after fitting it -- after it had read the rows and published its selection.  It now
+    sets the search's own privacy_ledger (charged the whole selection before any row is
+    read), not its candidates' (which the search refuses), also inside a scikit-learn
+    meta-estimator."""
+    from sklearn.ensemble import BaggingClassifier
+
     from skdp.model_selection import DPGridSearchCV
 
-    search = DPGridSearchCV(DPLogisticRegression(classes=[0, 1],
-                                                 data_norm=2.0), {"alpha": [0.1, 1.0]})
-    with PrivacyLedger() as led, pytest.raises(TypeError, match="record"):
-        led.attach(search)
+    search = DPGridSearchCV(DPLogisticRegression(classes=[0, 1], data_norm=2.0),
+                            {"alpha": [0.1, 1.0]}, epsilon=1.0, random_state=0)
+    with PrivacyLedger(epsilon=3.0) as led:
+        assert led.attach(search) is search
+        assert search.privacy_ledger is led and search.estimator.privacy_ledger is None
+        search.fit(*data)
+        (entry,) = led.entries()
+        assert entry.status == "committed" and entry.source == "DPGridSearchCV"
+        assert event_to_json(entry.event) == event_to_json(search.dp_event_)
+        outer = BaggingClassifier(clone(search).set_params(privacy_ledger=None))
+        with pytest.warns(PrivacyLeakWarning):
+            led.attach(outer)
+        assert outer.estimator.privacy_ledger is led
+        assert outer.estimator.estimator.privacy_ledger is None
+
+
+def _raw_table(n=3000, seed=0):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": rng.integers(18, 90, n).astype(float),
+                       "job": rng.choice(["a", "b", "c"], n)})
+    return df, (df["age"] > 50).astype(int).to_numpy()
+
+
+def test_attach_sets_a_private_pipeline_own_ledger_and_a_fit_charges_its_plan():
+    """attach used to walk into make_private_pipeline(...)'s steps and refuse its DP
+    transformers as non-DP.  It now recognises the PrivatePipeline (before the plain
+    Pipeline branch), sets its own privacy_ledger -- not its steps' -- and a fit charges
+    the plan's event once; the next fit that would overspend is refused."""
+    from skdp import make_private_pipeline
+
+    df, y = _raw_table()
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 numeric=["age"], categorical=["job"], random_state=0)
+    with PrivacyLedger(epsilon=1.5) as led:
+        assert led.attach(pipe) is pipe
+        assert pipe.privacy_ledger is led
+        assert all(value is None for key, value in pipe.get_params(deep=True).items()
+                   if key.endswith("__privacy_ledger"))
+        pipe.fit(df, y)
+        (entry,) = led.entries()
+        assert entry.status == "committed" and entry.source == "PrivatePipeline"
+        assert event_to_json(entry.event) == event_to_json(pipe.dp_event_)
+        with pytest.raises(BudgetExceededError, match="Nothing was released"):
+            pipe.fit(df, y)
+        assert len(led) == 1
+
+
+@pytest.mark.parametrize("transformer", [
+    "DPSplineTransformer", "DPRobustScaler", "DPOneHotEncoder"])
+def test_attach_refuses_a_dp_transformer_without_a_ledger_parameter_accurately(transformer):
+    """An skdp DP transformer that takes no privacy_ledger, in a plain Pipeline, used to
+    be refused as learning 'without differential privacy'.  The refusal now says what is
+    true -- it is DP, but a ledger cannot charge it -- and the way out (a private
+    pipeline, whose own ledger is charged the whole plan)."""
+    from skdp import preprocessing
+
+    step = getattr(preprocessing, transformer)()
+    pipe = make_pipeline(step, DPLogisticRegression(classes=[0, 1], data_norm=3.0))
+    with PrivacyLedger() as led:
+        with pytest.raises(TypeError) as refused:
+            led.attach(pipe)
+    message = str(refused.value)
+    assert f"{transformer} is differentially private" in message
+    assert "no privacy_ledger parameter" in message and "PrivatePipeline" in message
+    assert "without differential privacy" not in message
+    assert pipe[-1].privacy_ledger is None      # nothing was set

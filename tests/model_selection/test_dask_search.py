@@ -221,6 +221,39 @@ def test_in_memory_x_with_a_dask_y_is_refused_before_any_fit(monkeypatch):
     assert not hasattr(search, "best_params_")
 
 
+def test_a_ledger_is_charged_on_the_client_before_any_fit_on_the_workers(monkeypatch):
+    """The search and cross-validation of a Dask DataFrame reserve their planned event in
+    their privacy_ledger on the client, before the first fit on the workers: a short
+    budget refuses them with no fit made; with enough, one entry each, their event."""
+    from skdp.accounting import PrivacyLedger
+    from skdp.accounting._ledger import event_to_json
+    from skdp.exceptions import BudgetExceededError
+
+    df, y = _table(600)
+    fits = []
+    original = PrivatePipeline.fit
+
+    def counted(self, *args, **kwargs):
+        fits.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(PrivatePipeline, "fit", counted)
+    runs = (lambda led: DPGridSearchCV(_pipe(), GRID, epsilon=1.0, random_state=0,
+                                       privacy_ledger=led).fit(*_frames(df, y)).dp_event_,
+            lambda led: dp_cross_validate(_pipe(), *_frames(df, y), epsilon=1.0, cv=3,
+                                          random_state=0, privacy_ledger=led)["dp_event"])
+    with PrivacyLedger(epsilon=0.5) as short:
+        for run in runs:
+            with pytest.raises(BudgetExceededError, match="Nothing was released"):
+                run(short)
+        assert fits == [] and len(short) == 0
+    with PrivacyLedger(epsilon=5.0) as ledger:
+        events = [run(ledger) for run in runs]
+        assert fits
+        assert [event_to_json(e.event) for e in ledger.entries()] == [
+            event_to_json(e) for e in events]
+
+
 def test_mismatched_rows_are_refused_before_any_fit(monkeypatch):
     df, y = _table(600)
 

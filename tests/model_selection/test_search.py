@@ -312,6 +312,130 @@ def test_search_composes_toy_events_exactly():
     # label 1 won 18 of 40 seeds -- so the test checks the accounting only)
 
 
+# ----------------------------------------------------------------------------------------
+# the search's own privacy_ledger: charged the planned event before any row is read
+
+
+def record_private_fits(monkeypatch, cls=DPLogisticRegression):
+    """The sizes of every ``cls.fit`` on rows that are not the public placeholders (all
+    zeros) the search plans with: the fits that read private rows."""
+    calls = []
+    original = cls.fit
+
+    def fit(self, X, y, *args, **kwargs):
+        if np.any(np.asarray(X) != 0):
+            calls.append(len(X))
+        return original(self, X, y, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "fit", fit)
+    return calls
+
+
+def ledger_with_a_fit_spent(adaptive, budget=1.4, spent=1.0):
+    """A ledger of ``(budget, 1e-6)`` that already recorded a Gaussian fit of
+    ``epsilon = spent``: too short for another procedure at epsilon = 1 (two Gaussian
+    releases of epsilon 1 compose to 1.455 at delta 1e-6; a selection costs more)."""
+    from skdp.accounting import PrivacyLedger, gaussian_event, gaussian_mu_for
+
+    ledger = PrivacyLedger(epsilon=budget, delta=1e-6, adaptive=adaptive)
+    ledger.record(gaussian_event(1.0 / gaussian_mu_for(spent, 1e-6), 1.0), source="earlier")
+    return ledger
+
+
+def _grid(ledger, **kw):
+    return DPGridSearchCV(DPLogisticRegression(classes=[0, 1], data_norm=2.0), GRID,
+                          epsilon=1.0, random_state=0, privacy_ledger=ledger, **kw)
+
+
+def _randomized(ledger, **kw):
+    return DPRandomizedSearchCV(DPLogisticRegression(classes=[0, 1], data_norm=2.0),
+                                {"alpha": loguniform(1e-3, 1.0)}, n_iter=2, epsilon=1.0,
+                                random_state=0, privacy_ledger=ledger, **kw)
+
+
+@pytest.mark.parametrize("adaptive", [False, True])
+@pytest.mark.parametrize("make", [_grid, _randomized])
+def test_a_short_ledger_refuses_the_search_before_any_fit(data, monkeypatch, make, adaptive):
+    """The search used to take no ledger: one recorded after it had read the rows and
+    published best_params_ / best_score_ / best_estimator_, and then raised 'Nothing was
+    released' (false), leaving the release out of the total.  Its planned event is now
+    reserved before the first fit reads a row: a short budget refuses the search with no
+    private fit made, nothing published and nothing written to the ledger."""
+    from skdp.exceptions import BudgetExceededError
+
+    calls = record_private_fits(monkeypatch)
+    with ledger_with_a_fit_spent(adaptive) as ledger:
+        before = ledger.entries()
+        search = make(ledger)
+        with pytest.raises(BudgetExceededError, match="Nothing was released"):
+            search.fit(*data)
+        assert calls == []
+        assert _not_fitted(search) and not hasattr(search, "best_estimator_")
+        assert ledger.entries() == before
+
+
+@pytest.mark.parametrize("adaptive", [False, True])
+@pytest.mark.parametrize("cv", [None, 3])
+def test_the_ledger_holds_exactly_the_search_event(data, monkeypatch, adaptive, cv):
+    from skdp.accounting import PrivacyLedger
+    from skdp.accounting._ledger import event_to_json
+
+    calls = record_private_fits(monkeypatch)
+    with PrivacyLedger(epsilon=5.0, delta=1e-6, adaptive=adaptive) as ledger:
+        search = _grid(ledger, cv=cv).fit(*data)
+        assert calls                                # the recorder sees the private fits
+        (entry,) = ledger.entries()
+        assert entry.status == "committed" and entry.source == "DPGridSearchCV"
+        assert event_to_json(entry.event) == event_to_json(search.dp_event_)
+        assert search.epsilon_ <= 1.0 and search.privacy_guaranteed_
+
+
+def test_a_failing_search_cancels_its_reservation(data, monkeypatch):
+    from skdp.accounting import PrivacyLedger
+
+    def failing(self, X, y):
+        if np.any(np.asarray(X) != 0):
+            raise FloatingPointError("solver failed")
+        return original(self, X, y)
+
+    original = DPLogisticRegression.fit
+    monkeypatch.setattr(DPLogisticRegression, "fit", failing)
+    with PrivacyLedger(epsilon=5.0) as ledger:
+        search = _grid(ledger)
+        with pytest.raises(FloatingPointError):
+            search.fit(*data)
+        assert len(ledger) == 0 and _not_fitted(search)
+
+
+def test_a_ledger_refuses_a_search_before_it_reads_the_label_set(data, monkeypatch):
+    """classes=None: the label set would be read from y (a non-private procedure).  A
+    ledger with a budget refuses it before np.unique(y) is computed; one without a budget
+    records the search as non-private."""
+    from skdp.accounting import PrivacyLedger
+    from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning
+    from skdp.model_selection import _search
+
+    reads = []
+    original = _search.public_label_set
+    monkeypatch.setattr(_search, "public_label_set",
+                        lambda *args: reads.append(1) or original(*args))
+    grid = DPGridSearchCV(DPLogisticRegression(data_norm=2.0), GRID, random_state=0)
+    with PrivacyLedger(epsilon=5.0) as ledger:
+        search = clone(grid).set_params(privacy_ledger=ledger)
+        with pytest.raises(BudgetExceededError, match="not differentially private"):
+            search.fit(*data)
+        assert reads == [] and len(ledger) == 0 and _not_fitted(search)
+    with PrivacyLedger() as ledger, pytest.warns(PrivacyLeakWarning, match="classes=None"):
+        search = clone(grid).set_params(privacy_ledger=ledger).fit(*data)
+        assert search.epsilon_ == math.inf
+        assert [type(e.event).__name__ for e in ledger.entries()] == ["NonPrivateDpEvent"]
+
+
+def test_the_search_ledger_parameter_is_validated(data):
+    with pytest.raises(InvalidParameterError, match="privacy_ledger"):
+        _grid("a ledger").fit(*data)
+
+
 def test_candidates_reporting_to_a_ledger_are_refused(data):
     from skdp.accounting import PrivacyLedger
 

@@ -230,3 +230,82 @@ def test_an_overflowing_validation_row_is_scored_silently():
         # the case is exercised: every fold's model overflows on the row
         with np.errstate(all="ignore"):
             assert not any(np.isfinite(X[17] @ np.ravel(m.coef_)) for m in res["estimator"])
+
+
+# ----------------------------------------------------------------------------------------
+# dp_cross_validate's own privacy_ledger: charged the fold plan's event before any row
+
+
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_a_short_ledger_refuses_cross_validation_before_any_fit(data, monkeypatch, adaptive):
+    """dp_cross_validate used to take no ledger: its event could be recorded only after
+    the fold scores were returned, and a short budget then raised 'Nothing was released'
+    (false).  The fold plan's event is now reserved before the first fold is fitted."""
+    from .test_search import ledger_with_a_fit_spent, record_private_fits
+
+    calls = record_private_fits(monkeypatch)
+    with ledger_with_a_fit_spent(adaptive) as ledger:
+        before = ledger.entries()
+        with pytest.raises(BudgetExceededError, match="Nothing was released"):
+            dp_cross_validate(DPLogisticRegression(classes=[0, 1], data_norm=2.0), *data,
+                              epsilon=1.0, cv=3, random_state=0, privacy_ledger=ledger)
+        assert calls == []
+        assert ledger.entries() == before
+
+
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_the_ledger_holds_exactly_the_cross_validation_event(data, monkeypatch, adaptive):
+    from skdp.accounting import PrivacyLedger
+    from skdp.accounting._ledger import event_to_json
+
+    from .test_search import record_private_fits
+
+    calls = record_private_fits(monkeypatch)
+    with PrivacyLedger(epsilon=5.0, delta=1e-6, adaptive=adaptive) as ledger:
+        res = dp_cross_validate(DPLogisticRegression(classes=[0, 1], data_norm=2.0), *data,
+                                epsilon=1.0, cv=3, random_state=0, privacy_ledger=ledger)
+        assert len(calls) == 3
+        (entry,) = ledger.entries()
+        assert entry.status == "committed" and entry.source == "dp_cross_validate"
+        assert event_to_json(entry.event) == event_to_json(res["dp_event"])
+        assert res["epsilon"] <= 1.0 and res["privacy_guaranteed"]
+
+
+def test_failing_cross_validation_cancels_its_reservation(data, monkeypatch):
+    from skdp.accounting import PrivacyLedger
+
+    original = DPLogisticRegression.fit
+
+    def failing(self, X, y):
+        if np.any(np.asarray(X) != 0):
+            raise FloatingPointError("solver failed")
+        return original(self, X, y)
+
+    monkeypatch.setattr(DPLogisticRegression, "fit", failing)
+    with PrivacyLedger(epsilon=5.0) as ledger:
+        with pytest.raises(FloatingPointError):
+            dp_cross_validate(DPLogisticRegression(classes=[0, 1], data_norm=2.0), *data,
+                              cv=3, privacy_ledger=ledger)
+        assert len(ledger) == 0
+
+
+def test_cross_validation_refuses_before_reading_the_label_set(data, monkeypatch):
+    from skdp.accounting import PrivacyLedger
+
+    reads = []
+    original = _validation.public_label_set
+    monkeypatch.setattr(_validation, "public_label_set",
+                        lambda *args: reads.append(1) or original(*args))
+    with PrivacyLedger(epsilon=5.0) as ledger:
+        with pytest.raises(BudgetExceededError, match="not differentially private"):
+            dp_cross_validate(DPLogisticRegression(data_norm=2.0), *data, cv=3,
+                              privacy_ledger=ledger)
+        assert reads == [] and len(ledger) == 0
+
+
+def test_the_cross_validation_ledger_parameter_is_validated(data):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="privacy_ledger"):
+        dp_cross_validate(DPLogisticRegression(classes=[0, 1], data_norm=2.0), *data,
+                          privacy_ledger="a ledger")
