@@ -216,3 +216,25 @@ def test_composed_events_with_lists_are_cached(monkeypatch):
     assert len(calls) == 1
     assert isinstance(calls[0].events, tuple)
     assert get_epsilon(event(1.6), 1e-6) < first and len(calls) == 2
+
+
+@pytest.mark.parametrize("delta", [1e-11, 1e-12, 1e-14])
+def test_below_the_pld_floor_the_bound_is_renyi(delta):
+    """Below PLD_DELTA_FLOOR the FFT's rounding in the PLD composition is of the order of
+    the tail mass (the accountant's docstring): epsilon and delta come from Rényi DP."""
+    from skdp.accounting import rdp_delta, rdp_epsilon
+    from skdp.accounting._accountant import PLD_DELTA_FLOOR, get_delta
+
+    assert delta < PLD_DELTA_FLOOR
+    ev = poisson_gaussian_event(0.005, 3.62442, 3000)  # the audit's worst case at 1e-12
+    eps = get_epsilon(ev, delta)
+    assert eps == rdp_epsilon(ev, delta)
+    assert eps > _fresh_pld_epsilon(0.005, 3.62442, 3000, delta)  # Rényi is looser
+    assert get_delta(ev, eps) == rdp_delta(ev, eps) <= delta * (1 + 1e-9)
+
+
+def test_at_the_pld_floor_the_pld_is_kept():
+    from skdp.accounting._accountant import PLD_DELTA_FLOOR, _pld_epsilon
+
+    ev = poisson_gaussian_event(0.01, 3.0, 500)
+    assert get_epsilon(ev, PLD_DELTA_FLOOR) == _pld_epsilon(ev, PLD_DELTA_FLOOR)
