@@ -69,6 +69,12 @@ MIN_ORDER = 1.02
 MAX_ORDER = 1e5
 
 
+def _budget_formula(epsilon, delta, order):
+    """dp-accounting's conversion ``epsilon = B + log(1 - 1/alpha) - log(delta alpha) /
+    (alpha - 1)`` solved for ``B`` (before the float check of :func:`renyi_budget`)."""
+    return epsilon - math.log1p(-1.0 / order) + math.log(delta * order) / (order - 1.0)
+
+
 def _conversion(order, rdp, delta):
     """dp-accounting's RDP-to-(epsilon, delta) bound at one order (``compute_epsilon``)."""
     from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
@@ -103,7 +109,7 @@ def renyi_budget(epsilon, delta, order):
     >>> round(renyi_budget(1.0, 1e-6, 22.0), 4)
     0.5358
     """
-    budget = epsilon - math.log1p(-1.0 / order) + math.log(delta * order) / (order - 1.0)
+    budget = _budget_formula(epsilon, delta, order)
     while budget > 0.0 and _conversion(order, budget, delta) > epsilon:
         budget = math.nextafter(budget, 0.0)
     return budget
@@ -129,8 +135,7 @@ def gaussian_optimal_order(epsilon, delta):
 
     def minus_admitted(log_order):
         order = math.exp(log_order)
-        return -(epsilon - math.log1p(-1.0 / order)
-                 + math.log(delta * order) / (order - 1.0)) / order
+        return -_budget_formula(epsilon, delta, order) / order
 
     best = minimize_scalar(minus_admitted, bounds=(math.log(MIN_ORDER), math.log(MAX_ORDER)),
                            method="bounded", options={"xatol": 1e-6})
@@ -224,9 +229,9 @@ class RenyiFilter:
         """The part of ``delta`` the Rényi conversion uses."""
         return self.delta - self.delta_reserve
 
-    @property
+    @functools.cached_property
     def budget(self):
-        """The Rényi budget ``B`` at :attr:`order` (:func:`renyi_budget`)."""
+        """The Rényi budget ``B`` at :attr:`order` (:func:`renyi_budget`; computed once)."""
         return renyi_budget(self.epsilon, self.delta_rdp, self.order)
 
     def spent(self, event_texts):

@@ -748,7 +748,7 @@ _SEARCH_PARAMS_DOC = """\
         :class:`~skdp.exceptions.BudgetExceededError` there, having fitted and published
         nothing -- and the released event is committed before ``best_params_``,
         ``best_score_`` or ``best_estimator_`` is set; a search that fails cancels its
-        reservation.  The ledger gets one entry per fit of the search (exact or
+        reservation.  The ledger gets one entry per call of ``fit`` (exact or
         ``adaptive`` ledger alike).  The candidates must not carry ledgers of their own
         (they would be charged every run instead of the selection): they are refused.
         :meth:`PrivacyLedger.attach <skdp.accounting.PrivacyLedger.attach>` sets this
