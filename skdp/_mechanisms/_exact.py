@@ -31,6 +31,14 @@ Accounting (the callers: :func:`gaussian_grid`, :func:`laplace_grid`)
   ``a, b``: ``||rint(a/gamma) - rint(b/gamma)||_2 <= ||a - b||_2/gamma + sqrt(p)`` and
   ``||.||_1 <= ||a - b||_1/gamma + p`` (OpenDP's rule): the sensitivity grows by
   ``gamma sqrt(p)`` (L2) or ``gamma p`` (L1).
+* **Rounding a Poisson-subsampled sum** (DP-SGD, resque: :func:`subsampled_gaussian_noise`).
+  Its event is not a pair sensitivity but a *per-record* bound ``C`` (dp-accounting's
+  replace-one pair ``(1-q) N(0) + q N(-C)`` against ``(1-q) N(0) + q N(+C)``; see
+  :mod:`skdp.accounting._sampled`): given the other records' sum ``r``, the rounded sum is
+  ``rint(r/gamma)`` without the record and ``rint((r + g)/gamma)`` with it, ``||g|| <= C``,
+  and each of the two is within ``C/gamma + sqrt(p)`` of ``rint(r/gamma)``.  The rounding
+  term therefore adds to the per-record bound, ``C + gamma sqrt(p)`` -- twice the pair's
+  ``gamma sqrt(p)`` measured on ``2C`` -- and the grid is fixed on ``C``, not ``2C``.
 * **Discrete Gaussian.**  Its zCDP equals the continuous one (CKS 2020, Thm 14), but its
   ``(epsilon, delta)`` curve is not always below the continuous one: exact hockey-stick
   sums for a scalar shift of about ``s`` steps show a relative excess of up to 0.4 % at
@@ -110,6 +118,7 @@ __all__ = [
     "new_word_source", "next_u64", "uniform_below", "bernoulli_exp", "discrete_laplace",
     "discrete_gaussian", "gaussian_grid", "laplace_grid", "release_on_grid", "GRID_BITS",
     "DOMINANCE_MARGIN", "CLAMP_STEPS", "exact_gaussian_noise", "exact_laplace_noise",
+    "subsampled_gaussian_noise",
     "grid_value", "coupled_gaussian_noise", "coupled_laplace_noise", "COUPLING_STEPS",
     "RELEASE_SITES", "site_seed",
 ]
@@ -358,6 +367,18 @@ def exact_gaussian_noise(source, sigma, sensitivity, p, bound=None, size=None):
     gamma, s, _, _ = gaussian_grid(float(sigma), float(sensitivity), p, bound)
     z = discrete_gaussian_noise(source, s, p if size is None else size)
     return gamma, z, float(s * gamma)
+
+
+def subsampled_gaussian_noise(source, sigma, record_bound, p, bound=None, size=None):
+    """:func:`exact_gaussian_noise` for the sum of a Poisson-subsampled batch whose event is
+    ``PoissonSampledDpEvent(q, GaussianDpEvent(sigma/record_bound))`` (replace-one): each
+    record's contribution is at most ``record_bound`` in L2, and the grid's rounding term
+    ``gamma sqrt(p)`` is added to that per-record bound (module docstring), so that the
+    dominating continuous noise ``s gamma/(1 + DOMINANCE_MARGIN)`` is at least
+    ``sigma/record_bound`` times ``record_bound + gamma sqrt(p)``.  (Passing the pair
+    sensitivity ``2 record_bound`` to :func:`exact_gaussian_noise` would count the rounding
+    once for two records' centres, i.e. half of it.)"""
+    return exact_gaussian_noise(source, sigma, record_bound, p, bound, size)
 
 
 def exact_laplace_noise(source, epsilon, l1_sensitivity, p, bound=None, size=None):

@@ -179,7 +179,7 @@ import numpy as np
 from ..accounting import (calibrate_poisson_gaussian, compose, gaussian_event,
                           gaussian_mu_for, poisson_gaussian_event)
 from .._mechanisms._clipped_rows import ClippedRows
-from .._mechanisms._exact import exact_gaussian_noise
+from .._mechanisms._exact import subsampled_gaussian_noise
 from .._mechanisms._summation import UNIT_ROUNDOFF, summation_clip, summation_factor
 from .._mechanisms._clipping import row_norms_at
 from .._numba_cache import with_defaults
@@ -307,8 +307,9 @@ def batch_parts(batch_size, p):
 
 
 class ExactStepNoise:
-    """The exact noise of a run's ``n_steps`` steps (``p`` coordinates each, replace-one
-    sensitivity ``2L``, values bounded by ``bound``, on the grid of ``sigma``): drawn from
+    """The exact noise of a run's ``n_steps`` steps (``p`` coordinates each, every record's
+    contribution at most ``L``, values bounded by ``bound``, on the grid of ``sigma``;
+    :func:`skdp._mechanisms._exact.subsampled_gaussian_noise`): drawn from
     ``source`` in chunks of steps, always in step order, so the integers never depend on
     when or on which thread a chunk is drawn.
 
@@ -358,9 +359,10 @@ class ExactStepNoise:
         out = []
         for t0 in self.groups[k]:
             steps = min(self.chunk, self.n_steps + 1 - t0)
-            # ``steps`` independent releases of the p coordinates, on the same public grid
-            gamma, Z, _ = exact_gaussian_noise(self.source, self.sigma, 2.0 * self.L, self.p,
-                                               self.bound, steps * self.p)
+            # ``steps`` independent releases of the p coordinates, on the same public grid;
+            # the event bounds each record by L (the grid's rounding adds to L, not to 2L)
+            gamma, Z, _ = subsampled_gaussian_noise(self.source, self.sigma, self.L, self.p,
+                                                    self.bound, steps * self.p)
             out.append((t0, steps, gamma, Z.reshape(steps, self.p)))
         return out
 

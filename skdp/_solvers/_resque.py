@@ -69,7 +69,7 @@ from .._losses._kernels import HUBER, LOGISTIC
 from .._losses._smoothed import ABSOLUTE, HINGE
 from .._mechanisms import clip_and_augment
 from ..accounting import calibrate_poisson_gaussian, poisson_gaussian_event
-from .._mechanisms._exact import MAX_EXACT_DRAWS, exact_gaussian_noise
+from .._mechanisms._exact import MAX_EXACT_DRAWS, subsampled_gaussian_noise
 from .._mechanisms._summation import summation_clip, summation_factor
 from ._dpsgd import _clip_bound
 from .._mechanisms._clipping import row_norms
@@ -280,10 +280,11 @@ def solve_resque(X, y, loss, **kwargs):
 def _exact_noise(plan, clip, p, n, source):
     """``(noise_int, phase_gamma)`` for :func:`resque_loop`'s exact path.  Phase ``i``'s
     steps release sums of contributions clipped to ``C_i`` (``clip``, or ``w_max clip`` for
-    weighted blocks): replace-one sensitivity ``2 C_i``, noise ``z C_i``, ``|sum| <= n C_i``;
-    each phase gets the grid of its ``sigma_i = z C_i`` and discrete Gaussian integers of
-    the matching scale, so the dominating continuous Gaussian has at least the recorded
-    multiplier ``z`` (``skdp._mechanisms._exact``)."""
+    weighted blocks): per-record bound ``C_i`` (replace-one sensitivity ``2 C_i``), noise
+    ``z C_i``, ``|sum| <= n C_i``; each phase gets the grid of its ``sigma_i = z C_i`` and
+    discrete Gaussian integers of the matching scale, so the dominating continuous Gaussian
+    has at least the recorded multiplier ``z`` over the per-record bound plus the grid's
+    rounding (:func:`skdp._mechanisms._exact.subsampled_gaussian_noise`)."""
     steps = np.asarray(plan["phase_steps"], dtype=np.int64)
     total = int(steps.sum())
     if total * p > MAX_EXACT_DRAWS:
@@ -297,7 +298,8 @@ def _exact_noise(plan, clip, p, n, source):
     row = 0
     for i, T_i in enumerate(steps):
         C = clip * (plan["w_max"] if plan["blocks"][i] > 1 else 1.0)
-        gammas[i], Z, _ = exact_gaussian_noise(source, z * C, 2.0 * C, p, n * C, int(T_i) * p)
+        gammas[i], Z, _ = subsampled_gaussian_noise(source, z * C, C, p, n * C,
+                                                    int(T_i) * p)
         noise[row:row + T_i] = Z.reshape(int(T_i), p)
         row += int(T_i)
     return noise, gammas

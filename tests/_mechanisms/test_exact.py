@@ -226,7 +226,7 @@ def test_pipelined_noise_is_the_sequential_draw(monkeypatch, inline_draws):
     integers each chunk receives are exactly those of drawing the chunks one after the
     other from the same source (no race on the source, no reordering)."""
     import skdp._solvers._dpsgd as dpsgd_mod
-    from skdp._mechanisms._exact import exact_gaussian_noise, new_word_source
+    from skdp._mechanisms._exact import new_word_source, subsampled_gaussian_noise
 
     monkeypatch.setattr(dpsgd_mod, "SECURE_INLINE_DRAWS", inline_draws)  # helper, inline
     seen = []
@@ -249,7 +249,7 @@ def test_pipelined_noise_is_the_sequential_draw(monkeypatch, inline_draws):
     assert len(seen) == dpsgd_mod.SECURE_PIPELINE_CHUNKS           # 37 steps, chunks of 5
     source = new_word_source(5)
     for t0, Z in seen:
-        _, expected, _ = exact_gaussian_noise(source, 2.0, 2.0, p, n, Z.size)
+        _, expected, _ = subsampled_gaussian_noise(source, 2.0, 1.0, p, n, Z.size)
         np.testing.assert_array_equal(Z.ravel(), expected)
     assert [t0 for t0, _ in seen] == list(range(1, T + 1, 5))
 

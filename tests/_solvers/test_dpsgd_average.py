@@ -10,7 +10,7 @@ import skdp._solvers._dpsgd as dpsgd
 from skdp._losses import LogisticLoss, MultinomialLoss
 from skdp._mechanisms import clip_and_augment
 from skdp._mechanisms._clipping import row_norms
-from skdp._mechanisms._exact import exact_gaussian_noise, new_word_source
+from skdp._mechanisms._exact import new_word_source, subsampled_gaussian_noise
 from skdp._solvers._dpsgd import averaging_start, run_steps, solve_dpsgd
 from skdp._solvers._dpsgd_kernel import dpsgd_loop
 
@@ -78,7 +78,7 @@ def test_kernel_sum_equals_a_step_by_step_replay(K, secure):
     W_b, args_b, hyper_b = fresh(1)
     noise = None
     if secure:
-        gamma, Z, _ = exact_gaussian_noise(src_b, sigma, 2.0 * L, p, X.shape[0] * L, T * p)
+        gamma, Z, _ = subsampled_gaussian_noise(src_b, sigma, L, p, X.shape[0] * L, T * p)
         noise = (gamma, Z.reshape(T, p))
     # run_steps draws the same integers in chunks of steps (same stream, same order; the
     # draws stay below the parallel threshold at these sizes)

@@ -11,7 +11,7 @@ import skdp._solvers._dpsgd as dpsgd_mod
 from skdp._losses import LogisticLoss
 from skdp._mechanisms import new_word_source
 from skdp._mechanisms._clipped_rows import ClippedRows
-from skdp._mechanisms._exact import exact_gaussian_noise
+from skdp._mechanisms._exact import subsampled_gaussian_noise
 from skdp._parallel import available_threads, current_threads, set_current_threads
 
 
@@ -63,7 +63,7 @@ def test_chunks_are_the_sequential_draw_in_any_schedule(n_parts, threads, drawin
     step = 1
     for t0, steps, gamma, Z in chunks:
         assert t0 == step and Z.shape == (steps, p)
-        g, expected, _ = exact_gaussian_noise(source, 2.0, 2.0, p, 100.0, steps * p)
+        g, expected, _ = subsampled_gaussian_noise(source, 2.0, 1.0, p, 100.0, steps * p)
         assert gamma == g
         np.testing.assert_array_equal(Z.ravel(), expected)
         step += steps
@@ -155,3 +155,39 @@ def test_a_fit_releases_the_same_model_inline_or_on_a_helper(monkeypatch):
     np.testing.assert_array_equal(coefs[0], coefs[1])
     other = DPLogisticRegression(**{**kw, "random_state": 12}).fit(X, y)   # noise matters
     assert not np.array_equal(coefs[0][:-1], other.coef_.ravel())
+
+
+def _grid_steps_drawn(monkeypatch):
+    """Record the discrete Gaussian scale ``s`` (in grid steps) of every exact draw."""
+    import skdp._mechanisms._exact as exact_mod
+    scales, draw = [], exact_mod.discrete_gaussian_noise
+
+    def recording(source, s, size):
+        scales.append(s)
+        return draw(source, s, size)
+
+    monkeypatch.setattr(exact_mod, "discrete_gaussian_noise", recording)
+    return scales
+
+
+def dominates_the_per_record_event(s, gamma, sigma, record_bound, p):
+    """The dominating continuous noise ``s gamma/(1 + margin)`` over the per-record bound
+    plus the grid's rounding ``gamma sqrt(p)`` is at least the recorded multiplier
+    ``sigma/record_bound`` (``skdp._mechanisms._exact``, Poisson-subsampled sums)."""
+    from skdp._mechanisms._exact import DOMINANCE_MARGIN
+    recorded = s * gamma / (1.0 + DOMINANCE_MARGIN)
+    return recorded / (record_bound + gamma * np.sqrt(p)) >= sigma / record_bound
+
+
+def test_the_grid_rounding_adds_to_the_per_record_bound(monkeypatch):
+    """DP-SGD's event is ``PoissonSampled(q, Gaussian(sigma/L))``: each record moves the
+    rounded sum by up to ``L/gamma + sqrt(p)`` grid steps, so the grid's noise must cover
+    ``L + gamma sqrt(p)`` at multiplier ``sigma/L``.  Charging the rounding on the pair
+    sensitivity ``2L`` covered half of it: at ``z sqrt(p) = 1000`` the old scale fell about
+    500 grid steps short (failed before)."""
+    scales = _grid_steps_drawn(monkeypatch)
+    sigma, L, p = 50.0, 1.0, 400
+    noise = dpsgd_mod.ExactStepNoise(new_word_source(3), sigma, L, p, 1e4, 2, 1)
+    gammas = [gamma for _, _, gamma, _ in noise]
+    assert scales and gammas
+    assert all(dominates_the_per_record_event(s, gammas[0], sigma, L, p) for s in scales)

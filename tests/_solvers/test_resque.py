@@ -574,3 +574,19 @@ def test_default_batch_size_is_the_spec_rule_and_the_planner_uses_it():
     assert sgd.solver_params_["batch_size"] == round(4 * math.sqrt(3000)) == 219
     assert sgd.n_iter_ == math.ceil(5 * 3000 / 219)
     assert planned_dp_event(sgd, 3000) == sgd.dp_event_
+
+
+def test_exact_noise_rounding_adds_to_the_per_record_bound(monkeypatch):
+    """resque's rounds are Poisson-subsampled sums recorded as ``PoissonSampled(q,
+    Gaussian(z))`` over the per-record clip ``C``: every phase's grid noise covers
+    ``C + gamma sqrt(p)`` at multiplier ``z`` (failed before: charged on ``2C``)."""
+    from tests._solvers.test_dpsgd_noise import (_grid_steps_drawn,
+                                                 dominates_the_per_record_event)
+    scales = _grid_steps_drawn(monkeypatch)
+    plan = {"phase_steps": [2, 3], "noise_multiplier": 50.0, "w_max": 4.0,
+            "blocks": [1, 2]}
+    clip, p = 1.0, 400
+    _, gammas = resque._exact_noise(plan, clip, p, 1000, new_word_source(5))
+    assert len(scales) == 2
+    for s, gamma, C in zip(scales, gammas, (clip, 4.0 * clip)):
+        assert dominates_the_per_record_event(s, gamma, 50.0 * C, C, p)
