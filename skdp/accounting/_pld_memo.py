@@ -116,10 +116,12 @@ def _leaves(event, count, out):
 
 
 def _leaf_pld(leaf, count, interval, relation):
-    """The PLD ``PLDAccountant._maybe_compose`` composes for ``(leaf, count)``."""
+    """The PLD ``PLDAccountant._maybe_compose`` composes for ``(leaf, count)``.  Cached on
+    everything it depends on, the neighbouring relation included (a Poisson leaf's PLD
+    under add/remove is not the one under replace-one)."""
     from dp_accounting.pld.privacy_loss_distribution import from_gaussian_mechanism
 
-    key = (leaf, count, interval)
+    key = (leaf, count, interval, relation)
     pld = _LEAVES.get(key)
     if pld is not None:
         return pld

@@ -100,3 +100,21 @@ def test_reported_epsilon_unchanged_through_get_epsilon():
         assert eps == ref
         assert get_delta(event, eps) <= 1e-6 * (1 + 1e-9)
 
+
+
+def test_a_leaf_built_under_one_relation_never_serves_another():
+    """The leaf cache is keyed on the neighbouring relation: the same Poisson leaf built
+    under add/remove first, then asked under replace-one, gives the replace-one PLD
+    (failed before: the add/remove PLD was returned from the cache)."""
+    from dp_accounting import NeighboringRelation
+
+    _pld_memo.clear_caches()
+    event, interval = poisson_gaussian_event(0.05, 1.2, 40), 2e-3
+    leaf, count = event.event, event.count
+    add_remove = _pld_memo._leaf_pld(leaf, count, interval,
+                                     NeighboringRelation.ADD_OR_REMOVE_ONE)
+    replace = _pld_memo._leaf_pld(leaf, count, interval, NEIGHBORING_RELATION)
+    assert replace is not add_remove
+    expected = _reference(event, interval).get_epsilon(1e-6)
+    assert replace.get_epsilon_for_delta(1e-6) == pytest.approx(expected, rel=1e-9)
+    assert add_remove.get_epsilon_for_delta(1e-6) < 0.9 * expected
