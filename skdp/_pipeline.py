@@ -25,8 +25,10 @@ A :class:`PrivatePipeline` is a scikit-learn ``Pipeline`` with a total budget
 
 The steps keep the parameters the user gave them: what the plan handed each step for the
 fit is in ``privacy_plan_``, what it spent in the step's ``epsilon_``.  A fit that fails
-at any point leaves every step as it was (nothing it released is kept), and a total over
-the budget -- impossible by construction -- raises instead of warning.
+at any point leaves every step as it was (nothing it released is kept); under a
+``privacy_ledger`` one that fails after its first release is still charged its planned
+event, since the failure depends on what was released.  A total over the budget --
+impossible by construction -- raises instead of warning.
 """
 
 import math
@@ -408,6 +410,8 @@ class PrivatePipeline(Pipeline):
             # restores the previous one)
             check_configured_keys(self, plan)
             self.privacy_plan_ = plan
+            # from the first release on, a failure depends on what was released: charged
+            reservation.charge_on_error()
             has_model = any(s.role == "model" for s in plan.steps)
             if rows is not None:
                 y = rows.y          # a Dask Series pinned to the partitions counted

@@ -585,3 +585,56 @@ def test_a_model_nested_in_the_last_step_is_refused_before_any_release():
     with pytest.raises(TypeError, match="flatten the nested Pipeline"):
         pipe.fit(X, y)
     assert not hasattr(encoder, "dp_event_")
+
+
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_a_pipeline_failing_after_its_first_release_is_charged(tmp_path, monkeypatch,
+                                                                 adaptive):
+    """The transformers release, then the model raises: the exception is a function of
+    what they released (audit: a dense-copy refusal that read the released width, its
+    message printing it), so the attempt has spent budget.  The ledger used to cancel
+    the reservation and show nothing spent (failed before); it now commits the planned
+    event, labelled as failed."""
+    from skdp.accounting._ledger import event_to_json
+
+    df, y = _table(2000)
+
+    def failing(self, X, y):
+        raise ValueError("the model refuses this basis")
+
+    monkeypatch.setattr(DPLogisticRegression, "fit", failing)
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5, adaptive=adaptive,
+                           path=str(tmp_path / "ledger"))
+    pipe = make_private_pipeline(
+        DPLogisticRegression(classes=[0, 1]), epsilon=1.0, delta=1e-6,
+        numeric=["age", "income"], categorical=["job"], random_state=0)
+    pipe.set_params(privacy_ledger=ledger)
+    planned = pipe.plan(df).ledger_event
+    with pytest.raises(ValueError, match="refuses this basis"):
+        pipe.fit(df, y)
+    (entry,) = ledger.entries()
+    assert entry.status == "committed" and entry.source == "PrivatePipeline (failed)"
+    assert event_to_json(entry.event) == event_to_json(planned)
+    assert not hasattr(pipe, "dp_event_")
+    ledger.close()
+
+
+def test_a_failure_before_the_first_release_still_cancels(tmp_path):
+    """Before ``charge_on_error`` an exception drops the reservation (nothing read, nothing
+    released); after it, the planned event is committed whatever the exception."""
+    from skdp.accounting import gaussian_event
+
+    with PrivacyLedger(epsilon=5.0, delta=1e-6, path=str(tmp_path / "l")) as ledger:
+        with pytest.raises(KeyError):
+            with ledger.reserve(gaussian_event(2.0, 1.0), source="demo"):
+                raise KeyError("before any release")
+        assert len(ledger) == 0
+        with pytest.raises(KeyError):
+            with ledger.reserve(gaussian_event(2.0, 1.0), source="demo") as ticket:
+                ticket.charge_on_error()
+                raise KeyError("after a release")
+        (entry,) = ledger.entries()
+        assert entry.status == "committed" and entry.source == "demo (failed)"
+        assert entry.event == gaussian_event(2.0, 1.0)
+        with pytest.raises(RuntimeError, match="planned event"):
+            ledger.reserve(None, source="unplanned").charge_on_error()

@@ -44,9 +44,13 @@ two parallel fits cannot both pass the check and together overspend.  A fit
    If the actual event would overspend (it differs from the plan), the fit raises
    :class:`~skdp.exceptions.BudgetExceededError` *without* releasing anything and the
    reservation is dropped.  A fit that fails with an exception released nothing and drops
-   its reservation.  A process that dies between 1 and 3 leaves its reservation in the
-   store: it keeps counting (shown as ``reserved`` in :meth:`PrivacyLedger.summary`) --
-   the safe side, since the ledger cannot know whether anything left that process.
+   its reservation -- except a composite procedure (private pipeline, search,
+   cross-validation) that fails after its first release: its later steps compute on what
+   was already released, so the failure is charged with the planned event
+   (:meth:`Reservation.charge_on_error`).  A process that dies between 1 and 3 leaves its
+   reservation in the store: it keeps counting (shown as ``reserved`` in
+   :meth:`PrivacyLedger.summary`) -- the safe side, since the ledger cannot know whether
+   anything left that process.
 
 For a solver whose event cannot be planned (none in skdp today; a planner per solver lives
 in :mod:`skdp.linear_model._base`), step 1 is skipped and the check happens at step 3:
@@ -344,6 +348,7 @@ class Reservation:
         self.entry_id = entry_id
         self.source = source
         self.state = "reserved"
+        self._charge_on_error = False
 
     def commit(self, event):
         """Record ``event`` as released (atomically re-checking the budget).
@@ -375,12 +380,36 @@ class Reservation:
             self.ledger._cancel(self)
             self.state = "cancelled"
 
+    def charge_on_error(self):
+        """From now on an exception *commits* the planned event instead of cancelling it.
+
+        A composite procedure (a private pipeline, search or cross-validation) calls this
+        just before its first release.  Its later steps compute on what the earlier ones
+        released -- the model on the transformers' basis, the next fold on the data -- so
+        an exception they raise (a refusal that reads a released width, a check on a
+        row, ``BudgetExceededError`` from a step that spent off plan) is itself a function
+        of the data and of releases already made: the attempt has spent budget even though
+        it returns nothing.  The planned event was reserved from public quantities before
+        any row was read and dominates everything the procedure releases, so committing
+        it charges the failed attempt with a public upper bound (no new budget check: it
+        was admitted at :meth:`PrivacyLedger.reserve`; the entry's source says it
+        failed).  Without a planned event (``reserve(None)``) there is nothing public to
+        charge and this raises ``RuntimeError``.
+        """
+        if self.entry_id is None:
+            raise RuntimeError("charge_on_error needs a reservation of a planned event")
+        self._charge_on_error = True
+
     def __enter__(self):
         return self
 
     def __exit__(self, exc_type, exc, tb):
         if exc_type is not None:
-            self.cancel()
+            if self._charge_on_error and self.state == "reserved":
+                self.ledger._commit_reserved(self, f"{self.source} (failed)")
+                self.state = "committed"
+            else:
+                self.cancel()
             return False
         if self.state == "reserved":
             # Leave the reservation counted (safe side) and flag the programming error.
@@ -404,6 +433,9 @@ class _NullReservation:
         pass
 
     def cancel(self):
+        pass
+
+    def charge_on_error(self):
         pass
 
 
@@ -952,7 +984,8 @@ class PrivacyLedger:
         -------
         reservation : Reservation
             Use it as a context manager and call ``commit(actual_event)`` after the
-            computation and before releasing its output; an exception cancels it.
+            computation and before releasing its output; an exception cancels it (or,
+            after :meth:`Reservation.charge_on_error`, commits the planned event).
 
         Raises
         ------
@@ -999,6 +1032,17 @@ class PrivacyLedger:
                 )
         if over:
             raise self._refusal(reservation.source, eps, event)
+
+    def _commit_reserved(self, reservation, source):
+        """Turn the reserved row into a committed one, its planned event and all, labelled
+        ``source`` (:meth:`Reservation.charge_on_error`; admitted when reserved)."""
+        with self._write() as con:
+            con.execute(
+                "UPDATE entries SET status = 'committed', source = ?, time = ?, host = ?, "
+                "pid = ? WHERE id = ? AND status = 'reserved'",
+                (source, time.time(), socket.gethostname(), os.getpid(),
+                 reservation.entry_id),
+            )
 
     def _cancel(self, reservation):
         if reservation.entry_id is None:

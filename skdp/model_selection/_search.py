@@ -94,10 +94,11 @@ quantities only), so the search *reserves* that event after planning and before 
 fit reads a row -- a budget too short for it raises
 :class:`~skdp.exceptions.BudgetExceededError` there, having read nothing -- and *commits*
 the event it released (``dp_event_``, checked against the plan run by run) before it sets
-any fitted attribute; a search that fails at any point cancels its reservation and
-publishes nothing.  The ledger then holds one entry, the selection's
-``RepeatAndSelectDpEvent`` (or random stopping's pure event) composed with the refit: the
-same account as ``epsilon_``, which a per-fit ledger on the candidates would miss (it
+any fitted attribute; a search that fails publishes nothing, and is charged its planned
+event once its first fit has started (the failure is a function of the data and of the
+fits already made: ``Reservation.charge_on_error``).  The ledger then holds one entry,
+the selection's ``RepeatAndSelectDpEvent`` (or random stopping's pure event) composed
+with the refit: the same account as ``epsilon_``, which a per-fit ledger on the candidates would miss (it
 would count every run's fit instead of the selection, and none of the released score), so
 the candidates' own ledgers are refused.  Since the event is fixed before any row, it
 composes under both ledger modes (exact, or the Rényi filter of ``adaptive=True``).
@@ -536,10 +537,12 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
 
         # ---- the ledger: the planned event reserved before the first fit reads a row
         # (a short budget raises here, nothing read), the released one committed before
-        # anything is published; an exception cancels the reservation ----
+        # anything is published; an exception before the first fit cancels the
+        # reservation, one after it commits the planned event (charge_on_error) ----
         released_event = procedure_event(total_event, guaranteed)
         with ledger_reservation(self.privacy_ledger, released_event,
                                 type(self).__name__) as reservation:
+            reservation.charge_on_error()
             # ---- 4. the runs (parallel; results independent of n_jobs) ----
             keep_model = not refit and not kfold
             tasks = [
@@ -747,10 +750,11 @@ _SEARCH_PARAMS_DOC = """\
         fit reads a row -- a ledger whose remaining budget cannot hold it raises
         :class:`~skdp.exceptions.BudgetExceededError` there, having fitted and published
         nothing -- and the released event is committed before ``best_params_``,
-        ``best_score_`` or ``best_estimator_`` is set; a search that fails cancels its
-        reservation.  The ledger gets one entry per call of ``fit`` (exact or
-        ``adaptive`` ledger alike).  The candidates must not carry ledgers of their own
-        (they would be charged every run instead of the selection): they are refused.
+        ``best_score_`` or ``best_estimator_`` is set; a search that fails after its
+        first fit has started is charged its planned event.  The ledger gets one entry
+        per call of ``fit`` (exact or ``adaptive`` ledger alike).  The candidates must
+        not carry ledgers of their own (they would be charged every run instead of the
+        selection): they are refused.
         :meth:`PrivacyLedger.attach <skdp.accounting.PrivacyLedger.attach>` sets this
         parameter.
 

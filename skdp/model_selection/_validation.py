@@ -35,7 +35,8 @@ sizes, placeholder fits, the score's sensitivity -- public quantities only), so 
 ``privacy_ledger`` is charged it before the first fold's fit reads a row (a budget too
 short raises :class:`~skdp.exceptions.BudgetExceededError` there, having read nothing),
 and the released event (``dp_event``, checked against the plan) is committed before the
-results are returned; a failure cancels the reservation.  The folds' estimators carry no
+results are returned; a failure once the folds are being fitted is charged the planned
+event (``Reservation.charge_on_error``).  The folds' estimators carry no
 ledger of their own (refused): the ledger gets one entry, the procedure's.
 
 Noise keys: with ``random_state=None`` every fold's DP steps key their noise from the OS
@@ -150,9 +151,10 @@ def dp_cross_validate(
         before the first fold's fit reads a row -- a ledger whose remaining budget cannot
         hold it raises :class:`~skdp.exceptions.BudgetExceededError` there, having fitted
         nothing -- and the released event is committed before the scores are returned; a
-        failure cancels the reservation.  One entry per call, exact or ``adaptive``
-        ledger alike.  ``estimator`` must not carry a ledger of its own (refused: it would
-        be charged each fold's fit instead of the procedure).
+        failure once the folds are being fitted is charged the planned event.  One entry
+        per call, exact or ``adaptive`` ledger alike.  ``estimator`` must not carry a
+        ledger of its own (refused: it would be charged each fold's fit instead of the
+        procedure).
 
     Returns
     -------
@@ -227,9 +229,11 @@ def dp_cross_validate(
 
     # the ledger: the planned event reserved before the first fit reads a row (a short
     # budget raises here, nothing read); the released one committed before the results
-    # are returned; an exception cancels the reservation
+    # are returned; an exception once the fits have started commits the planned event
+    # (charge_on_error: a later fold's failure depends on the data)
     planned = procedure_event(plan.event, labels_public and plan.guaranteed)
     with ledger_reservation(privacy_ledger, planned, "dp_cross_validate") as reservation:
+        reservation.charge_on_error()
         results = _fit_folds(estimator, X, y, folds, splits, scorer, budget, pins, keys,
                              n_jobs)
         total_event, spent = _released_total(results, score_event, epsilon, delta)

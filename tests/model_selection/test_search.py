@@ -390,7 +390,10 @@ def test_the_ledger_holds_exactly_the_search_event(data, monkeypatch, adaptive, 
         assert search.epsilon_ <= 1.0 and search.privacy_guaranteed_
 
 
-def test_a_failing_search_cancels_its_reservation(data, monkeypatch):
+def test_a_failing_search_is_charged_its_planned_event(data, monkeypatch):
+    """A fit of the search fails on the data (here: on any non-zero row): the failure is a
+    function of the rows and of the fits already released, so the attempt is charged
+    with the planned event (it used to cancel the reservation: nothing spent)."""
     from skdp.accounting import PrivacyLedger
 
     def failing(self, X, y):
@@ -404,7 +407,9 @@ def test_a_failing_search_cancels_its_reservation(data, monkeypatch):
         search = _grid(ledger)
         with pytest.raises(FloatingPointError):
             search.fit(*data)
-        assert len(ledger) == 0 and _not_fitted(search)
+        (entry,) = ledger.entries()
+        assert entry.status == "committed" and entry.source == "DPGridSearchCV (failed)"
+        assert _not_fitted(search)
 
 
 def test_a_ledger_refuses_a_search_before_it_reads_the_label_set(data, monkeypatch):

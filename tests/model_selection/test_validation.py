@@ -271,7 +271,9 @@ def test_the_ledger_holds_exactly_the_cross_validation_event(data, monkeypatch, 
         assert res["epsilon"] <= 1.0 and res["privacy_guaranteed"]
 
 
-def test_failing_cross_validation_cancels_its_reservation(data, monkeypatch):
+def test_failing_cross_validation_is_charged_its_planned_event(data, monkeypatch):
+    """A fold's fit fails on the data: charged with the planned event (it used to cancel
+    the reservation: nothing spent)."""
     from skdp.accounting import PrivacyLedger
 
     original = DPLogisticRegression.fit
@@ -286,7 +288,8 @@ def test_failing_cross_validation_cancels_its_reservation(data, monkeypatch):
         with pytest.raises(FloatingPointError):
             dp_cross_validate(DPLogisticRegression(classes=[0, 1], data_norm=2.0), *data,
                               cv=3, privacy_ledger=ledger)
-        assert len(ledger) == 0
+        (entry,) = ledger.entries()
+        assert entry.status == "committed" and entry.source == "dp_cross_validate (failed)"
 
 
 def test_cross_validation_refuses_before_reading_the_label_set(data, monkeypatch):
