@@ -87,18 +87,18 @@ diagnostics (``n_iter_``, ``n_gradient_evals_``...; :mod:`skdp._fitted_attribute
 that everything it carries is covered by ``epsilon_``; the search itself has no
 ``refit_time_`` (scikit-learn's searches time the refit: a fit on the private data).
 
-A :class:`~skdp.accounting.PrivacyLedger` given as ``privacy_ledger`` is charged the
-whole procedure at once.  Its event is fixed by the plan (step 2 of ``fit``: the
-candidates' placeholder events, ``E[K]``, the shape, the folds and the refit -- public
-quantities only), so the search *reserves* that event after planning and before the first
-fit reads a row -- a budget too short for it raises
-:class:`~skdp.exceptions.BudgetExceededError` there, having read nothing -- and *commits*
-the event it released (``dp_event_``, checked against the plan run by run) before it sets
-any fitted attribute; a search that fails publishes nothing, and is charged its planned
-event once its first fit has started (the failure is a function of the data and of the
-fits already made: ``Reservation.charge_on_error``).  The ledger then holds one entry,
-the selection's ``RepeatAndSelectDpEvent`` (or random stopping's pure event) composed
-with the refit: the same account as ``epsilon_``, which a per-fit ledger on the candidates would miss (it
+A :class:`~skdp.accounting.PrivacyLedger` given as ``privacy_ledger`` is charged the whole
+procedure at once.  Its event is fixed by the plan (step 2 of ``fit``: the candidates'
+placeholder events, ``E[K]``, the shape, the folds and the refit -- public quantities
+only), so the search *reserves* that event after planning and before the first fit reads a
+row -- a budget too short for it raises :class:`~skdp.exceptions.BudgetExceededError`
+there, having read nothing -- and *commits* the event it released (``dp_event_``, checked
+against the plan run by run) before it sets any fitted attribute; a search that fails
+publishes nothing, and is charged its planned event once its first fit has started (the
+failure is a function of the data and of the fits already made:
+``Reservation.charge_on_error``).  The ledger then holds one entry, the selection's
+``RepeatAndSelectDpEvent`` (or random stopping's pure event) composed with the refit: the
+same account as ``epsilon_``, which a per-fit ledger on the candidates would miss (it
 would count every run's fit instead of the selection, and none of the released score), so
 the candidates' own ledgers are refused.  Since the event is fixed before any row, it
 composes under both ledger modes (exact, or the Rényi filter of ``adaptive=True``).
