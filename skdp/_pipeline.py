@@ -235,6 +235,34 @@ class PrivatePipeline(Pipeline):
                                  lazy=True)
             return make_plan(self, as_pandas(X), n, float(self.epsilon), delta)
 
+    def __getitem__(self, ind):
+        """``Pipeline.__getitem__``; a slice is a *view* of this pipeline's steps.
+
+        scikit-learn builds a slice as a new pipeline holding the same step objects, with
+        every other parameter at its default: a ``pipe[:-1]`` used to be a
+        ``PrivatePipeline(epsilon=1.0, privacy_ledger=None)`` whose ``fit`` refitted the
+        parent's steps at that default budget, charged no ledger, and left the parent
+        reporting the ``epsilon_`` of its own earlier fit (audit).  The slice now carries
+        this pipeline's ``epsilon``, ``delta``, ``privacy_ledger`` and ``model_plan`` (so a
+        clone of it is planned and charged like the parent; ``random_state`` is left None:
+        a clone must not redraw the parent's noise), and its own ``fit`` is refused --
+        ``transform``, ``predict``, ``get_feature_names_out`` and the rest work as in
+        scikit-learn.  An integer or a name gives the step itself, as there."""
+        sub = super().__getitem__(ind)
+        if isinstance(ind, slice):
+            sub.set_params(epsilon=self.epsilon, delta=self.delta,
+                           privacy_ledger=self.privacy_ledger, model_plan=self.model_plan)
+            sub._view_of_a_fitted_pipeline = True
+        return sub
+
+    def _refuse_fitting_a_view(self):
+        if getattr(self, "_view_of_a_fitted_pipeline", False):
+            raise TypeError(
+                "this PrivatePipeline is a slice of another one and holds its step objects: "
+                "fitting it would refit the parent's steps outside the parent's plan.  Fit "
+                "the parent, or build a new pipeline (clone(pipe[:k]) is planned, charged "
+                "and keyed on its own)")
+
     def _ledger(self):
         """The one ledger of this fit: the pipeline's or its steps' (all the same)."""
         ledgers = {id(v): v for k, v in self.get_params(deep=True).items()
@@ -262,6 +290,7 @@ class PrivatePipeline(Pipeline):
         -------
         self : PrivatePipeline
         """
+        self._refuse_fitting_a_view()
         n, delta, rows = self._check_budget_and_rows(X, y, params)
         from ._plan import make_plan
         from .accounting._sampled import joint_calibrations

@@ -351,3 +351,38 @@ def test_a_public_encoder_before_objective_perturbation_stays_within_the_budget(
     assert pipe.epsilon_ <= 1.0
     assert pipe.epsilon_ == pipe[-1].epsilon_
     assert pipe.dp_event_ is pipe[-1].dp_event_
+
+
+def test_a_slice_is_a_view_that_keeps_the_budget_and_refuses_fit(tmp_path):
+    """``pipe[:-1]`` used to be ``PrivatePipeline(epsilon=1.0, privacy_ledger=None)`` over
+    the parent's step objects: its fit refitted them at the default budget, charged no
+    ledger, and left the parent reporting its earlier fit (audit, failed before).  A
+    slice now carries the parent's budget and ledger, transforms as before, refuses
+    ``fit``; a clone of it is planned and charged like any pipeline."""
+    from sklearn.base import clone
+
+    from skdp.accounting import PrivacyLedger
+
+    df, y = _table(2000)
+    ledger = PrivacyLedger(epsilon=3.0, delta=1e-5, path=str(tmp_path / "ledger"))
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=0.5,
+                                 delta=1e-7, random_state=0)
+    pipe.set_params(privacy_ledger=ledger).fit(df, y)
+    head = pipe[:-1]
+    assert isinstance(head, PrivatePipeline)
+    params = head.get_params(deep=False)
+    assert (params["epsilon"], params["delta"], params["privacy_ledger"]) == (
+        0.5, 1e-7, ledger)
+    assert params["random_state"] is None
+    def dense(Z):
+        return Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z)
+
+    np.testing.assert_array_equal(dense(head.transform(df)),
+                                  dense(pipe.named_steps["columns"].transform(df)))
+    for fit in (head.fit, head.fit_transform):
+        with pytest.raises(TypeError, match="slice of another one"):
+            fit(df, y)
+    assert len(ledger) == 1 and pipe[-1] is pipe.steps[-1][1]
+    copy = clone(head).fit(df, y)
+    assert copy.epsilon_ <= 0.5 * (1 + 1e-9) and len(ledger) == 2
+    ledger.close()
