@@ -39,6 +39,7 @@ from sklearn.pipeline import Pipeline, _final_estimator_has
 from sklearn.utils.metaestimators import available_if
 
 from ._dask_pipeline import is_dask_frame
+from ._mechanisms._quiet import silent_floating_point
 from .preprocessing._rowwise import as_pandas   # the converter owns it; re-exported
 
 __all__ = ["PrivatePipeline", "make_private_pipeline", "output_norm_bound"]
@@ -307,7 +308,9 @@ class PrivatePipeline(Pipeline):
         saved_state = [(obj, dict(vars(obj))) for obj in objects]
         saved_params = self.get_params(deep=True)
         try:
-            with joint_calibrations():
+            # numpy reports no floating-point error of any step (a data-free step's
+            # overflow on one row would tell its dataset apart: _mechanisms._quiet)
+            with joint_calibrations(), silent_floating_point():
                 self._execute(plan, X, y, rows)
         except BaseException:
             for obj, state in saved_state:

@@ -3,6 +3,7 @@ ColumnTransformer and FeatureUnion, data_norm='auto', and neighbours that change
 public."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -386,3 +387,38 @@ def test_a_slice_is_a_view_that_keeps_the_budget_and_refuses_fit(tmp_path):
     copy = clone(head).fit(df, y)
     assert copy.epsilon_ <= 0.5 * (1 + 1e-9) and len(ledger) == 2
     ledger.close()
+
+
+@pytest.mark.parametrize("extreme", [0.5, 1e200])
+def test_a_data_free_step_overflowing_on_one_row_reports_nothing(extreme):
+    """``PolynomialFeatures`` squares a finite 1e200 to inf: numpy reported "overflow
+    encountered in multiply" on that dataset only -- an exception under
+    ``simplefilter("error")`` (audit, failed before).  A private pipeline, a private
+    search and cross-validation over one now fit it silently (the DP spline maps the inf
+    into its basis), exactly as the neighbour with an ordinary row."""
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import PolynomialFeatures
+
+    from skdp.model_selection import DPGridSearchCV, dp_cross_validate
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (400, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X[-1, 0] = extreme
+
+    def steps():
+        return [("poly", PolynomialFeatures(2)),
+                ("spline", DPSplineTransformer(feature_bounds=[(-2, 2)] * 6)),
+                ("model", DPLogisticRegression(classes=[0, 1], data_norm=3.0))]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pipe = PrivatePipeline(steps(), epsilon=1.0, random_state=0).fit(X, y)
+        assert pipe.privacy_guaranteed_
+        search = DPGridSearchCV(Pipeline(steps()),
+                                {"model__alpha": [0.01, 0.1]}, epsilon=1.0,
+                                random_state=0).fit(X, y)
+        assert search.privacy_guaranteed_
+        res = dp_cross_validate(Pipeline(steps()), X, y, epsilon=1.0,
+                                cv=2, random_state=0)
+        assert res["privacy_guaranteed"]

@@ -50,7 +50,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["quiet_private_arithmetic"]
+__all__ = ["quiet_private_arithmetic", "silent_floating_point"]
 
 _filter_lock = threading.Lock()
 _filter_users = 0
@@ -74,6 +74,23 @@ def quiet_private_arithmetic():
     """
     with np.errstate(all="ignore"), _warnings_ignored():
         yield
+
+
+def silent_floating_point():
+    """``np.errstate(all="ignore")``: the floating-point half of
+    :func:`quiet_private_arithmetic`, for a whole private fit.
+
+    A composite fit (a :class:`~skdp.PrivatePipeline`, a private search's or
+    cross-validation's fits) runs steps skdp verified as data-free but did not write --
+    ``PolynomialFeatures`` squares a finite ``1e200`` to ``inf`` and numpy reports
+    "overflow encountered in multiply" (an exception under ``np.seterr(all="raise")`` or
+    ``warnings.simplefilter("error")``) on the dataset that holds that row only.  Under
+    this context numpy reports no floating-point exception and computes the same IEEE
+    values; the Python warnings a fit issues on public grounds (``PrivacyLeakWarning``, a
+    parameter's deprecation) are left alone, unlike :func:`quiet_private_arithmetic`.
+    The state is local to the thread (and context): a step that runs on other threads
+    (Dask workers) keeps theirs."""
+    return np.errstate(all="ignore")
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ from sklearn.utils import _safe_indexing
 
 from .._fitted_attributes import strip_unprotected
 from .._mechanisms._exact import exact_gaussian_noise, exact_laplace_noise, release_on_grid
+from .._mechanisms._quiet import silent_floating_point
 from ..accounting import fitted_dp_event, fitted_privacy_guaranteed, gaussian_epsilon
 from ..accounting._events import compose, pure_dp_event
 from .._stacklevel import user_stacklevel
@@ -558,7 +559,7 @@ def fit_and_score(est, parts, scorer, keep_model):
 
     X_train, y_train, X_val, y_val = parts
     on_partitions = y_val is None       # a fold of a Dask collection (DaskFolds)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), silent_floating_point():
         warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
         (fit_fold if on_partitions else type(est).fit)(est, X_train, y_train)
     if on_partitions:

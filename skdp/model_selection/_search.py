@@ -130,6 +130,7 @@ from ..accounting._ledger import PrivacyLedger, ledger_reservation
 from ..accounting._rdp import rdp_epsilon, repeat_and_select_event
 from .._fitted_attributes import atomic_fit, strip_unprotected
 from .._mechanisms import new_word_source
+from .._mechanisms._quiet import silent_floating_point
 from ..exceptions import BudgetExceededError
 from ._dask_folds import split_rows
 from ._common import (
@@ -594,7 +595,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
             if refit:
                 est = configure(base, {**candidates[best_index], **pins[best_index]},
                                 budget, refit_keys, layouts[best_index])
-                with warnings.catch_warnings():
+                with warnings.catch_warnings(), silent_floating_point():
                     warnings.filterwarnings("ignore", message=r"delta=.* >= 1/n_samples")
                     est.fit(X, y)
                 if not same_privacy_profile(fitted_dp_event(est),
