@@ -18,11 +18,14 @@ no running total: its guarantee is the budget, and
 fit it still admits.
 
 Below, the analyst doubles the epsilon of the next fit while the accuracy of the released
-model on a public test set still improves, and never asks for more than ``remaining``.  The
-rule reads released models, public rows and the ledger only, so it is a legitimate
+model on a public test set still improves, and never asks for more than the ledger admits.
+The rule reads released models, public rows and the ledger only, so it is a legitimate
 adaptive choice.  ``remaining`` is the figure for a Gaussian release; the default solver's
-record (objective perturbation, a zCDP curve) costs more at the same epsilon, so its last
-fit can still be refused -- before it reads the data.
+record (objective perturbation, a zCDP curve) costs more at the same epsilon, so the
+analyst asks :meth:`~skdp.accounting.PrivacyLedger.largest_epsilon` instead: it plans
+*this* fit at candidate epsilons from public quantities (the estimator, the number of
+rows and columns) and returns the largest one the filter admits.  A fit that asks for
+more is refused before it reads the data.
 """
 
 import matplotlib.pyplot as plt
@@ -49,18 +52,22 @@ for seed in range(20):
         random_state=seed, privacy_ledger=ledger)
     try:
         model.fit(X, y)
-    except BudgetExceededError as exc:
+    except BudgetExceededError as exc:     # not reached: the rule asks within the edge
         print(f"fit {seed + 1} at epsilon = {fit_epsilon:.3g} refused: {exc}")
         break
     accuracy = model.score(X_public, y_public)
-    session.append((fit_epsilon, accuracy, ledger.remaining))
+    # the largest epsilon the next fit of this model may ask for: planned from public
+    # quantities (the estimator, X's shape), nothing written
+    edge = ledger.largest_epsilon(model, X.shape)
+    session.append((fit_epsilon, accuracy, edge))
     print(f"fit {seed + 1}: epsilon = {fit_epsilon:.3g}, public accuracy {accuracy:.3f}; "
-          f"a Gaussian fit up to epsilon = {ledger.remaining:.3f} still fits")
+          f"the next fit may ask for up to epsilon = {edge:.3f} (a Gaussian release: "
+          f"{ledger.remaining:.3f})")
     # the adaptive rule: a function of released models, public rows and the ledger only
-    if accuracy < best + 0.002 or ledger.remaining < 0.02:
+    if accuracy < best + 0.002 or edge < 0.02:
         break
     best = max(best, accuracy)
-    fit_epsilon = min(2 * fit_epsilon, ledger.remaining)
+    fit_epsilon = min(2 * fit_epsilon, edge)
 
 print(ledger.summary())
 # The exact composition of the same events: a valid total only had the fits been fixed
@@ -76,7 +83,7 @@ fits = np.arange(1, len(session) + 1)
 ax.bar(fits, [s[0] for s in session], color="C0", alpha=0.6,
        label="epsilon of the fit (public accuracy below)")
 ax.plot(fits, [s[2] for s in session], "o-", color="C3",
-        label="largest Gaussian fit still admitted")
+        label="largest epsilon the next fit may ask for")
 for k, (_, accuracy, _) in enumerate(session, 1):
     ax.annotate(f"{accuracy:.3f}", (k, 0.02), ha="center", fontsize=8)
 ax.set_xlabel("fit in the session")

@@ -1199,6 +1199,49 @@ class PrivacyLedger:
             return self._filter.gaussian_epsilon_left(texts)
         return max(0.0, self._epsilon - self.epsilon_spent())
 
+    def largest_epsilon(self, estimator, X, *, rtol=0.01):
+        """The largest ``epsilon`` a fit of ``estimator`` on ``X`` may ask for now.
+
+        :attr:`remaining` answers for a Gaussian release; a fit records its own kind of
+        event (objective perturbation's zCDP curve, DP-SGD's subsampled steps, a
+        pipeline's releases and model), which costs a different share of the budget --
+        under ``adaptive=True`` more so.  This plans the fit at candidate values of its
+        ``epsilon`` parameter, with the planner the fit itself reserves with, from public
+        quantities only (the estimator's parameters, ``X``'s number of rows and schema;
+        no value is read), and returns the largest one the ledger admits, to ``rtol``
+        (:mod:`skdp.accounting._headroom`).  Nothing is written.
+
+        Parameters
+        ----------
+        estimator : estimator
+            An skdp DP estimator, ``DPSplineTransformer``, ``DPOneHotEncoder`` or a
+            :class:`~skdp.PrivatePipeline`; its other parameters (``delta``, solver,
+            bounds) are kept.
+        X : array-like, DataFrame or tuple
+            The rows the fit will see (read for their number and schema only), or
+            ``(n_samples, n_features)`` for an estimator.
+        rtol : float, default=0.01
+            Relative precision: the answer is at most ``rtol`` below the exact edge.
+
+        Returns
+        -------
+        epsilon : float
+            Admitted as long as nothing else is charged first; ``0.0`` when no fit of
+            this estimator is admitted, ``inf`` for a ledger without budget.
+
+        Examples
+        --------
+        >>> from skdp import DPLogisticRegression
+        >>> from skdp.accounting import PrivacyLedger
+        >>> with PrivacyLedger(epsilon=1.0, delta=1e-6, adaptive=True) as ledger:
+        ...     model = DPLogisticRegression(classes=[0, 1], data_norm=1.0, delta=1e-7)
+        ...     round(ledger.remaining, 3), round(ledger.largest_epsilon(model, (4000, 3)), 3)
+        (0.898, 0.827)
+        """
+        from ._headroom import largest_admitted_epsilon
+
+        return largest_admitted_epsilon(self, estimator, X, rtol=rtol)
+
     def _check_decodable(self, event_texts):
         """Decode every stored event with :meth:`_decode` (a corrupt entry raises, never
         reads as nothing spent) before the filter reads them."""
