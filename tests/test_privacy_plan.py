@@ -638,3 +638,24 @@ def test_a_failure_before_the_first_release_still_cancels(tmp_path):
         assert entry.event == gaussian_event(2.0, 1.0)
         with pytest.raises(RuntimeError, match="planned event"):
             ledger.reserve(None, source="unplanned").charge_on_error()
+
+
+def test_a_refused_commit_after_a_release_keeps_the_planned_event(tmp_path):
+    """A procedure that has released and then commits an event the budget refuses (it
+    differs from the plan) raised BudgetExceededError and dropped its reservation: the
+    refusal, a function of the releases, went uncharged (failed before).  After
+    ``charge_on_error`` the planned event stays committed."""
+    from skdp.accounting import gaussian_event
+
+    with PrivacyLedger(epsilon=5.0, delta=1e-6, path=str(tmp_path / "l")) as ledger:
+        with pytest.raises(BudgetExceededError):
+            with ledger.reserve(gaussian_event(2.0, 1.0), source="demo") as ticket:
+                ticket.charge_on_error()
+                ticket.commit(gaussian_event(0.1, 1.0))
+        (entry,) = ledger.entries()
+        assert entry.status == "committed" and entry.source == "demo (failed)"
+        assert entry.event == gaussian_event(2.0, 1.0)
+        with pytest.raises(BudgetExceededError):       # without it: dropped, as before
+            with ledger.reserve(gaussian_event(20.0, 1.0), source="plain") as ticket:
+                ticket.commit(gaussian_event(0.1, 1.0))
+        assert len(ledger) == 1

@@ -370,7 +370,8 @@ class Reservation:
         try:
             self.ledger._commit(self, event)
         except BudgetExceededError:
-            self.state = "refused"
+            # after charge_on_error the planned event stays committed (_commit)
+            self.state = "committed" if self._charge_on_error else "refused"
             raise
         self.state = "committed"
 
@@ -393,7 +394,9 @@ class Reservation:
         any row was read and dominates everything the procedure releases, so committing
         it charges the failed attempt with a public upper bound (no new budget check: it
         was admitted at :meth:`PrivacyLedger.reserve`; the entry's source says it
-        failed).  Without a planned event (``reserve(None)``) there is nothing public to
+        failed).  The same holds when :meth:`commit` is refused (the actual event differs
+        from the plan): the planned event stays committed and the refusal is raised.
+        Without a planned event (``reserve(None)``) there is nothing public to
         charge and this raises ``RuntimeError``.
         """
         if self.entry_id is None:
@@ -1019,7 +1022,11 @@ class PrivacyLedger:
             over, eps = self._exceeds(
                 self._active_texts(con, exclude=reservation.entry_id) + [text]
             )
-            if over:  # drop the reservation (committed below), then refuse
+            if over and reservation._charge_on_error:
+                # released before this check: the planned event (admitted) is charged
+                self._mark_committed(con, reservation.entry_id,
+                                     f"{reservation.source} (failed)")
+            elif over:  # drop the reservation (committed below), then refuse
                 if reservation.entry_id is not None:
                     con.execute("DELETE FROM entries WHERE id = ?", (reservation.entry_id,))
             elif reservation.entry_id is None:
@@ -1037,12 +1044,15 @@ class PrivacyLedger:
         """Turn the reserved row into a committed one, its planned event and all, labelled
         ``source`` (:meth:`Reservation.charge_on_error`; admitted when reserved)."""
         with self._write() as con:
-            con.execute(
-                "UPDATE entries SET status = 'committed', source = ?, time = ?, host = ?, "
-                "pid = ? WHERE id = ? AND status = 'reserved'",
-                (source, time.time(), socket.gethostname(), os.getpid(),
-                 reservation.entry_id),
-            )
+            self._mark_committed(con, reservation.entry_id, source)
+
+    @staticmethod
+    def _mark_committed(con, entry_id, source):
+        con.execute(
+            "UPDATE entries SET status = 'committed', source = ?, time = ?, host = ?, "
+            "pid = ? WHERE id = ? AND status = 'reserved'",
+            (source, time.time(), socket.gethostname(), os.getpid(), entry_id),
+        )
 
     def _cancel(self, reservation):
         if reservation.entry_id is None:
