@@ -638,3 +638,94 @@ def test_a_failure_before_the_first_release_still_cancels(tmp_path):
         assert entry.event == gaussian_event(2.0, 1.0)
         with pytest.raises(RuntimeError, match="planned event"):
             ledger.reserve(None, source="unplanned").charge_on_error()
+
+
+# ------------------------------------------- column selectors: schema only, verified
+
+
+class _RowReadingSelector:
+    """Mixin of the audit's selectors (F1): the column the DP step receives follows one row
+    (column "a" iff some value of "a" exceeds 10), and every frame it is called with is
+    recorded."""
+
+    def __call__(self, df):
+        self.seen.append(len(df))
+        return ["a"] if (df["a"] > 10).any() else ["b"]
+
+
+def _selector_subclasses():
+    from sklearn.compose import make_column_selector
+
+    from skdp._pipeline import _SchemaFromDtypes
+
+    class FromSklearn(_RowReadingSelector, make_column_selector):
+        pass
+
+    class FromSkdp(_RowReadingSelector, _SchemaFromDtypes):
+        pass
+
+    return [FromSklearn(dtype_include="number"), FromSkdp(True)]
+
+
+def _routed_table(last, n=400):
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    a[-1] = last
+    return pd.DataFrame({"a": a, "b": b}), (a > 0.5).astype(int)
+
+
+def _routing_pipeline(selector, block="num"):
+    from skdp.preprocessing import DPStandardScaler
+
+    blocks = [("num", DPStandardScaler(feature_bounds=(0.0, 1.0)), selector)]
+    if block == "drop":
+        # the selector of a dropped block still sets what the remainder receives
+        blocks = [("num", DPStandardScaler(feature_bounds=(0.0, 1.0)), ["b"]),
+                  ("gone", "drop", selector)]
+    ct = ColumnTransformer(blocks, remainder="drop" if block == "num" else
+                           DPRobustScaler())
+    return PrivatePipeline([("ct", ct), ("model", DPLogisticRegression(
+        classes=[0, 1], data_norm="auto", random_state=0))], epsilon=1.0, random_state=0)
+
+
+@pytest.mark.parametrize("block", ["num", "drop"])
+@pytest.mark.parametrize("index", [0, 1], ids=["make_column_selector", "_SchemaFromDtypes"])
+def test_a_subclassed_selector_is_refused_before_any_row(monkeypatch, index, block):
+    """Audit finding (F1): the plan accepted any *subclass* of make_column_selector, called
+    it on the real frame, and scikit-learn called it on the private rows at fit: the
+    column the DP step received followed one row, with no noise (epsilon = inf), while
+    privacy_guaranteed_ was True.  Only the exact classes (whose call reads names and
+    dtypes) are verified now; any other selector is refused, never called, nothing is
+    released."""
+    from tests._noise_keys import record_keys
+
+    selector = _selector_subclasses()[index]
+    selector.seen = []
+    keys = record_keys(monkeypatch)
+    X, y = _routed_table(100.0)
+    pipe = _routing_pipeline(selector, block)
+    name = "num" if block == "num" else "gone"
+    refused = rf"step 'ct' \(ColumnTransformer\) selects the columns of block '{name}' with a"
+    with pytest.raises(TypeError, match=refused):
+        pipe.plan(X)
+    with pytest.raises(TypeError, match=refused):
+        pipe.fit(X, y)
+    assert selector.seen == [] and keys == []
+    assert not hasattr(pipe, "privacy_plan_")
+
+
+def test_the_exact_column_selector_still_routes_by_dtype():
+    """scikit-learn's make_column_selector itself (dtypes and name patterns: the schema)
+    stays accepted, and routes the same columns on both neighbours."""
+    from sklearn.compose import make_column_selector
+
+    fitted = []
+    for last in (0.5, 100.0):
+        X, y = _routed_table(last)
+        X["c"] = np.where(X["b"] > 0.5, "u", "v").astype(object)
+        pipe = _routing_pipeline(make_column_selector(dtype_include="number",
+                                                      pattern="^[ab]$"))
+        fitted.append(pipe.fit(X, y)["ct"].transformers_[0][2])
+        assert pipe.privacy_guaranteed_
+    assert fitted == [["a", "b"], ["a", "b"]]
+
