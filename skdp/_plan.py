@@ -402,6 +402,11 @@ def _refusal(path, step, final):
             "selection is accounted in Renyi DP with its own budget, which the pipeline's "
             "plan cannot split. Put the pipeline inside the search instead: "
             "DPGridSearchCV(make_private_pipeline(...), {...}, epsilon=...)")
+    from .accounting._fitted import DROP_REFUSAL, drops_a_column
+
+    if drops_a_column(step):
+        return TypeError(f"step '{path}' ({kind}) of a PrivatePipeline {DROP_REFUSAL}. "
+                         "Nothing was fitted")
     if final:
         return TypeError(
             f"step '{path}' ({kind}) of a PrivatePipeline is not an skdp estimator or DP "

@@ -729,3 +729,33 @@ def test_the_exact_column_selector_still_routes_by_dtype():
         assert pipe.privacy_guaranteed_
     assert fitted == [["a", "b"], ["a", "b"]]
 
+
+# ------------------------------------- scikit-learn's OneHotEncoder: no drop, no warning
+
+
+@pytest.mark.parametrize("drop", ["first", "if_binary", ["a"]])
+def test_a_public_one_hot_encoder_that_drops_is_refused(drop):
+    """Audit finding (F5): OneHotEncoder(categories=public, handle_unknown="ignore",
+    drop=...) was planned data-free, but scikit-learn warns "Found unknown categories" at
+    transform on a row holding an unknown value -- on the neighbour with that row only (an
+    exception under warnings.simplefilter("error")).  The plan refuses it now; without
+    drop the encoder stays data-free."""
+    from sklearn.preprocessing import OneHotEncoder
+
+    def pipe(drop):
+        return PrivatePipeline([("ohe", OneHotEncoder(
+            categories=[["a", "b", "c"]], drop=drop, handle_unknown="ignore",
+            sparse_output=False)), ("model", DPLogisticRegression(
+                classes=[0, 1], data_norm=2.0, random_state=0))], epsilon=1.0,
+            random_state=0)
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": rng.choice(["a", "b", "c"], 400).astype(object)})
+    X.loc[399, "c"] = "zzz"
+    with pytest.raises(TypeError, match="'ohe' \\(OneHotEncoder\\) .*drop=None"):
+        pipe(drop).plan(X)
+    assert pipe(None).plan(X).step("ohe").role == "data-free"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pipe(None).fit(X, (X["c"] == "a").astype(int))
+

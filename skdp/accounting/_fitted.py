@@ -311,12 +311,36 @@ def _steps(estimator):
 def _is_public_one_hot(step):
     """scikit-learn's ``OneHotEncoder`` with public category lists learns nothing from the
     data values, provided an unknown value can never raise (``handle_unknown`` "ignore" or
-    "infrequent_if_exist") and no frequency is read (``min_frequency`` and
-    ``max_categories`` None)."""
+    "infrequent_if_exist"), no frequency is read (``min_frequency`` and
+    ``max_categories`` None) and no column is dropped (``drop`` None).
+
+    With ``drop`` set (``"first"``, ``"if_binary"`` or a list), scikit-learn's
+    ``transform`` warns "Found unknown categories ... encoded as all zeros" whenever a row
+    holds a value outside the lists: on a pair of neighbouring tables that differ in such
+    a row, the warning (an exception under ``warnings.simplefilter("error")``) happens on
+    one of them only -- an event no noise covers.  Without ``drop`` an unknown value is
+    encoded as all zeros silently, and each output row is a function of its own row and
+    the public lists."""
     return (_is_exact(step, "sklearn.preprocessing", ("OneHotEncoder",))
             and not (isinstance(step.categories, str) and step.categories == "auto")
             and step.handle_unknown in ("ignore", "infrequent_if_exist")
-            and step.min_frequency is None and step.max_categories is None)
+            and step.min_frequency is None and step.max_categories is None
+            and step.drop is None)
+
+
+def drops_a_column(step):
+    """Whether ``step`` is scikit-learn's ``OneHotEncoder`` with ``drop`` set, which
+    :func:`_is_public_one_hot` refuses whatever its categories (its refusals say so:
+    :data:`DROP_REFUSAL`)."""
+    return (_is_exact(step, "sklearn.preprocessing", ("OneHotEncoder",))
+            and getattr(step, "drop", None) is not None)
+
+
+#: why a ``OneHotEncoder`` with ``drop`` set is not data-free (:func:`_is_public_one_hot`)
+DROP_REFUSAL = ("is not data-free: with drop set, scikit-learn warns at transform when a "
+                "row holds a value outside the categories, which happens on one of two "
+                "neighbouring tables only; give it public categories, "
+                "handle_unknown='ignore' and drop=None")
 
 
 def _is_identity_function(step):
@@ -365,6 +389,8 @@ def _refusal(path, step):
         why = ("is not data-free: its func receives the whole batch, so one row can change "
                "every output row (e.g. a rescaling by the largest value), which voids the "
                "guarantee of the whole pipeline")
+    elif drops_a_column(step):
+        why = DROP_REFUSAL
     else:
         why = ("has no dp_event_: either it is not fitted or it learned from the data "
                "without differential privacy, which voids the guarantee of the whole "
@@ -385,7 +411,7 @@ def fitted_dp_event(estimator):
         For a pipeline every step must either carry ``dp_event_`` or be verified data-free
         (``"passthrough"``, ``None``, ``PolynomialFeatures``, ``Normalizer``,
         ``Binarizer``, ``OneHotEncoder`` with public category lists that ignores unknown
-        values, :class:`skdp.preprocessing.RowwiseFunctionTransformer`,
+        values and drops no column, :class:`skdp.preprocessing.RowwiseFunctionTransformer`,
         :class:`skdp.preprocessing.FrameToPandas`).  A ``FunctionTransformer`` with a
         ``func`` is not: its function sees the whole batch (module docstring); without
         one it is the identity that stands for ``"passthrough"``.  ``ColumnTransformer`` and

@@ -124,6 +124,10 @@ def _data_free_cases():
                 SplineTransformer(),
                 KBinsDiscretizer(), OneHotEncoder(handle_unknown="ignore"), StandardScaler(),
                 MyNormalizer()]
+    # drop set: scikit-learn warns at transform on a row holding an unknown value
+    not_free += [OneHotEncoder(categories=[[0, 1]], handle_unknown=unknown, drop=drop)
+                 for unknown in ("ignore", "infrequent_if_exist")
+                 for drop in ("first", "if_binary", [1])]
     return [(s, True) for s in free] + [(s, False) for s in not_free]
 
 
@@ -156,6 +160,33 @@ def test_passthrough_blocks_stay_data_free(data):
     with pytest.raises(TypeError, match="sparse_threshold"):
         fitted_dp_event(default.fit(*data))
 
+
+
+@pytest.mark.parametrize("drop", [None, "first", "if_binary", [1]])
+def test_a_dropping_one_hot_encoder_warns_on_one_row(drop):
+    """Why the data-free list wants drop=None (audit finding F5): with public categories
+    and unknown values ignored, scikit-learn's OneHotEncoder warns "Found unknown
+    categories" at transform exactly when drop is set and a row holds an unknown value --
+    an event of the neighbour with that row only, which no noise covers."""
+    import warnings
+
+    from sklearn.preprocessing import OneHotEncoder
+    from skdp.accounting._fitted import _is_data_free
+
+    encoder = OneHotEncoder(categories=[[0, 1]], handle_unknown="ignore", drop=drop)
+    encoder.fit(np.array([[0], [1]]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        encoder.transform(np.array([[0], [1], [7]]))
+    assert (len(caught) > 0) is (drop is not None)
+    assert _is_data_free(encoder) is (drop is None)
+    X = np.repeat([[0], [1]], 50, axis=0)
+    pipe = make_pipeline(encoder, DPLogisticRegression(classes=[0, 1], data_norm=2.0,
+                                                       random_state=0)).fit(X, X[:, 0])
+    assert fitted_privacy_guaranteed(pipe) is (drop is None)
+    if drop is not None:
+        with pytest.raises(TypeError, match=r"'onehotencoder' \(OneHotEncoder\) .*drop=None"):
+            fitted_dp_event(pipe)
 
 
 # ---------------------------- column selectors: only the schema ones are verified
