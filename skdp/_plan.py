@@ -444,6 +444,7 @@ def make_plan(pipeline, X, n_samples, epsilon, delta, *, lazy=False):
     from .linear_model._auto import PIPELINE_THRESHOLD_DELTA_SHARE, pipeline_budget_split
     from .preprocessing._common import gdp_mu
 
+    X = planned_input(X)
     leaves = list(walk(pipeline, "", X, True))
     kinds = []
     for path, leaf, final in leaves:
@@ -522,6 +523,30 @@ def make_plan(pipeline, X, n_samples, epsilon, delta, *, lazy=False):
         events = planned_transformer_events(pipeline, plan, X, lazy=lazy)
         plan = _with_events(plan, events)
         return _plan_model(pipeline, plan, X, events, compose, lazy=lazy)
+
+
+def planned_input(X):
+    """``X`` as the steps of the fit read it, for the plan: a DataFrame, an array, a
+    sparse matrix (anything with a ``shape``) as it is; any other array-like -- a list or
+    tuple of rows -- as the array scikit-learn's validation makes of it
+    (``numpy.asarray``; strings as objects, as its encoders convert them).
+
+    The plan reads the width from ``X.shape``.  A list has none, and was planned at width
+    1 while every step fitted it at its real width: a model whose event reads the width
+    then released another event than the one planned, after the transformers had
+    released.  Planned on the array the fit sees, the width (and so every planned event)
+    is the one the fit uses.  Rows of unequal lengths have no width: refused here,
+    before any release, naming no value."""
+    if hasattr(X, "shape") or hasattr(X, "dtypes"):
+        return X
+    try:
+        array = np.asarray(X)
+    except ValueError:
+        raise ValueError(
+            f"X is a {type(X).__name__} whose rows are not all sequences of one length: a "
+            "private pipeline reads X as an array of shape (n_samples, n_features), rows of "
+            "equal length. Nothing was fitted") from None
+    return array.astype(object) if array.dtype.kind in "USV" else array
 
 
 def _refuse_aliased_steps(leaves, kinds):

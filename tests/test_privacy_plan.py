@@ -759,3 +759,47 @@ def test_a_public_one_hot_encoder_that_drops_is_refused(drop):
         warnings.simplefilter("error")
         pipe(None).fit(X, (X["c"] == "a").astype(int))
 
+
+# ----------------------------------------- a list of rows is planned at its real width
+
+
+def test_a_list_of_rows_is_planned_at_the_width_the_fit_sees():
+    """Audit finding (F6): a list of lists was planned at width 1 (the plan read X.shape,
+    which a list lacks) and fitted at its real width, so a model whose event reads the
+    width was refused only after the transformers had released (the "privacy bug"
+    RuntimeError).  The plan reads the array the fit sees: the same plan and the same
+    model as for the array."""
+    from skdp import DPHuberRegressor
+    from skdp.preprocessing import DPStandardScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (500, 3))
+    y = np.tanh(X[:, 0])
+
+    def pipe():
+        return PrivatePipeline([("s", DPStandardScaler(feature_bounds=(-1.0, 1.0))),
+                                ("m", DPHuberRegressor(y_bound=1.0, data_norm="auto"))],
+                               random_state=0)
+
+    assert str(pipe().plan(X.tolist())) == str(pipe().plan(X))
+    assert pipe().plan(X.tolist()).model_width == 3
+    from_list, from_array = pipe().fit(X.tolist(), y), pipe().fit(X, y)
+    assert from_list.epsilon_ == from_array.epsilon_
+    np.testing.assert_array_equal(from_list[-1].coef_, from_array[-1].coef_)
+
+
+def test_a_ragged_list_of_rows_is_refused_before_any_release(monkeypatch):
+    """Rows of unequal lengths have no width: refused by the plan, naming no value."""
+    from tests._noise_keys import record_keys
+
+    from skdp.preprocessing import DPStandardScaler
+
+    keys = record_keys(monkeypatch)
+    rows = [[0.25, 0.5], [0.75]] * 10
+    pipe = PrivatePipeline([("s", DPStandardScaler(feature_bounds=(0.0, 1.0))),
+                            ("r", DPRobustScaler())],
+                           random_state=0)
+    with pytest.raises(ValueError, match="rows of equal length") as error:
+        pipe.fit(rows)
+    assert "0.25" not in str(error.value) and "0.75" not in str(error.value)
+    assert keys == []
