@@ -275,26 +275,38 @@ def _discovers_categories(step):
 
 def _block_is_empty(columns, X):
     """Whether a ColumnTransformer block selects no column of ``X`` (resolved on the
-    public schema: names and dtypes)."""
-    from sklearn.compose import make_column_selector
+    public schema: names and dtypes).  A callable selector is called only when it is
+    verified to read the schema alone (:func:`skdp.accounting._fitted.is_schema_selector`:
+    exactly ``make_column_selector`` or skdp's own); any other is refused, never called
+    (:func:`_refuse_unverified_selectors` refuses it first, with its path)."""
+    from .accounting._fitted import _no_columns, is_schema_selector, selector_refusal
 
-    from ._pipeline import _SchemaFromDtypes
-
-    if isinstance(columns, _SchemaFromDtypes):
-        return len(columns(X)) == 0
-    if isinstance(columns, make_column_selector):
+    if is_schema_selector(columns):
         if not hasattr(X, "dtypes"):
             raise TypeError("a dtype or name column selector needs a DataFrame (its schema); "
                             f"got {type(X).__name__}")
         return len(columns(X)) == 0
     if callable(columns):
-        raise TypeError(
-            "a ColumnTransformer block selects its columns with a function, which sees the "
-            "whole table: the routing could depend on the rows. Select columns by name, "
-            "position or sklearn.compose.make_column_selector (dtypes and name patterns)")
-    from .accounting._fitted import _no_columns
-
+        raise selector_refusal("", None, columns)
     return _no_columns(columns)
+
+
+def _refuse_unverified_selectors(step, path):
+    """Raise before any row is read if a block of the ColumnTransformer ``step`` (at
+    ``path``), dropped blocks included, selects its columns with a callable that is not
+    verified to read the schema only (:func:`skdp.accounting._fitted.unverified_selectors`).
+
+    scikit-learn calls such a callable on the private table at fit, and the plan would
+    call it on the real frame: a selector that reads the rows (a subclass of
+    ``make_column_selector`` overriding ``__call__``, a lambda) could route one column or
+    another to a DP step -- or another remainder -- depending on one row, a release that
+    no noise covers.  The verified selectors' output is a function of the names and
+    dtypes, the same on neighbouring tables."""
+    from .accounting._fitted import selector_refusal, unverified_selectors
+
+    refused = unverified_selectors(step)
+    if refused:
+        raise selector_refusal(path, *refused[0])
 
 
 def walk(step, path, X, final):
@@ -309,6 +321,7 @@ def walk(step, path, X, final):
         for i, (name, sub) in enumerate(step.steps):
             yield from walk(sub, prefix + name, X, final and i == last)
     elif isinstance(step, ColumnTransformer):
+        _refuse_unverified_selectors(step, path)
         for name, sub, columns in step.transformers:
             if isinstance(sub, str) and sub == "drop":
                 continue
@@ -389,6 +402,11 @@ def _refusal(path, step, final):
             "selection is accounted in Renyi DP with its own budget, which the pipeline's "
             "plan cannot split. Put the pipeline inside the search instead: "
             "DPGridSearchCV(make_private_pipeline(...), {...}, epsilon=...)")
+    from .accounting._fitted import DROP_REFUSAL, drops_a_column
+
+    if drops_a_column(step):
+        return TypeError(f"step '{path}' ({kind}) of a PrivatePipeline {DROP_REFUSAL}. "
+                         "Nothing was fitted")
     if final:
         return TypeError(
             f"step '{path}' ({kind}) of a PrivatePipeline is not an skdp estimator or DP "
@@ -426,6 +444,7 @@ def make_plan(pipeline, X, n_samples, epsilon, delta, *, lazy=False):
     from .linear_model._auto import PIPELINE_THRESHOLD_DELTA_SHARE, pipeline_budget_split
     from .preprocessing._common import gdp_mu
 
+    X = planned_input(X)
     leaves = list(walk(pipeline, "", X, True))
     kinds = []
     for path, leaf, final in leaves:
@@ -504,6 +523,30 @@ def make_plan(pipeline, X, n_samples, epsilon, delta, *, lazy=False):
         events = planned_transformer_events(pipeline, plan, X, lazy=lazy)
         plan = _with_events(plan, events)
         return _plan_model(pipeline, plan, X, events, compose, lazy=lazy)
+
+
+def planned_input(X):
+    """``X`` as the steps of the fit read it, for the plan: a DataFrame, an array, a
+    sparse matrix (anything with a ``shape``) as it is; any other array-like -- a list or
+    tuple of rows -- as the array scikit-learn's validation makes of it
+    (``numpy.asarray``; strings as objects, as its encoders convert them).
+
+    The plan reads the width from ``X.shape``.  A list has none, and was planned at width
+    1 while every step fitted it at its real width: a model whose event reads the width
+    then released another event than the one planned, after the transformers had
+    released.  Planned on the array the fit sees, the width (and so every planned event)
+    is the one the fit uses.  Rows of unequal lengths have no width: refused here,
+    before any release, naming no value."""
+    if hasattr(X, "shape") or hasattr(X, "dtypes"):
+        return X
+    try:
+        array = np.asarray(X)
+    except ValueError:
+        raise ValueError(
+            f"X is a {type(X).__name__} whose rows are not all sequences of one length: a "
+            "private pipeline reads X as an array of shape (n_samples, n_features), rows of "
+            "equal length. Nothing was fitted") from None
+    return array.astype(object) if array.dtype.kind in "USV" else array
 
 
 def _refuse_aliased_steps(leaves, kinds):
@@ -748,12 +791,11 @@ def _analytic_leaf(step, path, shape, n, by_path, events):
 
 def _column_count(columns, X):
     """Number of columns of ``X`` (schema only) a ColumnTransformer block selects, or None
-    when it cannot be told without sklearn's own resolution (a slice, an unknown name)."""
-    from sklearn.compose import make_column_selector
+    when it cannot be told without sklearn's own resolution (a slice, an unknown name, a
+    callable not verified to read the schema only: it is never called)."""
+    from .accounting._fitted import is_schema_selector
 
-    from ._pipeline import _SchemaFromDtypes
-
-    if isinstance(columns, (_SchemaFromDtypes, make_column_selector)):
+    if is_schema_selector(columns):
         return len(columns(X))
     names = list(X.columns) if hasattr(X, "columns") else None
     width = _width(X)

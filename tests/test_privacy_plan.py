@@ -659,3 +659,168 @@ def test_a_refused_commit_after_a_release_keeps_the_planned_event(tmp_path):
             with ledger.reserve(gaussian_event(20.0, 1.0), source="plain") as ticket:
                 ticket.commit(gaussian_event(0.1, 1.0))
         assert len(ledger) == 1
+
+
+# ------------------------------------------- column selectors: schema only, verified
+
+
+class _RowReadingSelector:
+    """Mixin of the audit's selectors (F1): the column the DP step receives follows one row
+    (column "a" iff some value of "a" exceeds 10), and every frame it is called with is
+    recorded."""
+
+    def __call__(self, df):
+        self.seen.append(len(df))
+        return ["a"] if (df["a"] > 10).any() else ["b"]
+
+
+def _selector_subclasses():
+    from sklearn.compose import make_column_selector
+
+    from skdp._pipeline import _SchemaFromDtypes
+
+    class FromSklearn(_RowReadingSelector, make_column_selector):
+        pass
+
+    class FromSkdp(_RowReadingSelector, _SchemaFromDtypes):
+        pass
+
+    return [FromSklearn(dtype_include="number"), FromSkdp(True)]
+
+
+def _routed_table(last, n=400):
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    a[-1] = last
+    return pd.DataFrame({"a": a, "b": b}), (a > 0.5).astype(int)
+
+
+def _routing_pipeline(selector, block="num"):
+    from skdp.preprocessing import DPStandardScaler
+
+    blocks = [("num", DPStandardScaler(feature_bounds=(0.0, 1.0)), selector)]
+    if block == "drop":
+        # the selector of a dropped block still sets what the remainder receives
+        blocks = [("num", DPStandardScaler(feature_bounds=(0.0, 1.0)), ["b"]),
+                  ("gone", "drop", selector)]
+    ct = ColumnTransformer(blocks, remainder="drop" if block == "num" else
+                           DPRobustScaler())
+    return PrivatePipeline([("ct", ct), ("model", DPLogisticRegression(
+        classes=[0, 1], data_norm="auto", random_state=0))], epsilon=1.0, random_state=0)
+
+
+@pytest.mark.parametrize("block", ["num", "drop"])
+@pytest.mark.parametrize("index", [0, 1], ids=["make_column_selector", "_SchemaFromDtypes"])
+def test_a_subclassed_selector_is_refused_before_any_row(monkeypatch, index, block):
+    """Audit finding (F1): the plan accepted any *subclass* of make_column_selector, called
+    it on the real frame, and scikit-learn called it on the private rows at fit: the
+    column the DP step received followed one row, with no noise (epsilon = inf), while
+    privacy_guaranteed_ was True.  Only the exact classes (whose call reads names and
+    dtypes) are verified now; any other selector is refused, never called, nothing is
+    released."""
+    from tests._noise_keys import record_keys
+
+    selector = _selector_subclasses()[index]
+    selector.seen = []
+    keys = record_keys(monkeypatch)
+    X, y = _routed_table(100.0)
+    pipe = _routing_pipeline(selector, block)
+    name = "num" if block == "num" else "gone"
+    refused = rf"step 'ct' \(ColumnTransformer\) selects the columns of block '{name}' with a"
+    with pytest.raises(TypeError, match=refused):
+        pipe.plan(X)
+    with pytest.raises(TypeError, match=refused):
+        pipe.fit(X, y)
+    assert selector.seen == [] and keys == []
+    assert not hasattr(pipe, "privacy_plan_")
+
+
+def test_the_exact_column_selector_still_routes_by_dtype():
+    """scikit-learn's make_column_selector itself (dtypes and name patterns: the schema)
+    stays accepted, and routes the same columns on both neighbours."""
+    from sklearn.compose import make_column_selector
+
+    fitted = []
+    for last in (0.5, 100.0):
+        X, y = _routed_table(last)
+        X["c"] = np.where(X["b"] > 0.5, "u", "v").astype(object)
+        pipe = _routing_pipeline(make_column_selector(dtype_include="number",
+                                                      pattern="^[ab]$"))
+        fitted.append(pipe.fit(X, y)["ct"].transformers_[0][2])
+        assert pipe.privacy_guaranteed_
+    assert fitted == [["a", "b"], ["a", "b"]]
+
+
+# ------------------------------------- scikit-learn's OneHotEncoder: no drop, no warning
+
+
+@pytest.mark.parametrize("drop", ["first", "if_binary", ["a"]])
+def test_a_public_one_hot_encoder_that_drops_is_refused(drop):
+    """Audit finding (F5): OneHotEncoder(categories=public, handle_unknown="ignore",
+    drop=...) was planned data-free, but scikit-learn warns "Found unknown categories" at
+    transform on a row holding an unknown value -- on the neighbour with that row only (an
+    exception under warnings.simplefilter("error")).  The plan refuses it now; without
+    drop the encoder stays data-free."""
+    from sklearn.preprocessing import OneHotEncoder
+
+    def pipe(drop):
+        return PrivatePipeline([("ohe", OneHotEncoder(
+            categories=[["a", "b", "c"]], drop=drop, handle_unknown="ignore",
+            sparse_output=False)), ("model", DPLogisticRegression(
+                classes=[0, 1], data_norm=2.0, random_state=0))], epsilon=1.0,
+            random_state=0)
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": rng.choice(["a", "b", "c"], 400).astype(object)})
+    X.loc[399, "c"] = "zzz"
+    with pytest.raises(TypeError, match="'ohe' \\(OneHotEncoder\\) .*drop=None"):
+        pipe(drop).plan(X)
+    assert pipe(None).plan(X).step("ohe").role == "data-free"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pipe(None).fit(X, (X["c"] == "a").astype(int))
+
+
+# ----------------------------------------- a list of rows is planned at its real width
+
+
+def test_a_list_of_rows_is_planned_at_the_width_the_fit_sees():
+    """Audit finding (F6): a list of lists was planned at width 1 (the plan read X.shape,
+    which a list lacks) and fitted at its real width, so a model whose event reads the
+    width was refused only after the transformers had released (the "privacy bug"
+    RuntimeError).  The plan reads the array the fit sees: the same plan and the same
+    model as for the array."""
+    from skdp import DPHuberRegressor
+    from skdp.preprocessing import DPStandardScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (500, 3))
+    y = np.tanh(X[:, 0])
+
+    def pipe():
+        return PrivatePipeline([("s", DPStandardScaler(feature_bounds=(-1.0, 1.0))),
+                                ("m", DPHuberRegressor(y_bound=1.0, data_norm="auto"))],
+                               random_state=0)
+
+    assert str(pipe().plan(X.tolist())) == str(pipe().plan(X))
+    assert pipe().plan(X.tolist()).model_width == 3
+    from_list, from_array = pipe().fit(X.tolist(), y), pipe().fit(X, y)
+    assert from_list.epsilon_ == from_array.epsilon_
+    np.testing.assert_array_equal(from_list[-1].coef_, from_array[-1].coef_)
+
+
+def test_a_ragged_list_of_rows_is_refused_before_any_release(monkeypatch):
+    """Rows of unequal lengths have no width: refused by the plan, naming no value."""
+    from tests._noise_keys import record_keys
+
+    from skdp.preprocessing import DPStandardScaler
+
+    keys = record_keys(monkeypatch)
+    rows = [[0.25, 0.5], [0.75]] * 10
+    pipe = PrivatePipeline([("s", DPStandardScaler(feature_bounds=(0.0, 1.0))),
+                            ("r", DPRobustScaler())],
+                           random_state=0)
+    with pytest.raises(ValueError, match="rows of equal length") as error:
+        pipe.fit(rows)
+    assert "0.25" not in str(error.value) and "0.75" not in str(error.value)
+    assert keys == []

@@ -17,6 +17,14 @@ rescale every row by a statistic of all rows (``A / abs(A).max()``: one row of `
 shrinks every other row), so the next step's neighbouring inputs differ in all rows.
 :class:`skdp.preprocessing.RowwiseFunctionTransformer` calls a function on one row at a
 time and is data-free by construction.
+
+The same holds for the column selectors of a ``ColumnTransformer``: a callable given as a
+block's columns is called on the whole table, so which columns reach a step could follow
+one row (``["a"] if (df["a"] > 10).any() else ["b"]``), with no noise.  A selector is
+accepted only when skdp can verify that it reads the schema alone (names, dtypes):
+scikit-learn's ``make_column_selector`` itself, not a subclass
+(:func:`is_schema_selector`); any other makes :func:`fitted_dp_event` raise and
+:func:`fitted_privacy_guaranteed` return False.
 """
 
 import sys
@@ -47,6 +55,18 @@ _SKDP_DATA_FREE = {
 # Deliberately absent: FunctionTransformer with a func (it sees the whole batch),
 # SplineTransformer and KBinsDiscretizer (knots / bin edges are quantiles or ranges of the
 # data), any scaler, OneHotEncoder with categories="auto" (lists every value that occurs).
+
+# The verified column selectors of a ColumnTransformer block, as (module, class): exact
+# classes only (a subclass can override ``__call__`` and read the rows), with why each one
+# reads the table's schema and no value.
+_SCHEMA_SELECTORS = {
+    ("sklearn.compose", "make_column_selector"):
+        "df.iloc[:1].select_dtypes(dtype_include, dtype_exclude).columns, then the names "
+        "matching pattern: dtypes and column names only (the row it slices is never read)",
+    ("skdp._pipeline", "_SchemaFromDtypes"):
+        "the names a frame declares in attrs['skdp_schema'], else make_column_selector "
+        "by dtype: column names, attrs and dtypes only",
+}
 
 
 def _is_pipeline(estimator):
@@ -210,6 +230,64 @@ def _no_columns(columns):
     return False
 
 
+def is_schema_selector(columns):
+    """Whether ``columns``, a ColumnTransformer block's selector, is one skdp verifies to
+    read the schema only: an instance of exactly one of the classes of
+    ``_SCHEMA_SELECTORS`` (reasons listed there).
+
+    Privacy argument: the selected columns are then a function of the column names and
+    dtypes -- public, the same on two neighbouring tables -- so every block receives the
+    same columns on both and each DP step's sensitivity holds.  A subclass can override
+    ``__call__`` and is not verified, nor is any other callable: scikit-learn calls it on
+    the private table, and a routing that follows one row moves that row's information
+    into which column a DP step receives (a release with epsilon = inf)."""
+    return any(_is_exact(columns, module, (name,)) for module, name in _SCHEMA_SELECTORS)
+
+
+def unverified_selectors(estimator):
+    """``(block name, selector)`` of every block of the ``ColumnTransformer`` ``estimator``
+    (its ``transformers`` parameter, fitted or not, dropped blocks included: their columns
+    decide what the remainder receives) whose columns are given by a callable that
+    :func:`is_schema_selector` does not verify; ``[]`` for anything else.  Lists, names,
+    positions, masks and slices are fixed before any row is read."""
+    compose = sys.modules.get("sklearn.compose")
+    if compose is None or not isinstance(estimator, compose.ColumnTransformer):
+        return []
+    return [(name, columns) for name, _, columns in estimator.transformers
+            if callable(columns) and not is_schema_selector(columns)]
+
+
+def selector_refusal(path, block, selector):
+    """The TypeError for a ColumnTransformer (at ``path``, "" if unknown) whose block
+    ``block`` (None if unknown) selects its columns with the unverified callable
+    ``selector`` (:func:`unverified_selectors`); it names the step, the block and the
+    selector's type, never a value."""
+    import types
+
+    where = f"step {path!r} (ColumnTransformer)" if path else "a ColumnTransformer"
+    which = f"block {block!r}" if block is not None else "a block"
+    kind = "a function" if isinstance(selector, (types.FunctionType, types.MethodType)) \
+        else f"a {type(selector).__name__} object"
+    return TypeError(
+        f"{where} selects the columns of {which} with {kind}, which is called on "
+        "the whole table: which columns reach a step could depend on the rows (one row "
+        "could decide what a DP step receives, with no noise), which voids the guarantee "
+        "of the whole pipeline. Select columns by name, position or "
+        "sklearn.compose.make_column_selector (dtypes and name patterns; that class "
+        "itself, not a subclass)")
+
+
+def _unverified_selectors_in_tree(estimator, path=""):
+    """``(path, block, selector)`` of every unverified selector
+    (:func:`unverified_selectors`) of the ColumnTransformers in the tree of ``estimator``
+    (walking Pipelines and the fitted blocks of ColumnTransformers and FeatureUnions)."""
+    for block, selector in unverified_selectors(estimator):
+        yield path, block, selector
+    children = estimator.steps if _is_pipeline(estimator) else _named_parts(estimator)
+    for name, step in children or ():
+        yield from _unverified_selectors_in_tree(step, f"{path}__{name}" if path else name)
+
+
 def _named_steps(estimator, path=""):
     """``(path, step)`` of every leaf step of ``estimator`` (walking Pipeline,
     ColumnTransformer and FeatureUnion), in fit order; ``path`` joins the names with
@@ -233,12 +311,36 @@ def _steps(estimator):
 def _is_public_one_hot(step):
     """scikit-learn's ``OneHotEncoder`` with public category lists learns nothing from the
     data values, provided an unknown value can never raise (``handle_unknown`` "ignore" or
-    "infrequent_if_exist") and no frequency is read (``min_frequency`` and
-    ``max_categories`` None)."""
+    "infrequent_if_exist"), no frequency is read (``min_frequency`` and
+    ``max_categories`` None) and no column is dropped (``drop`` None).
+
+    With ``drop`` set (``"first"``, ``"if_binary"`` or a list), scikit-learn's
+    ``transform`` warns "Found unknown categories ... encoded as all zeros" whenever a row
+    holds a value outside the lists: on a pair of neighbouring tables that differ in such
+    a row, the warning (an exception under ``warnings.simplefilter("error")``) happens on
+    one of them only -- an event no noise covers.  Without ``drop`` an unknown value is
+    encoded as all zeros silently, and each output row is a function of its own row and
+    the public lists."""
     return (_is_exact(step, "sklearn.preprocessing", ("OneHotEncoder",))
             and not (isinstance(step.categories, str) and step.categories == "auto")
             and step.handle_unknown in ("ignore", "infrequent_if_exist")
-            and step.min_frequency is None and step.max_categories is None)
+            and step.min_frequency is None and step.max_categories is None
+            and step.drop is None)
+
+
+def drops_a_column(step):
+    """Whether ``step`` is scikit-learn's ``OneHotEncoder`` with ``drop`` set, which
+    :func:`_is_public_one_hot` refuses whatever its categories (its refusals say so:
+    :data:`DROP_REFUSAL`)."""
+    return (_is_exact(step, "sklearn.preprocessing", ("OneHotEncoder",))
+            and getattr(step, "drop", None) is not None)
+
+
+#: why a ``OneHotEncoder`` with ``drop`` set is not data-free (:func:`_is_public_one_hot`)
+DROP_REFUSAL = ("is not data-free: with drop set, scikit-learn warns at transform when a "
+                "row holds a value outside the categories, which happens on one of two "
+                "neighbouring tables only; give it public categories, "
+                "handle_unknown='ignore' and drop=None")
 
 
 def _is_identity_function(step):
@@ -287,6 +389,8 @@ def _refusal(path, step):
         why = ("is not data-free: its func receives the whole batch, so one row can change "
                "every output row (e.g. a rescaling by the largest value), which voids the "
                "guarantee of the whole pipeline")
+    elif drops_a_column(step):
+        why = DROP_REFUSAL
     else:
         why = ("has no dp_event_: either it is not fitted or it learned from the data "
                "without differential privacy, which voids the guarantee of the whole "
@@ -307,12 +411,14 @@ def fitted_dp_event(estimator):
         For a pipeline every step must either carry ``dp_event_`` or be verified data-free
         (``"passthrough"``, ``None``, ``PolynomialFeatures``, ``Normalizer``,
         ``Binarizer``, ``OneHotEncoder`` with public category lists that ignores unknown
-        values, :class:`skdp.preprocessing.RowwiseFunctionTransformer`,
+        values and drops no column, :class:`skdp.preprocessing.RowwiseFunctionTransformer`,
         :class:`skdp.preprocessing.FrameToPandas`).  A ``FunctionTransformer`` with a
         ``func`` is not: its function sees the whole batch (module docstring); without
         one it is the identity that stands for ``"passthrough"``.  ``ColumnTransformer`` and
         ``FeatureUnion`` are walked: their blocks read the same rows, so their events
-        compose sequentially.
+        compose sequentially.  A ``ColumnTransformer`` block selects its columns by name,
+        position, mask or ``make_column_selector`` (schema only); any other callable
+        selector is refused (module docstring).
 
     Notes
     -----
@@ -345,7 +451,9 @@ def fitted_dp_event(estimator):
     ------
     TypeError
         If a step learned from the data without a DP mechanism or cannot be verified to
-        be data-free (the message names the step), or the estimator is not fitted.
+        be data-free, or a ColumnTransformer selects columns with a callable that cannot
+        be verified to read the schema only (the message names the step), or the
+        estimator is not fitted.
     ValueError
         If two steps drew their noise from one stream, so that their events do not
         compose as independent: the same integer ``random_state`` at a common release
@@ -430,6 +538,9 @@ def walk_events(estimator, path="", input_released=False, behind=None, planned=F
         return events, recorded, released
     if _is_pipeline(estimator):
         return _walk_sequence(estimator.steps, path, input_released, behind, planned)
+    refused = unverified_selectors(estimator)
+    if refused:
+        raise selector_refusal(path, *refused[0])
     parts = _named_parts(estimator)
     if parts is not None:
         events, recorded, released = [], False, input_released
@@ -795,9 +906,10 @@ def fitted_privacy_guaranteed(estimator):
     """Whether every DP step of a fitted estimator/pipeline ran on public bounds only.
 
     ``False`` as soon as one step has ``privacy_guaranteed_ = False`` (a bound was read
-    from the data), a step learned from the data without DP, or a step without an event
+    from the data), a step learned from the data without DP, a step without an event
     cannot be verified to be data-free (a ``FunctionTransformer``: its function sees the
-    whole batch).
+    whole batch), or a ``ColumnTransformer`` selects columns with a callable that cannot
+    be verified to read the schema only (:func:`is_schema_selector`).
 
     Parameters
     ----------
@@ -808,7 +920,8 @@ def fitted_privacy_guaranteed(estimator):
     -------
     guaranteed : bool
         True iff every step either carries ``dp_event_`` with ``privacy_guaranteed_`` True
-        or is verified data-free (see :func:`fitted_dp_event`).
+        or is verified data-free, and every column selector is verified (see
+        :func:`fitted_dp_event`).
 
     Examples
     --------
@@ -817,6 +930,8 @@ def fitted_privacy_guaranteed(estimator):
     >>> fitted_privacy_guaranteed(StandardScaler().fit([[0.0], [1.0]]))
     False
     """
+    if next(_unverified_selectors_in_tree(estimator), None) is not None:
+        return False
     for step in _steps(estimator):
         if getattr(step, "dp_event_", None) is not None:
             if not getattr(step, "privacy_guaranteed_", False):

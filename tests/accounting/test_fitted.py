@@ -124,6 +124,10 @@ def _data_free_cases():
                 SplineTransformer(),
                 KBinsDiscretizer(), OneHotEncoder(handle_unknown="ignore"), StandardScaler(),
                 MyNormalizer()]
+    # drop set: scikit-learn warns at transform on a row holding an unknown value
+    not_free += [OneHotEncoder(categories=[[0, 1]], handle_unknown=unknown, drop=drop)
+                 for unknown in ("ignore", "infrequent_if_exist")
+                 for drop in ("first", "if_binary", [1])]
     return [(s, True) for s in free] + [(s, False) for s in not_free]
 
 
@@ -156,6 +160,103 @@ def test_passthrough_blocks_stay_data_free(data):
     with pytest.raises(TypeError, match="sparse_threshold"):
         fitted_dp_event(default.fit(*data))
 
+
+
+@pytest.mark.parametrize("drop", [None, "first", "if_binary", [1]])
+def test_a_dropping_one_hot_encoder_warns_on_one_row(drop):
+    """Why the data-free list wants drop=None (audit finding F5): with public categories
+    and unknown values ignored, scikit-learn's OneHotEncoder warns "Found unknown
+    categories" at transform exactly when drop is set and a row holds an unknown value --
+    an event of the neighbour with that row only, which no noise covers."""
+    import warnings
+
+    from sklearn.preprocessing import OneHotEncoder
+    from skdp.accounting._fitted import _is_data_free
+
+    encoder = OneHotEncoder(categories=[[0, 1]], handle_unknown="ignore", drop=drop)
+    encoder.fit(np.array([[0], [1]]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        encoder.transform(np.array([[0], [1], [7]]))
+    assert (len(caught) > 0) is (drop is not None)
+    assert _is_data_free(encoder) is (drop is None)
+    X = np.repeat([[0], [1]], 50, axis=0)
+    pipe = make_pipeline(encoder, DPLogisticRegression(classes=[0, 1], data_norm=2.0,
+                                                       random_state=0)).fit(X, X[:, 0])
+    assert fitted_privacy_guaranteed(pipe) is (drop is None)
+    if drop is not None:
+        with pytest.raises(TypeError, match=r"'onehotencoder' \(OneHotEncoder\) .*drop=None"):
+            fitted_dp_event(pipe)
+
+
+# ---------------------------- column selectors: only the schema ones are verified
+
+
+class _ReadsRows:
+    def __call__(self, df):
+        return ["a"] if (df["a"] > 10).any() else ["b"]
+
+
+def _row_reading_selectors():
+    from sklearn.compose import make_column_selector
+
+    class Subclass(_ReadsRows, make_column_selector):
+        pass
+
+    return [lambda df: ["a"] if (df["a"] > 10).any() else ["b"], _ReadsRows(),
+            Subclass(dtype_include="number")]
+
+
+def _routing_pipeline(selector, last, in_drop_block=False):
+    """The audit's pipeline (F1): the column the DP scaler receives follows row n-1."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import ColumnTransformer
+
+    from skdp.preprocessing import DPStandardScaler
+
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0, 1, 400), rng.uniform(0, 1, 400)
+    a[-1] = last
+    X = pd.DataFrame({"a": a, "b": b})
+    scaler = DPStandardScaler(feature_bounds=(0.0, 1.0), random_state=1)
+    blocks = [("num", scaler, selector)]
+    if in_drop_block:
+        # the dropped block's columns decide what the remainder receives
+        blocks = [("gone", "drop", selector)]
+    ct = ColumnTransformer(blocks, remainder=scaler if in_drop_block else "drop",
+                           sparse_threshold=0)
+    pipe = make_pipeline(ct, DPLogisticRegression(classes=[0, 1], data_norm=1.0,
+                                                  random_state=2))
+    return pipe.fit(X, (a > 0.5).astype(int))
+
+
+@pytest.mark.parametrize("in_drop_block", [False, True])
+@pytest.mark.parametrize("index", [0, 1, 2], ids=["lambda", "callable", "subclass"])
+def test_a_selector_that_can_read_rows_voids_the_guarantee(index, in_drop_block):
+    """Audit finding (F1): the accounting walked a fitted ColumnTransformer's blocks but
+    never its selectors, so a callable of the rows routed column "a" or "b" to the DP
+    step (a function of one row, no noise: epsilon = inf) and fitted_dp_event composed
+    the steps' events with privacy guaranteed.  Now, as for a FunctionTransformer with a
+    func: fitted_dp_event raises and fitted_privacy_guaranteed is False."""
+    for last in (0.5, 100.0):
+        pipe = _routing_pipeline(_row_reading_selectors()[index], last, in_drop_block)
+        assert not fitted_privacy_guaranteed(pipe)
+        with pytest.raises(TypeError, match="step 'columntransformer' .*selects the "
+                                            "columns of block '(num|gone)' with"):
+            fitted_dp_event(pipe)
+
+
+def test_the_exact_column_selector_is_verified():
+    """make_column_selector itself reads names and dtypes only: accepted, and the
+    routing is the same on both neighbours."""
+    from sklearn.compose import make_column_selector
+
+    pipes = [_routing_pipeline(make_column_selector(pattern="^a$"), last)
+             for last in (0.5, 100.0)]
+    for pipe in pipes:
+        assert fitted_privacy_guaranteed(pipe)
+        assert get_epsilon(fitted_dp_event(pipe), 1e-6) < 2.0
+    assert [p[0].transformers_[0][2] for p in pipes] == [["a"], ["a"]]
 
 # ------------------------------- equal seeds: one stream only at one release site
 

@@ -375,3 +375,43 @@ def test_a_plain_pipeline_whose_thresholds_exceed_delta_is_refused_clearly():
     with pytest.raises(BudgetExceededError, match="delta"):
         search.fit(df, y)
     assert not hasattr(search, "best_index_") and not hasattr(encoder, "categories_")
+
+
+def _row_reading_selector(seen):
+    """The audit's selector (F1): column "a" if some value of "a" exceeds 10, else "b";
+    ``seen`` records whether a frame it was called with held a private row (the
+    placeholders hold zeros)."""
+    def select(df):
+        seen.append(bool((df["a"] != 0).any()))
+        return ["a"] if (df["a"] > 10).any() else ["b"]
+    return select
+
+
+@pytest.mark.parametrize("procedure", ["search", "cross_validate"])
+def test_a_selector_that_can_read_rows_is_refused_before_any_fit(procedure):
+    """Audit finding (F1): DPGridSearchCV over a scikit-learn Pipeline whose
+    ColumnTransformer routed a column with a function of the rows accepted it and
+    returned privacy_guaranteed_=True (the routing followed one row, no noise).  The
+    search's probe reads the placeholder fit with fitted_dp_event, which now refuses an
+    unverified selector: the function never sees a private row, nothing is fitted."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    from skdp.preprocessing import DPStandardScaler
+
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0, 1, 3000), rng.uniform(0, 1, 3000)
+    a[-1] = 100.0
+    X, y = pd.DataFrame({"a": a, "b": b}), (a > 0.5).astype(int)
+    seen = []
+    scaler = DPStandardScaler(feature_bounds=(0.0, 1.0))
+    pipe = Pipeline([("ct", ColumnTransformer([("num", scaler, _row_reading_selector(seen))],
+                                              sparse_threshold=0)),
+                     ("model", DPLogisticRegression(classes=[0, 1], data_norm=1.0))])
+    with pytest.raises(TypeError, match="selects the columns of block 'num' with"):
+        if procedure == "search":
+            DPGridSearchCV(pipe, {"model__alpha": [0.01, 0.1]}, epsilon=2.0,
+                           random_state=0).fit(X, y)
+        else:
+            dp_cross_validate(pipe, X, y, epsilon=2.0, cv=2, random_state=0)
+    assert seen and not any(seen)
