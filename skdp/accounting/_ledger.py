@@ -1409,7 +1409,7 @@ def _check_coverage(est, where):
     from sklearn.model_selection._search import BaseSearchCV
     from sklearn.pipeline import FeatureUnion, Pipeline
 
-    from ._fitted import _is_data_free
+    from ._fitted import _is_data_free, selector_refusal, unverified_selectors
 
     if _is_data_free(est) or (isinstance(est, str) and est == "drop"):
         return
@@ -1427,6 +1427,11 @@ def _check_coverage(est, where):
             _check_coverage(trans, f"{where}[{name}]")
         return
     if hasattr(est, "transformers") and hasattr(est, "remainder"):  # ColumnTransformer
+        # a selector that can read the rows routes one row's information to a DP step
+        # without noise: the ledger cannot account it
+        found = unverified_selectors(est)
+        if found:
+            raise selector_refusal(where, *found[0])
         for name, trans, _ in list(est.transformers) + [("remainder", est.remainder, None)]:
             _check_coverage(trans, f"{where}[{name}]")
         return

@@ -455,6 +455,26 @@ def test_attach_refuses_non_private_step():
             led.attach(PolynomialFeatures())
 
 
+def test_attach_refuses_a_column_selector_that_can_read_rows():
+    """A ColumnTransformer whose block is chosen by a lambda (called on the private table)
+    routes one row's information to the DP step without noise: attach charged the DP
+    step's release and said nothing (audit; failed before).  The exact
+    make_column_selector reads the schema only and is accepted."""
+    from sklearn.compose import ColumnTransformer, make_column_selector
+
+    model = DPLogisticRegression(classes=[0, 1], data_norm=2.0)
+    with PrivacyLedger() as led:
+        routed = make_pipeline(ColumnTransformer([("pick", "passthrough",
+                                                   lambda X: [0])]), model)
+        with pytest.raises(TypeError, match="block 'pick'"):
+            led.attach(routed)
+        assert routed[-1].privacy_ledger is None
+        schema = make_pipeline(ColumnTransformer([("pick", "passthrough",
+                                                   make_column_selector(pattern="a"))]),
+                               model)
+        assert led.attach(schema)[-1].privacy_ledger is led
+
+
 def test_invalid_budget_and_ledger_parameter(data):
     with pytest.raises(ValueError):
         PrivacyLedger(epsilon=-1.0)
