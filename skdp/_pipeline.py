@@ -103,8 +103,9 @@ class PrivatePipeline(Pipeline):
         As for ``Pipeline``.  Every step must be a DP transformer of
         :mod:`skdp.preprocessing`, a verifiably data-free step (``"passthrough"``, a
         stateless row-wise transformer, public category lists), a ``Pipeline``,
-        ``ColumnTransformer`` or ``FeatureUnion`` of those, or -- last -- an skdp estimator.
-        Anything else is refused before anything is fitted.
+        ``ColumnTransformer`` or ``FeatureUnion`` of those (these classes themselves: a
+        subclass can read the whole table between its steps), or -- last -- an skdp
+        estimator.  Anything else is refused before anything is fitted.
     epsilon : float, default=1.0
         Total budget of a fit.
     delta : float or None, default=None

@@ -11,7 +11,9 @@ from the public schema (column names and dtypes), ``n`` and the parameters alone
   skdp estimator), which are **data-free** (``"data-free"``: verified by
   :func:`skdp.accounting._fitted.data_free_reason`; ``"public"``: a DP transformer given
   public categories, which releases nothing), and **refuses** any other step with a
-  ``TypeError`` that names it -- before anything is fitted;
+  ``TypeError`` that names it -- before anything is fitted; the containers are walked
+  only as the exact classes skdp verifies (a subclass can read the whole table between
+  its steps: refused first, :func:`skdp.accounting._fitted.unverified_containers`);
 * **each release's share**: the DP transformers get public shares of the Gaussian-DP
   budget ``mu^2`` (:func:`skdp.linear_model._auto.pipeline_budget_split`); the thresholds
   of private category discoveries share a public part of ``delta``
@@ -432,18 +434,23 @@ def make_plan(pipeline, X, n_samples, epsilon, delta, *, lazy=False):
     schema and ``n_samples`` rows (module docstring).  Reads no row of ``X``: only its
     column names and dtypes (through the column selectors) and its width.
 
-    Raises TypeError for a step that would learn without DP, BudgetExceededError when the
-    budget cannot cover the plan; both before anything is fitted.
+    Raises TypeError for a step that would learn without DP or a container that is a
+    subclass skdp does not verify (refused before any walk of the tree:
+    :func:`skdp.accounting._fitted.unverified_containers`), BudgetExceededError when the
+    budget cannot cover the plan; all before anything is fitted.
 
     ``lazy``: ``X`` is the schema (an empty pandas frame) of a Dask DataFrame; the fits on
     placeholder rows run on a lazy placeholder of ``n_samples`` rows
     (:func:`skdp._dask_pipeline.placeholder`), never held on the client.
     """
     from .accounting import compose, gaussian_epsilon
-    from .accounting._fitted import refuse_density_formats
+    from .accounting._fitted import refuse_density_formats, refuse_unverified_containers
     from .linear_model._auto import PIPELINE_THRESHOLD_DELTA_SHARE, pipeline_budget_split
     from .preprocessing._common import gdp_mu
 
+    # first: every walk below (walk, schema_input_widths, analytic_prefix, the placeholder
+    # fits) takes a Pipeline, ColumnTransformer or FeatureUnion as a verified container
+    refuse_unverified_containers(pipeline)
     X = planned_input(X)
     leaves = list(walk(pipeline, "", X, True))
     kinds = []

@@ -751,6 +751,107 @@ def test_the_exact_column_selector_still_routes_by_dtype():
     assert fitted == [["a", "b"], ["a", "b"]]
 
 
+# ------------------------------------ containers: exact classes only, never a subclass
+
+
+def _container_table(n=400):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.uniform(0.1, 0.9, n), "b": rng.uniform(0.1, 0.9, n)})
+    return X, (X["a"] > 0.5).astype(int).to_numpy()
+
+
+def _container_step(kind, subclassed):
+    """``(path of the container, its class name, the base it derives from, the step)``:
+    a DP scaler inside a container of ``kind``, the reading subclass of
+    :mod:`tests._subclassed_containers` or the exact class."""
+    from sklearn.pipeline import FeatureUnion
+
+    from skdp.preprocessing import DPStandardScaler
+    from skdp.preprocessing._csr_assembly import SparseColumnTransformer
+    from tests import _subclassed_containers as sub
+
+    def scaler():
+        return DPStandardScaler(feature_bounds=(0.0, 1.0))
+
+    classes = {"ColumnTransformer": (sub.BatchMeanColumns, ColumnTransformer),
+               "SparseColumnTransformer": (sub.SparseBatchMeanColumns,
+                                           SparseColumnTransformer),
+               "Pipeline": (sub.RecordingPipeline, Pipeline),
+               "FeatureUnion": (sub.RecordingUnion, FeatureUnion)}
+    if kind == "nested":
+        cls = classes["ColumnTransformer"][0 if subclassed else 1]
+        inner = cls([("num", scaler(), ["a", "b"])], sparse_threshold=0)
+        return ("outer__ct", cls.__name__, "ColumnTransformer",
+                ("outer", Pipeline([("ct", inner)])))
+    cls = classes[kind][0 if subclassed else 1]
+    if kind.endswith("ColumnTransformer"):
+        step = cls([("num", scaler(), ["a", "b"])], sparse_threshold=0)
+    else:
+        step = cls([("scale", scaler())])
+    return "step", cls.__name__, kind, ("step", step)
+
+
+def _container_pipeline(step, cls=PrivatePipeline):
+    return cls([step, ("model", DPLogisticRegression(classes=[0, 1], data_norm=2.0,
+                                                     random_state=0))],
+               epsilon=1.0, random_state=0)
+
+
+@pytest.mark.parametrize("kind", ["ColumnTransformer", "SparseColumnTransformer",
+                                  "Pipeline", "FeatureUnion", "nested"])
+def test_a_subclassed_container_is_refused_before_any_row(monkeypatch, kind):
+    """Audit finding: the plan recognised Pipeline, ColumnTransformer and FeatureUnion by
+    isinstance, so a user subclass whose fit_transform reads the whole table (here: it
+    records the batch, the ColumnTransformer adds a column of the batch mean to every
+    row) was walked as a verified container: its DP steps were planned and fitted, and
+    privacy_guaranteed_ was True although one replaced row changed every row the model
+    received, with no noise.  Now only the exact classes are walked; a subclass is
+    refused by plan and fit with its path and class, before any row is read and before
+    any noise is drawn."""
+    from tests import _subclassed_containers as sub
+    from tests._noise_keys import record_keys
+
+    X, y = _container_table()
+    path, name, base, step = _container_step(kind, subclassed=True)
+    pipe = _container_pipeline(step)
+    sub.clear_seen()
+    keys = record_keys(monkeypatch)
+    refused = rf"step '{path}' \({name}\) is a subclass of {base}, which skdp cannot verify"
+    with pytest.raises(TypeError, match=refused):
+        pipe.plan(X)
+    with pytest.raises(TypeError, match=refused):
+        pipe.fit(X, y)
+    assert keys == [] and not any(cls.seen for cls in sub.ALL)
+    assert not hasattr(pipe, "privacy_plan_")
+
+
+def test_a_subclassed_private_pipeline_is_refused_by_its_plan():
+    """A subclass of PrivatePipeline (here its transform reads the batch) is not the
+    class skdp verifies either: its plan refuses it, naming the class."""
+    from tests import _subclassed_containers as sub
+
+    X, y = _container_table()
+    pipe = _container_pipeline(_container_step("ColumnTransformer", False)[3],
+                               cls=sub.RecordingPrivatePipeline)
+    refused = "RecordingPrivatePipeline is a subclass of PrivatePipeline"
+    with pytest.raises(TypeError, match=refused):
+        pipe.plan(X)
+    with pytest.raises(TypeError, match=refused):
+        pipe.fit(X, y)
+
+
+@pytest.mark.parametrize("kind", ["ColumnTransformer", "SparseColumnTransformer",
+                                  "Pipeline", "FeatureUnion", "nested"])
+def test_the_exact_containers_are_still_planned(kind):
+    """The exact classes skdp verifies are walked as before: the DP scaler releases on
+    its share and the fit is private."""
+    X, y = _container_table()
+    path, _, _, step = _container_step(kind, subclassed=False)
+    pipe = _container_pipeline(step)
+    assert [s.role for s in pipe.plan(X).steps] == ["release", "model"]
+    assert pipe.fit(X, y).privacy_guaranteed_ and pipe.epsilon_ <= 1.0
+
+
 # ------------------------------------- scikit-learn's OneHotEncoder: no drop, no warning
 
 

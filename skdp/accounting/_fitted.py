@@ -25,6 +25,13 @@ accepted only when skdp can verify that it reads the schema alone (names, dtypes
 scikit-learn's ``make_column_selector`` itself, not a subclass
 (:func:`is_schema_selector`); any other makes :func:`fitted_dp_event` raise and
 :func:`fitted_privacy_guaranteed` return False.
+
+The containers themselves -- ``Pipeline``, ``ColumnTransformer``, ``FeatureUnion`` -- are
+walked as composition only when skdp verifies their class exactly
+(:func:`unverified_containers`): a subclass can override ``fit``, ``fit_transform``,
+``transform`` or ``_iter`` and read the whole private table between its DP steps (add a
+column of the batch mean, pick columns from the values), so it is refused like any other
+unverified step.
 """
 
 import sys
@@ -66,6 +73,31 @@ _SCHEMA_SELECTORS = {
     ("skdp._pipeline", "_SchemaFromDtypes"):
         "the names a frame declares in attrs['skdp_schema'], else make_column_selector "
         "by dtype: column names, attrs and dtypes only",
+}
+
+
+# The containers skdp walks as composition, as (module, class): exact classes only (a
+# subclass can override ``fit``, ``fit_transform``, ``transform`` or ``_iter`` and read the
+# whole private table between its steps), with why each one reads the rows only through
+# its steps and hands every step's output on row by row.
+_VERIFIED_CONTAINERS = {
+    ("sklearn.pipeline", "Pipeline"):
+        "fits each step on the previous step's output, in order; reads no row itself",
+    ("sklearn.pipeline", "FeatureUnion"):
+        "fits every block on its own input and stacks the blocks' outputs row by row",
+    ("sklearn.compose", "ColumnTransformer"):
+        "fits every block on the columns its selector names (selectors verified by "
+        "is_schema_selector) and stacks the outputs row by row (the output format is "
+        "checked by density_decides_format)",
+    ("skdp._pipeline", "PrivatePipeline"):
+        "a Pipeline whose fit, fit_transform, fit_predict, transform, predict, score and "
+        "__getitem__ are skdp's: they execute the plan made before any row "
+        "(skdp._plan.make_plan), each step still reading the rows only through the "
+        "previous step's output; its other methods are Pipeline's",
+    ("skdp.preprocessing._csr_assembly", "SparseColumnTransformer"):
+        "a ColumnTransformer that overrides _hstack only: it stacks the blocks' outputs "
+        "row by row (scipy.sparse.hstack's matrix, bit for bit) and decides the format "
+        "from the blocks' types, never from a value",
 }
 
 
@@ -277,6 +309,93 @@ def selector_refusal(path, block, selector):
         "itself, not a subclass)")
 
 
+def _is_container(step):
+    """Whether ``step`` is an instance (a subclass included) of scikit-learn's
+    ``Pipeline``, ``FeatureUnion`` or ``ColumnTransformer``, the classes skdp's walks
+    recognise (looked up in ``sys.modules``: an instance exists only once imported)."""
+    pipeline = sys.modules.get("sklearn.pipeline")
+    compose = sys.modules.get("sklearn.compose")
+    bases = ((pipeline.Pipeline, pipeline.FeatureUnion) if pipeline is not None else ()) + \
+        ((compose.ColumnTransformer,) if compose is not None else ())
+    return bool(bases) and isinstance(step, bases)
+
+
+def is_verified_container(step):
+    """Whether ``step`` is an instance of exactly one of the classes of
+    ``_VERIFIED_CONTAINERS`` (reasons listed there), not of a subclass."""
+    return any(_is_exact(step, module, (name,)) for module, name in _VERIFIED_CONTAINERS)
+
+
+def _container_children(container):
+    """``(name, step)`` of everything a verified container fits or holds: a pipeline's
+    steps; a ``ColumnTransformer``'s blocks and ``remainder`` as given and, once fitted,
+    as fitted (``transformers_``); a ``FeatureUnion``'s blocks."""
+    if hasattr(container, "steps"):
+        return list(container.steps)
+    if hasattr(container, "transformer_list"):
+        return list(container.transformer_list)
+    children = [(name, trans) for name, trans, _ in container.transformers]
+    children.append(("remainder", container.remainder))
+    children += [(name, trans) for name, trans, _ in getattr(container, "transformers_", ())]
+    return children
+
+
+def unverified_containers(estimator, path=""):
+    """``(path, container)`` of every ``Pipeline``, ``ColumnTransformer`` or
+    ``FeatureUnion`` in the tree of ``estimator`` (itself included) whose class is a
+    subclass skdp does not verify (:func:`is_verified_container`), in walk order; only
+    the verified containers' children are visited.
+
+    Privacy argument: the accounting composes the events of a container's DP steps
+    because a verified container reads the rows only through its steps and hands each
+    step's output on row by row (``_VERIFIED_CONTAINERS``): replacing one row changes one
+    input row of each step, whose sensitivity then holds.  A subclass can override
+    ``fit``, ``fit_transform``, ``transform`` or ``_iter`` and read the whole private table
+    itself -- add a column of the batch mean to every row, choose which columns a DP
+    step receives from the values -- so a replaced row changes every row a later step
+    receives (or its columns) with no noise: a release with epsilon = inf that the steps'
+    events do not cover.  It is refused, as the leaf steps are (exact classes only,
+    ``_SKLEARN_DATA_FREE``: data-free means verified).  Reading the tree reads attributes
+    only, never a row, so every entry point can call this before it fits or walks
+    anything."""
+    if _is_container(estimator) and not is_verified_container(estimator):
+        yield path, estimator
+        return
+    if not _is_container(estimator):
+        return
+    for name, step in _container_children(estimator):
+        if not isinstance(step, str) and step is not None:
+            yield from unverified_containers(step, f"{path}__{name}" if path else name)
+
+
+def container_refusal(path, container):
+    """The TypeError for the unverified container ``container`` at ``path`` ("" for the
+    estimator itself) (:func:`unverified_containers`): it names the step, its class and
+    the class it derives from, never a value."""
+    kind = type(container).__name__
+    verified = [getattr(sys.modules.get(module), name, None)
+                for module, name in _VERIFIED_CONTAINERS]
+    base = next((cls.__name__ for cls in type(container).__mro__[1:] if cls in verified),
+                "a container")
+    where = f"step {path!r} ({kind})" if path else kind
+    return TypeError(
+        f"{where} is a subclass of {base}, which skdp cannot verify: a subclass can "
+        "override fit, fit_transform, transform or _iter and read the whole private table "
+        "between its steps (a statistic of all rows in every row, columns chosen from the "
+        "values) with no noise, which voids the guarantee of the whole pipeline. Use "
+        "sklearn.pipeline.Pipeline, FeatureUnion, sklearn.compose.ColumnTransformer or "
+        "skdp.PrivatePipeline themselves, and put a computation in a DP transformer or in "
+        "skdp.preprocessing.RowwiseFunctionTransformer (one row at a time)")
+
+
+def refuse_unverified_containers(estimator, path=""):
+    """Raise :func:`container_refusal` for the first unverified container in the tree of
+    ``estimator`` (:func:`unverified_containers`); called by every entry point that walks
+    a tree (the plan, :func:`fitted_dp_event`, a ledger's ``attach``) before it walks."""
+    for where, container in unverified_containers(estimator, path):
+        raise container_refusal(where, container)
+
+
 def _unverified_selectors_in_tree(estimator, path=""):
     """``(path, block, selector)`` of every unverified selector
     (:func:`unverified_selectors`) of the ColumnTransformers in the tree of ``estimator``
@@ -416,9 +535,12 @@ def fitted_dp_event(estimator):
         ``func`` is not: its function sees the whole batch (module docstring); without
         one it is the identity that stands for ``"passthrough"``.  ``ColumnTransformer`` and
         ``FeatureUnion`` are walked: their blocks read the same rows, so their events
-        compose sequentially.  A ``ColumnTransformer`` block selects its columns by name,
-        position, mask or ``make_column_selector`` (schema only); any other callable
-        selector is refused (module docstring).
+        compose sequentially.  A container is walked only as exactly ``Pipeline``,
+        ``ColumnTransformer``, ``FeatureUnion``, :class:`~skdp.PrivatePipeline` or skdp's
+        own ``SparseColumnTransformer``: a subclass can read the whole table between its
+        steps and is refused (:func:`unverified_containers`).  A ``ColumnTransformer``
+        block selects its columns by name, position, mask or ``make_column_selector``
+        (schema only); any other callable selector is refused (module docstring).
 
     Notes
     -----
@@ -451,9 +573,9 @@ def fitted_dp_event(estimator):
     ------
     TypeError
         If a step learned from the data without a DP mechanism or cannot be verified to
-        be data-free, or a ColumnTransformer selects columns with a callable that cannot
-        be verified to read the schema only (the message names the step), or the
-        estimator is not fitted.
+        be data-free, a container is a subclass skdp does not verify, or a
+        ColumnTransformer selects columns with a callable that cannot be verified to read
+        the schema only (the message names the step), or the estimator is not fitted.
     ValueError
         If two steps drew their noise from one stream, so that their events do not
         compose as independent: the same integer ``random_state`` at a common release
@@ -487,6 +609,7 @@ def fitted_dp_event(estimator):
     >>> pipe[-1].epsilon_, get_epsilon(fitted_dp_event(pipe), delta=1e-6) >= 1.0
     (1.0, True)
     """
+    refuse_unverified_containers(estimator)   # before any walk reaches a subclass
     _check_distinct_seeds(estimator)
     events, recorded, _ = walk_events(estimator)
     if not recorded:
@@ -527,6 +650,9 @@ def walk_events(estimator, path="", input_released=False, behind=None, planned=F
     from ._released_width import (behind_released_width, released_width_event, sets_width,
                                   step_pair)
 
+    if not path:
+        # the root of a walk: no subclass of a container is walked as one
+        refuse_unverified_containers(estimator)
     planned = planned or _is_private_pipeline(estimator)
     if _is_pipeline(estimator) and path and _is_private_pipeline(estimator):
         # nested in a pipeline: its plan read its input's width
@@ -908,8 +1034,10 @@ def fitted_privacy_guaranteed(estimator):
     ``False`` as soon as one step has ``privacy_guaranteed_ = False`` (a bound was read
     from the data), a step learned from the data without DP, a step without an event
     cannot be verified to be data-free (a ``FunctionTransformer``: its function sees the
-    whole batch), or a ``ColumnTransformer`` selects columns with a callable that cannot
-    be verified to read the schema only (:func:`is_schema_selector`).
+    whole batch), a ``Pipeline``, ``ColumnTransformer`` or ``FeatureUnion`` is a subclass
+    skdp does not verify (:func:`unverified_containers`: it can read the whole table), or
+    a ``ColumnTransformer`` selects columns with a callable that cannot be verified to
+    read the schema only (:func:`is_schema_selector`).
 
     Parameters
     ----------
@@ -920,8 +1048,8 @@ def fitted_privacy_guaranteed(estimator):
     -------
     guaranteed : bool
         True iff every step either carries ``dp_event_`` with ``privacy_guaranteed_`` True
-        or is verified data-free, and every column selector is verified (see
-        :func:`fitted_dp_event`).
+        or is verified data-free, every container is one of the verified classes and every
+        column selector is verified (see :func:`fitted_dp_event`).
 
     Examples
     --------
@@ -930,6 +1058,8 @@ def fitted_privacy_guaranteed(estimator):
     >>> fitted_privacy_guaranteed(StandardScaler().fit([[0.0], [1.0]]))
     False
     """
+    if next(unverified_containers(estimator), None) is not None:
+        return False
     if next(_unverified_selectors_in_tree(estimator), None) is not None:
         return False
     for step in _steps(estimator):

@@ -1409,10 +1409,16 @@ def _check_coverage(est, where):
     from sklearn.model_selection._search import BaseSearchCV
     from sklearn.pipeline import FeatureUnion, Pipeline
 
-    from ._fitted import _is_data_free, selector_refusal, unverified_selectors
+    from ._fitted import (_is_data_free, container_refusal, selector_refusal,
+                          unverified_containers, unverified_selectors)
 
     if _is_data_free(est) or (isinstance(est, str) and est == "drop"):
         return
+    # a subclass of a container can read the whole table between its DP steps: refused
+    # wherever it is in the tree (inside a PrivatePipeline too), before anything is walked
+    for path, container in unverified_containers(est):
+        inner = "".join(f"[{name}]" for name in path.split("__")) if path else ""
+        raise container_refusal(where + inner, container)
     if _charges_its_whole_plan(est):
         # before the Pipeline branch (a PrivatePipeline is one): its own plan refuses,
         # before any row, every step that learns without DP, and charges the ledger the

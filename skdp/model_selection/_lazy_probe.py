@@ -73,9 +73,11 @@ def lazy_pipeline_probe(pipeline, X, n_rows):
     anything is fitted on the private rows."""
     from sklearn.base import clone
 
-    from ..accounting._fitted import _is_data_free, _refusal, composed_events
+    from ..accounting._fitted import (_is_data_free, _refusal, composed_events,
+                                      refuse_unverified_containers)
     from ..accounting._released_width import released_width_event
 
+    refuse_unverified_containers(pipeline)   # before anything walks or fits it
     _refuse_private_pipelines(pipeline)
     path, last = _final_step(pipeline)
     has_model = _plans_its_event(last)

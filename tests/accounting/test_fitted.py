@@ -258,6 +258,79 @@ def test_the_exact_column_selector_is_verified():
         assert get_epsilon(fitted_dp_event(pipe), 1e-6) < 2.0
     assert [p[0].transformers_[0][2] for p in pipes] == [["a"], ["a"]]
 
+# ------------------------------- containers: only the exact classes are walked
+
+
+def _container_fit(subclassed, where):
+    """A plain scikit-learn pipeline of a DP scaler in a container and a DP model, fitted
+    on 400 rows; ``where`` the container: a ColumnTransformer ("ct"), a FeatureUnion
+    ("union"), the Pipeline itself ("pipeline"), a Pipeline in a ColumnTransformer block
+    ("block").  ``subclassed``: the reading subclasses of
+    :mod:`tests._subclassed_containers` instead of the exact classes."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    from skdp.preprocessing import DPStandardScaler
+    from tests import _subclassed_containers as sub
+
+    ct = sub.BatchMeanColumns if subclassed else ColumnTransformer
+    union = sub.RecordingUnion if subclassed else FeatureUnion
+    pipeline = sub.RecordingPipeline if subclassed else Pipeline
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.uniform(0.1, 0.9, 400), "b": rng.uniform(0.1, 0.9, 400)})
+    y = (X["a"] > 0.5).astype(int)
+    scaler = DPStandardScaler(feature_bounds=(0.0, 1.0), random_state=1)
+    model = DPLogisticRegression(classes=[0, 1], data_norm=2.0, random_state=2)
+    if where == "ct":
+        pipe = Pipeline([("ct", ct([("num", scaler, ["a", "b"])], sparse_threshold=0)),
+                         ("model", model)])
+    elif where == "union":
+        pipe = Pipeline([("union", union([("scale", scaler)])), ("model", model)])
+    elif where == "pipeline":
+        pipe = pipeline([("scale", scaler), ("model", model)])
+    else:
+        block = pipeline([("scale", scaler)])
+        pipe = Pipeline([("ct", ColumnTransformer([("num", block, ["a", "b"])],
+                                                  sparse_threshold=0)), ("model", model)])
+    return pipe.fit(X, y)
+
+
+_REFUSED_CONTAINERS = {
+    "ct": r"step 'ct' \(BatchMeanColumns\) is a subclass of ColumnTransformer",
+    "union": r"step 'union' \(RecordingUnion\) is a subclass of FeatureUnion",
+    "pipeline": r"^RecordingPipeline is a subclass of Pipeline",
+    "block": r"step 'ct__num' \(RecordingPipeline\) is a subclass of Pipeline",
+}
+
+
+@pytest.mark.parametrize("where", sorted(_REFUSED_CONTAINERS))
+def test_a_subclassed_container_voids_the_guarantee(where):
+    """Audit finding: the accounting of a plain pipeline walked any instance of
+    Pipeline, ColumnTransformer or FeatureUnion as a verified container, so a subclass
+    whose fit read the whole table (here: records the batch; the ColumnTransformer adds
+    a column of the batch mean to every row) had its DP steps' events composed and
+    fitted_privacy_guaranteed True.  Now, as for the leaf steps, only the exact classes
+    are verified: fitted_dp_event raises, naming the step and its class, and
+    fitted_privacy_guaranteed is False."""
+    pipe = _container_fit(True, where)
+    assert not fitted_privacy_guaranteed(pipe)
+    with pytest.raises(TypeError, match=_REFUSED_CONTAINERS[where]):
+        fitted_dp_event(pipe)
+
+
+@pytest.mark.parametrize("where", sorted(_REFUSED_CONTAINERS))
+def test_the_exact_containers_are_walked(where):
+    """The exact classes are walked as before: both DP steps' events compose."""
+    from skdp.accounting._fitted import released_steps
+
+    pipe = _container_fit(False, where)
+    assert fitted_privacy_guaranteed(pipe)
+    released = released_steps(pipe)
+    assert [type(s).__name__ for s in released] == ["DPStandardScaler",
+                                                   "DPLogisticRegression"]
+    assert fitted_dp_event(pipe) == compose(*(s.dp_event_ for s in released))
+
 # ------------------------------- equal seeds: one stream only at one release site
 
 

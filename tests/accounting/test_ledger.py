@@ -475,6 +475,39 @@ def test_attach_refuses_a_column_selector_that_can_read_rows():
         assert led.attach(schema)[-1].privacy_ledger is led
 
 
+def test_attach_refuses_a_subclassed_container():
+    """A ColumnTransformer subclass whose fit_transform reads the whole table (a column of
+    the batch mean in every row) voids the guarantee of the DP steps after it: attach
+    charged their releases and said nothing -- in a plain Pipeline, and in a
+    PrivatePipeline, whose steps it did not walk (audit; failed before).  The exact
+    ColumnTransformer is accepted."""
+    from sklearn.compose import ColumnTransformer
+
+    from skdp import PrivatePipeline
+    from tests._subclassed_containers import BatchMeanColumns
+
+    def pipe(ct, cls=None):
+        steps = [("ct", ct([("num", DPStandardScaler(feature_bounds=(0.0, 1.0)), [0])])),
+                 ("model", DPLogisticRegression(classes=[0, 1], data_norm=2.0))]
+        return PrivatePipeline(steps, epsilon=1.0) if cls else make_pipeline(
+            *[s for _, s in steps])
+
+    with PrivacyLedger() as led:
+        plain = pipe(BatchMeanColumns)
+        with pytest.raises(TypeError, match=r"step 'Pipeline\[batchmeancolumns\]' "
+                                            r"\(BatchMeanColumns\) is a subclass of "
+                                            "ColumnTransformer"):
+            led.attach(plain)
+        assert plain[-1].privacy_ledger is None and plain[0].transformers[0][1] \
+            .privacy_ledger is None
+        private = pipe(BatchMeanColumns, PrivatePipeline)
+        with pytest.raises(TypeError, match=r"PrivatePipeline\[ct\]' \(BatchMeanColumns\)"):
+            led.attach(private)
+        assert private.privacy_ledger is None
+        assert led.attach(pipe(ColumnTransformer))[-1].privacy_ledger is led
+        assert led.attach(pipe(ColumnTransformer, PrivatePipeline)).privacy_ledger is led
+
+
 def test_invalid_budget_and_ledger_parameter(data):
     with pytest.raises(ValueError):
         PrivacyLedger(epsilon=-1.0)

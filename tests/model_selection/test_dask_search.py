@@ -525,3 +525,27 @@ def test_an_overflowing_validation_row_is_scored_silently_on_the_workers():
         assert warnings.filters == filters
     assert np.isfinite(search.best_score_)
     assert np.all(np.isfinite(res["test_score"]))
+
+
+def test_a_subclassed_pipeline_on_dask_is_refused_before_any_fit():
+    """Audit finding: the lazy probe of a scikit-learn Pipeline on a Dask collection took
+    any subclass of Pipeline (its fit, transform or _iter may read the whole table) for
+    the verified container, planned it and fitted it on the private partitions.  It is
+    refused now before anything is fitted (placeholder or private): the container check
+    comes first, naming the class."""
+    from skdp.model_selection import _lazy_probe
+    from tests._subclassed_containers import RecordingPipeline
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("the pipeline was fitted")
+
+    df, y = _numeric_table()
+    frame, labels = _frames(df, y, x_parts=2, y_parts=2)
+    pipe = RecordingPipeline(_sklearn_pipe().steps)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_lazy_probe, "_fit_lazily", no_fit)
+        with pytest.raises(TypeError, match="RecordingPipeline is a subclass of Pipeline"):
+            DPGridSearchCV(pipe, SKLEARN_GRID, epsilon=1.0, cv=2,
+                           random_state=0).fit(frame, labels)
+        with pytest.raises(TypeError, match="RecordingPipeline is a subclass of Pipeline"):
+            dp_cross_validate(pipe, frame, labels, epsilon=1.0, cv=2, random_state=0)

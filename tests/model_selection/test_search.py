@@ -656,3 +656,49 @@ def test_an_overflowing_validation_row_is_scored_silently():
             scoring=mae, n_iter=2, epsilon=1.0, cv=3, random_state=0).fit(X, y_reg)
     for search in (grid, randomized):
         assert np.isfinite(search.best_score_)
+
+
+def _reading_container_pipelines():
+    """A DP scaler in a ColumnTransformer subclass whose fit_transform reads the whole
+    table (tests._subclassed_containers.BatchMeanColumns: records the batch, adds a column
+    of its mean), then a DP model: in a plain Pipeline and in a PrivatePipeline."""
+    from skdp import PrivatePipeline
+    from skdp.preprocessing import DPStandardScaler
+    from tests._subclassed_containers import BatchMeanColumns
+
+    def steps():
+        return [("ct", BatchMeanColumns([("num", DPStandardScaler(
+            feature_bounds=(-1.0, 1.0)), [0, 1])], sparse_threshold=0)),
+                ("model", DPLogisticRegression(classes=[0, 1], data_norm=2.0))]
+
+    return {"Pipeline": make_pipeline(*[s for _, s in steps()]),
+            "PrivatePipeline": PrivatePipeline(steps(), epsilon=1.0,
+                                               model_plan="fixed")}
+
+
+@pytest.mark.parametrize("kind", ["Pipeline", "PrivatePipeline"])
+def test_a_subclassed_container_is_refused_before_any_private_fit(data, kind):
+    """Audit finding: a search read its candidates' events from trial fits on public
+    placeholder rows with fitted_dp_event (a plain Pipeline) or the plan (a
+    PrivatePipeline), which walked a ColumnTransformer subclass as a verified container:
+    the search then fitted it on the private rows -- where it read the whole table -- and
+    reported its DP steps' composition.  Both now refuse the subclass before any private
+    fit: no batch it recorded holds a private value, and nothing was charged."""
+    from skdp.accounting import PrivacyLedger
+    from tests._subclassed_containers import clear_seen, saw_private_rows
+
+    X, y = data
+    estimator = _reading_container_pipelines()[kind]
+    grid = {"model__alpha" if kind == "PrivatePipeline" else "dplogisticregression__alpha":
+            [0.1, 1.0]}
+    clear_seen()
+    with PrivacyLedger() as ledger:
+        search = DPGridSearchCV(estimator, grid, epsilon=1.0, random_state=0,
+                                privacy_ledger=ledger)
+        with pytest.raises(TypeError, match=r"'(batchmeancolumns|ct)' \(BatchMeanColumns\) "
+                                            "is a subclass of ColumnTransformer"):
+            search.fit(X, y)
+        assert len(ledger) == 0
+    assert not saw_private_rows(X)
+    assert not hasattr(search, "best_estimator_")
+

@@ -312,3 +312,24 @@ def test_the_cross_validation_ledger_parameter_is_validated(data):
     with pytest.raises(InvalidParameterError, match="privacy_ledger"):
         dp_cross_validate(DPLogisticRegression(classes=[0, 1], data_norm=2.0), *data,
                           privacy_ledger="a ledger")
+
+
+@pytest.mark.parametrize("kind", ["Pipeline", "PrivatePipeline"])
+def test_a_subclassed_container_is_refused_before_any_fold_is_fitted(data, kind):
+    """Audit finding: dp_cross_validate read the folds' events from trial fits on public
+    placeholder rows (fitted_dp_event, or a PrivatePipeline's plan), which walked a
+    ColumnTransformer subclass that reads the whole table as a verified container, and
+    then fitted it on every private fold.  It is refused before the first fold's fit now:
+    no batch it recorded holds a private value."""
+    from tests._subclassed_containers import clear_seen, saw_private_rows
+
+    from .test_search import _reading_container_pipelines
+
+    X, y = data
+    clear_seen()
+    with pytest.raises(TypeError, match=r"'(batchmeancolumns|ct)' \(BatchMeanColumns\) "
+                                        "is a subclass of ColumnTransformer"):
+        dp_cross_validate(_reading_container_pipelines()[kind], X, y, epsilon=1.0, cv=3,
+                          random_state=0)
+    assert not saw_private_rows(X)
+
