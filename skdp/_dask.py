@@ -17,6 +17,8 @@ than collecting the data on the client.
 
 import numpy as np
 
+from ._mechanisms._quiet import silent_floating_point_task
+
 __all__ = ["is_dask_collection", "as_dask_array", "check_dask_array", "dask_design",
            "map_rows", "block_tasks", "keep_rows", "rebuilt_per_pass", "DASK_SOLVERS",
            "MULTINOMIAL_DASK"]
@@ -59,6 +61,7 @@ def as_dask_array(X):
     return X.astype(np.float64), names
 
 
+@silent_floating_point_task
 def _float_block(block):
     """An object block (a frame's mixed or nullable columns: ``Int64``, ``Float64``,
     ``boolean``) as float64, a missing value (``pd.NA``, ``None``) as NaN -- what the

@@ -37,6 +37,16 @@ kept as compact rows instead (:func:`rebuilt_basis`: 70 bytes a row against 220 
 Adult-shaped table) and expanded inside each task that reads a partition, so a worker
 holds the basis of one partition at a time.
 
+What the workers report
+-----------------------
+A task that computes on private rows on a worker -- a step's transform of a partition
+(:func:`lazy_transform`, :meth:`Partitions.map`), the compact basis
+(:func:`rebuilt_basis`), a partition's float conversion (:func:`_float_values`) -- enters
+:func:`~skdp._mechanisms._quiet.silent_floating_point` itself
+(:func:`~skdp._mechanisms._quiet.silent_floating_point_task`): numpy's error state is a
+context variable, which a ``dask.distributed`` worker does not inherit from the fit, and
+a data-free step's overflow on one row would otherwise be reported there.
+
 Public quantities
 -----------------
 As in memory, the schema (column names and dtypes: the frame's ``_meta``) and the number
@@ -52,6 +62,7 @@ import contextlib
 import numpy as np
 
 from ._dask import is_dask_collection
+from ._mechanisms._quiet import silent_floating_point_task
 
 __all__ = ["FrameRows", "Partitions", "fit_tree", "inspect_frame", "is_dask_frame",
            "lazy_method", "lazy_score", "lazy_transform", "placeholder", "rebuilt_basis"]
@@ -105,9 +116,11 @@ class Partitions:
                           self.schema[list(names)], self.lengths)
 
     def map(self, func, schema):
+        """``func`` (a fitted step's ``transform``) on every partition, on its worker."""
         import dask
 
-        return Partitions([dask.delayed(func)(p) for p in self.parts], schema, self.lengths)
+        return Partitions([dask.delayed(_apply_to_partition)(func, p) for p in self.parts],
+                          schema, self.lengths)
 
     def to_frame(self):
         """A Dask DataFrame of these partitions (for a DP transformer's Dask path)."""
@@ -134,6 +147,12 @@ def _select(frame, names):
     return frame[names]
 
 
+@silent_floating_point_task
+def _apply_to_partition(func, frame):
+    return func(frame)
+
+
+@silent_floating_point_task
 def _float_values(frame):
     return np.asarray(frame.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
 
@@ -367,6 +386,7 @@ def _dense(out):
     return np.ascontiguousarray(out, dtype=np.float64)
 
 
+@silent_floating_point_task
 def _transform_block(step, block, sparse=False):
     out = step.transform(block)
     if sparse:
@@ -403,10 +423,12 @@ def lazy_transform(step, X, rows, keep_frames=False, sparse=False):
                         dtype=np.float64)
 
 
+@silent_floating_point_task
 def _encode_block(recipe, part):
     return recipe.encode(part)
 
 
+@silent_floating_point_task
 def _expand_block(recipe, rows):
     return recipe.expand(rows)
 
