@@ -61,6 +61,29 @@ def as_dask_array(X):
     return X.astype(np.float64), names
 
 
+#: the error of a float conversion of private values that failed: the column kind only
+NOT_A_NUMBER = ("X holds an entry that is not a number in a column of object or string "
+                "dtype (the value is private and not shown): encode it (a categorical "
+                "column belongs in a DP one-hot encoder) or convert it before the fit")
+
+
+def float64_or_refuse(convert, message=NOT_A_NUMBER):
+    """``convert()``, a float64 conversion of private values on a worker, or
+    ``ValueError(message)`` when it fails.
+
+    numpy's and pandas' conversion errors quote the entry that failed (``could not convert
+    string to float: '<a value>'``): one row's private value, in a message that travels
+    to the client, its logs and tracebacks.  ``message`` names the public schema at most
+    (the in-memory fit's :func:`skdp._raw_input.raw_table_message`), and the conversion
+    error is neither chained nor kept as the context (raised outside the handler), so no
+    traceback shows it."""
+    try:
+        return convert()
+    except (TypeError, ValueError):
+        pass
+    raise ValueError(message) from None
+
+
 @silent_floating_point_task
 def _float_block(block):
     """An object block (a frame's mixed or nullable columns: ``Int64``, ``Float64``,
@@ -68,14 +91,8 @@ def _float_block(block):
     in-memory validation makes of it (a value, not an error, whichever row holds it)."""
     import pandas as pd
 
-    try:
-        return np.where(pd.isna(block), np.nan, block).astype(np.float64)
-    except (TypeError, ValueError):
-        # numpy's message quotes the entry (a private value): the column kind only
-        raise ValueError(
-            "X holds an entry that is not a number in a column of object or string dtype "
-            "(the value is private and not shown): encode it (a categorical column "
-            "belongs in a DP one-hot encoder) or convert it before the fit") from None
+    return float64_or_refuse(
+        lambda: np.where(pd.isna(block), np.nan, block).astype(np.float64))
 
 
 def check_dask_array(X):

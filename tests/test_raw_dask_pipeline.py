@@ -454,3 +454,64 @@ def test_a_data_free_step_overflowing_on_one_row_reports_nothing_on_distributed_
                                 *frames(), epsilon=1.0, cv=2, random_state=0)
         assert res["privacy_guaranteed"]
 
+
+@pytest.mark.parametrize("step", ["spline", "scaler"])
+def test_a_non_number_in_a_numeric_steps_column_is_not_quoted(step):
+    """An object column routed to a numeric DP transformer, one cell a string that is not
+    a number.  The worker's conversion (``DataFrame.to_numpy(dtype=float64)``) raised
+    "could not convert string to float: 'SECRET-VALUE-42'" -- a private cell in the
+    message (audit dask2 F2, failed before).  The Dask fit now raises the in-memory fit's
+    error, which names the column kind only, with no chained conversion error."""
+    from skdp.preprocessing import DPSplineTransformer, DPStandardScaler
+
+    rng = np.random.default_rng(0)
+    column = pd.Series(rng.uniform(-1, 1, 300), dtype=object)
+    column.iloc[-1] = "SECRET-VALUE-42"
+    df = pd.DataFrame({"a": column})
+    y = pd.Series((rng.uniform(size=300) > 0.5).astype(int))
+
+    def pipe():
+        leaf = (DPSplineTransformer(feature_bounds=[(-2, 2)]) if step == "spline" else
+                DPStandardScaler(feature_bounds=(-2, 2)))
+        return PrivatePipeline([("ct", ColumnTransformer([("num", leaf, ["a"])])),
+                                ("model", DPLogisticRegression(classes=[0, 1],
+                                                               data_norm=3.0))],
+                               epsilon=1.0, random_state=0)
+
+    with pytest.raises(ValueError) as in_memory:
+        pipe().fit(df, y)
+    with pytest.raises(ValueError) as on_dask:
+        pipe().fit(dd.from_pandas(df, npartitions=3), dd.from_pandas(y, npartitions=3))
+    assert str(on_dask.value) == str(in_memory.value)
+    assert "SECRET" not in str(on_dask.value) and "convert" not in str(on_dask.value)
+    assert on_dask.value.__cause__ is None and on_dask.value.__context__ is None
+
+
+def test_a_read_csv_block_that_fails_to_convert_is_not_quoted(tmp_path):
+    """A CSV whose numeric column holds one non-number in a later block: dask's read_csv
+    raised its "Mismatched dtypes" error inside the fit's first pass, and its text quoted
+    the private entry ('SECRET-ROW-2500'; audit dask2 F2, failed before).  The fit now
+    refuses with a message that names no value -- the column whose block parsed as
+    another dtype, from dask's table -- and says to give read_csv the dtypes, nothing
+    chained, before any reservation (the ledger stays empty)."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    df = pd.DataFrame({"age": rng.normal(40, 10, n).round(3).astype(object),
+                       "y": rng.integers(0, 2, n)})
+    df.loc[2500, "age"] = "SECRET-ROW-2500"
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    ddf = dd.read_csv(path, blocksize=10_000)
+    assert ddf.npartitions > 1
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    pipe = make_private_pipeline(DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 random_state=0)
+    pipe.set_params(privacy_ledger=ledger)
+    with pytest.raises(ValueError, match=r"read_csv\(.*dtype=") as refused:
+        pipe.fit(ddf[["age"]], ddf["y"])
+    assert "SECRET" not in str(refused.value) and "convert" not in str(refused.value)
+    assert "column 'age' parsed as str where the frame declares float64" in str(
+        refused.value)
+    assert refused.value.__cause__ is None and refused.value.__context__ is None
+    assert len(ledger) == 0
+
