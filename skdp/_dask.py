@@ -15,13 +15,16 @@ accept Dask input (``DASK_SOLVERS``).  Other solvers refuse it with a clear erro
 than collecting the data on the client.
 """
 
+import contextlib
+import threading
+
 import numpy as np
 
 from ._mechanisms._quiet import silent_floating_point_task
 
 __all__ = ["is_dask_collection", "as_dask_array", "check_dask_array", "dask_design",
            "map_rows", "block_tasks", "keep_rows", "rebuilt_per_pass", "DASK_SOLVERS",
-           "MULTINOMIAL_DASK"]
+           "MULTINOMIAL_DASK", "without_low_level_fusion"]
 
 #: solvers that fit a Dask collection without collecting it (the others refuse it)
 DASK_SOLVERS = ("objective_perturbation", "output_perturbation", "phased", "dpsgd",
@@ -256,3 +259,42 @@ def dask_design(estimator, X, y, encode, labels=None):
     elif hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
     return DaskDesign(X, y.map_blocks(encode, dtype=np.float64))
+
+
+_fusion_lock = threading.Lock()
+_fusion_users = 0
+_fusion_setting = None
+
+
+@contextlib.contextmanager
+def without_low_level_fusion():
+    """Dask's low-level task fusion (``optimization.fuse.active``) switched off while any
+    thread is inside; the user's setting back once the last thread leaves.
+
+    dask 2026.8's fusion of array graphs drops the tasks of a ``dd.from_delayed`` frame's
+    partitions when they are read back through ``to_delayed`` into a Dask array -- what a
+    private pipeline's fit and the searches' fold fits do -- and the compute fails with
+    "Missing dependency ('fromdelayed-...', k)" (the failure family of dask issue #12127),
+    after the fit's reservation.  Fusion only merges chains of tasks into one: it changes
+    no value, so neither does switching it off.
+
+    The switch is dask's process-wide configuration, which ``dask.config.set`` saves and
+    restores per block: two fits entering and leaving interleaved (threads, a threading
+    joblib backend) would restore each other's saved value -- fusion back on under a fit
+    still running, or left off for good.  So the first thread to enter switches it off and
+    the last to leave restores the setting, once (a lock and a count)."""
+    import dask
+
+    global _fusion_users, _fusion_setting
+    with _fusion_lock:
+        if _fusion_users == 0:
+            _fusion_setting = dask.config.set({"optimization.fuse.active": False})
+        _fusion_users += 1
+    try:
+        yield
+    finally:
+        with _fusion_lock:
+            _fusion_users -= 1
+            if _fusion_users == 0:
+                setting, _fusion_setting = _fusion_setting, None
+                setting.__exit__(None, None, None)

@@ -580,15 +580,24 @@ def lazy_score(pipeline, X, y):
     """The final estimator's default score of ``pipeline`` on Dask ``X`` and ``y``
     (accuracy for a classifier, R^2 for a regressor), from sums over the partitions:
     :func:`inspect_frame` counts the rows of both (their partitions need not match: ``y``
-    is aligned by position), the predictions are made per partition on the workers."""
+    is aligned by position), the predictions are made per partition on the workers,
+    without dask's low-level fusion (:func:`skdp._dask.without_low_level_fusion`: it fails
+    on a ``dd.from_delayed`` frame)."""
+    from ._dask import without_low_level_fusion
+
+    if not is_dask_collection(y):
+        raise TypeError("score on a Dask DataFrame needs y as a Dask Series (or array)")
+    with without_low_level_fusion():
+        return _score_partitions(pipeline, X, y)
+
+
+def _score_partitions(pipeline, X, y):
     import dask
     import dask.array as da
     from sklearn.base import is_classifier
 
     from ._dask_predict import score_of
 
-    if not is_dask_collection(y):
-        raise TypeError("score on a Dask DataFrame needs y as a Dask Series (or array)")
     rows = inspect_frame(X, y)
     target = rows.y if hasattr(rows.y, "chunks") else y
     pred = da.concatenate([

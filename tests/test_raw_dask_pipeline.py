@@ -515,3 +515,28 @@ def test_a_read_csv_block_that_fails_to_convert_is_not_quoted(tmp_path):
     assert refused.value.__cause__ is None and refused.value.__context__ is None
     assert len(ledger) == 0
 
+
+def test_a_from_delayed_frame_fits_without_persisting():
+    """dask 2026.8's low-level fusion drops a ``dd.from_delayed`` frame's partitions when
+    they are read back into a Dask array: the fit failed with "Missing dependency" after
+    its reservation, so a ledger was charged for every attempt (audit dask2 F5, failed
+    before).  The fit now switches that fusion off while it runs (as the private
+    searches' fold fits do): it releases what the pandas fit releases, the ledger records
+    one entry, and dask's configuration is the user's again afterwards."""
+    df, y = _table(3000, seed=7)
+    cuts = (0, 1000, 2000, 3000)
+    frame = dd.from_delayed([dask.delayed(df.iloc[a:b]) for a, b in zip(cuts, cuts[1:])],
+                            meta=df.iloc[:0], verify_meta=False)
+    labels = dd.from_delayed([dask.delayed(y.iloc[a:b]) for a, b in zip(cuts, cuts[1:])],
+                             meta=y.iloc[:0], verify_meta=False)
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    before = dask.config.get("optimization.fuse.active", None)
+    lazy = _pipe()
+    lazy.set_params(privacy_ledger=ledger)
+    lazy.fit(frame, labels)
+    assert len(ledger) == 1
+    assert dask.config.get("optimization.fuse.active", None) == before
+    mem = _pipe().fit(df, y)
+    _assert_same_release(mem, lazy)
+    # score computes its predictions inside skdp, with the same switch
+    assert lazy.score(frame, labels) == pytest.approx(mem.score(df, y), abs=1 / 3000)
