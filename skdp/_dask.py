@@ -15,11 +15,16 @@ accept Dask input (``DASK_SOLVERS``).  Other solvers refuse it with a clear erro
 than collecting the data on the client.
 """
 
+import contextlib
+import threading
+
 import numpy as np
+
+from ._mechanisms._quiet import silent_floating_point_task
 
 __all__ = ["is_dask_collection", "as_dask_array", "check_dask_array", "dask_design",
            "map_rows", "block_tasks", "keep_rows", "rebuilt_per_pass", "DASK_SOLVERS",
-           "MULTINOMIAL_DASK"]
+           "MULTINOMIAL_DASK", "without_low_level_fusion"]
 
 #: solvers that fit a Dask collection without collecting it (the others refuse it)
 DASK_SOLVERS = ("objective_perturbation", "output_perturbation", "phased", "dpsgd",
@@ -59,20 +64,38 @@ def as_dask_array(X):
     return X.astype(np.float64), names
 
 
+#: the error of a float conversion of private values that failed: the column kind only
+NOT_A_NUMBER = ("X holds an entry that is not a number in a column of object or string "
+                "dtype (the value is private and not shown): encode it (a categorical "
+                "column belongs in a DP one-hot encoder) or convert it before the fit")
+
+
+def float64_or_refuse(convert, message=NOT_A_NUMBER):
+    """``convert()``, a float64 conversion of private values on a worker, or
+    ``ValueError(message)`` when it fails.
+
+    numpy's and pandas' conversion errors quote the entry that failed (``could not convert
+    string to float: '<a value>'``): one row's private value, in a message that travels
+    to the client, its logs and tracebacks.  ``message`` names the public schema at most
+    (the in-memory fit's :func:`skdp._raw_input.raw_table_message`), and the conversion
+    error is neither chained nor kept as the context (raised outside the handler), so no
+    traceback shows it."""
+    try:
+        return convert()
+    except (TypeError, ValueError):
+        pass
+    raise ValueError(message) from None
+
+
+@silent_floating_point_task
 def _float_block(block):
     """An object block (a frame's mixed or nullable columns: ``Int64``, ``Float64``,
     ``boolean``) as float64, a missing value (``pd.NA``, ``None``) as NaN -- what the
     in-memory validation makes of it (a value, not an error, whichever row holds it)."""
     import pandas as pd
 
-    try:
-        return np.where(pd.isna(block), np.nan, block).astype(np.float64)
-    except (TypeError, ValueError):
-        # numpy's message quotes the entry (a private value): the column kind only
-        raise ValueError(
-            "X holds an entry that is not a number in a column of object or string dtype "
-            "(the value is private and not shown): encode it (a categorical column "
-            "belongs in a DP one-hot encoder) or convert it before the fit") from None
+    return float64_or_refuse(
+        lambda: np.where(pd.isna(block), np.nan, block).astype(np.float64))
 
 
 def check_dask_array(X):
@@ -236,3 +259,42 @@ def dask_design(estimator, X, y, encode, labels=None):
     elif hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
     return DaskDesign(X, y.map_blocks(encode, dtype=np.float64))
+
+
+_fusion_lock = threading.Lock()
+_fusion_users = 0
+_fusion_setting = None
+
+
+@contextlib.contextmanager
+def without_low_level_fusion():
+    """Dask's low-level task fusion (``optimization.fuse.active``) switched off while any
+    thread is inside; the user's setting back once the last thread leaves.
+
+    dask 2026.8's fusion of array graphs drops the tasks of a ``dd.from_delayed`` frame's
+    partitions when they are read back through ``to_delayed`` into a Dask array -- what a
+    private pipeline's fit and the searches' fold fits do -- and the compute fails with
+    "Missing dependency ('fromdelayed-...', k)" (the failure family of dask issue #12127),
+    after the fit's reservation.  Fusion only merges chains of tasks into one: it changes
+    no value, so neither does switching it off.
+
+    The switch is dask's process-wide configuration, which ``dask.config.set`` saves and
+    restores per block: two fits entering and leaving interleaved (threads, a threading
+    joblib backend) would restore each other's saved value -- fusion back on under a fit
+    still running, or left off for good.  So the first thread to enter switches it off and
+    the last to leave restores the setting, once (a lock and a count)."""
+    import dask
+
+    global _fusion_users, _fusion_setting
+    with _fusion_lock:
+        if _fusion_users == 0:
+            _fusion_setting = dask.config.set({"optimization.fuse.active": False})
+        _fusion_users += 1
+    try:
+        yield
+    finally:
+        with _fusion_lock:
+            _fusion_users -= 1
+            if _fusion_users == 0:
+                setting, _fusion_setting = _fusion_setting, None
+                setting.__exit__(None, None, None)

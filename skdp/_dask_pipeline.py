@@ -37,6 +37,19 @@ kept as compact rows instead (:func:`rebuilt_basis`: 70 bytes a row against 220 
 Adult-shaped table) and expanded inside each task that reads a partition, so a worker
 holds the basis of one partition at a time.
 
+What the workers report
+-----------------------
+A task that computes on private rows on a worker -- a step's transform of a partition
+(:func:`lazy_transform`, :meth:`Partitions.map`), the compact basis
+(:func:`rebuilt_basis`), a partition's float conversion (:func:`_float_values`) -- enters
+:func:`~skdp._mechanisms._quiet.silent_floating_point` itself
+(:func:`~skdp._mechanisms._quiet.silent_floating_point_task`): numpy's error state is a
+context variable, which a ``dask.distributed`` worker does not inherit from the fit, and
+a data-free step's overflow on one row would otherwise be reported there.  A cell that is
+not a number fails its conversion with the in-memory fit's error (the schema only), and
+an error raised while the first pass reads the rows names its type and the columns that
+parsed as another dtype only (:func:`_first_pass`): their own texts quote the entry.
+
 Public quantities
 -----------------
 As in memory, the schema (column names and dtypes: the frame's ``_meta``) and the number
@@ -52,6 +65,7 @@ import contextlib
 import numpy as np
 
 from ._dask import is_dask_collection
+from ._mechanisms._quiet import silent_floating_point_task
 
 __all__ = ["FrameRows", "Partitions", "fit_tree", "inspect_frame", "is_dask_frame",
            "lazy_method", "lazy_score", "lazy_transform", "placeholder", "rebuilt_basis"]
@@ -105,9 +119,11 @@ class Partitions:
                           self.schema[list(names)], self.lengths)
 
     def map(self, func, schema):
+        """``func`` (a fitted step's ``transform``) on every partition, on its worker."""
         import dask
 
-        return Partitions([dask.delayed(func)(p) for p in self.parts], schema, self.lengths)
+        return Partitions([dask.delayed(_apply_to_partition)(func, p) for p in self.parts],
+                          schema, self.lengths)
 
     def to_frame(self):
         """A Dask DataFrame of these partitions (for a DP transformer's Dask path)."""
@@ -115,15 +131,19 @@ class Partitions:
 
         return dd.from_delayed(list(self.parts), meta=self.schema, verify_meta=False)
 
-    def to_array(self):
-        """The float64 values as a Dask array with these row chunks (no pass)."""
+    def to_array(self, refusal=None):
+        """The float64 values as a Dask array with these row chunks (no pass); a value
+        that is not a number raises ``ValueError(refusal)`` on its worker
+        (:func:`_float_values`)."""
         import dask
         import dask.array as da
 
+        from ._dask import NOT_A_NUMBER
+
         width = len(self.columns)
         return da.concatenate([
-            da.from_delayed(dask.delayed(_float_values)(p), shape=(m, width),
-                            dtype=np.float64)
+            da.from_delayed(dask.delayed(_float_values)(p, refusal or NOT_A_NUMBER),
+                            shape=(m, width), dtype=np.float64)
             for p, m in zip(self.parts, self.lengths)], axis=0)
 
     def to_delayed(self):
@@ -134,8 +154,21 @@ def _select(frame, names):
     return frame[names]
 
 
-def _float_values(frame):
-    return np.asarray(frame.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+@silent_floating_point_task
+def _apply_to_partition(func, frame):
+    return func(frame)
+
+
+@silent_floating_point_task
+def _float_values(frame, refusal):
+    """A partition's values as float64 (a missing value as NaN), or ``ValueError(refusal)``
+    -- never pandas' conversion error, which quotes the private cell that is not a number
+    (:func:`skdp._dask.float64_or_refuse`)."""
+    from ._dask import float64_or_refuse
+
+    return float64_or_refuse(
+        lambda: np.asarray(frame.to_numpy(dtype=np.float64, na_value=np.nan),
+                           dtype=np.float64), refusal)
 
 
 def _partition_profile(frame):
@@ -167,7 +200,7 @@ def inspect_frame(X, y=None):
             y_parts = list(y.to_delayed())
             tasks += [dask.delayed(len)(p) for p in y_parts]
             y_lengths = len(y_parts)
-    out = dask.compute(*tasks)
+    out = _first_pass(tasks, schema)
     parts = out[:len(out) - (y_lengths or 0)]
     declared = tuple(str(t) for t in schema.dtypes)
     for k, (m, dtypes) in enumerate(parts):
@@ -195,6 +228,63 @@ def inspect_frame(X, y=None):
         if n_y != rows.n:
             raise ValueError(f"X has {rows.n} rows and y has {n_y}: they must match")
     return rows
+
+
+def _first_pass(tasks, schema):
+    """``dask.compute(*tasks)``: the first read of the partitions (their profiles and
+    ``y``'s lengths), whose reading errors name no value.
+
+    Reading a partition parses its rows, and a parse error's text quotes the entry that
+    failed: dask's ``read_csv`` raises "Mismatched dtypes found" when a later block holds
+    an entry that does not parse as the dtype inferred from the first block, and lists
+    the conversion's ``could not convert string to float: '<the entry>'``; pandas' and
+    pyarrow's parsers quote it likewise.  Which of the texts of a ``ValueError`` or
+    ``TypeError`` raised while rows are read quote one cannot be told from outside, so
+    each is replaced by :func:`_unreadable_partitions`, which names the exception's type
+    and, from dask's table of mismatched dtypes, the columns of ``schema`` whose block
+    parsed as another dtype -- what the dtype check below reports of a partition that was
+    read -- and nothing chained.  This pass comes before the plan: nothing is reserved or
+    released."""
+    import dask
+
+    try:
+        return dask.compute(*tasks)
+    except (TypeError, ValueError) as exc:
+        kind = type(exc).__name__
+        mismatched = _mismatched_dtypes(str(exc), schema)
+    raise ValueError(_unreadable_partitions(kind, mismatched)) from None
+
+
+def _mismatched_dtypes(text, schema):
+    """``[(column, found, declared)]`` from the table of dask's ``read_csv`` error "Mismatched
+    dtypes found" (``| column | found | expected |`` rows, before the section quoting the
+    conversion errors), for the columns of ``schema`` whose declared dtype is the expected
+    one; ``[]`` for any other text."""
+    if not text.startswith("Mismatched dtypes found"):
+        return []
+    declared = {str(c): str(t) for c, t in zip(schema.columns, schema.dtypes)}
+    table = text.split("The following columns also raised exceptions")[0]
+    rows = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) == 3 and declared.get(cells[0]) == cells[2]:
+            rows.append(tuple(cells))
+    return rows
+
+
+def _unreadable_partitions(kind, mismatched=()):
+    """The refusal of a frame whose partitions could not be read (a ``kind`` error;
+    ``mismatched``: the ``(column, found, declared)`` dtypes of dask's read_csv table)."""
+    where = "".join(f"; a block of column {c!r} parsed as {f} where the frame declares {d}"
+                    for c, f, d in mismatched)
+    return (f"reading the partitions of the Dask DataFrame failed with a {kind}{where} "
+            "(the error's message is not shown: a parse error quotes the entry that "
+            "failed, a private value). Usually dask.dataframe.read_csv inferred a column's "
+            "dtype from the first block and a later block holds an entry that does not "
+            "parse as it: give read_csv the dtype of every column (dd.read_csv(..., "
+            "dtype={...}); a column of strings as str, for a DP one-hot encoder), or cast "
+            "the columns before the fit. To see the error, compute the partitions outside "
+            "the private fit")
 
 
 def _vector_values(part):
@@ -342,11 +432,14 @@ def _leaf_input(step, X, rows):
     """What a releasing DP transformer's Dask fit takes: the frame for the encoder (it
     counts values per partition), else a float64 array with the known partition lengths
     (no second pass to count them)."""
+    from ._raw_input import raw_table_message
+
     if not isinstance(X, Partitions):
         return X
     if type(step).__name__ == "DPOneHotEncoder":
         return X.to_frame()
-    return X.to_array()
+    # a cell that is not a number: the in-memory fit's error, from the public schema
+    return X.to_array(raw_table_message(step, X.schema))
 
 
 def _assemble(step, X):
@@ -367,6 +460,7 @@ def _dense(out):
     return np.ascontiguousarray(out, dtype=np.float64)
 
 
+@silent_floating_point_task
 def _transform_block(step, block, sparse=False):
     out = step.transform(block)
     if sparse:
@@ -403,10 +497,12 @@ def lazy_transform(step, X, rows, keep_frames=False, sparse=False):
                         dtype=np.float64)
 
 
+@silent_floating_point_task
 def _encode_block(recipe, part):
     return recipe.encode(part)
 
 
+@silent_floating_point_task
 def _expand_block(recipe, rows):
     return recipe.expand(rows)
 
@@ -484,15 +580,24 @@ def lazy_score(pipeline, X, y):
     """The final estimator's default score of ``pipeline`` on Dask ``X`` and ``y``
     (accuracy for a classifier, R^2 for a regressor), from sums over the partitions:
     :func:`inspect_frame` counts the rows of both (their partitions need not match: ``y``
-    is aligned by position), the predictions are made per partition on the workers."""
+    is aligned by position), the predictions are made per partition on the workers,
+    without dask's low-level fusion (:func:`skdp._dask.without_low_level_fusion`: it fails
+    on a ``dd.from_delayed`` frame)."""
+    from ._dask import without_low_level_fusion
+
+    if not is_dask_collection(y):
+        raise TypeError("score on a Dask DataFrame needs y as a Dask Series (or array)")
+    with without_low_level_fusion():
+        return _score_partitions(pipeline, X, y)
+
+
+def _score_partitions(pipeline, X, y):
     import dask
     import dask.array as da
     from sklearn.base import is_classifier
 
     from ._dask_predict import score_of
 
-    if not is_dask_collection(y):
-        raise TypeError("score on a Dask DataFrame needs y as a Dask Series (or array)")
     rows = inspect_frame(X, y)
     target = rows.y if hasattr(rows.y, "chunks") else y
     pred = da.concatenate([

@@ -31,6 +31,7 @@ event, since the failure depends on what was released.  A total over the budget 
 impossible by construction -- raises instead of warning.
 """
 
+import contextlib
 import math
 
 import numpy as np
@@ -44,6 +45,17 @@ from .preprocessing._rowwise import as_pandas   # the converter owns it; re-expo
 
 __all__ = ["PrivatePipeline", "make_private_pipeline", "output_norm_bound"]
 
+
+
+def _dask_fit_graphs(rows):
+    """How the fit of a Dask DataFrame (``rows`` its :class:`~skdp._dask_pipeline.
+    FrameRows`, else None: in memory, nothing to do) computes its graphs: without dask's
+    low-level fusion (:func:`skdp._dask.without_low_level_fusion`)."""
+    if rows is None:
+        return contextlib.nullcontext()
+    from ._dask import without_low_level_fusion
+
+    return without_low_level_fusion()
 
 
 def output_norm_bound(step):
@@ -310,8 +322,10 @@ class PrivatePipeline(Pipeline):
         saved_params = self.get_params(deep=True)
         try:
             # numpy reports no floating-point error of any step (a data-free step's
-            # overflow on one row would tell its dataset apart: _mechanisms._quiet)
-            with joint_calibrations(), silent_floating_point():
+            # overflow on one row would tell its dataset apart: _mechanisms._quiet);
+            # a Dask frame's graphs are computed without dask's low-level fusion, which
+            # fails on a dd.from_delayed frame after the reservation (_dask)
+            with joint_calibrations(), silent_floating_point(), _dask_fit_graphs(rows):
                 self._execute(plan, X, y, rows)
         except BaseException:
             for obj, state in saved_state:

@@ -44,13 +44,14 @@ of free-threaded builds), each block has its own ``catch_warnings``.
 """
 
 import contextlib
+import functools
 import sys
 import threading
 import warnings
 
 import numpy as np
 
-__all__ = ["quiet_private_arithmetic", "silent_floating_point"]
+__all__ = ["quiet_private_arithmetic", "silent_floating_point", "silent_floating_point_task"]
 
 _filter_lock = threading.Lock()
 _filter_users = 0
@@ -89,8 +90,60 @@ def silent_floating_point():
     values; the Python warnings a fit issues on public grounds (``PrivacyLeakWarning``, a
     parameter's deprecation) are left alone, unlike :func:`quiet_private_arithmetic`.
     The state is local to the thread (and context): a step that runs on other threads
-    (Dask workers) keeps theirs."""
+    (Dask workers) keeps theirs, so the functions such a worker runs on private rows enter
+    it themselves (:func:`silent_floating_point_task`)."""
     return np.errstate(all="ignore")
+
+
+def silent_floating_point_task(task):
+    r"""Decorator: ``task`` runs under :func:`silent_floating_point` on whichever thread or
+    process calls it -- for the module-level functions that Dask workers run on private
+    rows during a private fit (a step's transform of a partition, its float conversion).
+
+    Why the fit's own context is not enough.  ``np.errstate`` is a context variable.
+    Dask's local threaded scheduler runs each task in a copy of the caller's context, so a
+    task computed inside :meth:`skdp.PrivatePipeline.fit` inherits its
+    ``errstate(all="ignore")``; a ``dask.distributed`` worker thread (also of a
+    ``LocalCluster(processes=False)``) and a worker process do not: they run the task under
+    their own state, numpy's default ``"warn"``.  A data-free step that overflows on one
+    row (``PolynomialFeatures`` squaring ``1e200``) then warns there -- on the dataset
+    ``D'`` holding that row and never on its neighbour ``D`` -- a ``RuntimeWarning`` in
+    the worker's log, an exception that fails the fit under
+    ``warnings.simplefilter("error")``: an event of probability 0 under ``D`` and up to 1
+    under ``D'``, for which no ``epsilon`` holds.
+
+    The guarantee restored.  Inside the decorated task numpy reports no floating-point
+    exception, wherever it runs: the fit's observable behaviour on the workers is its
+    in-memory behaviour, the release alone.  ``errstate`` changes how numpy *reports* an
+    exception, never the IEEE 754 result (an overflow is still ``+-inf``, ``inf - inf``
+    still ``NaN``), so every value the task returns -- and every bound proved on the
+    releases computed from them -- is unchanged.  Python warnings are left alone, as by
+    :func:`silent_floating_point`.
+
+    The wrapper keeps the function's module and qualified name (``functools.wraps``):
+    applied at the definition, it is what the module holds under that name, so pickle
+    sends it to a worker process by reference.
+
+    Examples
+    --------
+    >>> import threading, warnings
+    >>> @silent_floating_point_task
+    ... def square(a):
+    ...     return a * a
+    >>> out = []
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error")
+    ...     worker = threading.Thread(target=lambda: out.append(square(np.array([1e200]))))
+    ...     worker.start(); worker.join()
+    >>> out
+    [array([inf])]
+    """
+    @functools.wraps(task)
+    def silently(*args, **kwargs):
+        with silent_floating_point():
+            return task(*args, **kwargs)
+
+    return silently
 
 
 @contextlib.contextmanager

@@ -153,17 +153,12 @@ def _partition_score_sum(scorer, estimator, part, y_part, labels, s):
 
 
 def fit_fold(estimator, X_train, y_train):
-    """``estimator.fit`` on a training part of :meth:`DaskFolds.split`.
+    """``estimator.fit`` on a training part of :meth:`DaskFolds.split` (a
+    ``dd.from_delayed`` frame) with dask's low-level fusion off, which fails on such
+    frames (:func:`skdp._dask.without_low_level_fusion`; it changes no value)."""
+    from .._dask import without_low_level_fusion
 
-    dask's low-level fusion of array graphs (``optimization.fuse.active``) drops the tasks
-    of a ``dd.from_delayed`` frame's partitions when they are read back through
-    ``to_delayed`` into a Dask array -- what a pipeline's fit does -- and the compute then
-    fails with "Missing dependency" (dask 2026.8).  It is switched off for the fit: fusion
-    merges chains of tasks, it changes no value.  The switch is dask's global
-    configuration, so the callers run these fits one after another."""
-    import dask
-
-    with dask.config.set({"optimization.fuse.active": False}):
+    with without_low_level_fusion():
         return estimator.fit(X_train, y_train)
 
 
