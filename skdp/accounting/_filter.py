@@ -27,10 +27,13 @@ filter here fixes, when the ledger is created and from its budget alone,
   ``(0, delta)`` parts of events (:class:`~skdp.accounting.DeltaDpEvent`, the thresholds of
   private category discoveries), and the rest ``delta_rdp = delta - delta_reserve``,
 * the Rényi budget ``B`` (:func:`renyi_budget`): the largest ``B`` whose conversion at
-  ``alpha`` and ``delta_rdp`` is at most ``epsilon``,
+  ``alpha`` and ``delta_rdp`` is at most ``epsilon``, less a margin for rounding
+  (``1e-12 B`` and a bound on the float conversion's error), so that whatever is admitted
+  converts to at most ``epsilon`` in exact arithmetic,
 
 and admits a release only if, with it, the Rényi divergences at ``alpha`` sum to at most
-``B`` *and* the ``(0, delta)`` parts sum to at most ``delta_reserve``.
+``B`` *and* the ``(0, delta)`` parts sum to at most ``delta_reserve`` (each sum rounded
+once, ``math.fsum``).
 
 **Proof of the guarantee.**  For a pair of neighbours ``(D, D')`` write ``P`` and ``R`` for
 the laws of the whole transcript.  Each release ``i`` has (given the past, module
@@ -68,6 +71,12 @@ __all__ = ["RenyiFilter", "gaussian_optimal_order", "renyi_budget", "event_rdp_a
 MIN_ORDER = 1.02
 MAX_ORDER = 1e5
 
+#: Relative part of the margin :func:`renyi_budget` takes off the Rényi budget: it covers
+#: the rounding of the admission test (the correctly rounded sum of the divergences, and
+#: the margin's own subtraction: ``2u``, ``u = 2^-53``) with room to spare; the rounding
+#: of dp-accounting's conversion is taken off explicitly (:func:`conversion_rounding`).
+BUDGET_RTOL = 1e-12
+
 
 def _budget_formula(epsilon, delta, order):
     """dp-accounting's conversion ``epsilon = B + log(1 - 1/alpha) - log(delta alpha) /
@@ -82,15 +91,58 @@ def _conversion(order, rdp, delta):
     return float(compute_epsilon([order], [rdp], delta)[0])
 
 
+def conversion_rounding(order, rdp, delta):
+    r"""A bound on the rounding error of dp-accounting's float conversion
+    ``rdp + log1p(-1/alpha) - log(delta alpha)/(alpha - 1)`` (``compute_epsilon``).
+
+    With ``u = 2^-53`` and the library's ``log``/``log1p`` within one unit in the last place
+    (``2u`` relative): ``-1/alpha`` is rounded (relative ``u``, which ``log1p`` turns into
+    an absolute ``u/(alpha - 1)``), ``log1p`` adds ``2u |t_1|``; ``delta alpha`` is rounded
+    (absolute ``u`` after ``log``, ``u/(alpha - 1)`` after the division), ``log`` adds
+    ``2u |log(delta alpha)|`` and ``alpha - 1`` and the division ``2u |t_2|``; the two
+    additions add ``u`` of their results, at most ``u (|r| + |t_1|)`` and ``u (|r| + |t_1|
+    + |t_2|)``.  Every coefficient is at most ``5u``; the bound takes
+    ``2^-49 = 16u`` times ``|r| + |t_1| + |t_2| + 1/(alpha - 1)``, where
+    ``t_1 = log1p(-1/alpha)`` and ``t_2 = log(delta alpha)/(alpha - 1)``.
+
+    Examples
+    --------
+    >>> from skdp.accounting._filter import conversion_rounding
+    >>> conversion_rounding(23.26, 0.5335, 5e-7) < 1e-14
+    True
+    """
+    t_1 = abs(math.log1p(-1.0 / order))
+    t_2 = abs(math.log(delta * order) / (order - 1.0))
+    return 2.0 ** -49 * (abs(rdp) + t_1 + t_2 + 1.0 / (order - 1.0))
+
+
 def renyi_budget(epsilon, delta, order):
-    r"""The largest Rényi budget ``B`` at ``order`` whose conversion is ``(epsilon, delta)``.
+    r"""The Rényi budget ``B`` at ``order`` whose admitted divergences prove
+    ``(epsilon, delta)``, with a margin for rounding.
 
     dp-accounting converts ``(alpha, B)``-RDP into ``(epsilon, delta)``-DP with
     ``epsilon = B + log(1 - 1/alpha) - log(delta alpha) / (alpha - 1)``; solved for ``B``:
 
-    .. math:: B = \varepsilon - \log(1 - 1/\alpha) + \frac{\log(\delta\alpha)}{\alpha - 1},
+    .. math:: B_0 = \varepsilon - \log(1 - 1/\alpha) + \frac{\log(\delta\alpha)}{\alpha - 1},
 
-    then lowered by floating-point steps until the conversion is at most ``epsilon``.
+    then lowered by floating-point steps until the float conversion ``c~(B_0)`` is at most
+    ``epsilon``, and returned as
+
+    .. math:: B = B_0 - \rho B_0 - E, \qquad \rho = \mathrm{BUDGET\_RTOL} = 10^{-12},
+       \quad E = \mathrm{conversion\_rounding}(\alpha, B_0, \delta).
+
+    **Why the margin suffices.**  The filter admits divergences ``r_i`` when their sum
+    rounded to nearest (``math.fsum``), ``s``, is at most ``B``; so their exact sum is
+    ``S <= s (1 + u) <= B (1 + u)``, and ``B`` itself is within ``u`` of ``B_0 - rho B_0
+    - E``: ``S <= (B_0 (1 - rho) - E)(1 + 2.0001 u) <= B_0 - E`` as ``rho >= 2.0001 u``.
+    The exact conversion ``c(S) = S + t`` (``t`` the terms of the order and ``delta``)
+    satisfies ``c(B_0) <= c~(B_0) + E <= epsilon + E`` (:func:`conversion_rounding`), so
+    ``c(S) = c(B_0) - (B_0 - S) <= epsilon``: what is admitted proves ``(epsilon,
+    delta)`` in exact arithmetic, however many releases it sums (a float sum left to right
+    can lose ``(k - 1) u`` of ``k`` terms; the correctly rounded one loses ``u``).  (Where
+    ``B_0`` is below ``-log(1 - delta^2)``, dp-accounting proves the budget through the
+    KL divergence instead, ``epsilon = 0``, whose few units of rounding ``rho`` covers.)
+    The margin costs ``10^-12`` of the budget.
 
     Parameters
     ----------
@@ -112,7 +164,9 @@ def renyi_budget(epsilon, delta, order):
     budget = _budget_formula(epsilon, delta, order)
     while budget > 0.0 and _conversion(order, budget, delta) > epsilon:
         budget = math.nextafter(budget, 0.0)
-    return budget
+    if not budget > 0.0:
+        return budget
+    return budget - (BUDGET_RTOL * budget + conversion_rounding(order, budget, delta))
 
 
 def gaussian_optimal_order(epsilon, delta):
@@ -235,13 +289,11 @@ class RenyiFilter:
         return renyi_budget(self.epsilon, self.delta_rdp, self.order)
 
     def spent(self, event_texts):
-        """``(sum of Rényi divergences at the order, sum of (0, delta) parts)``."""
-        rdp, delta_sum = 0.0, 0.0
-        for text in event_texts:
-            r, d = event_rdp_at(text, self.order)
-            rdp += r
-            delta_sum += d
-        return rdp, delta_sum
+        """``(sum of Rényi divergences at the order, sum of (0, delta) parts)``, each the
+        exact sum of the floats rounded once (``math.fsum``: :func:`renyi_budget`'s
+        margin covers one rounding, whatever the number of releases)."""
+        parts = [event_rdp_at(text, self.order) for text in event_texts]
+        return (math.fsum(r for r, _ in parts), math.fsum(d for _, d in parts))
 
     def admits(self, event_texts):
         """Whether the interaction made of ``event_texts`` stays within the filter."""
