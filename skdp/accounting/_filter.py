@@ -33,7 +33,9 @@ filter here fixes, when the ledger is created and from its budget alone,
 
 and admits a release only if, with it, the Rényi divergences at ``alpha`` sum to at most
 ``B`` *and* the ``(0, delta)`` parts sum to at most ``delta_reserve`` (each sum rounded
-once, ``math.fsum``).
+once, ``math.fsum``).  A budget so small that no positive ``B`` is left at the largest
+order searched is refused when the ledger is created
+(:func:`smallest_filter_epsilon`: ``1.59e-4`` at ``delta = 1e-12``).
 
 **Proof of the guarantee.**  For a pair of neighbours ``(D, D')`` write ``P`` and ``R`` for
 the laws of the whole transcript.  Each release ``i`` has (given the past, module
@@ -64,10 +66,17 @@ from dataclasses import dataclass
 
 from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
 
-__all__ = ["RenyiFilter", "gaussian_optimal_order", "renyi_budget", "event_rdp_at"]
+__all__ = ["RenyiFilter", "gaussian_optimal_order", "renyi_budget", "event_rdp_at",
+           "smallest_filter_epsilon"]
 
-#: Orders are searched in ``[MIN_ORDER, MAX_ORDER]``: dp-accounting's conversion needs
-#: ``alpha > 1.01``; above ``1e5`` a Gaussian budget is never better.
+#: Orders are searched in ``[MIN_ORDER, MAX_ORDER]``.  dp-accounting's conversion needs
+#: ``alpha > 1.01``.  The cap is a cost, not an optimum: the Rényi divergence of a sampled
+#: event (DP-SGD's steps) at a fractional order costs time linear in the order
+#: (dp-accounting's series; measured 2 s per event at 3.5e4, 5.6 s at 1e5, 60 s at 1.2e6),
+#: and a small budget's Gaussian-optimal order grows as ``~1/epsilon`` (3.5e4 at
+#: ``(1e-3, 1e-12)``).  A budget whose optimum lies above the cap gets ``MAX_ORDER`` (it
+#: admits less than at its optimum); one left with no positive Rényi budget there is
+#: refused (:func:`smallest_filter_epsilon`).
 MIN_ORDER = 1.02
 MAX_ORDER = 1e5
 
@@ -167,6 +176,31 @@ def renyi_budget(epsilon, delta, order):
     if not budget > 0.0:
         return budget
     return budget - (BUDGET_RTOL * budget + conversion_rounding(order, budget, delta))
+
+
+def smallest_filter_epsilon(delta):
+    r"""The epsilon below which an adaptive ledger of budget ``(epsilon, delta)`` has no
+    positive Rényi budget: the conversion at ``MAX_ORDER`` of a zero divergence,
+    ``log(1 - 1/alpha) - log(delta_rdp alpha)/(alpha - 1)``, with ``delta_rdp`` the part of
+    ``delta`` the conversion uses (:meth:`RenyiFilter.for_budget`), rounded up to three
+    significant digits (0 when every epsilon works).  Public: ``delta`` only.
+
+    Examples
+    --------
+    >>> from skdp.accounting._filter import smallest_filter_epsilon
+    >>> smallest_filter_epsilon(1e-12), smallest_filter_epsilon(1e-6)
+    (0.000159, 2e-05)
+    """
+    from ..linear_model._auto import LEDGER_FILTER_DELTA_RESERVE_SHARE
+
+    delta_rdp = delta - LEDGER_FILTER_DELTA_RESERVE_SHARE * delta
+    order = MAX_ORDER
+    floor = math.log1p(-1.0 / order) - math.log(delta_rdp * order) / (order - 1.0)
+    if not floor > 0.0:
+        return 0.0
+    # the margins of renyi_budget move it by ~1e-12 relative: 3 digits rounded up
+    unit = 10.0 ** (math.floor(math.log10(floor)) - 2)
+    return float(f"{math.ceil(floor * (1.0 + 1e-9) / unit) * unit:.3g}")
 
 
 def gaussian_optimal_order(epsilon, delta):
@@ -271,12 +305,27 @@ class RenyiFilter:
     def for_budget(cls, epsilon, delta):
         """The filter skdp fixes for ``(epsilon, delta)``: the Gaussian-optimal order at
         ``delta - delta_reserve``, ``delta_reserve`` from
-        :data:`skdp.linear_model._auto.LEDGER_FILTER_DELTA_RESERVE_SHARE`."""
+        :data:`skdp.linear_model._auto.LEDGER_FILTER_DELTA_RESERVE_SHARE`.
+
+        Raises
+        ------
+        ValueError
+            When ``epsilon`` is at most :func:`smallest_filter_epsilon` of ``delta``: the
+            filter would have no positive Rényi budget and refuse every release."""
         from ..linear_model._auto import LEDGER_FILTER_DELTA_RESERVE_SHARE
 
         reserve = LEDGER_FILTER_DELTA_RESERVE_SHARE * delta
         order = gaussian_optimal_order(epsilon, delta - reserve)
-        return cls(float(epsilon), float(delta), order, float(reserve))
+        flt = cls(float(epsilon), float(delta), order, float(reserve))
+        if not flt.budget > 0.0:
+            # the order is capped (MAX_ORDER): a budget this small has no Rényi budget
+            raise ValueError(
+                f"an adaptive ledger at delta={delta:g} needs epsilon > "
+                f"{smallest_filter_epsilon(delta):g}, got epsilon={epsilon:g}: below that "
+                f"its Rényi filter, whose order is capped at {MAX_ORDER:g}, admits nothing "
+                "(skdp.accounting._filter.MAX_ORDER). Use a larger epsilon or delta, or "
+                "adaptive=False (exact composition, for fits fixed in advance)")
+        return flt
 
     @property
     def delta_rdp(self):

@@ -6,6 +6,7 @@ import math
 import multiprocessing
 import os
 import pickle
+import re
 import sqlite3
 
 import dp_accounting
@@ -154,6 +155,32 @@ def test_the_divergences_are_summed_exactly_rounded():
     texts = [event_to_json(_zcdp_pad(big))] + [event_to_json(_zcdp_pad(tiny))] * 10_000
     assert flt.admits(texts[:1])
     assert not flt.admits(texts)
+
+
+@pytest.mark.parametrize("epsilon", [1e-6, 1e-5, 1e-4])
+def test_a_budget_without_a_renyi_budget_is_refused_at_creation(epsilon):
+    """Audit: at delta = 1e-12 the order search stops at 1e5, where a budget below
+    ~1.6e-4 leaves a negative Rényi budget: the ledger was created and refused every
+    release, printing a negative budget.  Now it is refused, naming the smallest epsilon
+    that works at that delta."""
+    with pytest.raises(ValueError, match=r"delta=1e-12 needs epsilon > 0\.000159,") as info:
+        PrivacyLedger(epsilon=epsilon, delta=1e-12, adaptive=True)
+    assert not re.search(r"(?<![e\d])-\d", str(info.value))   # no negative budget shown
+    with pytest.raises(ValueError, match="needs epsilon >"):
+        RenyiFilter.for_budget(epsilon, 1e-12)
+
+
+def test_the_smallest_epsilon_named_works():
+    from skdp.accounting._filter import MAX_ORDER, smallest_filter_epsilon
+
+    smallest = smallest_filter_epsilon(1e-12)
+    assert 1.5e-4 < smallest < 1.6e-4
+    with PrivacyLedger(epsilon=1.01 * smallest, delta=1e-12, adaptive=True) as led:
+        flt = led.renyi_filter
+        assert flt.order == MAX_ORDER and 0.0 < flt.budget
+        assert _exact_conversion(flt.order, flt.budget, flt.delta_rdp) <= 1.01 * smallest
+    with pytest.raises(ValueError, match="needs epsilon >"):
+        PrivacyLedger(epsilon=0.99 * smallest, delta=1e-12, adaptive=True)
 
 
 # ----------------------------------------------------------------------------------------
