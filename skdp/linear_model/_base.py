@@ -476,6 +476,8 @@ def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outp
     raises that error instead).  ``n_features`` defaults to the fitted ``n_features_in_``,
     ``loss`` to the estimator's public one.
     Everything goes through :func:`skdp.linear_model._auto.resolve_fit_plan`, as the fit.
+    A fit that releases its own bounds reserves and commits this event loosened
+    (:func:`released_bounds_reservation`): its ``dp_event_`` runs at the released bound.
     """
     from ..accounting import _lazy_dp_accounting as dp_accounting
 
@@ -508,9 +510,12 @@ def _planned_released_bounds_event(estimator, n_samples, n_features):
     standalone, ``y_bound="auto"``; the targets' mean of a ``target_range``): the bounds'
     count trees under ``sqrt(AUTO_BOUND_SHARE)`` of the fit's ``mu`` and the mean under
     ``sqrt(TARGET_CENTRE_SHARE)`` (:func:`_released_events`), then the model at the largest
-    epsilon that composes with them -- what :meth:`BaseDPLinear._run_solver_released_bounds`
-    does, from public quantities (the released values do not enter the events, which are
-    in noise units)."""
+    epsilon that composes with them, at the placeholder bounds -- what
+    :meth:`BaseDPLinear._run_solver_released_bounds` does, from public quantities (the
+    released values do not enter the events, which are in noise units; the model's event
+    at the released bound differs from this one by rounding, and the fit reserves and
+    commits it loosened, :func:`released_bounds_reservation`).  The model is planned as
+    it runs, without a ledger of its own."""
     from ..accounting import compose
     from ._nested_share import released_bounds_model_epsilon
 
@@ -526,6 +531,7 @@ def _planned_released_bounds_event(estimator, n_samples, n_features):
             refuse_released_bound(estimator, n_samples, n_features, eps, delta,
                                   "data_norm='auto'")
         events, inner = _released_events(estimator, names, int(n_samples), eps, delta)
+        inner.set_params(privacy_ledger=None)
         inner.set_params(epsilon=released_bounds_model_epsilon(
             estimator, inner, events, n_samples, n_features, eps, delta))
         model_event = planned_dp_event(inner, n_samples, n_features)
@@ -536,6 +542,27 @@ def _planned_released_bounds_event(estimator, n_samples, n_features):
             return None
         raise
     return None if model_event is None else compose(*events, model_event)
+
+
+def released_bounds_reservation(planned_event):
+    r"""The event a released-bounds fit reserves before it reads a row and commits: its
+    planned event (:func:`_planned_released_bounds_event`: the releases before the model,
+    then the model at the placeholder bounds) loosened by the public
+    ``RELEASED_BOUNDS_EVENT_RTOL`` (:func:`skdp.accounting._events.loosened`).
+
+    **Why it bounds the fit.**  The model runs at the released bound ``R``; its event is
+    a function of public quantities and ``R`` (never of the rows), and the rules scale with
+    ``R`` so that this function is constant in exact arithmetic (a model whose event reads
+    ``R`` is refused before any release).  In floating point it moves by rounding: at most
+    ``1e-15`` relative, measured over every solver of the three estimators and data scales
+    ``1e-6`` to ``1e6``; a zeroth-order fit may change its number of steps with a released
+    ``y_bound`` at one total Gaussian ``mu``.  The loosened event dominates every such
+    event (:func:`~skdp.accounting._events.dominated_by`), which the fit checks before it
+    commits (:meth:`BaseDPLinear._commit_reservation`)."""
+    from ..accounting._events import loosened
+    from ._auto import RELEASED_BOUNDS_EVENT_RTOL
+
+    return loosened(planned_event, RELEASED_BOUNDS_EVENT_RTOL)
 
 
 def _released_events(estimator, names, n_samples, epsilon, delta, inner=None):
@@ -1051,24 +1078,12 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         return attrs, result
 
     def _released_bounds_reservation(self, inner, planned_events, n_samples, n_features):
-        r"""The event a released-bounds fit reserves in its ledger before it reads a row:
-        the bounds' and the targets' mean's planned releases (``planned_events``, in noise
-        units: the released values do not enter them) composed with the model ``inner``
-        -- configured at the placeholder bounds, its share fixed -- planned from public
-        quantities (:func:`planned_dp_event`) and loosened by the public
-        ``RELEASED_BOUNDS_EVENT_RTOL`` (:func:`skdp.accounting._events.loosened`).
-        ``NonPrivateDpEvent`` when a bound is read from the data (refused by any budget).
-
-        **Why it bounds the fit.**  The model runs at the released bound ``R``; its event
-        is a function of public quantities and ``R`` (never of the rows), and the rules
-        scale with ``R`` so that this function is constant in exact arithmetic (a model
-        whose event reads ``R`` is refused before any release).  In floating point it
-        moves by rounding: at most ``1e-15`` relative, measured over every solver of the
-        three estimators and data scales ``1e-6`` to ``1e6``; a zeroth-order fit may
-        change its number of steps with a released ``y_bound`` at one total Gaussian
-        ``mu``.  The loosened event dominates every such event
-        (:func:`~skdp.accounting._events.dominated_by`), which the fit checks before it
-        commits (:meth:`_commit_reservation`).
+        """The event a released-bounds fit reserves in its ledger before it reads a row
+        (:func:`released_bounds_reservation` of its planned event, which
+        :func:`planned_dp_event` gives too): the releases' planned events and the model
+        ``inner`` -- configured at the placeholder bounds, its share fixed -- planned from
+        public quantities.  ``NonPrivateDpEvent`` when a bound is read from the data
+        (refused by any budget).
 
         Raises
         ------
@@ -1078,8 +1093,6 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         """
         from ..accounting import _lazy_dp_accounting as dp_accounting
         from ..accounting import compose
-        from ..accounting._events import loosened
-        from ._auto import RELEASED_BOUNDS_EVENT_RTOL
 
         if self._data_derived_inputs():
             return dp_accounting.NonPrivateDpEvent()
@@ -1089,7 +1102,7 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 f"{type(self).__name__}(solver={self.solver!r}) has no planned event: a fit "
                 "that releases its own bounds under a privacy_ledger reserves one before "
                 "it reads a row; nothing was released")
-        return compose(*planned_events, loosened(model, RELEASED_BOUNDS_EVENT_RTOL))
+        return released_bounds_reservation(compose(*planned_events, model))
 
     @staticmethod
     def _commit_reservation(reservation, reserved, event):

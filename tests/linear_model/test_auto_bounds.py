@@ -311,8 +311,12 @@ def test_every_released_bounds_fit_commits_the_event_it_reserved_before_any_row(
         assert kinds[0] == "reserve" and kinds[-1] == "commit", kinds
         reserved, (_, event) = log[0][1], log[-1]
         assert reserved is not None and event == reserved == entry.event
-        from skdp.accounting._events import dominated_by
+        from skdp.accounting._events import dominated_by, loosened
+        from skdp.linear_model._auto import RELEASED_BOUNDS_EVENT_RTOL
 
         assert dominated_by(est.dp_event_, reserved)
+        # the planned event (a composite's, the ledger's largest_epsilon), loosened
+        planned = planned_dp_event(make().set_params(privacy_ledger=ledger), *XX.shape)
+        assert loosened(planned, RELEASED_BOUNDS_EVENT_RTOL) == reserved
         committed.append(event)
     assert committed[0] == committed[1]
