@@ -280,6 +280,129 @@ def privacy_profile_at_most(a, b, rtol=1e-9):
     return mu2_a <= mu2_b * (1.0 + rtol) and delta_a <= delta_b * (1.0 + rtol)
 
 
+def loosened(event, rtol):
+    """``event`` with every calibrated parameter moved ``rtol`` (relative) to the side of
+    more privacy loss: a Gaussian's noise multiplier divided by ``1 + rtol``, a zCDP
+    record's ``rho`` and ``xi`` multiplied by it; sampling probabilities, counts and every
+    other event unchanged.  The result dominates ``event`` (:func:`dominated_by`), so it
+    is a valid, slightly looser, record of the same release: what a reservation made from
+    a plan at a placeholder value charges for a release whose parameters move from the
+    plan's by float rounding (:meth:`skdp.linear_model._base.BaseDPLinear.
+    _run_solver_released_bounds`).
+
+    Examples
+    --------
+    >>> from skdp.accounting import gaussian_event
+    >>> from skdp.accounting._events import dominated_by, loosened
+    >>> g = gaussian_event(2.0, 1.0)
+    >>> loosened(g, 1e-10).noise_multiplier < g.noise_multiplier, dominated_by(
+    ...     g, loosened(g, 1e-10))
+    (True, True)
+    """
+    factor = 1.0 + float(rtol)
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return dp_accounting.GaussianDpEvent(event.noise_multiplier / factor)
+    if isinstance(event, dp_accounting.ZCDpEvent):
+        return dp_accounting.ZCDpEvent(rho=event.rho * factor, xi=event.xi * factor)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return dp_accounting.ComposedDpEvent([loosened(e, rtol) for e in event.events])
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return dp_accounting.SelfComposedDpEvent(loosened(event.event, rtol), event.count)
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent):
+        return dp_accounting.PoissonSampledDpEvent(event.sampling_probability,
+                                                   loosened(event.event, rtol))
+    return event
+
+
+def dominated_by(a, b):
+    r"""Whether event ``a`` is dominated by event ``b`` -- every privacy guarantee that
+    ``b`` records holds for the release ``a`` records -- proved from their parameters in
+    exact arithmetic (no tolerance), by one of:
+
+    1. **Leaf by leaf** (after :func:`without_no_ops`): the same tree of compositions,
+       sampling probabilities, sample sizes and counts, and at each leaf a Gaussian whose
+       noise multiplier is at least ``b``'s (more noise is a post-processing of less:
+       add independent Gaussian noise; so for a Poisson-sampled sum too), a zCDP record
+       with ``rho`` and ``xi`` each at most ``b``'s (its Rényi bound ``xi + rho alpha``
+       is then below ``b``'s at every order), a ``(0, delta)`` part with at most ``b``'s
+       ``delta``, or the same event.  A composition -- adaptive included -- of releases
+       each dominated by ``b``'s is dominated by ``b``'s composition.
+    2. **One Gaussian composition each** (only plain Gaussian leaves): a composition of
+       Gaussian mechanisms of GDP parameters ``mu_i = 2/z_i`` is exactly
+       ``sqrt(sum mu_i^2)``-GDP (Dong, Roth & Su 2019, Cor. 3.3), and ``mu``-GDP is a
+       post-processing of ``mu'``-GDP for ``mu <= mu'``: ``a`` is dominated when its
+       ``sum mu_i^2`` is at most ``b``'s (a zeroth-order fit's steps, whose number may
+       follow a released bound while their total ``mu`` does not).  The float sums are
+       compared with their rounding bounded: each term ``count (2/z)^2`` is within
+       ``4 u`` of its exact value and a sum of ``k`` positive terms adds ``(k - 1) u``
+       (``u = 2^-53``), so ``a``'s sum times ``1 + (k + 4) 2^-52`` is above its exact
+       value and ``b``'s times ``1 - (k + 4) 2^-52`` below.
+
+    Examples
+    --------
+    >>> from skdp.accounting import compose, gaussian_event
+    >>> from skdp.accounting._events import dominated_by
+    >>> dominated_by(gaussian_event(2.0, 1.0), gaussian_event(1.0, 1.0))
+    True
+    >>> dominated_by(gaussian_event(1.0, 1.0), gaussian_event(2.0, 1.0))
+    False
+    >>> two = compose(gaussian_event(2.0 ** 0.5, 1.0), gaussian_event(2.0 ** 0.5, 1.0))
+    >>> dominated_by(two, gaussian_event(0.99, 1.0)), dominated_by(two, gaussian_event(1.01, 1.0))
+    (True, False)
+    """
+    a, b = without_no_ops(a), without_no_ops(b)
+    if _leafwise_at_most(a, b):
+        return True
+    sums = [_gaussian_mu2_sum(event) for event in (a, b)]
+    if any(total is None for total, _ in sums):
+        return False
+    (mu2_a, terms_a), (mu2_b, terms_b) = sums
+    return (mu2_a * (1.0 + (terms_a + 4) * 2.0 ** -52)
+            <= mu2_b * (1.0 - (terms_b + 4) * 2.0 ** -52))
+
+
+def _leafwise_at_most(a, b):
+    """Case 1 of :func:`dominated_by` (recursive, exact)."""
+    if a == b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dp_accounting.GaussianDpEvent):
+        return a.noise_multiplier >= b.noise_multiplier
+    if isinstance(a, dp_accounting.ZCDpEvent):
+        return a.rho <= b.rho and a.xi <= b.xi
+    if isinstance(a, DeltaDpEvent):
+        return a.delta <= b.delta
+    if isinstance(a, dp_accounting.ComposedDpEvent):
+        return len(a.events) == len(b.events) and all(
+            _leafwise_at_most(x, y) for x, y in zip(a.events, b.events))
+    if isinstance(a, dp_accounting.SelfComposedDpEvent):
+        return a.count == b.count and _leafwise_at_most(a.event, b.event)
+    if isinstance(a, dp_accounting.PoissonSampledDpEvent):
+        return (a.sampling_probability == b.sampling_probability
+                and _leafwise_at_most(a.event, b.event))
+    return False
+
+
+def _gaussian_mu2_sum(event):
+    """``(sum of count * (2/z)^2, number of terms)`` of a composition of plain Gaussian
+    releases, ``(None, 0)`` when it holds anything else (case 2 of :func:`dominated_by`)."""
+    total, terms = 0.0, 0
+    stack = [(event, 1)]
+    while stack:
+        ev, count = stack.pop()
+        if isinstance(ev, dp_accounting.ComposedDpEvent):
+            stack.extend((e, count) for e in ev.events)
+        elif isinstance(ev, dp_accounting.SelfComposedDpEvent):
+            stack.append((ev.event, count * ev.count))
+        elif isinstance(ev, dp_accounting.GaussianDpEvent) and ev.noise_multiplier > 0.0:
+            total += count * (2.0 / ev.noise_multiplier) ** 2
+            terms += 1
+        else:
+            return None, 0
+    return total, terms
+
+
 def _same_tree(a, b, rtol):
     """:func:`events_close` on events already without NoOps (recursive)."""
     import numbers

@@ -27,10 +27,15 @@ filter here fixes, when the ledger is created and from its budget alone,
   ``(0, delta)`` parts of events (:class:`~skdp.accounting.DeltaDpEvent`, the thresholds of
   private category discoveries), and the rest ``delta_rdp = delta - delta_reserve``,
 * the Rényi budget ``B`` (:func:`renyi_budget`): the largest ``B`` whose conversion at
-  ``alpha`` and ``delta_rdp`` is at most ``epsilon``,
+  ``alpha`` and ``delta_rdp`` is at most ``epsilon``, less a margin for rounding
+  (``1e-12 B`` and a bound on the float conversion's error), so that whatever is admitted
+  converts to at most ``epsilon`` in exact arithmetic,
 
 and admits a release only if, with it, the Rényi divergences at ``alpha`` sum to at most
-``B`` *and* the ``(0, delta)`` parts sum to at most ``delta_reserve``.
+``B`` *and* the ``(0, delta)`` parts sum to at most ``delta_reserve`` (each sum rounded
+once, ``math.fsum``).  A budget so small that no positive ``B`` is left at the largest
+order searched is refused when the ledger is created
+(:func:`smallest_filter_epsilon`: ``1.59e-4`` at ``delta = 1e-12``).
 
 **Proof of the guarantee.**  For a pair of neighbours ``(D, D')`` write ``P`` and ``R`` for
 the laws of the whole transcript.  Each release ``i`` has (given the past, module
@@ -61,12 +66,25 @@ from dataclasses import dataclass
 
 from . import _lazy_dp_accounting as dp_accounting  # events only; see that module
 
-__all__ = ["RenyiFilter", "gaussian_optimal_order", "renyi_budget", "event_rdp_at"]
+__all__ = ["RenyiFilter", "gaussian_optimal_order", "renyi_budget", "event_rdp_at",
+           "smallest_filter_epsilon"]
 
-#: Orders are searched in ``[MIN_ORDER, MAX_ORDER]``: dp-accounting's conversion needs
-#: ``alpha > 1.01``; above ``1e5`` a Gaussian budget is never better.
+#: Orders are searched in ``[MIN_ORDER, MAX_ORDER]``.  dp-accounting's conversion needs
+#: ``alpha > 1.01``.  The cap is a cost, not an optimum: the Rényi divergence of a sampled
+#: event (DP-SGD's steps) at a fractional order costs time linear in the order
+#: (dp-accounting's series; measured 2 s per event at 3.5e4, 5.6 s at 1e5, 60 s at 1.2e6),
+#: and a small budget's Gaussian-optimal order grows as ``~1/epsilon`` (3.5e4 at
+#: ``(1e-3, 1e-12)``).  A budget whose optimum lies above the cap gets ``MAX_ORDER`` (it
+#: admits less than at its optimum); one left with no positive Rényi budget there is
+#: refused (:func:`smallest_filter_epsilon`).
 MIN_ORDER = 1.02
 MAX_ORDER = 1e5
+
+#: Relative part of the margin :func:`renyi_budget` takes off the Rényi budget: it covers
+#: the rounding of the admission test (the correctly rounded sum of the divergences, and
+#: the margin's own subtraction: ``2u``, ``u = 2^-53``) with room to spare; the rounding
+#: of dp-accounting's conversion is taken off explicitly (:func:`conversion_rounding`).
+BUDGET_RTOL = 1e-12
 
 
 def _budget_formula(epsilon, delta, order):
@@ -82,15 +100,58 @@ def _conversion(order, rdp, delta):
     return float(compute_epsilon([order], [rdp], delta)[0])
 
 
+def conversion_rounding(order, rdp, delta):
+    r"""A bound on the rounding error of dp-accounting's float conversion
+    ``rdp + log1p(-1/alpha) - log(delta alpha)/(alpha - 1)`` (``compute_epsilon``).
+
+    With ``u = 2^-53`` and the library's ``log``/``log1p`` within one unit in the last place
+    (``2u`` relative): ``-1/alpha`` is rounded (relative ``u``, which ``log1p`` turns into
+    an absolute ``u/(alpha - 1)``), ``log1p`` adds ``2u |t_1|``; ``delta alpha`` is rounded
+    (absolute ``u`` after ``log``, ``u/(alpha - 1)`` after the division), ``log`` adds
+    ``2u |log(delta alpha)|`` and ``alpha - 1`` and the division ``2u |t_2|``; the two
+    additions add ``u`` of their results, at most ``u (|r| + |t_1|)`` and ``u (|r| + |t_1|
+    + |t_2|)``.  Every coefficient is at most ``5u``; the bound takes
+    ``2^-49 = 16u`` times ``|r| + |t_1| + |t_2| + 1/(alpha - 1)``, where
+    ``t_1 = log1p(-1/alpha)`` and ``t_2 = log(delta alpha)/(alpha - 1)``.
+
+    Examples
+    --------
+    >>> from skdp.accounting._filter import conversion_rounding
+    >>> conversion_rounding(23.26, 0.5335, 5e-7) < 1e-14
+    True
+    """
+    t_1 = abs(math.log1p(-1.0 / order))
+    t_2 = abs(math.log(delta * order) / (order - 1.0))
+    return 2.0 ** -49 * (abs(rdp) + t_1 + t_2 + 1.0 / (order - 1.0))
+
+
 def renyi_budget(epsilon, delta, order):
-    r"""The largest Rényi budget ``B`` at ``order`` whose conversion is ``(epsilon, delta)``.
+    r"""The Rényi budget ``B`` at ``order`` whose admitted divergences prove
+    ``(epsilon, delta)``, with a margin for rounding.
 
     dp-accounting converts ``(alpha, B)``-RDP into ``(epsilon, delta)``-DP with
     ``epsilon = B + log(1 - 1/alpha) - log(delta alpha) / (alpha - 1)``; solved for ``B``:
 
-    .. math:: B = \varepsilon - \log(1 - 1/\alpha) + \frac{\log(\delta\alpha)}{\alpha - 1},
+    .. math:: B_0 = \varepsilon - \log(1 - 1/\alpha) + \frac{\log(\delta\alpha)}{\alpha - 1},
 
-    then lowered by floating-point steps until the conversion is at most ``epsilon``.
+    then lowered by floating-point steps until the float conversion ``c~(B_0)`` is at most
+    ``epsilon``, and returned as
+
+    .. math:: B = B_0 - \rho B_0 - E, \qquad \rho = \mathrm{BUDGET\_RTOL} = 10^{-12},
+       \quad E = \mathrm{conversion\_rounding}(\alpha, B_0, \delta).
+
+    **Why the margin suffices.**  The filter admits divergences ``r_i`` when their sum
+    rounded to nearest (``math.fsum``), ``s``, is at most ``B``; so their exact sum is
+    ``S <= s (1 + u) <= B (1 + u)``, and ``B`` itself is within ``u`` of ``B_0 - rho B_0
+    - E``: ``S <= (B_0 (1 - rho) - E)(1 + 2.0001 u) <= B_0 - E`` as ``rho >= 2.0001 u``.
+    The exact conversion ``c(S) = S + t`` (``t`` the terms of the order and ``delta``)
+    satisfies ``c(B_0) <= c~(B_0) + E <= epsilon + E`` (:func:`conversion_rounding`), so
+    ``c(S) = c(B_0) - (B_0 - S) <= epsilon``: what is admitted proves ``(epsilon,
+    delta)`` in exact arithmetic, however many releases it sums (a float sum left to right
+    can lose ``(k - 1) u`` of ``k`` terms; the correctly rounded one loses ``u``).  (Where
+    ``B_0`` is below ``-log(1 - delta^2)``, dp-accounting proves the budget through the
+    KL divergence instead, ``epsilon = 0``, whose few units of rounding ``rho`` covers.)
+    The margin costs ``10^-12`` of the budget.
 
     Parameters
     ----------
@@ -112,7 +173,34 @@ def renyi_budget(epsilon, delta, order):
     budget = _budget_formula(epsilon, delta, order)
     while budget > 0.0 and _conversion(order, budget, delta) > epsilon:
         budget = math.nextafter(budget, 0.0)
-    return budget
+    if not budget > 0.0:
+        return budget
+    return budget - (BUDGET_RTOL * budget + conversion_rounding(order, budget, delta))
+
+
+def smallest_filter_epsilon(delta):
+    r"""The epsilon below which an adaptive ledger of budget ``(epsilon, delta)`` has no
+    positive Rényi budget: the conversion at ``MAX_ORDER`` of a zero divergence,
+    ``log(1 - 1/alpha) - log(delta_rdp alpha)/(alpha - 1)``, with ``delta_rdp`` the part of
+    ``delta`` the conversion uses (:meth:`RenyiFilter.for_budget`), rounded up to three
+    significant digits (0 when every epsilon works).  Public: ``delta`` only.
+
+    Examples
+    --------
+    >>> from skdp.accounting._filter import smallest_filter_epsilon
+    >>> smallest_filter_epsilon(1e-12), smallest_filter_epsilon(1e-6)
+    (0.000159, 2e-05)
+    """
+    from ..linear_model._auto import LEDGER_FILTER_DELTA_RESERVE_SHARE
+
+    delta_rdp = delta - LEDGER_FILTER_DELTA_RESERVE_SHARE * delta
+    order = MAX_ORDER
+    floor = math.log1p(-1.0 / order) - math.log(delta_rdp * order) / (order - 1.0)
+    if not floor > 0.0:
+        return 0.0
+    # the margins of renyi_budget move it by ~1e-12 relative: 3 digits rounded up
+    unit = 10.0 ** (math.floor(math.log10(floor)) - 2)
+    return float(f"{math.ceil(floor * (1.0 + 1e-9) / unit) * unit:.3g}")
 
 
 def gaussian_optimal_order(epsilon, delta):
@@ -217,12 +305,27 @@ class RenyiFilter:
     def for_budget(cls, epsilon, delta):
         """The filter skdp fixes for ``(epsilon, delta)``: the Gaussian-optimal order at
         ``delta - delta_reserve``, ``delta_reserve`` from
-        :data:`skdp.linear_model._auto.LEDGER_FILTER_DELTA_RESERVE_SHARE`."""
+        :data:`skdp.linear_model._auto.LEDGER_FILTER_DELTA_RESERVE_SHARE`.
+
+        Raises
+        ------
+        ValueError
+            When ``epsilon`` is at most :func:`smallest_filter_epsilon` of ``delta``: the
+            filter would have no positive Rényi budget and refuse every release."""
         from ..linear_model._auto import LEDGER_FILTER_DELTA_RESERVE_SHARE
 
         reserve = LEDGER_FILTER_DELTA_RESERVE_SHARE * delta
         order = gaussian_optimal_order(epsilon, delta - reserve)
-        return cls(float(epsilon), float(delta), order, float(reserve))
+        flt = cls(float(epsilon), float(delta), order, float(reserve))
+        if not flt.budget > 0.0:
+            # the order is capped (MAX_ORDER): a budget this small has no Rényi budget
+            raise ValueError(
+                f"an adaptive ledger at delta={delta:g} needs epsilon > "
+                f"{smallest_filter_epsilon(delta):g}, got epsilon={epsilon:g}: below that "
+                f"its Rényi filter, whose order is capped at {MAX_ORDER:g}, admits nothing "
+                "(skdp.accounting._filter.MAX_ORDER). Use a larger epsilon or delta, or "
+                "adaptive=False (exact composition, for fits fixed in advance)")
+        return flt
 
     @property
     def delta_rdp(self):
@@ -235,13 +338,11 @@ class RenyiFilter:
         return renyi_budget(self.epsilon, self.delta_rdp, self.order)
 
     def spent(self, event_texts):
-        """``(sum of Rényi divergences at the order, sum of (0, delta) parts)``."""
-        rdp, delta_sum = 0.0, 0.0
-        for text in event_texts:
-            r, d = event_rdp_at(text, self.order)
-            rdp += r
-            delta_sum += d
-        return rdp, delta_sum
+        """``(sum of Rényi divergences at the order, sum of (0, delta) parts)``, each the
+        exact sum of the floats rounded once (``math.fsum``: :func:`renyi_budget`'s
+        margin covers one rounding, whatever the number of releases)."""
+        parts = [event_rdp_at(text, self.order) for text in event_texts]
+        return (math.fsum(r for r, _ in parts), math.fsum(d for _, d in parts))
 
     def admits(self, event_texts):
         """Whether the interaction made of ``event_texts`` stays within the filter."""

@@ -52,11 +52,16 @@ two parallel fits cannot both pass the check and together overspend.  A fit
    :meth:`PrivacyLedger.summary`) -- the safe side, since the ledger cannot know whether
    anything left that process.
 
-For a solver whose event cannot be planned (none in skdp today; a planner per solver lives
-in :mod:`skdp.linear_model._base`), step 1 is skipped and the check happens at step 3:
-still atomic and still before the release, so the guarantee is the same, but the refused
-fit has already spent its computing time.  Whether a check fails depends only on events,
-i.e. on public quantities, so refusing (at 1 or 3) reveals nothing about the data.
+For a solver whose event cannot be planned (none in skdp; a planner per solver lives in
+:mod:`skdp.linear_model._base`), step 1 is skipped and the check happens at step 3:
+still atomic and still before the release, but after the rows were read.  That is sound
+only for an event that is a function of public quantities alone: an event that moves with
+anything computed from the rows -- even in its last bits, as a model's event at a bound
+released inside the fit does -- makes a refusal at step 3, which leaves the ledger
+unchanged, depend on the data.  skdp's fits that release their own bounds therefore
+reserve a public upper bound of their event and commit exactly that
+(:meth:`skdp.linear_model._base.BaseDPLinear._run_solver_released_bounds`); whether a check
+fails then depends only on public quantities, and refusing reveals nothing about the data.
 
 **Composition.**  The total is the sequential composition (:func:`skdp.accounting.compose`)
 of every reserved and committed event, read under replace-one neighbours by

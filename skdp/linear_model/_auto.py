@@ -954,6 +954,13 @@ LEDGER_FILTER_DELTA_RESERVE_SHARE = 0.5
 AUTO_BOUND_SHARE = 0.05
 AUTO_NORM_QUANTILE = 0.95
 AUTO_Y_QUANTILE = 0.99
+#: the relative margin by which such a fit's ledger reservation loosens its event planned with
+#: the model at the placeholder bounds (:func:`skdp.linear_model._base.
+#: released_bounds_reservation`): the event at the released bound differs from it by
+#: rounding only, at most 1e-15 relative (measured: every solver of the three estimators,
+#: data scales 1e-6 to 1e6), so 1e-10 leaves a factor 1e5; it moves the reserved epsilon
+#: by ~1e-10 relative
+RELEASED_BOUNDS_EVENT_RTOL = 1e-10
 
 
 def auto_bounds_mu(epsilon, delta):

@@ -13,6 +13,13 @@ Every estimator built on :class:`BaseDPLinear` takes ``privacy_ledger``
 3. commits the event the solver actually returned (checked again, atomically) before the
    fitted attributes are set, so a refused fit releases nothing.
 
+A fit that releases its own bounds first (``data_norm="auto"`` standalone,
+``y_bound="auto"``, a ``target_range``) runs its model at a released bound, whose event
+equals the planned one in exact arithmetic only: it reserves a public upper bound of its
+whole event and commits exactly that
+(:meth:`BaseDPLinear._run_solver_released_bounds`), so that admission and charge never
+depend on the data.
+
 A solver without an entry in ``PLANNERS`` (a new solver added by subclassing) still works
 under a ledger: step 1 only checks that the store is reachable and the budget check
 happens at step 3 -- after the computation, still before the release (see
@@ -469,6 +476,8 @@ def planned_dp_event(estimator, n_samples, n_features=None, *, loss=None, n_outp
     raises that error instead).  ``n_features`` defaults to the fitted ``n_features_in_``,
     ``loss`` to the estimator's public one.
     Everything goes through :func:`skdp.linear_model._auto.resolve_fit_plan`, as the fit.
+    A fit that releases its own bounds reserves and commits this event loosened
+    (:func:`released_bounds_reservation`): its ``dp_event_`` runs at the released bound.
     """
     from ..accounting import _lazy_dp_accounting as dp_accounting
 
@@ -501,9 +510,12 @@ def _planned_released_bounds_event(estimator, n_samples, n_features):
     standalone, ``y_bound="auto"``; the targets' mean of a ``target_range``): the bounds'
     count trees under ``sqrt(AUTO_BOUND_SHARE)`` of the fit's ``mu`` and the mean under
     ``sqrt(TARGET_CENTRE_SHARE)`` (:func:`_released_events`), then the model at the largest
-    epsilon that composes with them -- what :meth:`BaseDPLinear._run_solver_released_bounds`
-    does, from public quantities (the released values do not enter the events, which are
-    in noise units)."""
+    epsilon that composes with them, at the placeholder bounds -- what
+    :meth:`BaseDPLinear._run_solver_released_bounds` does, from public quantities (the
+    released values do not enter the events, which are in noise units; the model's event
+    at the released bound differs from this one by rounding, and the fit reserves and
+    commits it loosened, :func:`released_bounds_reservation`).  The model is planned as
+    it runs, without a ledger of its own."""
     from ..accounting import compose
     from ._nested_share import released_bounds_model_epsilon
 
@@ -519,6 +531,7 @@ def _planned_released_bounds_event(estimator, n_samples, n_features):
             refuse_released_bound(estimator, n_samples, n_features, eps, delta,
                                   "data_norm='auto'")
         events, inner = _released_events(estimator, names, int(n_samples), eps, delta)
+        inner.set_params(privacy_ledger=None)
         inner.set_params(epsilon=released_bounds_model_epsilon(
             estimator, inner, events, n_samples, n_features, eps, delta))
         model_event = planned_dp_event(inner, n_samples, n_features)
@@ -529,6 +542,27 @@ def _planned_released_bounds_event(estimator, n_samples, n_features):
             return None
         raise
     return None if model_event is None else compose(*events, model_event)
+
+
+def released_bounds_reservation(planned_event):
+    r"""The event a released-bounds fit reserves before it reads a row and commits: its
+    planned event (:func:`_planned_released_bounds_event`: the releases before the model,
+    then the model at the placeholder bounds) loosened by the public
+    ``RELEASED_BOUNDS_EVENT_RTOL`` (:func:`skdp.accounting._events.loosened`).
+
+    **Why it bounds the fit.**  The model runs at the released bound ``R``; its event is
+    a function of public quantities and ``R`` (never of the rows), and the rules scale with
+    ``R`` so that this function is constant in exact arithmetic (a model whose event reads
+    ``R`` is refused before any release).  In floating point it moves by rounding: at most
+    ``1e-15`` relative, measured over every solver of the three estimators and data scales
+    ``1e-6`` to ``1e6``; a zeroth-order fit may change its number of steps with a released
+    ``y_bound`` at one total Gaussian ``mu``.  The loosened event dominates every such
+    event (:func:`~skdp.accounting._events.dominated_by`), which the fit checks before it
+    commits (:meth:`BaseDPLinear._commit_reservation`)."""
+    from ..accounting._events import loosened
+    from ._auto import RELEASED_BOUNDS_EVENT_RTOL
+
+    return loosened(planned_event, RELEASED_BOUNDS_EVENT_RTOL)
 
 
 def _released_events(estimator, names, n_samples, epsilon, delta, inner=None):
@@ -904,9 +938,25 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
            ``epsilon`` that keeps the composition within ``(epsilon, delta)``
            (:func:`skdp.linear_model._budget.largest_model_epsilon`; inside a
            composite's fit, the share of the composite's one search,
-           :mod:`skdp.linear_model._nested_share`, once checked).
+           :mod:`skdp.linear_model._nested_share`, once checked).  That share is fixed
+           before any row is read, from the model at the placeholder bounds of
+           :func:`_released_events` (the ``auto`` rules scale with the bounds, and a
+           model whose event reads a released ``data_norm`` is refused,
+           :func:`~skdp.linear_model._budget.refuse_released_bound`).
         4. ``dp_event_`` is the composition, in the order of :func:`_released_events`;
            ``budget_split_`` says who got what.
+
+        Under a ``privacy_ledger`` the fit reserves, before it reads a row, the event of
+        :meth:`_released_bounds_reservation` -- public, an upper bound of the whole fit's
+        event -- and commits exactly that event (:meth:`_commit_reservation`).  The
+        model's event at the *released* bound equals the one at the placeholder in exact
+        arithmetic only (objective perturbation's ``eps_J = log(1 + beta(R)/(n
+        alpha(R)))`` with ``alpha`` proportional to ``R^2``): reserving nothing and
+        committing it, as before, left admission at the budget's edge to its last bits,
+        which differ between neighbouring datasets, and a refused fit had read the rows
+        and released its bound uncharged.  Now admission and charge are functions of
+        public quantities; the fit's own ``dp_event_`` is the event it ran with, which
+        the committed one dominates.
         """
         import copy
 
@@ -940,12 +990,16 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             warn_if_unresolved(" and ".join(f"{name}='auto'" for name in quantiles), n,
                                len(quantiles), bounds_mu,
                                "pass a public bound, or spend a larger epsilon")
-        _, inner = _released_events(self, names, n, eps, delta, inner=copy.copy(self))
+        planned_events, inner = _released_events(self, names, n, eps, delta,
+                                                 inner=copy.copy(self))
         inner.privacy_ledger = None
-        # the ledger is reached before the data is read; without a plannable event (the
-        # model's share is known after the bound release) its budget is checked at commit
-        with ledger_reservation(getattr(self, "privacy_ledger", None), None,
-                                type(self).__name__) as reservation:
+        # the model's share, at the placeholder bounds: public, before any release
+        inner.epsilon = released_bounds_model_epsilon(self, inner, planned_events, n,
+                                                      n_features, eps, delta)
+        ledger = getattr(self, "privacy_ledger", None)
+        reserved = None if ledger is None else self._released_bounds_reservation(
+            inner, planned_events, n, n_features)
+        with ledger_reservation(ledger, reserved, type(self).__name__) as reservation:
             bounds, released = {}, []
             if quantiles:
                 columns, levels = [], []
@@ -1001,13 +1055,12 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
                 released.append(("target centre", centre_event, TARGET_CENTRE_SHARE))
             # the released events are the planned ones (public: tests pin it)
             pre_events = [event for _, event, _ in released]
-            inner.epsilon = released_bounds_model_epsilon(self, inner, pre_events, n,
-                                                          n_features, eps, delta)
             attrs, result = inner._run_solver_unrecorded(
                 X, y, loss, n_outputs, bounds.get("y_bound", getattr(inner, "y_bound", None)))
             event = compose(*pre_events, attrs["dp_event_"])
-            reservation.commit(event if attrs["privacy_guaranteed_"]
-                               else dp_accounting.NonPrivateDpEvent())
+            self._commit_reservation(reservation, reserved,
+                                     event if attrs["privacy_guaranteed_"]
+                                     else dp_accounting.NonPrivateDpEvent())
         attrs["dp_event_"] = event
         attrs["epsilon_"] = float(get_epsilon(event, delta)) \
             if attrs["privacy_guaranteed_"] else math.inf
@@ -1023,6 +1076,56 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
             attrs["target_centre_"] = 0.5 * (low + high) + centre
             attrs["target_scale_"] = scale
         return attrs, result
+
+    def _released_bounds_reservation(self, inner, planned_events, n_samples, n_features):
+        """The event a released-bounds fit reserves in its ledger before it reads a row
+        (:func:`released_bounds_reservation` of its planned event, which
+        :func:`planned_dp_event` gives too): the releases' planned events and the model
+        ``inner`` -- configured at the placeholder bounds, its share fixed -- planned from
+        public quantities.  ``NonPrivateDpEvent`` when a bound is read from the data
+        (refused by any budget).
+
+        Raises
+        ------
+        ValueError
+            When the model has no planned event (its share could not have been found
+            either): before any release.
+        """
+        from ..accounting import _lazy_dp_accounting as dp_accounting
+        from ..accounting import compose
+
+        if self._data_derived_inputs():
+            return dp_accounting.NonPrivateDpEvent()
+        model = planned_dp_event(inner, n_samples, n_features, raise_errors=True)
+        if model is None:
+            raise ValueError(
+                f"{type(self).__name__}(solver={self.solver!r}) has no planned event: a fit "
+                "that releases its own bounds under a privacy_ledger reserves one before "
+                "it reads a row; nothing was released")
+        return released_bounds_reservation(compose(*planned_events, model))
+
+    @staticmethod
+    def _commit_reservation(reservation, reserved, event):
+        """Commit ``reserved`` -- the event reserved before the fit read a row -- for a
+        fit that released ``event`` (nothing to do without a ledger, ``reserved`` None).
+
+        The ledger is charged exactly ``reserved``, a public event, so whether the fit was
+        admitted and what it cost do not depend on the data; ``reserved`` dominates
+        ``event`` (checked in exact arithmetic, :func:`~skdp.accounting._events.
+        dominated_by`), so the charge covers what ran.  Should it not (a rule that moved
+        with the released bound beyond rounding: a bug), the reservation is still
+        committed -- the bounds were released, and the check reads only them -- and the
+        fit raises without keeping the model."""
+        from ..accounting._events import dominated_by
+
+        if reserved is None:
+            return
+        reservation.commit(reserved)
+        if not dominated_by(event, reserved):
+            raise RuntimeError(
+                "the model's privacy event exceeds the event reserved for the fit before it "
+                "read the data (a privacy bug: please report it); the reservation is "
+                "charged to the ledger and nothing is kept")
 
     def _secure_noise(self, solver):
         """Whether ``solver`` runs with exact grid noise (``secure_noise``, resolved)."""

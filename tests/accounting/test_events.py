@@ -193,3 +193,39 @@ def test_domination_compares_the_gaussian_mu_and_the_thresholds_delta():
     assert not privacy_profile_at_most(other, planned)
     assert not privacy_profile_at_most(compose(gaussian_event(4.2, 1.0),
                                                DeltaDpEvent(2e-7)), planned)
+
+
+def test_dominated_by_is_exact_leaf_by_leaf_or_by_the_gaussian_total():
+    """``dominated_by`` (a released-bounds fit's check of what it ran against what it
+    reserved): no tolerance -- a record one unit in the last place above the bound is not
+    dominated -- leaf by leaf, or for Gaussian compositions by their total mu^2."""
+    import dp_accounting
+
+    from skdp.accounting import DeltaDpEvent, poisson_gaussian_event
+    from skdp.accounting._events import dominated_by, loosened
+
+    def zcdp(rho, xi):
+        return dp_accounting.ZCDpEvent(rho=rho, xi=xi)
+
+    bound = compose(gaussian_event(4.0, 1.0), zcdp(0.01, 0.3), DeltaDpEvent(1e-9))
+    assert dominated_by(bound, bound)
+    assert dominated_by(compose(gaussian_event(4.0, 1.0), zcdp(0.01, 0.2),
+                                DeltaDpEvent(1e-10)), bound)
+    up = math.nextafter(0.3, 1.0)
+    assert not dominated_by(compose(gaussian_event(4.0, 1.0), zcdp(0.01, up),
+                                    DeltaDpEvent(1e-9)), bound)
+    assert not dominated_by(compose(gaussian_event(math.nextafter(4.0, 0.0), 1.0),
+                                    zcdp(0.01, 0.3), DeltaDpEvent(1e-9)), bound)
+    # another structure with a zCDP leaf: not comparable, hence not dominated
+    assert not dominated_by(compose(zcdp(0.01, 0.3), gaussian_event(4.0, 1.0)), bound)
+    # loosened: dominates, by more than rounding and less than the margin
+    for event in (bound, poisson_gaussian_event(0.01, 1.5, 100)):
+        wider = loosened(event, 1e-10)
+        assert dominated_by(event, wider) and not dominated_by(wider, event)
+        assert get_epsilon(wider, 1e-6) == pytest.approx(get_epsilon(event, 1e-6), rel=1e-9)
+    # Gaussian compositions: one total mu^2, proved with its rounding bounded
+    steps = dp_accounting.SelfComposedDpEvent(gaussian_event(3.0, 1.0), 8)   # mu^2 = 8/9
+    same = dp_accounting.SelfComposedDpEvent(gaussian_event(1.5, 1.0), 2)    # mu^2 = 8/9
+    assert not dominated_by(steps, same)                   # equal: not provable in floats
+    assert dominated_by(steps, loosened(same, 1e-12))
+    assert not dominated_by(loosened(steps, 1e-12), same)

@@ -6,6 +6,7 @@ import math
 import multiprocessing
 import os
 import pickle
+import re
 import sqlite3
 
 import dp_accounting
@@ -90,6 +91,96 @@ def test_filter_admits_less_than_the_exact_composition_by_the_documented_share()
     flt = RenyiFilter.for_budget(1.0, 1e-6)
     admitted_mu2 = 2.0 * flt.budget / flt.order
     assert admitted_mu2 / gaussian_mu_for(1.0, 1e-6) ** 2 == pytest.approx(0.819, abs=5e-4)
+
+
+def _exact_conversion(order, rdp, delta):
+    """dp-accounting's conversion of (order, rdp)-RDP at delta, in 50-digit arithmetic."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        a, r, d = mpmath.mpf(order), mpmath.mpf(rdp), mpmath.mpf(delta)
+        return r + mpmath.log(1 - 1 / a) - mpmath.log(d * a) / (a - 1)
+
+
+def _zcdp_pad(value):
+    """An event of Rényi divergence ``value`` at every order."""
+    return dp_accounting.ZCDpEvent(rho=0.0, xi=float(value))
+
+
+@pytest.mark.parametrize("epsilon, delta", BUDGETS + [(0.001, 1e-12), (200.0, 0.5)])
+def test_what_the_filter_admits_converts_within_the_budget_in_exact_arithmetic(epsilon,
+                                                                               delta):
+    """Audit: B was the largest float whose *float* conversion is <= epsilon, and the
+    divergences' float sum was compared with it with no margin: at (10, 1e-6) two
+    releases whose float sum is B proved epsilon + 1.3e-15 in exact arithmetic.  Now the
+    exact sum of what is admitted converts to at most epsilon."""
+    from fractions import Fraction
+
+    flt = RenyiFilter.for_budget(epsilon, delta)
+    assert _exact_conversion(flt.order, flt.budget, flt.delta_rdp) <= epsilon
+    with PrivacyLedger(epsilon=epsilon, delta=delta, adaptive=True) as led:
+        B = led.renyi_filter.budget
+        first = math.nextafter(B / 2.0, math.inf)
+        second = B - first
+        while first + math.nextafter(second, math.inf) <= B:
+            second = math.nextafter(second, math.inf)
+        # and the next one up: a sum within a rounding of the budget
+        admitted = []
+        for value in (first, second, math.nextafter(second, math.inf)):
+            try:
+                led.record(_zcdp_pad(value))
+                admitted.append(value)
+            except BudgetExceededError:
+                pass
+        assert admitted[0] == first
+        exact = sum((Fraction(v) for v in admitted), Fraction(0))
+        assert _exact_conversion(flt.order, _mp_fraction(exact), flt.delta_rdp) <= epsilon
+
+
+def _mp_fraction(frac):
+    import mpmath
+
+    with mpmath.workdps(50):
+        return mpmath.mpf(frac.numerator) / frac.denominator
+
+
+def test_the_divergences_are_summed_exactly_rounded():
+    """Ten thousand releases each below half a unit in the last place of the running
+    total: a float sum left to right never moves (the total stayed within the budget
+    while the exact one exceeded it by 4e-12 relative); the filter's sum is the correctly
+    rounded exact sum."""
+    flt = RenyiFilter.for_budget(1.0, DELTA)
+    big = flt.budget
+    tiny = 0.49 * (math.nextafter(big, math.inf) - big)
+    texts = [event_to_json(_zcdp_pad(big))] + [event_to_json(_zcdp_pad(tiny))] * 10_000
+    assert flt.admits(texts[:1])
+    assert not flt.admits(texts)
+
+
+@pytest.mark.parametrize("epsilon", [1e-6, 1e-5, 1e-4])
+def test_a_budget_without_a_renyi_budget_is_refused_at_creation(epsilon):
+    """Audit: at delta = 1e-12 the order search stops at 1e5, where a budget below
+    ~1.6e-4 leaves a negative Rényi budget: the ledger was created and refused every
+    release, printing a negative budget.  Now it is refused, naming the smallest epsilon
+    that works at that delta."""
+    with pytest.raises(ValueError, match=r"delta=1e-12 needs epsilon > 0\.000159,") as info:
+        PrivacyLedger(epsilon=epsilon, delta=1e-12, adaptive=True)
+    assert not re.search(r"(?<![e\d])-\d", str(info.value))   # no negative budget shown
+    with pytest.raises(ValueError, match="needs epsilon >"):
+        RenyiFilter.for_budget(epsilon, 1e-12)
+
+
+def test_the_smallest_epsilon_named_works():
+    from skdp.accounting._filter import MAX_ORDER, smallest_filter_epsilon
+
+    smallest = smallest_filter_epsilon(1e-12)
+    assert 1.5e-4 < smallest < 1.6e-4
+    with PrivacyLedger(epsilon=1.01 * smallest, delta=1e-12, adaptive=True) as led:
+        flt = led.renyi_filter
+        assert flt.order == MAX_ORDER and 0.0 < flt.budget
+        assert _exact_conversion(flt.order, flt.budget, flt.delta_rdp) <= 1.01 * smallest
+    with pytest.raises(ValueError, match="needs epsilon >"):
+        PrivacyLedger(epsilon=0.99 * smallest, delta=1e-12, adaptive=True)
 
 
 # ----------------------------------------------------------------------------------------
