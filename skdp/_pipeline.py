@@ -105,6 +105,22 @@ def check_total_delta(delta):
     return float(delta)
 
 
+def _ledger_charge(planned_event):
+    """The event a private pipeline reserves in its ledger before any row and commits:
+    its plan's event, loosened by the public ``RELEASED_BOUNDS_EVENT_RTOL``
+    (:func:`skdp.accounting._events.loosened`).  The releases' events equal the plan's in
+    exact arithmetic, but a step whose rules scale with a released bound (a model with
+    ``y_bound="auto"``) records an event that moves with it in its last bits; charging the
+    fitted event would make an adaptive ledger's decision at the edge of its budget a
+    function of that release.  The loosened plan dominates every such event
+    (:func:`~skdp.accounting._events.dominated_by`, checked before the commit), so the
+    ledger is charged one public event whatever the data."""
+    from .accounting._events import loosened
+    from .linear_model._auto import RELEASED_BOUNDS_EVENT_RTOL
+
+    return loosened(planned_event, RELEASED_BOUNDS_EVENT_RTOL)
+
+
 class PrivatePipeline(Pipeline):
     """A ``Pipeline`` with one ``(epsilon, delta)`` budget for all its steps, spent by one
     public plan made before any row is read (module docstring, :mod:`skdp._plan`).
@@ -127,8 +143,10 @@ class PrivatePipeline(Pipeline):
         ``random_state`` and its path (:func:`skdp._plan.derive_key`), so that no two steps
         draw the same noise.  None, with no step seeded: keys from the OS.
     privacy_ledger : PrivacyLedger or None, default=None
-        Charged the plan's whole event before the first release (or refusing there), then
-        the event released.  A ledger set on a step is used the same way.
+        Charged the plan's whole event (loosened by a public rounding margin) before the
+        first release, or refusing there; that one public event stays charged, since it
+        covers the event released (``dp_event_``).  A ledger set on a step is used the
+        same way.
     model_plan : {"adaptive", "fixed"}, default="adaptive"
         When the transformers release the width of the model's design (knots, discovered
         categories), the model's event is fixed before any row either way: its ``auto``
@@ -442,14 +460,16 @@ class PrivatePipeline(Pipeline):
 
     def _execute(self, plan, X, y, rows=None):
         from .accounting import fitted_dp_event, fitted_privacy_guaranteed, get_epsilon
-        from .accounting._events import privacy_profile_at_most, same_privacy_profile
+        from .accounting._events import (dominated_by, privacy_profile_at_most,
+                                         same_privacy_profile)
         from .accounting._fitted import released_steps
         from .accounting._ledger import ledger_reservation
         from .exceptions import BudgetExceededError
         from ._plan import check_configured_keys, configured, fitted_leaf
 
         epsilon, delta = float(self.epsilon), plan.delta
-        with ledger_reservation(self._ledger(), plan.ledger_event,
+        reserved = _ledger_charge(plan.ledger_event)
+        with ledger_reservation(self._ledger(), reserved,
                                 type(self).__name__) as reservation:
             self.set_params(**configured(self, plan))
             # before any fit: the steps hold this plan's keys, and the accounting
@@ -588,7 +608,15 @@ class PrivatePipeline(Pipeline):
                     "it); nothing is kept")
             from .accounting import _lazy_dp_accounting as dp_accounting
 
-            reservation.commit(event if guaranteed else dp_accounting.NonPrivateDpEvent())
+            # the ledger is charged the public event reserved before any row whenever it
+            # provably covers what ran, so admission never reads the releases' last bits
+            if not guaranteed:
+                charged = dp_accounting.NonPrivateDpEvent()
+            elif dominated_by(event, reserved):
+                charged = reserved
+            else:
+                charged = event
+            reservation.commit(charged)
         self.dp_event_ = event
         self.privacy_guaranteed_ = guaranteed
         self.epsilon_ = spent

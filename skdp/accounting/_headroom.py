@@ -49,9 +49,13 @@ def planned_event_at(estimator, epsilon, X):
             return candidate.plan(X).ledger_event
         n_samples, n_features = _public_shape(X)
         if hasattr(candidate, "_planning_loss"):
-            from ..linear_model._base import planned_dp_event
+            from ..linear_model._base import planned_dp_event, released_bounds_reservation
 
-            return planned_dp_event(candidate, n_samples, n_features, raise_errors=True)
+            planned = planned_dp_event(candidate, n_samples, n_features, raise_errors=True)
+            if planned is not None and candidate._released_bounds():
+                # what such a fit reserves: its plan loosened by a public rounding margin
+                planned = released_bounds_reservation(planned)
+            return planned
         return candidate.planned_event(n_samples, n_features)
     except (ValueError, ZeroDivisionError, OverflowError, BudgetExceededError):
         return None

@@ -1000,6 +1000,10 @@ class BaseDPLinear(BaseEstimator, metaclass=abc.ABCMeta):
         reserved = None if ledger is None else self._released_bounds_reservation(
             inner, planned_events, n, n_features)
         with ledger_reservation(ledger, reserved, type(self).__name__) as reservation:
+            # the model's fit reads what the bounds' release gave: a failure after it
+            # depends on that release and is charged (Reservation.charge_on_error)
+            if reserved is not None:
+                reservation.charge_on_error()
             bounds, released = {}, []
             if quantiles:
                 columns, levels = [], []
