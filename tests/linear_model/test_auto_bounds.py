@@ -320,3 +320,29 @@ def test_every_released_bounds_fit_commits_the_event_it_reserved_before_any_row(
         assert loosened(planned, RELEASED_BOUNDS_EVENT_RTOL) == reserved
         committed.append(event)
     assert committed[0] == committed[1]
+
+
+def test_a_model_failing_after_the_bound_release_is_charged(monkeypatch):
+    """The model is fitted on what the bounds' release gave: a failure after that release
+    is a function of it, and was left uncharged (the reservation cancelled; failed
+    before).  The reservation made before any row is now committed, as failed."""
+    import skdp.linear_model._base as base
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    y = X @ np.array([1.0, -1.0, 0.5])
+    calls = []
+
+    def failing(self, *args, **kwargs):
+        calls.append(1)
+        raise ArithmeticError("the model refuses the released bound")
+
+    monkeypatch.setattr(base.BaseDPLinear, "_run_solver_unrecorded", failing)
+    with PrivacyLedger(epsilon=5.0, delta=1e-5) as ledger:
+        model = DPHuberRegressor(epsilon=1.0, delta=1e-6, data_norm="auto", y_bound="auto",
+                                 random_state=0, privacy_ledger=ledger)
+        with pytest.raises(ArithmeticError):
+            model.fit(X, y)
+        assert calls == [1]
+        (entry,) = ledger.entries()
+        assert entry.status == "committed" and entry.source == "DPHuberRegressor (failed)"
