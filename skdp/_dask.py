@@ -15,12 +15,10 @@ accept Dask input (``DASK_SOLVERS``).  Other solvers refuse it with a clear erro
 than collecting the data on the client.
 """
 
-import contextlib
-import threading
-
 import numpy as np
 
 from ._mechanisms._quiet import silent_floating_point_task
+from ._shared_setting import SharedSetting
 
 __all__ = ["is_dask_collection", "as_dask_array", "check_dask_array", "dask_design",
            "map_rows", "block_tasks", "keep_rows", "rebuilt_per_pass", "DASK_SOLVERS",
@@ -261,12 +259,16 @@ def dask_design(estimator, X, y, encode, labels=None):
     return DaskDesign(X, y.map_blocks(encode, dtype=np.float64))
 
 
-_fusion_lock = threading.Lock()
-_fusion_users = 0
-_fusion_setting = None
+def _fusion_off():
+    import dask
+
+    return dask.config.set({"optimization.fuse.active": False})
 
 
-@contextlib.contextmanager
+#: dask's fusion switched off by the first fit in, its setting restored by the last out
+_FUSION_OFF = SharedSetting(_fusion_off)
+
+
 def without_low_level_fusion():
     """Dask's low-level task fusion (``optimization.fuse.active``) switched off while any
     thread is inside; the user's setting back once the last thread leaves.
@@ -282,19 +284,6 @@ def without_low_level_fusion():
     restores per block: two fits entering and leaving interleaved (threads, a threading
     joblib backend) would restore each other's saved value -- fusion back on under a fit
     still running, or left off for good.  So the first thread to enter switches it off and
-    the last to leave restores the setting, once (a lock and a count)."""
-    import dask
-
-    global _fusion_users, _fusion_setting
-    with _fusion_lock:
-        if _fusion_users == 0:
-            _fusion_setting = dask.config.set({"optimization.fuse.active": False})
-        _fusion_users += 1
-    try:
-        yield
-    finally:
-        with _fusion_lock:
-            _fusion_users -= 1
-            if _fusion_users == 0:
-                setting, _fusion_setting = _fusion_setting, None
-                setting.__exit__(None, None, None)
+    the last to leave restores the setting, once
+    (:class:`skdp._shared_setting.SharedSetting`)."""
+    return _FUSION_OFF.held()

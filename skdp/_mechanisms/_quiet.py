@@ -46,16 +46,14 @@ of free-threaded builds), each block has its own ``catch_warnings``.
 import contextlib
 import functools
 import sys
-import threading
 import warnings
 
 import numpy as np
 
+from .._shared_setting import SharedSetting
+
 __all__ = ["quiet_private_arithmetic", "silent_floating_point", "silent_floating_point_task"]
 
-_filter_lock = threading.Lock()
-_filter_users = 0
-_saved_filters = None
 
 
 @contextlib.contextmanager
@@ -147,26 +145,22 @@ def silent_floating_point_task(task):
 
 
 @contextlib.contextmanager
+def _ignore_every_warning():
+    """``catch_warnings`` with an ``"ignore"`` filter in front of the user's."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+#: the process-wide filter, installed by the first thread in, removed by the last out
+_PROCESS_FILTER = SharedSetting(_ignore_every_warning)
+
+
 def _warnings_ignored():
     """An ``"ignore"`` filter in front of the process's warning filters while any thread
-    is inside; the filters as they were once the last thread leaves."""
-    global _filter_users, _saved_filters
+    is inside; the filters as they were once the last thread leaves
+    (:class:`skdp._shared_setting.SharedSetting`).  Where the filters are local to each
+    thread and context, each block has its own."""
     if getattr(sys.flags, "context_aware_warnings", False):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-        return
-    with _filter_lock:
-        if _filter_users == 0:
-            _saved_filters = warnings.catch_warnings()
-            _saved_filters.__enter__()
-            warnings.simplefilter("ignore")
-        _filter_users += 1
-    try:
-        yield
-    finally:
-        with _filter_lock:
-            _filter_users -= 1
-            if _filter_users == 0:
-                saved, _saved_filters = _saved_filters, None
-                saved.__exit__(None, None, None)
+        return _ignore_every_warning()
+    return _PROCESS_FILTER.held()

@@ -35,36 +35,21 @@ def test_interleaved_threads_restore_the_filters_once():
     """Thread A enters, B enters, A leaves while B computes, B leaves: B stays quiet after
     A left, and afterwards the filters are the user's (a catch_warnings per thread would
     restore A's saved list under B, then B's -- the "ignore" filter -- for good)."""
-    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
-    b_quiet = []
+    from tests._interleaving import run_interleaved
 
-    def thread_a():
-        with quiet_private_arithmetic():
-            a_in.set()
-            b_in.wait()
-        a_out.set()
-
-    def thread_b():
-        a_in.wait()
-        with quiet_private_arithmetic():
-            b_in.set()
-            a_out.wait()
-            try:
-                warnings.warn("inside B after A left", UserWarning)
-                b_quiet.append(True)
-            except UserWarning:
-                b_quiet.append(False)
+    def quiet_in_b():
+        try:
+            warnings.warn("inside B after A left", UserWarning)
+            return True
+        except UserWarning:
+            return False
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         before = list(warnings.filters)
-        threads = [threading.Thread(target=thread_a), threading.Thread(target=thread_b)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        b_quiet = run_interleaved(quiet_private_arithmetic, quiet_in_b)
         assert warnings.filters == before
-    assert b_quiet == [True]
+    assert b_quiet is True
 
 
 def _square(a):
