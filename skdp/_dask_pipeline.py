@@ -43,9 +43,10 @@ A task that computes on private rows on a worker -- a step's transform of a part
 (:func:`lazy_transform`, :meth:`Partitions.map`), the compact basis
 (:func:`rebuilt_basis`), a partition's float conversion (:func:`_float_values`) -- enters
 :func:`~skdp._mechanisms._quiet.silent_floating_point` itself
-(:func:`~skdp._mechanisms._quiet.silent_floating_point_task`): numpy's error state is a
-context variable, which a ``dask.distributed`` worker does not inherit from the fit, and
-a data-free step's overflow on one row would otherwise be reported there.  A cell that is
+(:func:`~skdp._mechanisms._quiet.silent_floating_point_task`): numpy's error state
+belongs to the fit's thread or context, which a ``dask.distributed`` worker does not
+inherit, and a data-free step's overflow on one row would otherwise be reported there.
+A cell that is
 not a number fails its conversion with the in-memory fit's error (the schema only), and
 an error raised while the first pass reads the rows names its type and the columns that
 parsed as another dtype only (:func:`_first_pass`): their own texts quote the entry.

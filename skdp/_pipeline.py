@@ -105,22 +105,6 @@ def check_total_delta(delta):
     return float(delta)
 
 
-def _ledger_charge(planned_event):
-    """The event a private pipeline reserves in its ledger before any row and commits:
-    its plan's event, loosened by the public ``RELEASED_BOUNDS_EVENT_RTOL``
-    (:func:`skdp.accounting._events.loosened`).  The releases' events equal the plan's in
-    exact arithmetic, but a step whose rules scale with a released bound (a model with
-    ``y_bound="auto"``) records an event that moves with it in its last bits; charging the
-    fitted event would make an adaptive ledger's decision at the edge of its budget a
-    function of that release.  The loosened plan dominates every such event
-    (:func:`~skdp.accounting._events.dominated_by`, checked before the commit), so the
-    ledger is charged one public event whatever the data."""
-    from .accounting._events import loosened
-    from .linear_model._auto import RELEASED_BOUNDS_EVENT_RTOL
-
-    return loosened(planned_event, RELEASED_BOUNDS_EVENT_RTOL)
-
-
 class PrivatePipeline(Pipeline):
     """A ``Pipeline`` with one ``(epsilon, delta)`` budget for all its steps, spent by one
     public plan made before any row is read (module docstring, :mod:`skdp._plan`).
@@ -143,9 +127,9 @@ class PrivatePipeline(Pipeline):
         ``random_state`` and its path (:func:`skdp._plan.derive_key`), so that no two steps
         draw the same noise.  None, with no step seeded: keys from the OS.
     privacy_ledger : PrivacyLedger or None, default=None
-        Charged the plan's whole event (loosened by a public rounding margin) before the
-        first release, or refusing there; that one public event stays charged, since it
-        covers the event released (``dp_event_``).  A ledger set on a step is used the
+        Charged the plan's whole event before the first release, or refusing there; that
+        public event stays charged when it provably covers the event released
+        (``dp_event_``), else the event released is.  A ledger set on a step is used the
         same way.
     model_plan : {"adaptive", "fixed"}, default="adaptive"
         When the transformers release the width of the model's design (knots, discovered
@@ -468,7 +452,7 @@ class PrivatePipeline(Pipeline):
         from ._plan import check_configured_keys, configured, fitted_leaf
 
         epsilon, delta = float(self.epsilon), plan.delta
-        reserved = _ledger_charge(plan.ledger_event)
+        reserved = plan.ledger_event
         with ledger_reservation(self._ledger(), reserved,
                                 type(self).__name__) as reservation:
             self.set_params(**configured(self, plan))
@@ -478,7 +462,8 @@ class PrivatePipeline(Pipeline):
             check_configured_keys(self, plan)
             self.privacy_plan_ = plan
             # from the first release on, a failure depends on what was released: charged
-            reservation.charge_on_error()
+            if reserved is not None:
+                reservation.charge_on_error()
             has_model = any(s.role == "model" for s in plan.steps)
             if rows is not None:
                 y = rows.y          # a Dask Series pinned to the partitions counted
@@ -609,7 +594,7 @@ class PrivatePipeline(Pipeline):
             from .accounting import _lazy_dp_accounting as dp_accounting
 
             # the ledger is charged the public event reserved before any row whenever it
-            # provably covers what ran, so admission never reads the releases' last bits
+            # provably covers what ran (dominated_by, exact arithmetic), else what ran
             if not guaranteed:
                 charged = dp_accounting.NonPrivateDpEvent()
             elif dominated_by(event, reserved):

@@ -614,6 +614,27 @@ def _replace(obj, **changes):
     return dataclasses.replace(obj, **changes)
 
 
+def serial_containers(estimator):
+    """``{"<path>__n_jobs": None}`` for every ColumnTransformer and FeatureUnion inside
+    ``estimator`` that would run its blocks in parallel.
+
+    A private fit runs under ``np.errstate(all="ignore")`` (:func:`skdp._mechanisms.
+    _quiet.silent_floating_point`): a verified data-free step such as
+    ``PolynomialFeatures`` overflowing on one row must report nothing.  That state is
+    not inherited by joblib's workers (processes, or threads with their own numpy
+    state), so a container with ``n_jobs=2`` ran the step under the default "warn" --
+    one dataset warned, its neighbour did not (review).  Its blocks run one after the
+    other on the calling thread instead; the user's ``n_jobs`` is restored after the
+    fit.  The output is the same."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion
+
+    params = estimator.get_params(deep=True)
+    return {f"{key}__n_jobs": None for key, value in params.items()
+            if isinstance(value, (ColumnTransformer, FeatureUnion))
+            and getattr(value, "n_jobs", None) not in (None, 1)}
+
+
 def configured(estimator, plan, *, for_placeholder=False):
     """``{param: value}`` that hands every step of ``estimator`` (the pipeline, or its
     prefix) its share and key from ``plan`` (paths relative to the pipeline); ledgers of
@@ -631,6 +652,7 @@ def configured(estimator, plan, *, for_placeholder=False):
             params[prefix + "random_state"] = _PLACEHOLDER_SEED if for_placeholder else s.key
         if prefix + "privacy_ledger" in names:
             params[prefix + "privacy_ledger"] = None
+    params.update(serial_containers(estimator))
     return {k: v for k, v in params.items() if k in names}
 
 

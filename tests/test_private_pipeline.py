@@ -389,8 +389,9 @@ def test_a_slice_is_a_view_that_keeps_the_budget_and_refuses_fit(tmp_path):
     ledger.close()
 
 
+@pytest.mark.parametrize("n_jobs", [None, 2])
 @pytest.mark.parametrize("extreme", [0.5, 1e200])
-def test_a_data_free_step_overflowing_on_one_row_reports_nothing(extreme):
+def test_a_data_free_step_overflowing_on_one_row_reports_nothing(extreme, n_jobs):
     """``PolynomialFeatures`` squares a finite 1e200 to inf: numpy reported "overflow
     encountered in multiply" on that dataset only -- an exception under
     ``simplefilter("error")`` (audit, failed before).  A private pipeline, a private
@@ -407,14 +408,17 @@ def test_a_data_free_step_overflowing_on_one_row_reports_nothing(extreme):
     X[-1, 0] = extreme
 
     def steps():
-        return [("poly", PolynomialFeatures(2)),
+        # n_jobs=2: joblib's workers do not inherit the fit's numpy state (review; the
+        # container's blocks now run on the calling thread during a private fit)
+        poly = make_union(PolynomialFeatures(2), n_jobs=n_jobs)
+        return [("poly", poly),
                 ("spline", DPSplineTransformer(feature_bounds=[(-2, 2)] * 6)),
                 ("model", DPLogisticRegression(classes=[0, 1], data_norm=3.0))]
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         pipe = PrivatePipeline(steps(), epsilon=1.0, random_state=0).fit(X, y)
-        assert pipe.privacy_guaranteed_
+        assert pipe.privacy_guaranteed_ and pipe[0].n_jobs == n_jobs   # restored
         search = DPGridSearchCV(Pipeline(steps()),
                                 {"model__alpha": [0.01, 0.1]}, epsilon=1.0,
                                 random_state=0).fit(X, y)

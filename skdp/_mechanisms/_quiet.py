@@ -98,8 +98,10 @@ def silent_floating_point_task(task):
     process calls it -- for the module-level functions that Dask workers run on private
     rows during a private fit (a step's transform of a partition, its float conversion).
 
-    Why the fit's own context is not enough.  ``np.errstate`` is a context variable.
-    Dask's local threaded scheduler runs each task in a copy of the caller's context, so a
+    Why the fit's own context is not enough.  ``np.errstate`` belongs to the context
+    (numpy 2; to the thread with numpy 1.26, where the threaded scheduler's threads do not
+    inherit it either).  Dask's local threaded scheduler runs each task in a copy of the
+    caller's context, so under numpy 2 a
     task computed inside :meth:`skdp.PrivatePipeline.fit` inherits its
     ``errstate(all="ignore")``; a ``dask.distributed`` worker thread (also of a
     ``LocalCluster(processes=False)``) and a worker process do not: they run the task under

@@ -44,9 +44,10 @@ two parallel fits cannot both pass the check and together overspend.  A fit
    If the actual event would overspend (it differs from the plan), the fit raises
    :class:`~skdp.exceptions.BudgetExceededError` *without* releasing anything and the
    reservation is dropped.  A fit that fails with an exception released nothing and drops
-   its reservation -- except a composite procedure (private pipeline, search,
-   cross-validation) that fails after its first release: its later steps compute on what
-   was already released, so the failure is charged with the planned event
+   its reservation -- except a procedure of several releases (private pipeline, search,
+   cross-validation, an estimator that releases its own bounds first) that fails, or
+   whose commit is refused, after its first release: its later steps compute on what was
+   already released, so the failure is charged with the planned event
    (:meth:`Reservation.charge_on_error`).  A process that dies between 1 and 3 leaves its
    reservation in the store: it keeps counting (shown as ``reserved`` in
    :meth:`PrivacyLedger.summary`) -- the safe side, since the ledger cannot know whether
@@ -367,8 +368,9 @@ class Reservation:
         ------
         BudgetExceededError
             If ``event`` would take the total over budget (only possible when it differs
-            from the planned one); the reservation is then dropped and the caller must not
-            release anything.
+            from the planned one); the reservation is then dropped -- or, after
+            :meth:`charge_on_error`, kept committed as the planned event -- and the caller
+            must not release anything.
         """
         if self.state != "reserved":
             raise RuntimeError(f"reservation already {self.state}")

@@ -962,6 +962,16 @@ AUTO_Y_QUANTILE = 0.99
 #: by ~1e-10 relative
 RELEASED_BOUNDS_EVENT_RTOL = 1e-10
 
+#: The share of a released-bounds fit's model is searched for ``epsilon (1 - margin)``, so
+#: that its reservation -- the planned event loosened by ``RELEASED_BOUNDS_EVENT_RTOL`` --
+#: still fits the epsilon asked for: a fit asking for a ledger's whole remaining budget
+#: was refused once the loosening moved its event (calibrated to within ~1e-12 of it) by
+#: ~1e-10 (review).  The loosening raises epsilon by the rtol times the elasticity
+#: ``|d ln eps / d ln noise|`` (about 1-2 for Gaussian and zCDP records); 1e-8 leaves a
+#: factor of 50 and costs nothing measurable.  The fit re-checks the loosened event
+#: (:func:`skdp.linear_model._nested_share.released_bounds_model_epsilon`).
+RELEASED_BOUNDS_EPSILON_MARGIN = 1e-8
+
 
 def auto_bounds_mu(epsilon, delta):
     """The Gaussian-DP ``mu`` of a fit's ``data_norm="auto"``/``y_bound="auto"`` release:

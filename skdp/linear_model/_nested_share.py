@@ -137,14 +137,17 @@ def released_bounds_model_epsilon(estimator, inner, events, n_samples, n_feature
     from sklearn.base import clone
 
     from ..accounting import compose, get_epsilon
+    from ._auto import RELEASED_BOUNDS_EPSILON_MARGIN
     from ._base import planned_dp_event
     from ._budget import largest_model_epsilon
 
+    # room for the reservation's loosening (RELEASED_BOUNDS_EPSILON_MARGIN)
+    target = float(epsilon) * (1.0 - RELEASED_BOUNDS_EPSILON_MARGIN)
     share = getattr(estimator, "model_epsilon", None)
     if share is not None:
         probe = clone(inner).set_params(epsilon=float(share), delta=float(delta))
         planned = planned_dp_event(probe, n_samples, n_features)
         if planned is not None and get_epsilon(compose(*events, planned),
-                                               float(delta)) <= float(epsilon):
+                                               float(delta)) <= target:
             return float(share)
-    return largest_model_epsilon(inner, events, n_samples, n_features, epsilon, delta)
+    return largest_model_epsilon(inner, events, n_samples, n_features, target, delta)

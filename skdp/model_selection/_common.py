@@ -165,7 +165,11 @@ def configure(base, params, budget, seeds, layout=None):
             update[prefix + "delta"] = 0.0
         if has_seed[i] and seeds is not None:
             update[prefix + "random_state"] = int(seeds[i])
+    from .._plan import serial_containers
+
     est = clone(base).set_params(**update)
+    # a container's blocks on the calling thread, under its silenced numpy state
+    est.set_params(**serial_containers(est))
     if seeds is None:
         est.set_params(**dict.fromkeys(seed_parameters(est, prefixes)))
     return est
