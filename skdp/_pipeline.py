@@ -240,16 +240,26 @@ class PrivatePipeline(Pipeline):
         -------
         plan : PrivacyPlan
         """
+        return self._planner(X, y)(float(self.epsilon))
+
+    def _planner(self, X, y=None):
+        """``plan_at(epsilon)``: the plan of a fit on ``X`` with that total ``epsilon``,
+        ``X``'s schema and row count read once (a Dask frame's partitions are counted in
+        one pass) -- for :meth:`plan` and for callers that plan at several budgets
+        (:meth:`skdp.accounting.PrivacyLedger.largest_epsilon`)."""
         from ._plan import make_plan
 
         from .accounting._sampled import joint_calibrations
 
         n, delta, rows = self._check_budget_and_rows(X, y, {})
-        with joint_calibrations():      # the model's share as the fit computes it
-            if rows is not None:
-                return make_plan(self, rows.schema, n, float(self.epsilon), delta,
-                                 lazy=True)
-            return make_plan(self, as_pandas(X), n, float(self.epsilon), delta)
+        schema = rows.schema if rows is not None else as_pandas(X)
+
+        def plan_at(epsilon):
+            with joint_calibrations():      # the model's share as the fit computes it
+                return make_plan(self, schema, n, float(epsilon), delta,
+                                 lazy=rows is not None)
+
+        return plan_at
 
     def __getitem__(self, ind):
         """``Pipeline.__getitem__``; a slice is a *view* of this pipeline's steps.
@@ -597,7 +607,7 @@ class PrivatePipeline(Pipeline):
             # provably covers what ran (dominated_by, exact arithmetic), else what ran
             if not guaranteed:
                 charged = dp_accounting.NonPrivateDpEvent()
-            elif dominated_by(event, reserved):
+            elif reserved is not None and dominated_by(event, reserved):
                 charged = reserved
             else:
                 charged = event

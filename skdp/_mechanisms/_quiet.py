@@ -55,7 +55,6 @@ from .._shared_setting import SharedSetting
 __all__ = ["quiet_private_arithmetic", "silent_floating_point", "silent_floating_point_task"]
 
 
-
 @contextlib.contextmanager
 def quiet_private_arithmetic():
     """Run the block with numpy floating-point errors ignored and Python warnings

@@ -94,7 +94,8 @@ def _rr_epsilon(event):
 
 
 def _decompose(event, count, out):
-    """Flatten ``event`` into out = {'mu2': float, 'pure': [eps...], 'other': bool, ...}."""
+    """Flatten ``event`` into out = {'mu2': float, 'gaussian_terms': int (the Gaussian
+    leaves summed into mu2), 'pure': [eps...], 'other': bool, ...}."""
     if isinstance(event, dp_accounting.NoOpDpEvent):
         return
     if isinstance(event, dp_accounting.NonPrivateDpEvent):
@@ -103,6 +104,7 @@ def _decompose(event, count, out):
     if isinstance(event, dp_accounting.GaussianDpEvent):
         z = event.noise_multiplier
         out["mu2"] += count * (math.inf if z == 0 else (2.0 / z) ** 2)
+        out["gaussian_terms"] += 1
         return
     if isinstance(event, dp_accounting.ComposedDpEvent):
         for ev in event.events:
@@ -120,7 +122,7 @@ def _decompose(event, count, out):
 
 
 def _analyse(event):
-    out = {"mu2": 0.0, "pure": [], "other": False, "nonprivate": False}
+    out = {"mu2": 0.0, "gaussian_terms": 0, "pure": [], "other": False, "nonprivate": False}
     _decompose(event, 1, out)
     return out
 

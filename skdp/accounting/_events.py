@@ -353,10 +353,13 @@ def dominated_by(a, b):
     a, b = without_no_ops(a), without_no_ops(b)
     if _leafwise_at_most(a, b):
         return True
-    sums = [_gaussian_mu2_sum(event) for event in (a, b)]
-    if any(total is None for total, _ in sums):
+    from ._accountant import _analyse
+
+    parts = [_analyse(event) for event in (a, b)]
+    if any(p["other"] or p["pure"] or p["nonprivate"] or not math.isfinite(p["mu2"])
+           for p in parts):
         return False
-    (mu2_a, terms_a), (mu2_b, terms_b) = sums
+    (mu2_a, terms_a), (mu2_b, terms_b) = ((p["mu2"], p["gaussian_terms"]) for p in parts)
     return (mu2_a * (1.0 + (terms_a + 4) * 2.0 ** -52)
             <= mu2_b * (1.0 - (terms_b + 4) * 2.0 ** -52))
 
@@ -382,25 +385,6 @@ def _leafwise_at_most(a, b):
         return (a.sampling_probability == b.sampling_probability
                 and _leafwise_at_most(a.event, b.event))
     return False
-
-
-def _gaussian_mu2_sum(event):
-    """``(sum of count * (2/z)^2, number of terms)`` of a composition of plain Gaussian
-    releases, ``(None, 0)`` when it holds anything else (case 2 of :func:`dominated_by`)."""
-    total, terms = 0.0, 0
-    stack = [(event, 1)]
-    while stack:
-        ev, count = stack.pop()
-        if isinstance(ev, dp_accounting.ComposedDpEvent):
-            stack.extend((e, count) for e in ev.events)
-        elif isinstance(ev, dp_accounting.SelfComposedDpEvent):
-            stack.append((ev.event, count * ev.count))
-        elif isinstance(ev, dp_accounting.GaussianDpEvent) and ev.noise_multiplier > 0.0:
-            total += count * (2.0 / ev.noise_multiplier) ** 2
-            terms += 1
-        else:
-            return None, 0
-    return total, terms
 
 
 def _same_tree(a, b, rtol):

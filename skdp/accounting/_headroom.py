@@ -34,31 +34,46 @@ GRID_LOW_EXPONENT = -12
 GRID_HIGH_EXPONENT = 6
 
 
-def planned_event_at(estimator, epsilon, X):
-    """The event a fit of ``estimator`` with ``epsilon`` on ``X`` would reserve (public
-    quantities only: its parameters, ``X``'s number of rows and schema), or None when no
-    plan exists at that ``epsilon``."""
+def event_planner(estimator, X):
+    """``event_at(epsilon)``: the event a fit of ``estimator`` with that ``epsilon`` on
+    ``X`` would reserve (public quantities only: its parameters, ``X``'s number of rows
+    and schema, read once), or None when no plan exists at that ``epsilon``."""
     from sklearn.base import clone
 
     from .._pipeline import PrivatePipeline
     from ..exceptions import BudgetExceededError
 
-    candidate = clone(estimator).set_params(epsilon=epsilon)
-    try:
-        if isinstance(candidate, PrivatePipeline):
-            return candidate.plan(X).ledger_event
+    no_plan = (ValueError, ZeroDivisionError, OverflowError, BudgetExceededError)
+    if isinstance(estimator, PrivatePipeline):
+        try:
+            plan_at = estimator._planner(X)
+        except no_plan:
+            return lambda epsilon: None
+
+        def planned(epsilon):
+            return plan_at(epsilon).ledger_event
+    else:
         n_samples, n_features = _public_shape(X)
-        if hasattr(candidate, "_planning_loss"):
+
+        def planned(epsilon):
+            candidate = clone(estimator).set_params(epsilon=epsilon)
+            if not hasattr(candidate, "_planning_loss"):
+                return candidate.planned_event(n_samples, n_features)
             from ..linear_model._base import planned_dp_event, released_bounds_reservation
 
-            planned = planned_dp_event(candidate, n_samples, n_features, raise_errors=True)
-            if planned is not None and candidate._released_bounds():
+            event = planned_dp_event(candidate, n_samples, n_features, raise_errors=True)
+            if event is not None and candidate._released_bounds():
                 # what such a fit reserves: its plan loosened by a public rounding margin
-                planned = released_bounds_reservation(planned)
-            return planned
-        return candidate.planned_event(n_samples, n_features)
-    except (ValueError, ZeroDivisionError, OverflowError, BudgetExceededError):
-        return None
+                event = released_bounds_reservation(event)
+            return event
+
+    def event_at(epsilon):
+        try:
+            return planned(epsilon)
+        except no_plan:
+            return None
+
+    return event_at
 
 
 def _public_shape(X):
@@ -116,8 +131,10 @@ def largest_admitted_epsilon(ledger, estimator, X, *, rtol=0.01):
     if ledger.epsilon is None:
         return math.inf
 
+    event_at = event_planner(estimator, X)
+
     def admitted(epsilon):
-        event = planned_event_at(estimator, epsilon, X)
+        event = event_at(epsilon)
         return event is not None and not ledger.would_exceed(event)
 
     best, refused = None, None

@@ -1169,8 +1169,7 @@ class PrivacyLedger:
             raise ValueError(
                 f"an adaptive ledger's guarantee is its budget (epsilon={self._epsilon:g}, "
                 f"delta={self._delta:g}); it reports no epsilon at another delta")
-        texts = [row[3] for row in self._read()]
-        self._check_decodable(texts)  # a corrupt entry raises, as for an exact ledger
+        texts = self._stored_texts()    # a corrupt entry raises, as for an exact ledger
         return 0.0 if not texts else float(self._epsilon)
 
     def delta_spent(self, epsilon=None):
@@ -1197,8 +1196,7 @@ class PrivacyLedger:
             raise ValueError(
                 f"an adaptive ledger's guarantee is its budget (epsilon={self._epsilon:g}, "
                 f"delta={self._delta:g}); it reports no delta at another epsilon")
-        texts = [row[3] for row in self._read()]
-        self._check_decodable(texts)
+        texts = self._stored_texts()
         return 0.0 if not texts else float(self._delta)
 
     @property
@@ -1211,9 +1209,7 @@ class PrivacyLedger:
         if self._epsilon is None:
             return math.inf
         if self._filter is not None:
-            texts = [row[3] for row in self._read()]
-            self._check_decodable(texts)
-            return self._filter.gaussian_epsilon_left(texts)
+            return self._filter.gaussian_epsilon_left(self._stored_texts())
         return max(0.0, self._epsilon - self.epsilon_spent())
 
     def largest_epsilon(self, estimator, X, *, rtol=0.01):
@@ -1259,6 +1255,13 @@ class PrivacyLedger:
 
         return largest_admitted_epsilon(self, estimator, X, rtol=rtol)
 
+    def _stored_texts(self):
+        """The stored events' JSON texts, each checked decodable (a corrupt entry raises,
+        never reads as nothing spent) before the filter reads them."""
+        texts = [row[3] for row in self._read()]
+        self._check_decodable(texts)
+        return texts
+
     def _check_decodable(self, event_texts):
         """Decode every stored event with :meth:`_decode` (a corrupt entry raises, never
         reads as nothing spent) before the filter reads them."""
@@ -1268,8 +1271,8 @@ class PrivacyLedger:
     def _filter_state(self, extra_texts=()):
         """One line: the Rényi divergence and (0, delta) parts the filter has admitted."""
         flt = self._filter
-        texts = [row[3] for row in self._read()] + list(extra_texts)
-        self._check_decodable(texts)
+        texts = self._stored_texts() + list(extra_texts)
+        self._check_decodable(extra_texts)
         rdp, delta_sum = flt.spent(texts)
         with_new = " with this release" if extra_texts else ""
         return (f"Rényi filter at order {flt.order:g}{with_new}: divergence {rdp:.4g} of "
